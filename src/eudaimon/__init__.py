@@ -1,0 +1,56 @@
+"""eudaimon: AI agents whose every run is durable.
+
+Each model call, tool call, approval and decision is an event appended to a journal; a run's
+state is a fold over its events. The same loop serves live runs, crash recovery, human
+approval and time travel.
+"""
+
+from eudaimon import errors
+from eudaimon.agent import Agent
+from eudaimon.core.effects import Effect
+from eudaimon.core.events import Event
+from eudaimon.core.messages import Message, Role, ToolCall, Usage
+from eudaimon.core.state import PendingCall, RunState, Status
+from eudaimon.errors import (
+    BudgetExceeded,
+    Cancelled,
+    ConcurrencyConflict,
+    EudaimonError,
+    GuardrailBlocked,
+    MaxIterations,
+    RunNotFound,
+)
+from eudaimon.response import AgentResponse
+from eudaimon.runtime.cancel import CancellationToken
+from eudaimon.tools import Tool, ToolContext, ToolPolicy, tool
+
+__all__ = [
+    # agent
+    "Agent",
+    "AgentResponse",
+    "CancellationToken",
+    # tools
+    "Effect",
+    "Tool",
+    "ToolContext",
+    "ToolPolicy",
+    "tool",
+    # messages and state
+    "Event",
+    "Message",
+    "PendingCall",
+    "Role",
+    "RunState",
+    "Status",
+    "ToolCall",
+    "Usage",
+    # errors
+    "BudgetExceeded",
+    "Cancelled",
+    "ConcurrencyConflict",
+    "EudaimonError",
+    "GuardrailBlocked",
+    "MaxIterations",
+    "RunNotFound",
+    "errors",
+]

@@ -1,0 +1,159 @@
+"""Turning `Agent(...)` arguments into a `RuntimeConfig`, with every mistake caught here.
+
+Schemas are compiled, tool names checked, templates rendered and prices looked up once, when
+the agent is built, so that a run never discovers a configuration error halfway through.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from eudaimon._output import OutputSchema
+from eudaimon.core.decide import DecideConfig
+from eudaimon.core.digest import digest
+from eudaimon.core.errors import ConfigurationError
+from eudaimon.cost import as_cost_model, has_price, price_usage
+from eudaimon.hooks import HookSet
+from eudaimon.middleware import MiddlewareStack
+from eudaimon.models.base import Model
+from eudaimon.models.registry import infer_model
+from eudaimon.prompts import PromptTemplate
+from eudaimon.runtime.config import Pricer, RuntimeConfig
+from eudaimon.stores.base import EventStore
+from eudaimon.stores.memory import MemoryStore
+from eudaimon.stores.url import open_store
+from eudaimon.tools import Tool, as_tool
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltAgent:
+    config: RuntimeConfig
+    store: EventStore
+    system_prompt: str | None
+    output: OutputSchema | None
+    config_digest: str
+
+
+def build_runtime_config(
+    *,
+    model: Model | str,
+    name: str,
+    system_prompt: str | None,
+    prompt_template: Any,
+    tools: Sequence[Tool | Callable[..., Any]],
+    hooks: Any,
+    max_iterations: int,
+    temperature: float | None,
+    max_tokens: int | None,
+    validate_tool_inputs: bool,
+    middleware: Any,
+    output_guardrails: Sequence[Any],
+    cost_model: Any,
+    max_budget: float | None,
+    max_budget_tokens: int | None,
+    tool_retry_policy: Any,
+    human_input: Any,
+    output_type: Any,
+    store: EventStore | str | None,
+    approval_policy: Any,
+) -> BuiltAgent:
+    if max_iterations < 1:
+        raise ConfigurationError(f"max_iterations must be at least 1, got {max_iterations}")
+    resolved = infer_model(model)
+    compiled = _compile_tools(tools, human_input)
+    prompt = _system_prompt(system_prompt, prompt_template)
+    output = OutputSchema.of(output_type) if output_type is not None else None
+    if output is not None:
+        prompt = f"{prompt}\n\n{output.instruction}" if prompt else output.instruction
+    price = _pricer(cost_model, max_budget, resolved)
+    hook_set = HookSet(hooks) if hooks else None
+    stack = MiddlewareStack(middleware) if middleware else None
+    config = RuntimeConfig(
+        agent=name,
+        model=resolved,
+        tools=compiled,
+        tool_specs=tuple(t.spec for t in compiled.values()),
+        decide=DecideConfig(max_iterations=max_iterations, tools={n: t.traits for n, t in compiled.items()}),
+        temperature=temperature,
+        max_tokens=max_tokens,
+        validate_tool_inputs=validate_tool_inputs,
+        hooks=hook_set or None,
+        middleware=stack or None,
+        output_guardrails=tuple(output_guardrails),
+        price=price,
+        max_budget_usd=max_budget,
+        max_budget_tokens=max_budget_tokens,
+        tool_retry_policy=tool_retry_policy,
+        approval_policy=approval_policy,
+        output_validator=output.validate if output is not None else None,
+    )
+    config_digest = digest(
+        {
+            "agent": name,
+            "model": resolved.model_id,
+            "system_prompt": prompt,
+            "tools": [(t.name, t.parameters, t.effect.value, t.idempotent) for t in compiled.values()],
+            "max_iterations": max_iterations,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+        }
+    )
+    return BuiltAgent(config, _store(store), prompt, output, config_digest)
+
+
+def _compile_tools(tools: Sequence[Tool | Callable[..., Any]], human_input: Any) -> dict[str, Tool]:
+    items = [as_tool(t) for t in tools]
+    if human_input is not None:
+        from eudaimon.hitl import ask_human_tool
+
+        items.append(ask_human_tool(human_input))
+    compiled: dict[str, Tool] = {}
+    for item in items:
+        if item.name in compiled:
+            raise ConfigurationError(f"two tools are named {item.name!r}; tool names must be unique")
+        compiled[item.name] = item.compiled()
+    return compiled
+
+
+def _system_prompt(system_prompt: str | None, template: Any) -> str | None:
+    if template is None:
+        return system_prompt
+    if isinstance(template, str):
+        template = PromptTemplate(template)
+    missing = template.missing_variables()
+    if missing:
+        raise ConfigurationError(
+            f"prompt_template has no value for {', '.join(missing)}; set them with .var(name, value)"
+        )
+    rendered: str = template.render_static()
+    return rendered
+
+
+def _pricer(cost_model: Any, max_budget: float | None, model: Model) -> Pricer | None:
+    if cost_model is None:
+        if max_budget is not None:
+            raise ConfigurationError(
+                "max_budget is in USD and needs a cost_model to price calls, e.g. cost_model=OpenAICostModel()"
+            )
+        return None
+    prices = as_cost_model(cost_model)
+    if max_budget is not None and not has_price(prices, model.model_id):
+        raise ConfigurationError(
+            f"max_budget is set but {type(prices).__name__} has no price for model {model.model_id!r}; "
+            "a budget that cannot be measured would never stop the run"
+        )
+
+    def price(model_id: str, usage: Any) -> float | None:
+        return price_usage(prices, model_id, usage)
+
+    return price
+
+
+def _store(store: EventStore | str | None) -> EventStore:
+    if store is None:
+        url = os.environ.get("EUDAIMON_STORE")
+        return open_store(url) if url else MemoryStore()
+    return open_store(store) if isinstance(store, str) else store

@@ -1,0 +1,216 @@
+"""`Agent`: the public face of eudaimon. Every prompt is a durable run in `agent.store`."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+from eudaimon._build import build_runtime_config
+from eudaimon.core.decide import DecideConfig
+from eudaimon.core.events import ApprovalDecided, EventData, ToolReconciled
+from eudaimon.core.errors import EudaimonError, InvalidOperation
+from eudaimon.core.messages import Message
+from eudaimon.core.state import CallStatus, RunState
+from eudaimon.guardrails import run_input_guardrails
+from eudaimon.models.base import Model
+from eudaimon.response import AgentResponse
+from eudaimon.runtime.cancel import CancellationToken
+from eudaimon.runtime.journal import RunJournal
+from eudaimon.runtime.runs import RunDriver, load_state
+from eudaimon.streaming import StreamEvent
+from eudaimon.stores.base import EventStore
+from eudaimon.tools import Tool
+
+
+class Agent:
+    """An agent: a model, its tools and the rules it runs by, journaled to a store.
+
+    Args:
+        model: a `Model`, or a `"provider:model"` string such as `"openai:gpt-4o-mini"`.
+        system_prompt: sent first in every run; `prompt_template` wins when both are given.
+        tools: `Tool`s or plain typed functions (wrapped with `@tool`); names must be unique.
+        max_iterations: model calls a run may make before it fails with `MaxIterations`.
+        output_type: a pydantic model, any type pydantic can validate, or a JSON Schema
+            dict; the final answer must be JSON that validates, else the model is asked again.
+        store: an `EventStore` or a store URL (`memory:`, `sqlite:///runs.db`,
+            `postgresql://…`); defaults to `$EUDAIMON_STORE`, else an in-memory store.
+        approval_policy: `fn(call, tool) -> ToolPolicy` deciding allow / deny / require
+            approval per call; by default only tools that need approval wait for a human.
+    """
+
+    def __init__(
+        self,
+        model: Model | str,
+        *,
+        system_prompt: str | None = None,
+        prompt_template: Any = None,
+        tools: Sequence[Tool | Callable[..., Any]] = (),
+        memory: Any = None,
+        hooks: Any = None,
+        max_iterations: int = 25,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        validate_tool_inputs: bool = True,
+        middleware: Any = (),
+        input_guardrails: Sequence[Any] = (),
+        output_guardrails: Sequence[Any] = (),
+        cost_model: Any = None,
+        max_budget: float | None = None,
+        max_budget_tokens: int | None = None,
+        tool_retry_policy: Any = None,
+        human_input: Any = None,
+        output_type: Any = None,
+        store: EventStore | str | None = None,
+        name: str = "agent",
+        approval_policy: Any = None,
+    ) -> None:
+        built = build_runtime_config(
+            model=model,
+            name=name,
+            system_prompt=system_prompt,
+            prompt_template=prompt_template,
+            tools=tools,
+            hooks=hooks,
+            max_iterations=max_iterations,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            validate_tool_inputs=validate_tool_inputs,
+            middleware=middleware,
+            output_guardrails=output_guardrails,
+            cost_model=cost_model,
+            max_budget=max_budget,
+            max_budget_tokens=max_budget_tokens,
+            tool_retry_policy=tool_retry_policy,
+            human_input=human_input,
+            output_type=output_type,
+            store=store,
+            approval_policy=approval_policy,
+        )
+        self.name = name
+        self.model = built.config.model
+        self.system_prompt = built.system_prompt
+        self.tools = dict(built.config.tools)
+        self.memory = memory
+        self.store: EventStore = built.store
+        self.input_guardrails = tuple(input_guardrails)
+        self._driver = RunDriver(built.config, self.store, memory, built.output, built.config_digest)
+
+    @property
+    def decide_config(self) -> DecideConfig:
+        return self._driver.config.decide
+
+    # -- prompting -------------------------------------------------------------------------
+
+    async def prompt(
+        self,
+        input: str,
+        *,
+        thread_id: str | None = None,
+        run_id: str | None = None,
+        cancel: CancellationToken | None = None,
+    ) -> AgentResponse:
+        """Run the agent on `input` until it answers, fails, or waits for a human.
+
+        Raises:
+            GuardrailBlocked: an input guardrail refused `input` (nothing is journaled).
+            MaxIterations, Cancelled, BudgetExceeded, OutputRejected, RunFailedError: the run
+                ended without an answer; `error.run_id` names its journal.
+        """
+        journal = await self._start(input, thread_id, run_id)
+        async for _ in self._driver.drive(journal, cancel, stream_model=False):
+            pass
+        return self._driver.respond(journal.state)
+
+    async def prompt_stream(
+        self,
+        input: str,
+        *,
+        thread_id: str | None = None,
+        run_id: str | None = None,
+        cancel: CancellationToken | None = None,
+    ) -> AsyncIterator[StreamEvent]:
+        """The same run as `prompt`, yielding text and tool-call deltas, tool results, usage
+        per iteration and `Done`. A run that ends badly yields `Error` before `Done`."""
+        journal = await self._start(input, thread_id, run_id)
+        async for event in self._driver.drive(journal, cancel, stream_model=True):
+            yield event
+
+    async def prompt_with_cancellation(self, input: str, cancel: CancellationToken) -> AgentResponse:
+        return await self.prompt(input, cancel=cancel)
+
+    async def prompt_with_messages(
+        self, messages: Sequence[Message], *, run_id: str | None = None, cancel: CancellationToken | None = None
+    ) -> AgentResponse:
+        """Run on a conversation you assembled yourself: memory and input guardrails are bypassed."""
+        if not messages:
+            raise InvalidOperation("prompt_with_messages needs at least one message")
+        journal = self._driver.start(
+            list(messages), input=messages[-1].content, thread_id=None, run_id=run_id, uses_memory=False
+        )
+        async for _ in self._driver.drive(journal, cancel, stream_model=False):
+            pass
+        return self._driver.respond(journal.state)
+
+    def prompt_sync(self, input: str, **options: Any) -> AgentResponse:
+        """`prompt` for code that is not async. Not for use inside a running event loop."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.prompt(input, **options))
+        raise EudaimonError("prompt_sync was called inside a running event loop; use `await agent.prompt(...)`")
+
+    async def _start(self, input: str, thread_id: str | None, run_id: str | None) -> RunJournal:
+        text = await run_input_guardrails(self.input_guardrails, input) if self.input_guardrails else input
+        history = await self.memory.get_messages(thread_id) if self.memory is not None else []
+        system = [Message.system(self.system_prompt)] if self.system_prompt else []
+        return self._driver.start(
+            [*system, *history, Message.user(text)], input=text, thread_id=thread_id, run_id=run_id
+        )
+
+    # -- durable operations --------------------------------------------------------------
+
+    async def state(self, run_id: str, at_seq: int | None = None) -> RunState:
+        """The run's state after event `at_seq` (the latest when None). Raises `RunNotFound`."""
+        return await load_state(self.store, run_id, at_seq)
+
+    async def resume(self, run_id: str, *, cancel: CancellationToken | None = None) -> AgentResponse:
+        """Continue a run from its journal: after a crash, an approval or a reconciliation."""
+        journal = await self._driver.reopen(run_id)
+        async for _ in self._driver.drive(journal, cancel, stream_model=False):
+            pass
+        return self._driver.respond(journal.state)
+
+    async def approve(
+        self, run_id: str, call_id: str, approved: bool = True, *, by: str | None = None, note: str | None = None
+    ) -> RunState:
+        """Record a human's decision on a call awaiting approval; `resume` then acts on it."""
+
+        def check(state: RunState) -> EventData:
+            progress = state.calls.get(call_id)
+            if progress is None:
+                raise InvalidOperation(f"run {run_id} has no pending call {call_id!r} to approve")
+            if progress.status is not CallStatus.AWAITING_APPROVAL:
+                raise InvalidOperation(f"call {call_id!r} of run {run_id} is {progress.status.value}, not awaiting approval")
+            return ApprovalDecided(call_id=call_id, approved=approved, by=by, note=note)
+
+        return await self._driver.append_decision(run_id, check)
+
+    async def reconcile(
+        self, run_id: str, call_id: str, *, output: str | None = None, retry: bool = False, by: str | None = None
+    ) -> RunState:
+        """Settle a call whose outcome is unknown: give the `output` it had, or `retry=True`."""
+        if (output is None) == (not retry):
+            raise InvalidOperation("reconcile needs exactly one of output=... or retry=True")
+
+        def check(state: RunState) -> EventData:
+            progress = state.calls.get(call_id)
+            if progress is None or progress.status is not CallStatus.UNKNOWN:
+                raise InvalidOperation(f"call {call_id!r} of run {run_id} has no unknown outcome to reconcile")
+            return ToolReconciled(call_id=call_id, output=output, retry=retry, by=by)
+
+        return await self._driver.append_decision(run_id, check)
+
+    def __repr__(self) -> str:
+        return f"Agent(name={self.name!r}, model={self.model.model_id!r}, tools={sorted(self.tools)!r})"
+

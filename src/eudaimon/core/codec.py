@@ -1,0 +1,93 @@
+"""The journal's wire format: events to JSON and back.
+
+One row is one JSON object: `{"v": 1, "run_id", "seq", "at", "type", ...payload fields}`.
+This module is the only place that knows it. A missing field takes its default (old rows stay
+readable); an unknown `type` or a row that does not parse raises an error naming the run, the
+seq and the type, so a corrupt journal is never silently skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from eudaimon.core.errors import CorruptEvent, UnknownEventType
+from eudaimon.core.events import EVENT_REGISTRY, Event, EventData
+
+VERSION = 1
+_ENVELOPE = ("v", "run_id", "seq", "at", "type")
+_ADAPTERS: dict[str, TypeAdapter[Any]] = {tag: TypeAdapter(cls) for tag, cls in EVENT_REGISTRY.items()}
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    payload: dict[str, Any] = _ADAPTERS[event.type].dump_python(event.data, mode="json")
+    return {
+        "v": VERSION,
+        "run_id": event.run_id,
+        "seq": event.seq,
+        "at": event.at.isoformat(),
+        "type": event.type,
+        **payload,
+    }
+
+
+def payload_to_json(data: EventData) -> str:
+    """The payload alone, for stores that keep the envelope in columns."""
+    return json.dumps(_ADAPTERS[data.type].dump_python(data, mode="json"), separators=(",", ":"))
+
+
+def event_to_json(event: Event) -> str:
+    return json.dumps(event_to_dict(event), separators=(",", ":"))
+
+
+def event_from_dict(row: dict[str, Any], *, run_id: str | None = None, seq: int | None = None) -> Event:
+    rid = str(row.get("run_id", run_id or "?"))
+    at_seq = row.get("seq", seq if seq is not None else -1)
+    tag = row.get("type")
+    if not isinstance(tag, str):
+        raise CorruptEvent(rid, at_seq, "the row has no 'type'")
+    version = row.get("v", VERSION)
+    if version != VERSION:
+        raise CorruptEvent(rid, at_seq, f"format version {version!r} is not supported (expected {VERSION})", event_type=tag)
+    adapter = _ADAPTERS.get(tag)
+    if adapter is None:
+        raise UnknownEventType(rid, at_seq, tag)
+    fields = {k: v for k, v in row.items() if k not in _ENVELOPE}
+    try:
+        data = adapter.validate_python(fields)
+        at = row["at"]
+        return Event(rid, int(at_seq), at if isinstance(at, datetime) else datetime.fromisoformat(at), tag, data)
+    except (ValidationError, KeyError, TypeError, ValueError) as exc:
+        raise CorruptEvent(rid, at_seq, _short(exc), event_type=tag) from exc
+
+
+def event_from_json(text: str | bytes, *, run_id: str | None = None, seq: int | None = None) -> Event:
+    try:
+        row = json.loads(text)
+    except ValueError as exc:
+        raise CorruptEvent(run_id or "?", seq if seq is not None else -1, f"invalid JSON: {exc}") from exc
+    if not isinstance(row, dict):
+        raise CorruptEvent(run_id or "?", seq if seq is not None else -1, "the row is not a JSON object")
+    return event_from_dict(row, run_id=run_id, seq=seq)
+
+
+def event_from_columns(run_id: str, seq: int, at: str, tag: str, payload: str | bytes) -> Event:
+    """Rebuild an event stored as envelope columns plus a JSON payload."""
+    try:
+        fields = json.loads(payload)
+    except ValueError as exc:
+        raise CorruptEvent(run_id, seq, f"invalid JSON: {exc}", event_type=tag) from exc
+    if not isinstance(fields, dict):
+        raise CorruptEvent(run_id, seq, "the payload is not a JSON object", event_type=tag)
+    return event_from_dict({**fields, "run_id": run_id, "seq": seq, "at": at, "type": tag})
+
+
+def _short(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        return f"{where}: {first.get('msg')} ({exc.error_count()} error(s))"
+    return str(exc)

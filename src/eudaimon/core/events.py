@@ -1,0 +1,279 @@
+"""Every fact a run can record, one frozen dataclass per event type (DESIGN §3).
+
+A payload's `type` tag is its name on the wire: tags are never renamed or reused, and new
+fields always have defaults so that old journals stay readable. `Event` is the envelope
+that gives a payload its place in a run: `run_id`, a gap-free `seq` and the time `at`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import ClassVar
+
+from eudaimon.core.messages import JsonObject, Message, Usage
+
+
+@dataclass(frozen=True, slots=True)
+class ParentRef:
+    """Where a forked run branched off: its history up to `seq` is the parent's."""
+
+    run_id: str
+    seq: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunStarted:
+    type: ClassVar[str] = "run_started"
+    agent: str
+    input: str
+    messages: tuple[Message, ...]
+    thread_id: str | None = None
+    config_digest: str = ""
+    parent: ParentRef | None = None
+    model: str = ""
+    guardrail_retries: int = 0
+    """Consecutive output-guardrail rejections the thread carried into this run."""
+    uses_memory: bool = True
+    """False for `prompt_with_messages` runs, whose messages memory never sees."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelAttemptStarted:
+    """Written before the model is called: an attempt without an outcome was interrupted."""
+
+    type: ClassVar[str] = "model_attempt_started"
+    step: int
+    request_id: str
+    request_digest: str
+    model: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelRetryScheduled:
+    type: ClassVar[str] = "model_retry_scheduled"
+    step: int
+    request_id: str
+    retry_number: int
+    delay_ms: int
+    error: str
+    observed_usage: Usage | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelContextRejected:
+    """The provider refused the request as too long; later requests fit `input_budget_tokens`."""
+
+    type: ClassVar[str] = "model_context_rejected"
+    step: int
+    request_id: str
+    input_budget_tokens: int
+    error: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelCalled:
+    type: ClassVar[str] = "model_called"
+    step: int
+    request_id: str
+    message: Message
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = None
+    model: str = ""
+    duration_ms: int = 0
+    stop_reason: str = "end_turn"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelFailed:
+    """A model call that failed after it may have been billed; kept for the audit and the bill."""
+
+    type: ClassVar[str] = "model_failed"
+    step: int
+    error: str
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = None
+    request_id: str = ""
+    model: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GuardrailRejected:
+    """An output guardrail asked for another answer; the rejected text is deliberately absent."""
+
+    type: ClassVar[str] = "guardrail_rejected"
+    step: int
+    guardrail: str
+    feedback: str
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = None
+    model: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalRequested:
+    type: ClassVar[str] = "approval_requested"
+    call_id: str
+    tool: str
+    arguments: JsonObject | str = field(default_factory=dict)
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalDecided:
+    type: ClassVar[str] = "approval_decided"
+    call_id: str
+    approved: bool
+    by: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolDenied:
+    type: ClassVar[str] = "tool_denied"
+    call_id: str
+    tool: str
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolStarted:
+    """The intent, written before the tool runs: the fence that lets one process execute a call."""
+
+    type: ClassVar[str] = "tool_started"
+    call_id: str
+    tool: str
+    idempotency_key: str
+    attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCompleted:
+    type: ClassVar[str] = "tool_completed"
+    call_id: str
+    tool: str
+    output: str
+    is_error: bool = False
+    duration_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolOutcomeUnknown:
+    """A call started and never completed, for a tool that may not run twice."""
+
+    type: ClassVar[str] = "tool_outcome_unknown"
+    call_id: str
+    tool: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolReconciled:
+    """An operator settled an unknown outcome: with the `output` it had, or by asking to `retry`."""
+
+    type: ClassVar[str] = "tool_reconciled"
+    call_id: str
+    output: str | None = None
+    retry: bool = False
+    by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FinishRejected:
+    type: ClassVar[str] = "finish_rejected"
+    step: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BudgetExceeded:
+    type: ClassVar[str] = "budget_exceeded"
+    reason: str
+    spent: float
+    limit: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunCompleted:
+    type: ClassVar[str] = "run_completed"
+    output: str
+    structured: object = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunFailed:
+    type: ClassVar[str] = "run_failed"
+    error: str
+    kind: str = ""
+    """The error class that ended the run (`MaxIterations`, …), so a reader can re-raise it."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunCancelled:
+    type: ClassVar[str] = "run_cancelled"
+    reason: str = ""
+
+
+EventData = (
+    RunStarted
+    | ModelAttemptStarted
+    | ModelRetryScheduled
+    | ModelContextRejected
+    | ModelCalled
+    | ModelFailed
+    | GuardrailRejected
+    | ApprovalRequested
+    | ApprovalDecided
+    | ToolDenied
+    | ToolStarted
+    | ToolCompleted
+    | ToolOutcomeUnknown
+    | ToolReconciled
+    | FinishRejected
+    | BudgetExceeded
+    | RunCompleted
+    | RunFailed
+    | RunCancelled
+)
+
+EVENT_TYPES: tuple[type[EventData], ...] = (
+    RunStarted,
+    ModelAttemptStarted,
+    ModelRetryScheduled,
+    ModelContextRejected,
+    ModelCalled,
+    ModelFailed,
+    GuardrailRejected,
+    ApprovalRequested,
+    ApprovalDecided,
+    ToolDenied,
+    ToolStarted,
+    ToolCompleted,
+    ToolOutcomeUnknown,
+    ToolReconciled,
+    FinishRejected,
+    BudgetExceeded,
+    RunCompleted,
+    RunFailed,
+    RunCancelled,
+)
+EVENT_REGISTRY: dict[str, type[EventData]] = {cls.type: cls for cls in EVENT_TYPES}
+TERMINAL_TYPES = frozenset({"budget_exceeded", "run_completed", "run_failed", "run_cancelled"})
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A payload at its place in a run's journal."""
+
+    run_id: str
+    seq: int
+    at: datetime
+    type: str
+    data: EventData
+
+    def __post_init__(self) -> None:
+        if self.type != self.data.type:
+            raise ValueError(f"event type {self.type!r} does not match its payload {type(self.data).__name__}")
+
+    @classmethod
+    def of(cls, run_id: str, seq: int, at: datetime, data: EventData) -> Event:
+        return cls(run_id, seq, at, data.type, data)

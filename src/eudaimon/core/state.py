@@ -1,0 +1,301 @@
+"""A run's state, derived purely from its events: `RunState.apply` is the fold.
+
+There is no other source of truth. Live execution, recovery after a crash, approval and time
+travel all read a `RunState` built by applying events in order, so replaying the same events
+always gives an equal state, and `RunState.from_events(events[: n + 1])` is the state after
+event n. Applying one event costs O(1), amortized, plus the size of the current tool batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import assert_never
+
+from eudaimon.core.errors import CorruptEvent
+from eudaimon.core.events import (
+    ApprovalDecided,
+    ApprovalRequested,
+    BudgetExceeded,
+    Event,
+    FinishRejected,
+    GuardrailRejected,
+    ModelAttemptStarted,
+    ModelCalled,
+    ModelContextRejected,
+    ModelFailed,
+    ModelRetryScheduled,
+    ParentRef,
+    RunCancelled,
+    RunCompleted,
+    RunFailed,
+    RunStarted,
+    ToolCompleted,
+    ToolDenied,
+    ToolOutcomeUnknown,
+    ToolReconciled,
+    ToolStarted,
+)
+from eudaimon.core.messages import JsonObject, Message, Role, Usage
+
+
+class Status(str, Enum):
+    """Where a run stands. A `str` enum, so `state.status == "completed"` holds."""
+
+    RUNNING = "running"
+    AWAITING_APPROVAL = "awaiting_approval"
+    AWAITING_RECONCILIATION = "awaiting_reconciliation"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    BUDGET_EXCEEDED = "budget_exceeded"
+    CANCELLED = "cancelled"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def is_terminal(self) -> bool:
+        return self in _TERMINAL
+
+    @property
+    def is_paused(self) -> bool:
+        return self in (Status.AWAITING_APPROVAL, Status.AWAITING_RECONCILIATION)
+
+
+_TERMINAL = frozenset({Status.COMPLETED, Status.FAILED, Status.BUDGET_EXCEEDED, Status.CANCELLED})
+
+
+class CallStatus(str, Enum):
+    """Where one tool call of the current batch stands."""
+
+    REQUESTED = "requested"
+    """The model asked for it; no policy decision is journaled yet."""
+    AWAITING_APPROVAL = "awaiting_approval"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    """A human said no; the denial is shown to the model when the run resumes."""
+    STARTED = "started"
+    RETRY = "retry"
+    """An operator asked for an unknown outcome to be retried."""
+    UNKNOWN = "unknown"
+    DONE = "done"
+
+
+@dataclass(frozen=True, slots=True)
+class PendingCall:
+    """A tool call that has no result yet."""
+
+    id: str
+    name: str
+    arguments: JsonObject | str = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class CallProgress:
+    call: PendingCall
+    status: CallStatus = CallStatus.REQUESTED
+    attempt: int = 0
+    """The number of the last journaled attempt (0: never started)."""
+
+
+@dataclass(slots=True)
+class RunState:
+    """The state of one run. Only `apply` writes its fields."""
+
+    run_id: str
+    agent: str = ""
+    status: Status = Status.RUNNING
+    messages: list[Message] = field(default_factory=list)
+    steps: int = 0
+    """Model invocations so far, rejected answers included."""
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    pending: list[PendingCall] = field(default_factory=list)
+    approvals: dict[str, bool] = field(default_factory=dict)
+    tool_results: list[Message] = field(default_factory=list)
+    """Results gathered so far for the current batch, in call order."""
+    structured_output: object = None
+    finish_rejections: int = 0
+    next_seq: int = 0
+    thread_id: str | None = None
+    input: str = ""
+    model: str = ""
+    parent: ParentRef | None = None
+    output: str | None = None
+    error: str | None = None
+    error_kind: str | None = None
+    calls: dict[str, CallProgress] = field(default_factory=dict)
+    """The current batch of tool calls, in the order the model asked for them."""
+    open_attempt: str | None = None
+    """The request id of a model attempt that has started and has no outcome yet."""
+    input_budget_tokens: int | None = None
+    guardrail_rejections: int = 0
+    """Consecutive output-guardrail rejections; reset when an answer is accepted."""
+    model_retries: int = 0
+    input_index: int = 0
+    """Where this run's own messages begin: the input, after the system prompt and history."""
+    uses_memory: bool = True
+    cost_known: bool = False
+    """True once any call was priced: a cost of 0.0 then means free, not unknown."""
+
+    @classmethod
+    def from_events(cls, events: Iterable[Event]) -> RunState | None:
+        """Fold events into a state; None when there are none."""
+        state: RunState | None = None
+        for event in events:
+            if state is None:
+                state = cls(run_id=event.run_id)
+            state.apply(event)
+        return state
+
+    def awaiting_approval(self) -> list[PendingCall]:
+        return [p.call for p in self.calls.values() if p.status is CallStatus.AWAITING_APPROVAL]
+
+    def unknown_outcomes(self) -> list[PendingCall]:
+        return [p.call for p in self.calls.values() if p.status is CallStatus.UNKNOWN]
+
+    @property
+    def last_message(self) -> Message | None:
+        return self.messages[-1] if self.messages else None
+
+    def apply(self, event: Event) -> None:
+        if event.seq != self.next_seq or event.run_id != self.run_id:
+            raise CorruptEvent(
+                event.run_id,
+                event.seq,
+                f"expected run {self.run_id} seq {self.next_seq}: the journal has a gap, a duplicate or a foreign row",
+                event_type=event.type,
+            )
+        if self.next_seq == 0 and not isinstance(event.data, RunStarted):
+            raise CorruptEvent(event.run_id, event.seq, "a run's first event must be run_started", event_type=event.type)
+        self.next_seq += 1
+        data = event.data
+        match data:
+            case RunStarted():
+                self.agent, self.input, self.thread_id = data.agent, data.input, data.thread_id
+                self.model, self.parent = data.model, data.parent
+                self.guardrail_rejections = data.guardrail_retries
+                self.input_index, self.uses_memory = max(len(data.messages) - 1, 0), data.uses_memory
+                self.messages = [m if m.id else replace(m, id=f"{self.run_id}:0:{i}") for i, m in enumerate(data.messages)]
+            case ModelAttemptStarted():
+                self.open_attempt = data.request_id
+                self.model = data.model or self.model
+            case ModelRetryScheduled():
+                self.model_retries += 1
+                if data.observed_usage is not None:
+                    self.usage = self.usage + data.observed_usage
+            case ModelContextRejected():
+                self.open_attempt = None
+                self.input_budget_tokens = data.input_budget_tokens
+            case ModelCalled():
+                self.open_attempt = None
+                self.steps += 1
+                self._bill(data.usage, data.cost_usd)
+                message = data.message if data.message.id else replace(data.message, id=self._derived_id(event))
+                self.messages.append(message)
+                self.calls = {
+                    c.id: CallProgress(PendingCall(c.id, c.name, c.arguments)) for c in message.tool_calls
+                }
+                self.tool_results = []
+                self.approvals = {}
+                self.pending = [p.call for p in self.calls.values()]
+                if not message.tool_calls:
+                    self.guardrail_rejections = 0
+            case ModelFailed():
+                self.open_attempt = None
+                self._bill(data.usage, data.cost_usd)
+            case GuardrailRejected():
+                self.open_attempt = None
+                self.steps += 1
+                self.guardrail_rejections += 1
+                self._bill(data.usage, data.cost_usd)
+                self.messages.append(Message.user(data.feedback, id=self._derived_id(event)))
+            case ApprovalRequested():
+                self._set_call(data.call_id, CallStatus.AWAITING_APPROVAL, event)
+            case ApprovalDecided():
+                self.approvals[data.call_id] = data.approved
+                self._set_call(data.call_id, CallStatus.APPROVED if data.approved else CallStatus.REJECTED, event)
+            case ToolDenied():
+                reason = data.reason or "the call was denied"
+                self._settle(data.call_id, f"Tool call denied: {reason}", True, event)
+            case ToolStarted():
+                self._set_call(data.call_id, CallStatus.STARTED, event, attempt=data.attempt)
+            case ToolCompleted():
+                self._settle(data.call_id, data.output, data.is_error, event)
+            case ToolOutcomeUnknown():
+                self._set_call(data.call_id, CallStatus.UNKNOWN, event)
+            case ToolReconciled():
+                if data.retry:
+                    self._set_call(data.call_id, CallStatus.RETRY, event)
+                else:
+                    self._settle(data.call_id, data.output or "", False, event)
+            case FinishRejected():
+                self.finish_rejections += 1
+                self.messages.append(Message.user(finish_correction(data.reason), id=self._derived_id(event)))
+            case BudgetExceeded():
+                self._end(Status.BUDGET_EXCEEDED, error=data.reason, kind="BudgetExceeded")
+            case RunCompleted():
+                self.output, self.structured_output = data.output, data.structured
+                self._end(Status.COMPLETED)
+            case RunFailed():
+                self._end(Status.FAILED, error=data.error, kind=data.kind or None)
+            case RunCancelled():
+                self._end(Status.CANCELLED, error=data.reason or "cancelled", kind="Cancelled")
+            case _:
+                assert_never(data)
+
+    def _derived_id(self, event: Event) -> str:
+        return f"{self.run_id}:{event.seq}"
+
+    def _bill(self, usage: Usage, cost_usd: float | None) -> None:
+        self.usage = self.usage + usage
+        if cost_usd is not None:
+            self.cost_usd += cost_usd
+            self.cost_known = True
+
+    def _progress(self, call_id: str, event: Event) -> CallProgress:
+        progress = self.calls.get(call_id)
+        if progress is None:
+            raise CorruptEvent(self.run_id, event.seq, f"call {call_id!r} is not in the current batch", event_type=event.type)
+        return progress
+
+    def _set_call(self, call_id: str, status: CallStatus, event: Event, *, attempt: int | None = None) -> None:
+        progress = self._progress(call_id, event)
+        self.calls[call_id] = replace(progress, status=status, attempt=progress.attempt if attempt is None else attempt)
+        self._refresh_batch()
+
+    def _settle(self, call_id: str, output: str, is_error: bool, event: Event) -> None:
+        self._set_call(call_id, CallStatus.DONE, event)
+        result = Message.tool(call_id, output, is_error, id=self._derived_id(event))
+        order = list(self.calls)
+        self.tool_results.append(result)
+        self.tool_results.sort(key=lambda m: order.index(m.tool_call_id or ""))
+        if not self.pending:
+            # All results are in: the model sees them together, in the order it asked.
+            self.messages.extend(self.tool_results)
+
+    def _refresh_batch(self) -> None:
+        self.pending = [p.call for p in self.calls.values() if p.status is not CallStatus.DONE]
+        if self.status.is_terminal:
+            return
+        statuses = {p.status for p in self.calls.values()}
+        if CallStatus.UNKNOWN in statuses:
+            self.status = Status.AWAITING_RECONCILIATION
+        elif CallStatus.AWAITING_APPROVAL in statuses:
+            self.status = Status.AWAITING_APPROVAL
+        else:
+            self.status = Status.RUNNING
+
+    def _end(self, status: Status, *, error: str | None = None, kind: str | None = None) -> None:
+        self.status = status
+        self.error, self.error_kind = error, kind
+        self.open_attempt = None
+
+
+def finish_correction(reason: str) -> str:
+    """The user message that asks the model to fix a final answer the finish schema rejected."""
+    return (
+        f"Your final answer was rejected: {reason}\n"
+        "Reply again with only a JSON value that matches the required schema."
+    )

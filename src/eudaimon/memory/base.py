@@ -1,0 +1,63 @@
+"""The `Memory` contract: which history a new run of a thread is sent.
+
+Memory is fed from committed journal events, never from in-flight state, and keyed by message
+id: `add_message` of a message whose id the thread already holds does nothing. That is what lets
+a run that crashed and resumed feed its messages again without duplicating the thread's history.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from eudaimon.core.messages import Message
+
+DEFAULT_THREAD = ""
+"""The key of the memory's default thread (`thread_id=None`); `""` names the same thread."""
+
+
+@runtime_checkable
+class Memory(Protocol):
+    """Conversation history, scoped by thread.
+
+    Contract, kept by every backend:
+    - `get_messages` returns the thread's history oldest first, as whole groups: never a tool
+      result without the assistant message that called it, nor a call whose results are missing.
+    - `add_message` is idempotent by `message.id`: a second add of the same id in the same
+      thread does nothing. A message without an id is refused with `ValueError`.
+    - `clear` forgets the thread's messages and ids; other threads are untouched.
+    - `thread_id=None` is the memory's default thread.
+    """
+
+    async def get_messages(self, thread_id: str | None = None) -> list[Message]:
+        """The history a new run of `thread_id` should be sent, oldest first."""
+        ...
+
+    async def add_message(self, message: Message, thread_id: str | None = None) -> None:
+        """Store `message` in `thread_id` unless a message with its id is already there."""
+        ...
+
+    async def clear(self, thread_id: str | None = None) -> None:
+        """Forget every message (and id) of `thread_id`."""
+        ...
+
+
+def thread_key(thread_id: str | None) -> str:
+    """The storage key of a thread: `None` is the default thread."""
+    return DEFAULT_THREAD if thread_id is None else thread_id
+
+
+def require_id(message: Message) -> str:
+    """The message's id; refuse a message without one, since idempotency keys on it."""
+    if not message.id:
+        raise ValueError(
+            f"memory needs messages with a non-empty id to add them idempotently; got a {message.role} "
+            "message with id=''. Give it one (Message.user(text, id=...)); the runtime assigns ids to "
+            "every message it journals"
+        )
+    return message.id
+
+
+def check_window(name: str, value: int | None) -> None:
+    """Refuse a window size that could hold nothing."""
+    if value is not None and value < 1:
+        raise ValueError(f"{name} must be at least 1, got {value}")

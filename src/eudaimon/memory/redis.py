@@ -1,0 +1,142 @@
+"""`RedisMemory`: thread history in Redis, shared by every process and machine that uses the key.
+
+Each thread is a Redis list of JSON messages at `key + ":" + thread` (the default thread is
+`key + ":"`), with a set of its message ids at `key + ":" + thread + ":ids"`. One Lua script
+adds a message: SADD the id, RPUSH the message only if the id was new. Redis runs a script
+atomically, so two processes feeding the same run's messages never duplicate one.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.commands.core import AsyncScript
+
+from eudaimon.core.messages import Message
+from eudaimon.memory._codec import message_from_json, message_to_json
+from eudaimon.memory._groups import drop_partial_head, opens_group, visible
+from eudaimon.memory.base import check_window, require_id, thread_key
+
+_ADD = """
+if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then
+    redis.call('RPUSH', KEYS[1], ARGV[2])
+    return 1
+end
+return 0
+"""
+_READ_BACK_CHUNK = 64
+
+
+class RedisMemory:
+    """Thread history in Redis lists, using redis-py's asyncio client.
+
+    Construct it anywhere (`RedisMemory(url, key)` connects on first use), or `await
+    RedisMemory.connect(url, key)` to fail fast when Redis is unreachable; `close()` it when
+    done. Use one `key` per application or tenant; threads are namespaced under it.
+
+    Args:
+        url: A redis-py URL, e.g. `redis://127.0.0.1:6379/0`.
+        key: The prefix of every key this memory writes.
+        max_messages: If set, `get_messages` returns at most this many of the newest messages,
+            in whole groups (more only when the newest group alone is larger). Everything stays
+            stored either way, so adds stay idempotent; reads cost the window, not the history.
+    """
+
+    def __init__(self, url: str, key: str, *, max_messages: int | None = None) -> None:
+        check_window("max_messages", max_messages)
+        self.url = url
+        self.key = key
+        self.max_messages = max_messages
+        self._client: Redis | None = None
+        self._add: AsyncScript | None = None
+
+    @classmethod
+    async def connect(cls, url: str, key: str, *, max_messages: int | None = None) -> RedisMemory:
+        """A memory whose connection is checked now (a PING), not at its first use."""
+        memory = cls(url, key, max_messages=max_messages)
+        await memory._redis().ping()
+        return memory
+
+    def _redis(self) -> Redis:
+        if self._client is None:
+            self._client = Redis.from_url(self.url)
+            self._add = self._client.register_script(_ADD)
+        return self._client
+
+    def _keys(self, thread_id: str | None) -> tuple[str, str]:
+        messages = f"{self.key}:{thread_key(thread_id)}"
+        return messages, messages + ":ids"
+
+    async def get_messages(self, thread_id: str | None = None) -> list[Message]:
+        messages_key, _ = self._keys(thread_id)
+        client = self._redis()
+        if self.max_messages is None:
+            raw: list[bytes] = await client.lrange(messages_key, 0, -1)
+            return visible([message_from_json(r) for r in raw])
+        async with client.pipeline(transaction=True) as pipe:
+            pipe.llen(messages_key)
+            pipe.lrange(messages_key, -self.max_messages, -1)
+            length, raw = await pipe.execute()
+        tail = [message_from_json(r) for r in raw]
+        kept = drop_partial_head(tail)
+        if kept or not tail:
+            return visible(kept)
+        # The window lies inside the newest group: read back to its head. Positions from the
+        # start stay valid while others append, so the reads need no lock.
+        return visible(await self._newest_group(client, messages_key, int(length) - len(tail), tail))
+
+    async def _newest_group(self, client: Redis, messages_key: str, start: int, tail: list[Message]) -> list[Message]:
+        while start > 0:
+            begin = max(0, start - _READ_BACK_CHUNK)
+            raw: list[bytes] = await client.lrange(messages_key, begin, start - 1)
+            batch = [message_from_json(r) for r in raw]
+            tail = batch + tail
+            kept = drop_partial_head(batch)
+            if kept:
+                head = len(tail) - len(kept) - (len(tail) - len(batch))
+                group = tail[head:]
+                return group if opens_group(group[0]) else []
+            start = begin
+        return []
+
+    async def add_message(self, message: Message, thread_id: str | None = None) -> None:
+        message_id = require_id(message)
+        messages_key, ids_key = self._keys(thread_id)
+        self._redis()
+        assert self._add is not None
+        await self._add(keys=[messages_key, ids_key], args=[message_id, message_to_json(message)])
+
+    async def clear(self, thread_id: str | None = None) -> None:
+        await self._redis().delete(*self._keys(thread_id))
+
+    async def close(self) -> None:
+        """Close the connection pool; a later use reconnects."""
+        if self._client is not None:
+            client, self._client, self._add = self._client, None, None
+            await client.aclose()
+
+    async def __aenter__(self) -> RedisMemory:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"RedisMemory({_hide_password(self.url)!r}, {self.key!r}, max_messages={self.max_messages})"
+
+
+def _hide_password(url: str) -> str:
+    scheme, sep, rest = url.partition("://")
+    credentials, at, host = rest.rpartition("@")
+    if not at or ":" not in credentials:
+        return url
+    user = credentials.split(":", 1)[0]
+    return f"{scheme}{sep}{user}:***@{host}"
+
+
+__all__: list[str] = ["RedisMemory"]
+_unused: Any = None

@@ -1,0 +1,79 @@
+"""The model seam: what the runtime sends a model and what it gets back."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Protocol, runtime_checkable
+
+from eudaimon.core.messages import Message, Usage
+from eudaimon.streaming import ModelDelta
+
+
+class StopReason(str, Enum):
+    """Why a model stopped; providers' reasons are mapped onto these."""
+
+    END_TURN = "end_turn"
+    TOOL_USE = "tool_use"
+    MAX_TOKENS = "max_tokens"
+    STOP_SEQUENCE = "stop_sequence"
+    REFUSAL = "refusal"
+    CONTENT_FILTER = "content_filter"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """What a model is told about a tool: `parameters` is its JSON Schema."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(slots=True)
+class ChatRequest:
+    """One request to a model. Mutable so that middleware can rewrite it before it is sent."""
+
+    messages: list[Message]
+    tools: Sequence[ToolSpec] = ()
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+
+@dataclass(slots=True)
+class ChatResponse:
+    """A model's answer. A response with tool calls runs them, whatever `stop_reason` says."""
+
+    message: Message
+    stop_reason: StopReason = StopReason.END_TURN
+    usage: Usage | None = None
+    model: str | None = None
+    """The model that actually served the call, when it differs from the one asked."""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def text(self) -> str:
+        return self.message.content
+
+
+ModelStreamItem = ModelDelta | ChatResponse
+"""A streaming model yields deltas as they arrive and its complete `ChatResponse` last."""
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A chat model. `generate` answers at once; `stream` yields deltas, then the response.
+
+    Failures are raised as `eudaimon.errors.ModelError` subclasses, classified once by the
+    model: the runtime retries `ModelRetryableError`s that arrive before any content.
+    """
+
+    @property
+    def model_id(self) -> str: ...
+
+    async def generate(self, request: ChatRequest) -> ChatResponse: ...
+
+    def stream(self, request: ChatRequest) -> AsyncIterator[ModelStreamItem]: ...

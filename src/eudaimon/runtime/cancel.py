@@ -1,0 +1,47 @@
+"""Cooperative cancellation of a run."""
+
+from __future__ import annotations
+
+import asyncio
+
+
+class CancellationToken:
+    """Set it from anywhere, any thread included, to stop a run at its next check.
+
+    The loop checks it before each iteration and while tools run; a cancelled run ends with
+    `run_cancelled` in its journal and `prompt` raises `Cancelled`.
+    """
+
+    def __init__(self) -> None:
+        self._reason: str | None = None
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
+
+    def cancel(self, reason: str = "cancelled by the caller") -> None:
+        if self._reason is not None:
+            return
+        self._reason = reason
+        for loop, waiter in list(self._waiters):
+            loop.call_soon_threadsafe(waiter.set)
+
+    @property
+    def is_cancelled(self) -> bool:
+        return self._reason is not None
+
+    @property
+    def reason(self) -> str:
+        return self._reason or ""
+
+    async def wait(self) -> str:
+        """Return the reason once cancelled."""
+        if self._reason is None:
+            entry = (asyncio.get_running_loop(), asyncio.Event())
+            self._waiters.append(entry)
+            try:
+                if self._reason is None:
+                    await entry[1].wait()
+            finally:
+                self._waiters.remove(entry)
+        return self.reason
+
+    def __repr__(self) -> str:
+        return f"CancellationToken(cancelled={self.is_cancelled})"

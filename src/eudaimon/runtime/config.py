@@ -1,0 +1,46 @@
+"""What the runtime needs from an agent, resolved once when the Agent is built."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from eudaimon.core.decide import DecideConfig
+from eudaimon.core.messages import ToolCall, Usage
+from eudaimon.models.base import Model, ToolSpec
+from eudaimon.runtime.model_calls import RetrySettings
+from eudaimon.tools import Tool, ToolPolicy
+
+if TYPE_CHECKING:
+    from eudaimon.guardrails import OutputGuardrail
+    from eudaimon.hooks import HookSet
+    from eudaimon.middleware import MiddlewareStack
+    from eudaimon.retry import ToolRetryPolicy
+
+ApprovalPolicy = Callable[[ToolCall, Tool], "ToolPolicy | str | Awaitable[ToolPolicy | str]"]
+Pricer = Callable[[str, Usage], "float | None"]
+OutputValidator = Callable[[str], Any]
+"""Parses and validates a final answer; raises ValueError with a reason the model can act on."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RuntimeConfig:
+    agent: str
+    model: Model
+    tools: Mapping[str, Tool]
+    tool_specs: tuple[ToolSpec, ...]
+    decide: DecideConfig
+    temperature: float | None = None
+    max_tokens: int | None = None
+    validate_tool_inputs: bool = True
+    hooks: HookSet | None = None
+    middleware: MiddlewareStack | None = None
+    output_guardrails: Sequence[OutputGuardrail] = ()
+    price: Pricer | None = None
+    max_budget_usd: float | None = None
+    max_budget_tokens: int | None = None
+    tool_retry_policy: ToolRetryPolicy | None = None
+    approval_policy: ApprovalPolicy | None = None
+    output_validator: OutputValidator | None = None
+    model_retry: RetrySettings = field(default_factory=RetrySettings)

@@ -1,0 +1,212 @@
+"""The one runtime loop. `prompt`, `prompt_stream` and `resume` all drive `drive`.
+
+The loop asks the pure `next_step` what to do, performs that effect, records what happened
+and asks again. Because decisions are made from the folded state alone, a run resumed in a
+new process after a crash or a human decision continues exactly where the journal says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import replace
+
+from eudaimon.core.decide import (
+    AwaitApproval,
+    AwaitReconciliation,
+    CallModel,
+    Fail,
+    Finish,
+    RunTools,
+    Stop,
+    next_step,
+)
+from eudaimon.core.errors import JournalError, ModelError
+from eudaimon.core.events import (
+    BudgetExceeded,
+    FinishRejected,
+    GuardrailRejected,
+    ModelCalled,
+    ModelFailed,
+    RunCancelled,
+    RunCompleted,
+    RunFailed,
+    ToolOutcomeUnknown,
+)
+from eudaimon.core.groups import estimate_tokens, fit_to_budget
+from eudaimon.core.messages import Usage
+from eudaimon.core.state import RunState
+from eudaimon.models.base import ChatRequest, ChatResponse
+from eudaimon.guardrails import Block, RetryWithFeedback, Transform, run_output_guardrails
+from eudaimon.hooks import LoopState
+from eudaimon.runtime.cancel import CancellationToken
+from eudaimon.runtime.clock import monotonic_ms
+from eudaimon.runtime.config import RuntimeConfig
+from eudaimon.runtime.journal import RunJournal
+from eudaimon.runtime.model_calls import ContextRejected, attempt
+from eudaimon.runtime.tool_calls import run_batch
+from eudaimon.streaming import Done, Error, StreamEvent
+from eudaimon.streaming import Usage as UsageEvent
+
+
+async def drive(
+    journal: RunJournal, cfg: RuntimeConfig, *, cancel: CancellationToken | None = None, stream_model: bool = False
+) -> AsyncIterator[StreamEvent]:
+    """Run until the run completes, fails or waits for a human; yield what happens.
+
+    `stream_model` asks the model for deltas (`prompt_stream`); otherwise each model call is
+    one `generate`. Either way the events journaled are the same.
+    """
+    state = journal.state
+    try:
+        while True:
+            step = next_step(state, cfg.decide)
+            if isinstance(step, CallModel):
+                if _stopped_before_call(journal, cfg, cancel):
+                    break
+                async for event in _model_turn(journal, cfg, step.step, stream_model):
+                    yield event
+            elif isinstance(step, RunTools):
+                async for result in run_batch(journal, cfg, step, cancel):
+                    yield result
+                if cancel is not None and cancel.is_cancelled:
+                    journal.record(RunCancelled(reason=cancel.reason))
+                    break
+                if not state.pending and cfg.hooks is not None:
+                    await cfg.hooks.on_iteration_end(_loop_state(state, cfg, state.steps))
+            elif isinstance(step, Finish):
+                _finish(journal, cfg, step.text)
+                if state.status.is_terminal and cfg.hooks is not None:
+                    await cfg.hooks.on_iteration_end(_loop_state(state, cfg, state.steps))
+            elif isinstance(step, AwaitReconciliation):
+                for call in step.outcome_unknown:
+                    journal.record(ToolOutcomeUnknown(call_id=call.id, tool=call.name))
+                break
+            elif isinstance(step, AwaitApproval | Stop):
+                break
+            elif isinstance(step, Fail):
+                journal.record(RunFailed(error=step.error, kind=step.kind))
+                break
+    except JournalError:
+        raise  # another process owns the run now, or the store failed: nothing more may be written
+    except Exception as exc:
+        # A model that failed for good, or user code (a hook, middleware) that raised: record
+        # why the run ended, so the journal never shows a run that just stopped.
+        if not isinstance(exc, ModelError) and cfg.hooks is not None:
+            await cfg.hooks.on_error(exc)
+        if not state.status.is_terminal:
+            journal.record(RunFailed(error=f"{type(exc).__name__}: {exc}", kind=type(exc).__name__))
+    await journal.flush()
+    if state.error and state.status.is_terminal and state.status != "completed":
+        yield Error(state.error)
+    yield Done(state.run_id, state.status.value)
+
+
+def _stopped_before_call(journal: RunJournal, cfg: RuntimeConfig, cancel: CancellationToken | None) -> bool:
+    state = journal.state
+    if cancel is not None and cancel.is_cancelled:
+        journal.record(RunCancelled(reason=cancel.reason))
+        return True
+    if cfg.max_budget_usd is not None and state.cost_usd >= cfg.max_budget_usd:
+        journal.record(
+            BudgetExceeded(reason="usd budget exhausted", spent=state.cost_usd, limit=cfg.max_budget_usd)
+        )
+        return True
+    if cfg.max_budget_tokens is not None and state.usage.total_tokens >= cfg.max_budget_tokens:
+        journal.record(
+            BudgetExceeded(
+                reason="token budget exhausted", spent=float(state.usage.total_tokens), limit=float(cfg.max_budget_tokens)
+            )
+        )
+        return True
+    return False
+
+
+def _loop_state(state: RunState, cfg: RuntimeConfig, iteration: int) -> LoopState:
+    return LoopState(iteration=iteration, max_iterations=cfg.decide.max_iterations, run_id=state.run_id)
+
+
+def build_request(state: RunState, cfg: RuntimeConfig) -> ChatRequest:
+    messages = state.messages
+    if state.input_budget_tokens is not None:
+        messages = fit_to_budget(messages, state.input_budget_tokens)
+    return ChatRequest(list(messages), cfg.tool_specs, cfg.temperature, cfg.max_tokens)
+
+
+async def _model_turn(journal: RunJournal, cfg: RuntimeConfig, step: int, stream_model: bool) -> AsyncIterator[StreamEvent]:
+    state = journal.state
+    if cfg.hooks is not None:
+        await cfg.hooks.on_iteration_start(_loop_state(state, cfg, step))
+    request = build_request(state, cfg)
+    started = monotonic_ms()
+    response: ChatResponse | None = None
+    if cfg.middleware is not None:
+        response = await cfg.middleware.run_on_request(request)
+    if response is None:
+        try:
+            async for item in attempt(journal, cfg.model, request, step=step, stream=stream_model, retry=cfg.model_retry):
+                if isinstance(item, ChatResponse):
+                    response = item
+                else:
+                    yield item
+        except ContextRejected as exc:
+            yield Error(f"context too long, retrying with less history: {exc}")
+            return
+        assert response is not None
+    if cfg.middleware is not None:
+        response = await cfg.middleware.run_on_response(response)
+    if cfg.hooks is not None:
+        await cfg.hooks.on_model_response(response)
+    served_by = response.model or cfg.model.model_id
+    usage = response.usage or Usage()
+    cost = cfg.price(served_by, usage) if cfg.price is not None else None
+    message = response.message
+    if not message.tool_calls and cfg.output_guardrails:
+        verdict = await run_output_guardrails(cfg.output_guardrails, message.content)
+        if isinstance(verdict, RetryWithFeedback):
+            journal.record(
+                GuardrailRejected(
+                    step=step, guardrail=verdict.guardrail, feedback=verdict.feedback, usage=usage, cost_usd=cost, model=served_by
+                )
+            )
+            yield Error(f"answer rejected by an output guardrail: {verdict.feedback}")
+            return
+        if isinstance(verdict, Block):
+            journal.record(ModelFailed(step=step, error=f"blocked by an output guardrail: {verdict.reason}", usage=usage, cost_usd=cost, model=served_by))
+            journal.record(RunFailed(error=f"{verdict.guardrail}: {verdict.reason}", kind="GuardrailBlocked"))
+            return
+        if isinstance(verdict, Transform):
+            message = replace(message, content=verdict.text)
+    journal.record(
+        ModelCalled(
+            step=step,
+            request_id=state.open_attempt or "",
+            message=message,
+            usage=usage,
+            cost_usd=cost,
+            model=served_by,
+            duration_ms=round(monotonic_ms() - started),
+            stop_reason=str(response.stop_reason),
+        )
+    )
+    yield _usage_event(step, request, response, usage, cost)
+
+
+def _usage_event(step: int, request: ChatRequest, response: ChatResponse, usage: Usage, cost: float | None) -> UsageEvent:
+    if response.usage is None:
+        # Estimated from characters when the model reported nothing, as the reference does.
+        usage = Usage(sum(estimate_tokens(m) for m in request.messages[-2:]), estimate_tokens(response.message))
+    return UsageEvent(step, usage.input_tokens, usage.output_tokens, cost or 0.0)
+
+
+def _finish(journal: RunJournal, cfg: RuntimeConfig, text: str) -> None:
+    state = journal.state
+    if cfg.output_validator is None:
+        journal.record(RunCompleted(output=text))
+        return
+    try:
+        structured = cfg.output_validator(text)
+    except ValueError as exc:
+        journal.record(FinishRejected(step=state.steps, reason=str(exc)))
+        return
+    journal.record(RunCompleted(output=text, structured=structured))
+

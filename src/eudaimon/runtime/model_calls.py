@@ -1,0 +1,146 @@
+"""One model attempt: journaled before the call, retried before content, classified after.
+
+`model_attempt_started` is committed before the model is called, so an attempt without an
+outcome in the journal is known to have been interrupted. A retryable failure before any
+content arrived is retried after a jittered exponential backoff that honours the provider's
+Retry-After, and every retry is journaled. Once content has arrived nothing is retried
+silently: the failure is journaled and the run fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from eudaimon.core.digest import digest
+from eudaimon.core.errors import ContextTooLong, ModelError, ModelResponseInvalid, ModelRetryableError
+from eudaimon.core.events import ModelAttemptStarted, ModelContextRejected, ModelFailed, ModelRetryScheduled
+from eudaimon.core.groups import estimate_tokens
+from eudaimon.models.base import ChatRequest, ChatResponse, Model, ModelStreamItem
+from eudaimon.runtime.clock import new_request_id
+from eudaimon.runtime.journal import RunJournal
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RetrySettings:
+    """How model calls are retried: `max_retries` after the first try, delays in seconds."""
+
+    max_retries: int = 4
+    initial_delay: float = 0.5
+    max_delay: float = 30.0
+
+    def delay_for(self, retry_number: int, retry_after_s: float | None) -> float:
+        backoff = min(self.max_delay, self.initial_delay * 2 ** (retry_number - 1))
+        jittered = backoff * (0.5 + random.random() / 2)
+        return max(jittered, min(retry_after_s, self.max_delay * 4)) if retry_after_s else jittered
+
+
+class ContextRejected(Exception):
+    """Internal: the provider refused the request as too long; the rejection is journaled."""
+
+
+def request_digest(request: ChatRequest, state_messages: int, last_id: str) -> str:
+    """Identifies a request without hashing the whole history: within a run, messages are
+    append-only with stable ids, so the count and the last id name the history's prefix."""
+    return digest(
+        [
+            state_messages,
+            len(request.messages),
+            last_id,
+            [t.name for t in request.tools],
+            request.temperature,
+            request.max_tokens,
+        ]
+    )
+
+
+async def attempt(
+    journal: RunJournal,
+    model: Model,
+    request: ChatRequest,
+    *,
+    step: int,
+    stream: bool,
+    retry: RetrySettings,
+) -> AsyncIterator[ModelStreamItem]:
+    """Call the model, yielding deltas as they arrive and the `ChatResponse` last.
+
+    Raises `ContextRejected` after journaling a context rejection, or the `ModelError` after
+    journaling `model_failed`.
+    """
+    state = journal.state
+    request_id = new_request_id()
+    last_id = state.messages[-1].id if state.messages else ""
+    journal.record(
+        ModelAttemptStarted(
+            step=step,
+            request_id=request_id,
+            request_digest=request_digest(request, len(state.messages), last_id),
+            model=model.model_id,
+        )
+    )
+    await journal.flush()
+    retries = 0
+    while True:
+        content_seen = False
+        try:
+            if stream:
+                response: ChatResponse | None = None
+                async for item in model.stream(request):
+                    if isinstance(item, ChatResponse):
+                        response = item
+                    else:
+                        content_seen = True
+                        yield item
+                if response is None:
+                    raise ModelResponseInvalid("the model's stream ended without a response", model=model.model_id)
+                yield response
+            else:
+                yield await model.generate(request)
+            return
+        except ModelRetryableError as exc:
+            if content_seen or retries >= retry.max_retries:
+                await _fail(journal, step, request_id, model, exc, content_seen)
+                raise
+            retries += 1
+            delay = retry.delay_for(retries, getattr(exc, "retry_after_s", None))
+            journal.record(
+                ModelRetryScheduled(
+                    step=step, request_id=request_id, retry_number=retries, delay_ms=round(delay * 1000), error=str(exc)
+                )
+            )
+            await journal.flush()
+            await asyncio.sleep(delay)
+        except ContextTooLong as exc:
+            journal.record(
+                ModelContextRejected(
+                    step=step,
+                    request_id=request_id,
+                    input_budget_tokens=smaller_budget(request, exc),
+                    error=str(exc),
+                )
+            )
+            raise ContextRejected(str(exc)) from exc
+        except ModelError as exc:
+            await _fail(journal, step, request_id, model, exc, content_seen)
+            raise
+
+
+async def _fail(
+    journal: RunJournal, step: int, request_id: str, model: Model, exc: ModelError, content_seen: bool
+) -> None:
+    after = " after content had arrived" if content_seen else ""
+    journal.record(
+        ModelFailed(step=step, error=f"{type(exc).__name__}{after}: {exc}", request_id=request_id, model=model.model_id)
+    )
+
+
+def smaller_budget(request: ChatRequest, exc: ContextTooLong) -> int:
+    """An input budget smaller than what was refused, within the window the provider reported."""
+    sent = sum(estimate_tokens(m) for m in request.messages)
+    budget = int(sent * 0.75)
+    if exc.limit_tokens:
+        budget = min(budget, exc.limit_tokens - (request.max_tokens or 0) - 64)
+    return max(budget, 1)

@@ -1,0 +1,196 @@
+"""One batch of tool calls: policy, intents, parallel execution, results in call order.
+
+Every call that will execute gets its `tool_started` intent committed before any of them
+runs; that append is the fence that lets exactly one process execute a call. Calls that
+cannot run (unknown tool, bad arguments, denied, short-circuited) get their result without an
+intent, since nothing happens in the world. Completions are committed as they arrive while
+siblings still run; the last one rides with the next model attempt's record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from eudaimon.core.decide import CallPlan, Decision, RunTools
+from eudaimon.core.digest import idempotency_key
+from eudaimon.core.events import ApprovalRequested, ToolCompleted, ToolDenied, ToolOutcomeUnknown, ToolStarted
+from eudaimon.core.messages import ToolCall
+from eudaimon.hooks import ToolOutput
+from eudaimon.runtime.cancel import CancellationToken
+from eudaimon.runtime.config import RuntimeConfig
+from eudaimon.runtime.journal import RunJournal
+from eudaimon.streaming import ToolResult
+from eudaimon.tools import Tool, ToolArgumentsError, ToolContext, ToolPolicy
+
+
+@dataclass(slots=True)
+class _Ready:
+    call: ToolCall
+    tool: Tool
+    arguments: dict[str, object]
+    attempt: int
+
+
+async def run_batch(
+    journal: RunJournal, cfg: RuntimeConfig, step: RunTools, cancel: CancellationToken | None
+) -> AsyncIterator[ToolResult]:
+    """Decide, journal and execute one batch; yield each result as it is recorded."""
+    for call in step.outcome_unknown:
+        journal.record(ToolOutcomeUnknown(call_id=call.id, tool=call.name))
+    ready: list[_Ready] = []
+    for plan in step.calls:
+        outcome = await _prepare(journal, cfg, plan)
+        if isinstance(outcome, _Ready):
+            ready.append(outcome)
+        elif outcome is not None:
+            yield outcome
+    await journal.flush()
+    if ready:
+        async for result in _execute(journal, cfg, ready, cancel):
+            yield result
+
+
+async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> _Ready | ToolResult | None:
+    call = ToolCall(plan.call.id, plan.call.name, plan.call.arguments)
+    tool = cfg.tools.get(call.name)
+    if plan.decision is Decision.DENY:
+        return _deny(journal, call, "a human denied the call")
+    if tool is None:
+        known = ", ".join(sorted(cfg.tools)) or "none"
+        return _complete(journal, call, f"Unknown tool {call.name!r}; available tools: {known}", True)
+    if plan.decision is Decision.POLICY:
+        policy = await _policy(cfg, call, tool)
+        if policy is ToolPolicy.DENY:
+            return _deny(journal, call, "denied by the approval policy")
+        if policy is ToolPolicy.REQUIRE_APPROVAL:
+            journal.record(
+                ApprovalRequested(call_id=call.id, tool=call.name, arguments=call.arguments, reason=_why_approval(tool))
+            )
+            return None
+    try:
+        arguments = tool.parse_arguments(call.arguments, validate=cfg.validate_tool_inputs)
+    except ToolArgumentsError as exc:
+        return _complete(journal, call, str(exc), True)
+    if cfg.middleware is not None:
+        decided = await cfg.middleware.run_on_tool_call(call)
+        if isinstance(decided, ToolOutput):
+            return _complete(journal, call, decided.content, decided.is_error)
+        if decided is not call:
+            call = decided
+            try:
+                arguments = tool.parse_arguments(call.arguments, validate=cfg.validate_tool_inputs)
+            except ToolArgumentsError as exc:
+                return _complete(journal, call, str(exc), True)
+    journal.record(
+        ToolStarted(
+            call_id=call.id, tool=call.name, idempotency_key=idempotency_key(journal.run_id, call.id), attempt=plan.attempt
+        )
+    )
+    return _Ready(call, tool, arguments, plan.attempt)
+
+
+async def _policy(cfg: RuntimeConfig, call: ToolCall, tool: Tool) -> ToolPolicy:
+    if cfg.approval_policy is None:
+        return ToolPolicy.REQUIRE_APPROVAL if tool.needs_approval else ToolPolicy.ALLOW
+    verdict = cfg.approval_policy(call, tool)
+    if inspect.isawaitable(verdict):
+        verdict = await verdict
+    return ToolPolicy(verdict)
+
+
+def _why_approval(tool: Tool) -> str:
+    if tool.requires_approval:
+        return f"{tool.name} requires approval"
+    if tool.needs_approval:
+        return f"{tool.name} is irreversible"
+    return "the approval policy asked for a human decision"
+
+
+def _deny(journal: RunJournal, call: ToolCall, reason: str) -> ToolResult:
+    journal.record(ToolDenied(call_id=call.id, tool=call.name, reason=reason))
+    return ToolResult(call.id, f"Tool call denied: {reason}", True)
+
+
+def _complete(journal: RunJournal, call: ToolCall, output: str, is_error: bool, duration_ms: int = 0) -> ToolResult:
+    journal.record(ToolCompleted(call_id=call.id, tool=call.name, output=output, is_error=is_error, duration_ms=duration_ms))
+    return ToolResult(call.id, output, is_error)
+
+
+async def _execute(
+    journal: RunJournal, cfg: RuntimeConfig, ready: list[_Ready], cancel: CancellationToken | None
+) -> AsyncIterator[ToolResult]:
+    tasks = {asyncio.ensure_future(_run_one(journal, cfg, item)): item for item in ready}
+    waiter = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
+    try:
+        while tasks:
+            watch: set[asyncio.Future[object]] = set(tasks)  # type: ignore[arg-type]
+            if waiter is not None:
+                watch.add(waiter)  # type: ignore[arg-type]
+            done, _ = await asyncio.wait(watch, return_when=asyncio.FIRST_COMPLETED)
+            finished = [t for t in tasks if t in done]
+            for task in sorted(finished, key=lambda t: ready.index(tasks[t])):
+                item = tasks.pop(task)
+                output, is_error, duration_ms = task.result()
+                result = _complete(journal, item.call, output, is_error, duration_ms)
+                if cfg.hooks is not None:
+                    await cfg.hooks.on_tool_result(item.call, ToolOutput(output, is_error))
+                yield result
+            if waiter is not None and waiter in done:
+                _abandon(journal, cfg, list(tasks.values()))
+                for task in tasks:
+                    task.cancel()
+                return
+            if tasks:
+                await journal.flush()
+    finally:
+        if waiter is not None:
+            waiter.cancel()
+
+
+def _abandon(journal: RunJournal, cfg: RuntimeConfig, running: list[_Ready]) -> None:
+    """Calls cut short by cancellation: what they did is unknown unless they only read."""
+    for item in running:
+        if item.tool.traits.rerunnable:
+            journal.record(
+                ToolCompleted(call_id=item.call.id, tool=item.call.name, output="cancelled before completion", is_error=True)
+            )
+        else:
+            journal.record(ToolOutcomeUnknown(call_id=item.call.id, tool=item.call.name))
+
+
+async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: _Ready) -> tuple[str, bool, int]:
+    """Execute with the retry policy; every attempt after the first is journaled as an intent."""
+    policy = cfg.tool_retry_policy.policy_for(item.tool.name) if cfg.tool_retry_policy is not None else None
+    key = idempotency_key(journal.run_id, item.call.id)
+    attempt = item.attempt
+    started = time.perf_counter()
+    while True:
+        ctx = ToolContext(journal.run_id, item.call.id, key, attempt)
+        try:
+            if cfg.hooks is not None:
+                await cfg.hooks.on_tool_call(item.call)
+            output = await item.tool.invoke(item.arguments, ctx)
+            return output, False, round((time.perf_counter() - started) * 1000)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a tool's failure is the model's to see, never the run's end
+            if cfg.hooks is not None:
+                await cfg.hooks.on_error(exc)
+            tries = attempt - item.attempt + 1
+            if policy is None or not policy.should_retry(exc, tries):
+                return _describe(exc), True, round((time.perf_counter() - started) * 1000)
+            await asyncio.sleep(policy.delay_for(tries))
+            attempt += 1
+            journal.record(ToolStarted(call_id=item.call.id, tool=item.call.name, idempotency_key=key, attempt=attempt))
+            await journal.flush()
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, ToolArgumentsError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+

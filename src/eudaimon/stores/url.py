@@ -1,0 +1,37 @@
+"""Store URLs: `memory:`, `sqlite:///path.db`, `postgresql://…`."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from eudaimon.core.errors import ConfigurationError
+from eudaimon.stores.base import EventStore
+
+
+def open_store(url: str) -> EventStore:
+    """The store a URL names. Relative SQLite paths (`sqlite:///runs.db`) are relative to the cwd;
+    `sqlite:////abs/path.db` is absolute."""
+    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
+    if scheme == "memory":
+        from eudaimon.stores.memory import MemoryStore
+
+        return MemoryStore()
+    if scheme == "sqlite":
+        path = url[len("sqlite:") :]
+        if path.startswith("///"):
+            path = path[3:]
+        elif path.startswith("//"):
+            raise ConfigurationError(f"SQLite URL {url!r} has a host part; write sqlite:///relative.db or sqlite:////abs.db")
+        if not path:
+            raise ConfigurationError("a SQLite store URL needs a path: sqlite:///runs.db")
+        from eudaimon.stores.sqlite import SqliteStore
+
+        return SqliteStore(path)
+    if scheme in ("postgresql", "postgres"):
+        from eudaimon.stores.postgres import PostgresStore
+
+        return PostgresStore(url)
+    shown = urlsplit(url)._replace(netloc=urlsplit(url).hostname or "").geturl() if "@" in url else url
+    raise ConfigurationError(
+        f"unsupported store URL {shown!r}; use 'memory:', 'sqlite:///path.db' or 'postgresql://user@host/db'"
+    )

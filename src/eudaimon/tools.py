@@ -1,0 +1,209 @@
+"""Tools: typed functions a model may call, with the effect class that governs recovery.
+
+`@tool` compiles a function's signature once into a JSON Schema (what the model sees) and a
+validator (what its arguments must pass). A tool that fails, or is called wrongly, produces
+an error result for the model; it never crashes the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import Any, overload
+
+import jsonschema
+from pydantic import BaseModel, ValidationError
+
+from eudaimon._schema import function_schema
+from eudaimon.core.effects import Effect, ToolTraits
+from eudaimon.core.errors import ConfigurationError
+from eudaimon.core.messages import JsonObject
+from eudaimon.models.base import ToolSpec
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """What a tool may know about the call it serves.
+
+    `idempotency_key` is the same for every attempt of a call, across retries and crash
+    recovery: pass it to the system you change so that a repeated call is recognised.
+    """
+
+    run_id: str
+    call_id: str
+    idempotency_key: str
+    attempt: int = 1
+
+
+class ToolPolicy(str, Enum):
+    """What an approval policy decides for one call."""
+
+    ALLOW = "allow"
+    DENY = "deny"
+    REQUIRE_APPROVAL = "require_approval"
+
+
+class ToolArgumentsError(ValueError):
+    """The model's arguments for a call were unusable; the message is shown to the model."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tool:
+    """A callable the model can use. Build one with `@tool`, or directly with a JSON Schema."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    function: Callable[..., Any]
+    effect: Effect = Effect.WRITE
+    idempotent: bool = False
+    requires_approval: bool | None = None
+    """None: approval is required exactly when the effect is IRREVERSIBLE."""
+    args_model: type[BaseModel] | None = None
+    context_param: str | None = None
+    is_async: bool = False
+    _validator: Any = field(default=None, repr=False, compare=False)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.function(*args, **kwargs)
+
+    @property
+    def needs_approval(self) -> bool:
+        return self.effect is Effect.IRREVERSIBLE if self.requires_approval is None else self.requires_approval
+
+    @property
+    def traits(self) -> ToolTraits:
+        return ToolTraits(self.effect, self.idempotent)
+
+    @property
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, self.parameters)
+
+    def compiled(self) -> Tool:
+        """This tool with its JSON Schema validator built; done once, when the Agent is built."""
+        cls = jsonschema.validators.validator_for(self.parameters)
+        try:
+            cls.check_schema(self.parameters)
+        except jsonschema.SchemaError as exc:
+            raise ConfigurationError(f"tool {self.name!r} has an invalid JSON Schema: {exc.message}") from exc
+        return replace(self, _validator=cls(self.parameters))
+
+    def parse_arguments(self, raw: JsonObject | str, *, validate: bool = True) -> JsonObject:
+        """Decode and validate a call's arguments; `ToolArgumentsError` says what is wrong."""
+        if isinstance(raw, str):
+            try:
+                raw = json.loads(raw) if raw.strip() else {}
+            except ValueError as exc:
+                raise ToolArgumentsError(
+                    f"the arguments are not valid JSON ({exc}); send a JSON object matching the schema of {self.name!r}"
+                ) from exc
+        if not isinstance(raw, dict):
+            raise ToolArgumentsError(f"the arguments must be a JSON object, got {type(raw).__name__}")
+        if validate and self._validator is not None:
+            errors = sorted(self._validator.iter_errors(raw), key=lambda e: list(e.absolute_path))
+            if errors:
+                detail = "; ".join(f"{'.'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors[:5])
+                raise ToolArgumentsError(f"the arguments do not match the schema of {self.name!r}: {detail}")
+        return raw
+
+    async def invoke(self, arguments: Mapping[str, Any], ctx: ToolContext) -> str:
+        """Run the function and render its result as text for the model.
+
+        Sync functions run in a worker thread, so a blocking tool does not stall other runs.
+        """
+        kwargs = self._bind(arguments)
+        if self.context_param is not None:
+            kwargs[self.context_param] = ctx
+        if self.is_async:
+            result = await self.function(**kwargs)
+        else:
+            result = await asyncio.to_thread(self.function, **kwargs)
+            if isinstance(result, Awaitable):
+                result = await result
+        return render_result(result)
+
+    def _bind(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        if self.args_model is None:
+            return dict(arguments)
+        try:
+            parsed = self.args_model.model_validate(dict(arguments))
+        except ValidationError as exc:
+            raise ToolArgumentsError(f"invalid arguments for {self.name!r}: {exc}") from exc
+        return {name: getattr(parsed, name) for name in type(parsed).model_fields}
+
+
+def render_result(result: Any) -> str:
+    """Tool results reach the model as text: strings as they are, everything else as JSON."""
+    if isinstance(result, str):
+        return result
+    if isinstance(result, BaseModel):
+        return result.model_dump_json()
+    return json.dumps(result, default=_json_default, ensure_ascii=False)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    return str(value)
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    effect: Effect | str = Effect.WRITE,
+    idempotent: bool = False,
+    requires_approval: bool | None = None,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    effect: Effect | str = Effect.WRITE,
+    idempotent: bool = False,
+    requires_approval: bool | None = None,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Turn a typed function (sync or async) into a `Tool`.
+
+    The description is the docstring's summary; parameter descriptions come from its `Args:`
+    section. A parameter annotated `ToolContext` receives the call's context. The default
+    effect is `WRITE`: declare `effect="read"` or `idempotent=True` when running the tool
+    twice is harmless, so that recovery may re-run it.
+    """
+
+    def build(func: Callable[..., Any]) -> Tool:
+        try:
+            effect_value = Effect(effect)
+        except ValueError:
+            raise ConfigurationError(f"unknown effect {effect!r}; use 'read', 'write' or 'irreversible'") from None
+        schema = function_schema(func, context_type=ToolContext)
+        return Tool(
+            name=name or func.__name__,
+            description=description if description is not None else schema.description,
+            parameters=schema.parameters,
+            function=func,
+            effect=effect_value,
+            idempotent=idempotent,
+            requires_approval=requires_approval,
+            args_model=schema.args_model,
+            context_param=schema.context_param,
+            is_async=schema.is_async,
+        )
+
+    return build(fn) if fn is not None else build
+
+
+def as_tool(item: Tool | Callable[..., Any]) -> Tool:
+    return item if isinstance(item, Tool) else tool(item)
