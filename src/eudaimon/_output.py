@@ -58,9 +58,7 @@ class OutputSchema:
         try:
             typed = TypeAdapter(self.output_type).validate_python(value)
         except ValidationError as exc:
-            detail = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()[:5]
-            )
+            detail = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()[:5])
             raise ValueError(detail) from None
         return TypeAdapter(self.output_type).dump_python(typed, mode="json")
 

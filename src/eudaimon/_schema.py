@@ -73,9 +73,7 @@ def function_schema(fn: Callable[..., Any], *, context_type: type) -> FunctionSc
             raise ConfigurationError(f"tool {fn.__name__!r}: *args and **kwargs cannot be described to a model")
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[name] = (annotation, Field(default, description=param_docs.get(name)))
-    model = create_model(  # type: ignore[call-overload]
-        f"{fn.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields
-    )
+    model = create_model(f"{fn.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields)
     schema = model.model_json_schema()
     schema.pop("title", None)
     for prop in schema.get("properties", {}).values():

@@ -8,8 +8,8 @@ from typing import Any
 
 from eudaimon._build import build_runtime_config
 from eudaimon.core.decide import DecideConfig
-from eudaimon.core.events import ApprovalDecided, EventData, ToolReconciled
 from eudaimon.core.errors import EudaimonError, InvalidOperation
+from eudaimon.core.events import ApprovalDecided, EventData, ToolReconciled
 from eudaimon.core.messages import Message
 from eudaimon.core.state import CallStatus, RunState
 from eudaimon.guardrails import run_input_guardrails
@@ -18,8 +18,8 @@ from eudaimon.response import AgentResponse
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.runs import RunDriver, load_state
-from eudaimon.streaming import StreamEvent
 from eudaimon.stores.base import EventStore
+from eudaimon.streaming import StreamEvent
 from eudaimon.tools import Tool
 
 
@@ -191,7 +191,9 @@ class Agent:
             if progress is None:
                 raise InvalidOperation(f"run {run_id} has no pending call {call_id!r} to approve")
             if progress.status is not CallStatus.AWAITING_APPROVAL:
-                raise InvalidOperation(f"call {call_id!r} of run {run_id} is {progress.status.value}, not awaiting approval")
+                raise InvalidOperation(
+                    f"call {call_id!r} of run {run_id} is {progress.status.value}, not awaiting approval"
+                )
             return ApprovalDecided(call_id=call_id, approved=approved, by=by, note=note)
 
         return await self._driver.append_decision(run_id, check)
@@ -213,4 +215,3 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={self.model.model_id!r}, tools={sorted(self.tools)!r})"
-

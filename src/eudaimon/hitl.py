@@ -1,8 +1,9 @@
 """Human input: the `ask_human` tool, through which a model asks a person a question mid-run.
 
-The Agent turns a `HumanInputHandler` into a tool named `ask_human` whose schema is
-`ASK_HUMAN_SCHEMA` and whose body is `answer(handler, arguments)`. The answer is the tool's
-result; like any tool result, it is journaled, so a resumed run does not ask again.
+The Agent turns a `HumanInputHandler` into a tool with `ask_human_tool(handler)`: named
+`ask_human`, its schema is `ASK_HUMAN_SCHEMA` and its body `answer(handler, arguments)`. The
+answer is the tool's result; like any tool result, it is journaled, so a resumed run does not
+ask again. Its effect is READ: asking again after a crash mid-question is harmless.
 
 For approvals that may wait for days, prefer tools that require approval (the run pauses
 durably); `ask_human` holds the run open while the handler waits.
@@ -10,10 +11,15 @@ durably); `ask_human` holds the run open while the handler waits.
 
 from __future__ import annotations
 
+import copy
 import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, runtime_checkable
+
+from eudaimon.core.effects import Effect
+from eudaimon.core.errors import ConfigurationError
+from eudaimon.tools import Tool, ToolArgumentsError
 
 __all__ = [
     "ASK_HUMAN_DESCRIPTION",
@@ -22,6 +28,7 @@ __all__ = [
     "HumanInputHandler",
     "HumanInputRequest",
     "answer",
+    "ask_human_tool",
 ]
 
 
@@ -73,16 +80,16 @@ ASK_HUMAN_SCHEMA: Final[dict[str, Any]] = {
 
 
 def _request(arguments: Mapping[str, Any]) -> HumanInputRequest:
-    """The request `arguments` describe; a ValueError names what is wrong, for the model to fix."""
+    """The request `arguments` describe; the error names what is wrong, for the model to fix."""
     prompt = arguments.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
-        raise ValueError("ask_human needs a non-empty string `prompt`")
+        raise ToolArgumentsError("ask_human needs a non-empty string `prompt`")
     choices = arguments.get("choices") or ()
     if not isinstance(choices, list | tuple) or not all(isinstance(c, str) for c in choices):
-        raise ValueError("ask_human's `choices` must be a list of strings")
+        raise ToolArgumentsError("ask_human's `choices` must be a list of strings")
     context = arguments.get("context")
     if context is not None and not isinstance(context, str):
-        raise ValueError("ask_human's `context` must be a string")
+        raise ToolArgumentsError("ask_human's `context` must be a string")
     return HumanInputRequest(prompt, tuple(choices), context)
 
 
@@ -90,7 +97,7 @@ async def answer(handler: HumanInputHandler, arguments: Mapping[str, Any]) -> st
     """Ask `handler` the question in the `ask_human` tool's `arguments`; return the human's answer.
 
     Raises:
-        ValueError: the arguments do not match `ASK_HUMAN_SCHEMA`.
+        ToolArgumentsError: (a ValueError) the arguments do not match `ASK_HUMAN_SCHEMA`.
         TypeError: the handler answered something other than a string.
     """
     request = _request(arguments)
@@ -100,3 +107,28 @@ async def answer(handler: HumanInputHandler, arguments: Mapping[str, Any]) -> st
     if not isinstance(result, str):
         raise TypeError(f"{type(handler).__name__}.request_input returned {type(result).__name__}, not a string")
     return result
+
+
+def ask_human_tool(handler: HumanInputHandler) -> Tool:
+    """The `ask_human` tool answering through `handler`, for `Agent(human_input=handler)`.
+
+    Raises:
+        ConfigurationError: `handler` has no `request_input` method.
+    """
+    if not callable(getattr(handler, "request_input", None)):
+        raise ConfigurationError(
+            f"human_input {handler!r} has no request_input(request) method; see eudaimon.hitl.HumanInputHandler"
+        )
+
+    async def ask_human(**arguments: Any) -> str:
+        return await answer(handler, arguments)
+
+    return Tool(
+        name=ASK_HUMAN_NAME,
+        description=ASK_HUMAN_DESCRIPTION,
+        parameters=copy.deepcopy(ASK_HUMAN_SCHEMA),
+        function=ask_human,
+        effect=Effect.READ,
+        requires_approval=False,
+        is_async=True,
+    )

@@ -37,6 +37,7 @@ from eudaimon.models.base import ChatRequest, ChatResponse
 __all__ = [
     "Middleware",
     "MiddlewareAction",
+    "MiddlewareResult",
     "MiddlewareStack",
     "ShortCircuit",
     "ToolCallRequest",
@@ -65,6 +66,10 @@ class ShortCircuit:
     """Stop the stack and use `value` instead of what would have come next."""
 
     value: ShortCircuitValue
+
+
+MiddlewareResult = _Continue | ShortCircuit | None
+"""What `on_request` and `on_response` return (sync), for annotating a layer's methods."""
 
 
 class MiddlewareAction:

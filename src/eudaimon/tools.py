@@ -11,7 +11,7 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
-from enum import Enum
+from enum import StrEnum
 from typing import Any, overload
 
 import jsonschema
@@ -38,7 +38,7 @@ class ToolContext:
     attempt: int = 1
 
 
-class ToolPolicy(str, Enum):
+class ToolPolicy(StrEnum):
     """What an approval policy decides for one call."""
 
     ALLOW = "allow"
@@ -105,7 +105,9 @@ class Tool:
         if validate and self._validator is not None:
             errors = sorted(self._validator.iter_errors(raw), key=lambda e: list(e.absolute_path))
             if errors:
-                detail = "; ".join(f"{'.'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors[:5])
+                detail = "; ".join(
+                    f"{'.'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors[:5]
+                )
                 raise ToolArgumentsError(f"the arguments do not match the schema of {self.name!r}: {detail}")
         return raw
 

@@ -80,7 +80,12 @@ def every_payload() -> list[EventData]:
         ),
         ModelAttemptStarted(step=0, request_id="req-0", request_digest="d0", model="test:model"),
         ModelRetryScheduled(
-            step=0, request_id="req-0", retry_number=1, delay_ms=250, error="rate limited", observed_usage=Usage(3, 0, 1)
+            step=0,
+            request_id="req-0",
+            retry_number=1,
+            delay_ms=250,
+            error="rate limited",
+            observed_usage=Usage(3, 0, 1),
         ),
         ModelContextRejected(step=0, request_id="req-0", input_budget_tokens=4096, error="too long"),
         ModelFailed(step=0, error="500", usage=Usage(5, 1), cost_usd=0.001, request_id="req-0", model="test:model"),

@@ -51,7 +51,9 @@ def event_from_dict(row: dict[str, Any], *, run_id: str | None = None, seq: int 
         raise CorruptEvent(rid, at_seq, "the row has no 'type'")
     version = row.get("v", VERSION)
     if version != VERSION:
-        raise CorruptEvent(rid, at_seq, f"format version {version!r} is not supported (expected {VERSION})", event_type=tag)
+        raise CorruptEvent(
+            rid, at_seq, f"format version {version!r} is not supported (expected {VERSION})", event_type=tag
+        )
     adapter = _ADAPTERS.get(tag)
     if adapter is None:
         raise UnknownEventType(rid, at_seq, tag)

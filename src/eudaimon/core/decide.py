@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 from eudaimon.core.effects import ToolTraits
 from eudaimon.core.messages import Role
@@ -27,7 +27,7 @@ class DecideConfig:
     max_guardrail_retries: int = 8
 
 
-class Decision(str, Enum):
+class Decision(StrEnum):
     POLICY = "policy"
     """No decision is journaled yet: the runtime applies the approval policy."""
     RUN = "run"

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 
-class Effect(str, Enum):
+class Effect(StrEnum):
     """A tool's effect class (DESIGN §4). Lower-case names are accepted: `Effect("read")`."""
 
     READ = "read"
@@ -15,9 +15,6 @@ class Effect(str, Enum):
     """Changes something; runs again after a crash only when declared idempotent."""
     IRREVERSIBLE = "irreversible"
     """Cannot be undone (sending money, an e-mail): never re-run, approval by default."""
-
-    def __str__(self) -> str:
-        return self.value
 
     @classmethod
     def _missing_(cls, value: object) -> Effect | None:

@@ -8,22 +8,19 @@ derives ids for the messages it creates from the run id and the event's seq.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 JsonObject = dict[str, Any]
 
 
-class Role(str, Enum):
+class Role(StrEnum):
     """Who speaks a message."""
 
     SYSTEM = "system"
     USER = "user"
     ASSISTANT = "assistant"
     TOOL = "tool"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from enum import Enum
+from enum import StrEnum
 from typing import assert_never
 
 from eudaimon.core.errors import CorruptEvent
@@ -37,10 +37,10 @@ from eudaimon.core.events import (
     ToolReconciled,
     ToolStarted,
 )
-from eudaimon.core.messages import JsonObject, Message, Role, Usage
+from eudaimon.core.messages import JsonObject, Message, Usage
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     """Where a run stands. A `str` enum, so `state.status == "completed"` holds."""
 
     RUNNING = "running"
@@ -50,9 +50,6 @@ class Status(str, Enum):
     FAILED = "failed"
     BUDGET_EXCEEDED = "budget_exceeded"
     CANCELLED = "cancelled"
-
-    def __str__(self) -> str:
-        return self.value
 
     @property
     def is_terminal(self) -> bool:
@@ -66,7 +63,7 @@ class Status(str, Enum):
 _TERMINAL = frozenset({Status.COMPLETED, Status.FAILED, Status.BUDGET_EXCEEDED, Status.CANCELLED})
 
 
-class CallStatus(str, Enum):
+class CallStatus(StrEnum):
     """Where one tool call of the current batch stands."""
 
     REQUESTED = "requested"
@@ -168,7 +165,9 @@ class RunState:
                 event_type=event.type,
             )
         if self.next_seq == 0 and not isinstance(event.data, RunStarted):
-            raise CorruptEvent(event.run_id, event.seq, "a run's first event must be run_started", event_type=event.type)
+            raise CorruptEvent(
+                event.run_id, event.seq, "a run's first event must be run_started", event_type=event.type
+            )
         self.next_seq += 1
         data = event.data
         match data:
@@ -177,7 +176,9 @@ class RunState:
                 self.model, self.parent = data.model, data.parent
                 self.guardrail_rejections = data.guardrail_retries
                 self.input_index, self.uses_memory = max(len(data.messages) - 1, 0), data.uses_memory
-                self.messages = [m if m.id else replace(m, id=f"{self.run_id}:0:{i}") for i, m in enumerate(data.messages)]
+                self.messages = [
+                    m if m.id else replace(m, id=f"{self.run_id}:0:{i}") for i, m in enumerate(data.messages)
+                ]
             case ModelAttemptStarted():
                 self.open_attempt = data.request_id
                 self.model = data.model or self.model
@@ -194,9 +195,7 @@ class RunState:
                 self._bill(data.usage, data.cost_usd)
                 message = data.message if data.message.id else replace(data.message, id=self._derived_id(event))
                 self.messages.append(message)
-                self.calls = {
-                    c.id: CallProgress(PendingCall(c.id, c.name, c.arguments)) for c in message.tool_calls
-                }
+                self.calls = {c.id: CallProgress(PendingCall(c.id, c.name, c.arguments)) for c in message.tool_calls}
                 self.tool_results = []
                 self.approvals = {}
                 self.pending = [p.call for p in self.calls.values()]
@@ -257,7 +256,9 @@ class RunState:
     def _progress(self, call_id: str, event: Event) -> CallProgress:
         progress = self.calls.get(call_id)
         if progress is None:
-            raise CorruptEvent(self.run_id, event.seq, f"call {call_id!r} is not in the current batch", event_type=event.type)
+            raise CorruptEvent(
+                self.run_id, event.seq, f"call {call_id!r} is not in the current batch", event_type=event.type
+            )
         return progress
 
     def _set_call(self, call_id: str, status: CallStatus, event: Event, *, attempt: int | None = None) -> None:

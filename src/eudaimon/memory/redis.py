@@ -9,12 +9,11 @@ atomically, so two processes feeding the same run's messages never duplicate one
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Any
 
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
 
-from eudaimon.core.messages import Message
+from eudaimon.core.messages import Message, Role
 from eudaimon.memory._codec import message_from_json, message_to_json
 from eudaimon.memory._groups import drop_partial_head, opens_group, visible
 from eudaimon.memory.base import check_window, require_id, thread_key
@@ -73,7 +72,7 @@ class RedisMemory:
         messages_key, _ = self._keys(thread_id)
         client = self._redis()
         if self.max_messages is None:
-            raw: list[bytes] = await client.lrange(messages_key, 0, -1)
+            raw: list[bytes | str] = await client.lrange(messages_key, 0, -1)
             return visible([message_from_json(r) for r in raw])
         async with client.pipeline(transaction=True) as pipe:
             pipe.llen(messages_key)
@@ -88,16 +87,16 @@ class RedisMemory:
         return visible(await self._newest_group(client, messages_key, int(length) - len(tail), tail))
 
     async def _newest_group(self, client: Redis, messages_key: str, start: int, tail: list[Message]) -> list[Message]:
+        """The newest group, whose results `tail` (read from position `start`) all are."""
         while start > 0:
             begin = max(0, start - _READ_BACK_CHUNK)
-            raw: list[bytes] = await client.lrange(messages_key, begin, start - 1)
+            raw: list[bytes | str] = await client.lrange(messages_key, begin, start - 1)
             batch = [message_from_json(r) for r in raw]
             tail = batch + tail
-            kept = drop_partial_head(batch)
-            if kept:
-                head = len(tail) - len(kept) - (len(tail) - len(batch))
-                group = tail[head:]
-                return group if opens_group(group[0]) else []
+            for index in range(len(batch) - 1, -1, -1):
+                if batch[index].role is not Role.TOOL:
+                    group = tail[index:]
+                    return group if opens_group(group[0]) else []
             start = begin
         return []
 
@@ -136,7 +135,3 @@ def _hide_password(url: str) -> str:
         return url
     user = credentials.split(":", 1)[0]
     return f"{scheme}{sep}{user}:***@{host}"
-
-
-__all__: list[str] = ["RedisMemory"]
-_unused: Any = None

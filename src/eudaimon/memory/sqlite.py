@@ -193,4 +193,3 @@ def _read_window(connection: sqlite3.Connection, session: str, thread: str, limi
         f"SELECT body FROM eudaimon_memory {_WHERE} AND pos >= ? ORDER BY pos", (session, thread, head)
     ).fetchall()
     return [body for (body,) in group] if opens_group(message_from_json(group[0][0])) else []
-

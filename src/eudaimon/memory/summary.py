@@ -125,7 +125,9 @@ class SummaryMemory:
         except Exception as exc:
             logger.warning(
                 "summarising %d message(s) of thread %r failed; they are kept and the next add retries: %r",
-                cut, key, exc,
+                cut,
+                key,
+                exc,
             )
             return
         finally:
@@ -155,8 +157,7 @@ class SummaryMemory:
 
     def __repr__(self) -> str:
         return (
-            f"SummaryMemory(model={self.model!r}, max_messages={self.max_messages}, "
-            f"retain_recent={self.retain_recent})"
+            f"SummaryMemory(model={self.model!r}, max_messages={self.max_messages}, retain_recent={self.retain_recent})"
         )
 
 

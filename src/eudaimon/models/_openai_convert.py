@@ -92,7 +92,9 @@ def to_usage(usage: CompletionUsage | None) -> Usage | None:
         return None
     details = usage.prompt_tokens_details
     cached = (details.cached_tokens if details is not None else None) or 0
-    return Usage(input_tokens=usage.prompt_tokens or 0, output_tokens=usage.completion_tokens or 0, cached_tokens=cached)
+    return Usage(
+        input_tokens=usage.prompt_tokens or 0, output_tokens=usage.completion_tokens or 0, cached_tokens=cached
+    )
 
 
 def build_response(

@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator
 from eudaimon.models.base import ChatResponse, ModelStreamItem
 from eudaimon.streaming import TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 
-
 _WORD = re.compile(r"\s*\S+\s*")
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
 from eudaimon.core.messages import Message, Usage
 from eudaimon.streaming import ModelDelta
 
 
-class StopReason(str, Enum):
+class StopReason(StrEnum):
     """Why a model stopped; providers' reasons are mapped onto these."""
 
     END_TURN = "end_turn"
@@ -20,9 +20,6 @@ class StopReason(str, Enum):
     STOP_SEQUENCE = "stop_sequence"
     REFUSAL = "refusal"
     CONTENT_FILTER = "content_filter"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,9 +35,9 @@ from eudaimon.core.events import (
 from eudaimon.core.groups import estimate_tokens, fit_to_budget
 from eudaimon.core.messages import Usage
 from eudaimon.core.state import RunState
-from eudaimon.models.base import ChatRequest, ChatResponse
 from eudaimon.guardrails import Block, RetryWithFeedback, Transform, run_output_guardrails
 from eudaimon.hooks import LoopState
+from eudaimon.models.base import ChatRequest, ChatResponse
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.clock import monotonic_ms
 from eudaimon.runtime.config import RuntimeConfig
@@ -107,14 +107,14 @@ def _stopped_before_call(journal: RunJournal, cfg: RuntimeConfig, cancel: Cancel
         journal.record(RunCancelled(reason=cancel.reason))
         return True
     if cfg.max_budget_usd is not None and state.cost_usd >= cfg.max_budget_usd:
-        journal.record(
-            BudgetExceeded(reason="usd budget exhausted", spent=state.cost_usd, limit=cfg.max_budget_usd)
-        )
+        journal.record(BudgetExceeded(reason="usd budget exhausted", spent=state.cost_usd, limit=cfg.max_budget_usd))
         return True
     if cfg.max_budget_tokens is not None and state.usage.total_tokens >= cfg.max_budget_tokens:
         journal.record(
             BudgetExceeded(
-                reason="token budget exhausted", spent=float(state.usage.total_tokens), limit=float(cfg.max_budget_tokens)
+                reason="token budget exhausted",
+                spent=float(state.usage.total_tokens),
+                limit=float(cfg.max_budget_tokens),
             )
         )
         return True
@@ -132,7 +132,9 @@ def build_request(state: RunState, cfg: RuntimeConfig) -> ChatRequest:
     return ChatRequest(list(messages), cfg.tool_specs, cfg.temperature, cfg.max_tokens)
 
 
-async def _model_turn(journal: RunJournal, cfg: RuntimeConfig, step: int, stream_model: bool) -> AsyncIterator[StreamEvent]:
+async def _model_turn(
+    journal: RunJournal, cfg: RuntimeConfig, step: int, stream_model: bool
+) -> AsyncIterator[StreamEvent]:
     state = journal.state
     if cfg.hooks is not None:
         await cfg.hooks.on_iteration_start(_loop_state(state, cfg, step))
@@ -143,7 +145,9 @@ async def _model_turn(journal: RunJournal, cfg: RuntimeConfig, step: int, stream
         response = await cfg.middleware.run_on_request(request)
     if response is None:
         try:
-            async for item in attempt(journal, cfg.model, request, step=step, stream=stream_model, retry=cfg.model_retry):
+            async for item in attempt(
+                journal, cfg.model, request, step=step, stream=stream_model, retry=cfg.model_retry
+            ):
                 if isinstance(item, ChatResponse):
                     response = item
                 else:
@@ -165,13 +169,26 @@ async def _model_turn(journal: RunJournal, cfg: RuntimeConfig, step: int, stream
         if isinstance(verdict, RetryWithFeedback):
             journal.record(
                 GuardrailRejected(
-                    step=step, guardrail=verdict.guardrail, feedback=verdict.feedback, usage=usage, cost_usd=cost, model=served_by
+                    step=step,
+                    guardrail=verdict.guardrail,
+                    feedback=verdict.feedback,
+                    usage=usage,
+                    cost_usd=cost,
+                    model=served_by,
                 )
             )
             yield Error(f"answer rejected by an output guardrail: {verdict.feedback}")
             return
         if isinstance(verdict, Block):
-            journal.record(ModelFailed(step=step, error=f"blocked by an output guardrail: {verdict.reason}", usage=usage, cost_usd=cost, model=served_by))
+            journal.record(
+                ModelFailed(
+                    step=step,
+                    error=f"blocked by an output guardrail: {verdict.reason}",
+                    usage=usage,
+                    cost_usd=cost,
+                    model=served_by,
+                )
+            )
             journal.record(RunFailed(error=f"{verdict.guardrail}: {verdict.reason}", kind="GuardrailBlocked"))
             return
         if isinstance(verdict, Transform):
@@ -191,7 +208,9 @@ async def _model_turn(journal: RunJournal, cfg: RuntimeConfig, step: int, stream
     yield _usage_event(step, request, response, usage, cost)
 
 
-def _usage_event(step: int, request: ChatRequest, response: ChatResponse, usage: Usage, cost: float | None) -> UsageEvent:
+def _usage_event(
+    step: int, request: ChatRequest, response: ChatResponse, usage: Usage, cost: float | None
+) -> UsageEvent:
     if response.usage is None:
         # Estimated from characters when the model reported nothing, as the reference does.
         usage = Usage(sum(estimate_tokens(m) for m in request.messages[-2:]), estimate_tokens(response.message))
@@ -209,4 +228,3 @@ def _finish(journal: RunJournal, cfg: RuntimeConfig, text: str) -> None:
         journal.record(FinishRejected(step=state.steps, reason=str(exc)))
         return
     journal.record(RunCompleted(output=text, structured=structured))
-

@@ -32,9 +32,9 @@ class RetrySettings:
     max_delay: float = 30.0
 
     def delay_for(self, retry_number: int, retry_after_s: float | None) -> float:
-        backoff = min(self.max_delay, self.initial_delay * 2 ** (retry_number - 1))
+        backoff = min(self.max_delay, self.initial_delay * 2.0 ** (retry_number - 1))
         jittered = backoff * (0.5 + random.random() / 2)
-        return max(jittered, min(retry_after_s, self.max_delay * 4)) if retry_after_s else jittered
+        return max(jittered, min(float(retry_after_s), self.max_delay * 4)) if retry_after_s else jittered
 
 
 class ContextRejected(Exception):

@@ -33,8 +33,8 @@ from eudaimon.runtime.clock import new_message_id, new_run_id
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.loop import drive
-from eudaimon.streaming import StreamEvent
 from eudaimon.stores.base import EventStore
+from eudaimon.streaming import StreamEvent
 
 
 async def load_state(store: EventStore, run_id: str, at_seq: int | None = None) -> RunState:
@@ -52,7 +52,12 @@ async def load_state(store: EventStore, run_id: str, at_seq: int | None = None) 
 
 class RunDriver:
     def __init__(
-        self, config: RuntimeConfig, store: EventStore, memory: Any, output: OutputSchema | None, config_digest: str = ""
+        self,
+        config: RuntimeConfig,
+        store: EventStore,
+        memory: Any,
+        output: OutputSchema | None,
+        config_digest: str = "",
     ) -> None:
         self.config = config
         self.store = store
@@ -61,7 +66,13 @@ class RunDriver:
         self.config_digest = config_digest
 
     def start(
-        self, messages: list[Message], *, input: str, thread_id: str | None, run_id: str | None, uses_memory: bool = True
+        self,
+        messages: list[Message],
+        *,
+        input: str,
+        thread_id: str | None,
+        run_id: str | None,
+        uses_memory: bool = True,
     ) -> RunJournal:
         """A new run's journal, its `run_started` recorded (committed with the first attempt)."""
         started = RunStarted(
@@ -106,7 +117,9 @@ class RunDriver:
             return Cancelled(error, run_id=run_id)
         if state.status is Status.BUDGET_EXCEEDED:
             if error.startswith("token") and self.config.max_budget_tokens is not None:
-                return BudgetExceeded(state.usage.total_tokens, self.config.max_budget_tokens, unit="tokens", run_id=run_id)
+                return BudgetExceeded(
+                    state.usage.total_tokens, self.config.max_budget_tokens, unit="tokens", run_id=run_id
+                )
             return BudgetExceeded(state.cost_usd, self.config.max_budget_usd or 0.0, run_id=run_id)
         if state.error_kind == "MaxIterations":
             return MaxIterations(self.config.decide.max_iterations, run_id=run_id)

@@ -87,7 +87,10 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> _
                 return _complete(journal, call, str(exc), True)
     journal.record(
         ToolStarted(
-            call_id=call.id, tool=call.name, idempotency_key=idempotency_key(journal.run_id, call.id), attempt=plan.attempt
+            call_id=call.id,
+            tool=call.name,
+            idempotency_key=idempotency_key(journal.run_id, call.id),
+            attempt=plan.attempt,
         )
     )
     return _Ready(call, tool, arguments, plan.attempt)
@@ -116,7 +119,9 @@ def _deny(journal: RunJournal, call: ToolCall, reason: str) -> ToolResult:
 
 
 def _complete(journal: RunJournal, call: ToolCall, output: str, is_error: bool, duration_ms: int = 0) -> ToolResult:
-    journal.record(ToolCompleted(call_id=call.id, tool=call.name, output=output, is_error=is_error, duration_ms=duration_ms))
+    journal.record(
+        ToolCompleted(call_id=call.id, tool=call.name, output=output, is_error=is_error, duration_ms=duration_ms)
+    )
     return ToolResult(call.id, output, is_error)
 
 
@@ -156,7 +161,9 @@ def _abandon(journal: RunJournal, cfg: RuntimeConfig, running: list[_Ready]) -> 
     for item in running:
         if item.tool.traits.rerunnable:
             journal.record(
-                ToolCompleted(call_id=item.call.id, tool=item.call.name, output="cancelled before completion", is_error=True)
+                ToolCompleted(
+                    call_id=item.call.id, tool=item.call.name, output="cancelled before completion", is_error=True
+                )
             )
         else:
             journal.record(ToolOutcomeUnknown(call_id=item.call.id, tool=item.call.name))
@@ -193,4 +200,3 @@ def _describe(exc: Exception) -> str:
     if isinstance(exc, ToolArgumentsError):
         return str(exc)
     return f"{type(exc).__name__}: {exc}"
-

@@ -32,7 +32,9 @@ class MemoryStore:
             previous = self._summaries[run_id]
             agent, thread_id, created = previous.agent, previous.thread_id, previous.created_at
         journal.extend(events)
-        self._summaries[run_id] = RunSummary(run_id, agent, thread_id, created, events[-1].at, len(journal), events[-1].type)
+        self._summaries[run_id] = RunSummary(
+            run_id, agent, thread_id, created, events[-1].at, len(journal), events[-1].type
+        )
 
     async def load(self, run_id: str, after_seq: int = -1) -> list[Event]:
         return list(self._events.get(run_id, ())[after_seq + 1 :])

@@ -21,7 +21,9 @@ def open_store(url: str) -> EventStore:
         if path.startswith("///"):
             path = path[3:]
         elif path.startswith("//"):
-            raise ConfigurationError(f"SQLite URL {url!r} has a host part; write sqlite:///relative.db or sqlite:////abs.db")
+            raise ConfigurationError(
+                f"SQLite URL {url!r} has a host part; write sqlite:///relative.db or sqlite:////abs.db"
+            )
         if not path:
             raise ConfigurationError("a SQLite store URL needs a path: sqlite:///runs.db")
         from eudaimon.stores.sqlite import SqliteStore

@@ -1,0 +1,331 @@
+"""How the CLI shows journals: one-line event summaries, timelines, states, messages, streams."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any, assert_never
+
+from rich.console import Console, Group
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from eudaimon.core.events import (
+    ApprovalDecided,
+    ApprovalRequested,
+    BudgetExceeded,
+    Event,
+    FinishRejected,
+    GuardrailRejected,
+    ModelAttemptStarted,
+    ModelCalled,
+    ModelContextRejected,
+    ModelFailed,
+    ModelRetryScheduled,
+    RunCancelled,
+    RunCompleted,
+    RunFailed,
+    RunStarted,
+    ToolCompleted,
+    ToolDenied,
+    ToolOutcomeUnknown,
+    ToolReconciled,
+    ToolStarted,
+)
+from eudaimon.core.messages import JsonObject, Message, Role, ToolCall, Usage
+from eudaimon.core.state import RunState, Status
+from eudaimon.streaming import (
+    Done,
+    Error,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    ToolResult,
+)
+from eudaimon.streaming import Usage as UsageDelta
+
+_STATUS_STYLE = {
+    Status.RUNNING: "cyan",
+    Status.AWAITING_APPROVAL: "yellow",
+    Status.AWAITING_RECONCILIATION: "yellow",
+    Status.COMPLETED: "green",
+    Status.FAILED: "red",
+    Status.BUDGET_EXCEEDED: "red",
+    Status.CANCELLED: "magenta",
+}
+
+
+def clip(text: str, limit: int = 80) -> str:
+    """`text` on one line, cut to `limit` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def status_text(status: Status | str) -> Text:
+    value = Status(status)
+    return Text(value.value, style=_STATUS_STYLE[value])
+
+
+def arguments_text(arguments: JsonObject | str) -> str:
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, ensure_ascii=False, separators=(", ", ": "))
+
+
+def call_text(call: ToolCall) -> str:
+    return f"{call.name}({arguments_text(call.arguments)})"
+
+
+def usage_text(usage: Usage) -> str:
+    cached = f" ({usage.cached_tokens} cached)" if usage.cached_tokens else ""
+    return f"{usage.input_tokens} in{cached} / {usage.output_tokens} out tokens"
+
+
+def cost_text(cost_usd: float | None, known: bool = True) -> str:
+    if cost_usd is None or not known:
+        return "unpriced"
+    return f"${cost_usd:.6f}"
+
+
+def summarize(event: Event) -> str:
+    """One line saying what `event` recorded."""
+    data = event.data
+    match data:
+        case RunStarted():
+            thread = f", thread {data.thread_id}" if data.thread_id else ""
+            fork = f", forked from {data.parent.run_id}@{data.parent.seq}" if data.parent else ""
+            return f"agent {data.agent!r}, {len(data.messages)} message(s){thread}{fork}: {clip(data.input, 50)!r}"
+        case ModelAttemptStarted():
+            return f"step {data.step}: calling {data.model or 'the model'} (request {data.request_id[:12]})"
+        case ModelRetryScheduled():
+            return f"step {data.step}: retry {data.retry_number} in {data.delay_ms} ms after {clip(data.error, 50)}"
+        case ModelContextRejected():
+            return f"step {data.step}: context too long; input budget now {data.input_budget_tokens} tokens"
+        case ModelCalled():
+            said = f"{clip(data.message.content, 50)!r} " if data.message.content else ""
+            calls = ", ".join(call_text(c) for c in data.message.tool_calls)
+            asked = f"→ {clip(calls, 60)} " if calls else ""
+            return f"step {data.step}: {said}{asked}[{usage_text(data.usage)}, {cost_text(data.cost_usd)}]"
+        case ModelFailed():
+            return f"step {data.step}: {clip(data.error, 70)}"
+        case GuardrailRejected():
+            return f"step {data.step}: {data.guardrail} asked again: {clip(data.feedback, 60)}"
+        case ApprovalRequested():
+            reason = f" — {data.reason}" if data.reason else ""
+            return f"{data.call_id}: {data.tool}({clip(arguments_text(data.arguments), 50)}) awaits a human{reason}"
+        case ApprovalDecided():
+            verdict = "approved" if data.approved else "denied"
+            by = f" by {data.by}" if data.by else ""
+            note = f": {clip(data.note, 40)}" if data.note else ""
+            return f"{data.call_id}: {verdict}{by}{note}"
+        case ToolDenied():
+            return f"{data.call_id}: {data.tool} denied{': ' + clip(data.reason, 50) if data.reason else ''}"
+        case ToolStarted():
+            return f"{data.call_id}: {data.tool} attempt {data.attempt} (key {data.idempotency_key[:12]}…)"
+        case ToolCompleted():
+            flag = "error: " if data.is_error else ""
+            return f"{data.call_id}: {data.tool} → {flag}{clip(data.output, 60)} ({data.duration_ms} ms)"
+        case ToolOutcomeUnknown():
+            return f"{data.call_id}: {data.tool} started and never finished; reconcile it"
+        case ToolReconciled():
+            how = "retry" if data.retry else f"output {clip(data.output or '', 50)!r}"
+            by = f" by {data.by}" if data.by else ""
+            return f"{data.call_id}: settled with {how}{by}"
+        case FinishRejected():
+            return f"step {data.step}: {clip(data.reason, 70)}"
+        case BudgetExceeded():
+            return f"{clip(data.reason, 50)} (spent {data.spent:g} of {data.limit:g})"
+        case RunCompleted():
+            return clip(data.output, 80)
+        case RunFailed():
+            kind = f"{data.kind}: " if data.kind else ""
+            return f"{kind}{clip(data.error, 70)}"
+        case RunCancelled():
+            return clip(data.reason or "cancelled", 80)
+        case _:
+            assert_never(data)
+
+
+def timeline_table(events: Sequence[Event], title: str | None = None) -> Table:
+    """seq, time since the first event, type and summary of each event."""
+    table = Table(title=title, title_justify="left", show_lines=False)
+    table.add_column("seq", justify="right", no_wrap=True)
+    table.add_column("time", justify="right", no_wrap=True)
+    table.add_column("type", no_wrap=True, style="bold")
+    table.add_column("summary", overflow="fold")
+    start = events[0].at if events else None
+    for event in events:
+        offset = (event.at - start).total_seconds() if start is not None else 0.0
+        table.add_row(str(event.seq), f"+{offset:.3f}s", event.type, escape(summarize(event)))
+    return table
+
+
+def messages_table(messages: Sequence[Message]) -> Table:
+    table = Table(show_lines=False)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("role", no_wrap=True)
+    table.add_column("content", overflow="fold")
+    for index, message in enumerate(messages):
+        table.add_row(str(index), _role_label(message), escape(_message_body(message)))
+    return table
+
+
+def _role_label(message: Message) -> Text:
+    if message.role is Role.TOOL:
+        return Text(f"tool {message.tool_call_id}", style="red" if message.is_error else "blue")
+    style = {Role.SYSTEM: "dim", Role.USER: "bold", Role.ASSISTANT: "green"}.get(message.role, "")
+    return Text(message.role.value, style=style)
+
+
+def _message_body(message: Message) -> str:
+    lines = [message.content] if message.content else []
+    lines += [f"→ {call_text(c)}  [{c.id}]" for c in message.tool_calls]
+    if message.role is Role.TOOL and message.is_error:
+        lines = [f"error: {line}" for line in lines]
+    return "\n".join(lines)
+
+
+def overview(state: RunState, event_count: int | None = None) -> Table:
+    """The run's facts as a two-column grid."""
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    grid.add_row("run", state.run_id)
+    grid.add_row("status", status_text(state.status))
+    grid.add_row("agent", escape(state.agent))
+    grid.add_row("thread", escape(state.thread_id or "-"))
+    grid.add_row("model", escape(state.model or "-"))
+    if state.parent is not None:
+        grid.add_row("forked from", f"{state.parent.run_id} at seq {state.parent.seq}")
+    grid.add_row("steps", str(state.steps))
+    grid.add_row("usage", usage_text(state.usage))
+    grid.add_row("cost", cost_text(state.cost_usd, state.cost_known))
+    grid.add_row("events", str(event_count if event_count is not None else state.next_seq))
+    if state.output is not None:
+        grid.add_row("output", escape(state.output))
+    if state.error is not None:
+        grid.add_row("error", Text(f"{state.error_kind + ': ' if state.error_kind else ''}{state.error}", style="red"))
+    return grid
+
+
+def state_view(state: RunState, after: Event) -> Group:
+    """The folded state after event `after`: facts, the current tool batch, then the messages."""
+    facts = overview(state)
+    facts.add_row("after", f"seq {after.seq} ({after.type})")
+    facts.add_row("next_seq", str(state.next_seq))
+    if state.open_attempt is not None:
+        facts.add_row("open attempt", state.open_attempt)
+    if state.finish_rejections:
+        facts.add_row("finish rejections", str(state.finish_rejections))
+    parts: list[Any] = [facts]
+    if state.calls:
+        calls = Table(title="tool calls of the current batch", title_justify="left")
+        for name in ("call", "status", "attempt", "request"):
+            calls.add_column(name, overflow="fold")
+        for call_id, progress in state.calls.items():
+            calls.add_row(
+                call_id, progress.status.value, str(progress.attempt), escape(call_text(_as_call(progress.call)))
+            )
+        parts.append(calls)
+    pending = ", ".join(p.id for p in state.pending) or "none"
+    parts.append(Text(f"pending calls: {pending}"))
+    parts.append(messages_table(state.messages))
+    return Group(*parts)
+
+
+def _as_call(pending: Any) -> ToolCall:
+    return ToolCall(pending.id, pending.name, pending.arguments)
+
+
+def state_to_dict(state: RunState) -> dict[str, Any]:
+    """The folded state as plain JSON-able data, for `runs state --json` and scripts."""
+    return {
+        "run_id": state.run_id,
+        "status": state.status.value,
+        "agent": state.agent,
+        "thread_id": state.thread_id,
+        "model": state.model,
+        "steps": state.steps,
+        "usage": asdict(state.usage),
+        "cost_usd": state.cost_usd,
+        "next_seq": state.next_seq,
+        "pending": [asdict(p) for p in state.pending],
+        "calls": {k: {"status": p.status.value, "attempt": p.attempt} for k, p in state.calls.items()},
+        "messages": [_message_dict(m) for m in state.messages],
+        "output": state.output,
+        "error": state.error,
+    }
+
+
+def _message_dict(message: Message) -> dict[str, Any]:
+    return {
+        "id": message.id,
+        "role": message.role.value,
+        "content": message.content,
+        "tool_calls": [asdict(c) for c in message.tool_calls],
+        "tool_call_id": message.tool_call_id,
+        "is_error": message.is_error,
+    }
+
+
+class StreamPrinter:
+    """Prints a run's `StreamEvent`s as they arrive: text inline, tool calls and results on lines."""
+
+    def __init__(self, console: Console) -> None:
+        self._console = console
+        self._in_text = False
+        self._names: dict[str, str] = {}
+        self._arguments: dict[str, list[str]] = {}
+        self.done: Done | None = None
+
+    def show(self, event: StreamEvent) -> None:
+        match event:
+            case TextDelta():
+                if not self._in_text:
+                    self._console.print(Text("assistant ", style="bold green"), end="")
+                    self._in_text = True
+                self._console.print(event.text, end="", markup=False, highlight=False, soft_wrap=True)
+            case ToolCallStart():
+                self._end_line()
+                self._names[event.id] = event.name
+                self._arguments[event.id] = []
+            case ToolCallDelta():
+                self._arguments.setdefault(event.id, []).append(event.arguments_delta)
+            case ToolCallEnd():
+                args = "".join(self._arguments.pop(event.id, []))
+                line = Text("  → ", style="cyan")
+                line.append(f"{self._names.get(event.id, '?')}({args})")
+                line.append(f"  [{event.id}]", style="dim")
+                self._console.print(line, soft_wrap=True)
+            case ToolResult():
+                self._end_line()
+                line = Text("  ← ", style="red" if event.is_error else "blue")
+                line.append(f"{self._names.get(event.id, event.id)}: ")
+                line.append(clip(event.content, 200), style="red" if event.is_error else "")
+                self._console.print(line, soft_wrap=True)
+            case UsageDelta():
+                self._end_line()
+                cost = f", ${event.estimated_cost:.6f}" if event.estimated_cost else ""
+                self._console.print(
+                    Text(
+                        f"  · iteration {event.iteration}: {event.input_tokens} in / {event.output_tokens} out{cost}",
+                        style="dim",
+                    )
+                )
+            case Error():
+                self._end_line()
+                self._console.print(Text(f"  ! {event.message}", style="yellow"), soft_wrap=True)
+            case Done():
+                self._end_line()
+                self.done = event
+            case _:
+                assert_never(event)
+
+    def _end_line(self) -> None:
+        if self._in_text:
+            self._console.print()
+            self._in_text = False

@@ -1,0 +1,284 @@
+"""eudaimon messages to the Anthropic Messages API and back, whole or as a stream of events.
+
+The shapes differ from eudaimon's: system prompts are one `system` parameter, tool calls are
+`tool_use` blocks whose `input` is an object, and tool results are `tool_result` blocks inside
+a user turn, all results of one step in the same turn. The conversion keeps every call id,
+every error flag and every argument: a call whose arguments are not a JSON object (a model's
+broken JSON, kept raw by the runtime) travels as `{"_raw": "<the text>"}`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from anthropic.types import (
+    ContentBlockParam,
+    InputJSONDelta,
+    MessageParam,
+    RawContentBlockDeltaEvent,
+    RawContentBlockStartEvent,
+    RawContentBlockStopEvent,
+    RawMessageDeltaEvent,
+    RawMessageStartEvent,
+    RawMessageStopEvent,
+    RawMessageStreamEvent,
+    TextBlock,
+    ToolParam,
+    ToolResultBlockParam,
+    ToolUseBlock,
+)
+from anthropic.types import Message as AnthropicMessage
+from anthropic.types import TextDelta as AnthropicTextDelta
+
+from eudaimon.core.messages import Message, Role, ToolCall, Usage
+from eudaimon.models.base import ChatResponse, StopReason, ToolSpec
+from eudaimon.streaming import ModelDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
+
+_STOP_REASONS = {
+    "end_turn": StopReason.END_TURN,
+    "tool_use": StopReason.TOOL_USE,
+    "max_tokens": StopReason.MAX_TOKENS,
+    "stop_sequence": StopReason.STOP_SEQUENCE,
+    "refusal": StopReason.REFUSAL,
+    "model_context_window_exceeded": StopReason.MAX_TOKENS,
+}
+
+
+class StreamIncomplete(ValueError):
+    """The event stream ended, or went on, in a way a complete message cannot."""
+
+
+def to_anthropic(messages: Sequence[Message]) -> tuple[str | None, list[MessageParam]]:
+    """`(system, messages)`: system prompts joined by blank lines, and the turns.
+
+    Consecutive turns of one role are merged, so the results of parallel tool calls (and a
+    user message after them) form the single user turn the API expects after a `tool_use`.
+    """
+    system: list[str] = []
+    turns: list[tuple[Literal["user", "assistant"], list[ContentBlockParam]]] = []
+    for message in messages:
+        if message.role is Role.SYSTEM:
+            if message.content:
+                system.append(message.content)
+            continue
+        role: Literal["user", "assistant"] = "assistant" if message.role is Role.ASSISTANT else "user"
+        blocks = _blocks(message)
+        if not blocks:
+            continue  # the API refuses empty turns; an empty message says nothing
+        if turns and turns[-1][0] == role:
+            turns[-1][1].extend(blocks)
+        else:
+            turns.append((role, blocks))
+    wire: list[MessageParam] = []
+    for role, blocks in turns:
+        if role == "user":
+            wire.append({"role": "user", "content": blocks})
+        else:
+            wire.append({"role": "assistant", "content": blocks})
+    return ("\n\n".join(system) or None), wire
+
+
+def _blocks(message: Message) -> list[ContentBlockParam]:
+    if message.role is Role.TOOL:
+        result: ToolResultBlockParam = {"type": "tool_result", "tool_use_id": message.tool_call_id or ""}
+        if message.content:
+            result["content"] = message.content
+        if message.is_error:
+            result["is_error"] = True
+        return [result]
+    blocks: list[ContentBlockParam] = []
+    if message.content:
+        blocks.append({"type": "text", "text": message.content})
+    for call in message.tool_calls:
+        blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input(call)})
+    return blocks
+
+
+def tool_input(call: ToolCall) -> dict[str, object]:
+    """A call's arguments as the object `tool_use.input` must be; raw text that is not one is kept in `_raw`."""
+    if isinstance(call.arguments, dict):
+        return call.arguments
+    if not call.arguments.strip():
+        return {}
+    try:
+        parsed = json.loads(call.arguments)
+    except ValueError:
+        return {"_raw": call.arguments}
+    return parsed if isinstance(parsed, dict) else {"_raw": call.arguments}
+
+
+def to_anthropic_tools(tools: Sequence[ToolSpec]) -> list[ToolParam]:
+    """Tools with their JSON Schema as `input_schema`."""
+    return [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
+
+
+def to_usage(
+    input_tokens: int | None, output_tokens: int | None, cache_read: int | None, cache_creation: int | None
+) -> Usage:
+    """Anthropic's `input_tokens` excludes cache reads and writes; eudaimon's input includes both."""
+    read = cache_read or 0
+    return Usage(
+        input_tokens=(input_tokens or 0) + read + (cache_creation or 0),
+        output_tokens=output_tokens or 0,
+        cached_tokens=read,
+    )
+
+
+def build_response(
+    *, text: str, calls: Sequence[ToolCall], stop_reason: str | None, usage: Usage, model: str | None, msg_id: str
+) -> ChatResponse:
+    """One `ChatResponse`, built the same way from a whole message and from a stream."""
+    stop = _STOP_REASONS.get(stop_reason or "end_turn", StopReason.END_TURN)
+    extra: dict[str, Any] = {"id": msg_id} if msg_id else {}
+    if stop_reason and stop_reason not in _STOP_REASONS:
+        extra["stop_reason"] = stop_reason  # e.g. pause_turn, kept for whoever looks
+    return ChatResponse(Message.assistant(text, tuple(calls)), stop, usage, model=model or None, extra=extra)
+
+
+def from_message(message: AnthropicMessage) -> ChatResponse:
+    """The response to a non-streaming request. Tool inputs arrive as objects and stay objects."""
+    text: list[str] = []
+    calls: list[ToolCall] = []
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            text.append(block.text)
+        elif isinstance(block, ToolUseBlock):
+            arguments = block.input if isinstance(block.input, dict) else json.dumps(block.input)
+            calls.append(ToolCall(block.id, block.name, arguments))
+    usage = message.usage
+    return build_response(
+        text="".join(text),
+        calls=calls,
+        stop_reason=message.stop_reason,
+        usage=to_usage(
+            usage.input_tokens, usage.output_tokens, usage.cache_read_input_tokens, usage.cache_creation_input_tokens
+        ),
+        model=message.model,
+        msg_id=message.id,
+    )
+
+
+@dataclass(slots=True)
+class _Block:
+    kind: Literal["text", "tool_use", "other"]
+    id: str = ""
+    name: str = ""
+    parts: list[str] = field(default_factory=list)
+    start_input: object = None
+    stopped: bool = False
+
+
+@dataclass(slots=True)
+class AnthropicStream:
+    """Folds `RawMessageStreamEvent`s into deltas as they arrive, and into the final response.
+
+    Tool arguments are the concatenated `input_json_delta` pieces: the raw JSON text the model
+    wrote. Thinking and other block kinds eudaimon has no message field for are skipped.
+    """
+
+    blocks: dict[int, _Block] = field(default_factory=dict)
+    msg_id: str = ""
+    model: str | None = None
+    stop_reason: str | None = None
+    usage: dict[str, int | None] = field(default_factory=dict)
+    started: bool = False
+    stopped: bool = False
+
+    def feed(self, event: RawMessageStreamEvent) -> list[ModelDelta]:
+        """The deltas one event carries."""
+        if self.stopped:
+            raise StreamIncomplete(f"event {event.type!r} after message_stop")
+        if isinstance(event, RawMessageStartEvent):
+            self.started = True
+            self.msg_id, self.model = event.message.id, event.message.model
+            u = event.message.usage
+            self.usage.update(
+                input=u.input_tokens,
+                output=u.output_tokens,
+                read=u.cache_read_input_tokens,
+                creation=u.cache_creation_input_tokens,
+            )
+            return []
+        if not self.started:
+            raise StreamIncomplete(f"event {event.type!r} before message_start")
+        if isinstance(event, RawContentBlockStartEvent):
+            return self._start(event)
+        if isinstance(event, RawContentBlockDeltaEvent):
+            return self._delta(event)
+        if isinstance(event, RawContentBlockStopEvent):
+            block = self.blocks.get(event.index)
+            if block is None:
+                raise StreamIncomplete(f"content_block_stop for unknown block #{event.index}")
+            block.stopped = True
+            return [ToolCallEnd(block.id)] if block.kind == "tool_use" else []
+        if isinstance(event, RawMessageDeltaEvent):
+            self.stop_reason = event.delta.stop_reason or self.stop_reason
+            counts = event.usage  # cumulative; absent ones keep message_start's
+            for key, value in (
+                ("input", counts.input_tokens),
+                ("output", counts.output_tokens),
+                ("read", counts.cache_read_input_tokens),
+                ("creation", counts.cache_creation_input_tokens),
+            ):
+                if value is not None:
+                    self.usage[key] = value
+            return []
+        if isinstance(event, RawMessageStopEvent):
+            self.stopped = True
+        return []
+
+    def _start(self, event: RawContentBlockStartEvent) -> list[ModelDelta]:
+        content = event.content_block
+        if isinstance(content, TextBlock):
+            self.blocks[event.index] = _Block("text", parts=[content.text] if content.text else [])
+            return [TextDelta(content.text)] if content.text else []
+        if isinstance(content, ToolUseBlock):
+            self.blocks[event.index] = _Block("tool_use", id=content.id, name=content.name, start_input=content.input)
+            return [ToolCallStart(content.id, content.name)]
+        self.blocks[event.index] = _Block("other")
+        return []
+
+    def _delta(self, event: RawContentBlockDeltaEvent) -> list[ModelDelta]:
+        block = self.blocks.get(event.index)
+        if block is None:
+            raise StreamIncomplete(f"content_block_delta for unknown block #{event.index}")
+        delta = event.delta
+        if isinstance(delta, AnthropicTextDelta) and block.kind == "text":
+            block.parts.append(delta.text)
+            return [TextDelta(delta.text)] if delta.text else []
+        if isinstance(delta, InputJSONDelta) and block.kind == "tool_use":
+            block.parts.append(delta.partial_json)
+            return [ToolCallDelta(block.id, delta.partial_json)] if delta.partial_json else []
+        return []
+
+    def finish(self) -> ChatResponse:
+        """The complete response; raises `StreamIncomplete` if the stream was cut before message_stop."""
+        if not self.stopped:
+            raise StreamIncomplete("the stream ended before message_stop: it was cut short")
+        text: list[str] = []
+        calls: list[ToolCall] = []
+        for index in sorted(self.blocks):
+            block = self.blocks[index]
+            if block.kind == "text":
+                text.extend(block.parts)
+            elif block.kind == "tool_use":
+                if not block.stopped:
+                    raise StreamIncomplete(f"tool_use block #{index} never stopped")
+                raw = "".join(block.parts)
+                # A call without parameters may stream no JSON at all: its input is the start's.
+                arguments: dict[str, Any] | str = raw
+                if not raw.strip():
+                    arguments = block.start_input if isinstance(block.start_input, dict) else {}
+                calls.append(ToolCall(block.id, block.name, arguments))
+        u = self.usage
+        return build_response(
+            text="".join(text),
+            calls=calls,
+            stop_reason=self.stop_reason,
+            usage=to_usage(u.get("input"), u.get("output"), u.get("read"), u.get("creation")),
+            model=self.model,
+            msg_id=self.msg_id,
+        )

@@ -1,0 +1,243 @@
+"""`AnthropicModel`: Claude over the Anthropic Messages API (`anthropic:NAME`).
+
+Built on the official `anthropic` SDK with its own retries switched off (`max_retries=0`): the
+runtime retries, and journals each retry as `model_retry_scheduled`; this module only
+classifies a failure, once, into the `ModelError` tree (see `_provider_errors`). Errors the
+API reports inside a stream (an `error` event, e.g. `overloaded_error`) are classified by
+their type as if they had been the status that type stands for.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import anthropic
+import httpx2
+import pydantic
+from anthropic import AsyncAnthropic
+from anthropic.types.message_create_params import MessageCreateParamsNonStreaming, MessageCreateParamsStreaming
+
+from eudaimon.core.errors import ConfigurationError, ModelError, ModelRequestRejected
+from eudaimon.models._anthropic_convert import (
+    AnthropicStream,
+    StreamIncomplete,
+    from_message,
+    to_anthropic,
+    to_anthropic_tools,
+)
+from eudaimon.models._provider_errors import ErrorContext, from_status, invalid, mentions_context_length, unavailable
+from eudaimon.models.base import ChatRequest, ChatResponse, ModelStreamItem
+
+DEFAULT_MAX_TOKENS = 4096
+"""The Messages API requires `max_tokens`; this is sent when a request does not set one."""
+DEFAULT_TIMEOUT_S = 600.0
+_PARSE_ERRORS = (StreamIncomplete, AttributeError, TypeError, KeyError, IndexError)
+_OPTIONS = frozenset({"api_key", "base_url", "timeout", "client", "default_max_tokens"})
+# The status an error type stands for, for errors that arrive inside a 200 stream.
+_STATUS_OF_TYPE = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
+_Params = TypeVar("_Params", MessageCreateParamsNonStreaming, MessageCreateParamsStreaming)
+
+
+class AnthropicModel:
+    """A Claude model served by the Messages API.
+
+    Args:
+        model: The model name, e.g. "claude-sonnet-4-6"; it is also this model's `model_id`.
+        api_key: The key; `None` lets the SDK find one (`ANTHROPIC_API_KEY`, then its profiles).
+        base_url: Another endpoint speaking the same API (a proxy, a gateway).
+        timeout: Seconds the client waits for each read (default 600).
+        client: A prebuilt `anthropic.AsyncAnthropic`; used with `max_retries=0`, not closed here.
+        default_max_tokens: `max_tokens` for requests that set none (the API requires one).
+
+    Raises:
+        ConfigurationError: No credentials were given or found.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float | None = None,
+        client: AsyncAnthropic | None = None,
+        default_max_tokens: int = DEFAULT_MAX_TOKENS,
+    ) -> None:
+        self._model = model
+        self._default_max_tokens = default_max_tokens
+        self._owns_client = client is None
+        if client is None:
+            client = AsyncAnthropic(
+                api_key=api_key,
+                base_url=base_url,
+                timeout=timeout if timeout is not None else DEFAULT_TIMEOUT_S,
+                max_retries=0,
+            )
+            if client.api_key is None and client.auth_token is None and client.credentials is None:
+                raise ConfigurationError(
+                    f"AnthropicModel({model!r}) has no credentials: pass api_key=... or set ANTHROPIC_API_KEY"
+                )
+        elif timeout is not None:
+            client = client.with_options(max_retries=0, timeout=timeout)
+        else:
+            client = client.with_options(max_retries=0)
+        self._client = client
+        self._base_url = re.sub(r"//[^/@]*@", "//", str(client.base_url)).rstrip("/")
+        secrets = tuple(s for s in (api_key, client.api_key, client.auth_token) if s)
+        self._ctx = ErrorContext(
+            provider="Anthropic",
+            model=model,
+            key_hint="check ANTHROPIC_API_KEY or the api_key given to AnthropicModel",
+            secrets=secrets,
+        )
+
+    @property
+    def model_id(self) -> str:
+        return self._model
+
+    @property
+    def provider(self) -> str:
+        return "anthropic"
+
+    async def generate(self, request: ChatRequest) -> ChatResponse:
+        """One message. Failures raise `ModelError`s, classified once (see the module docstring)."""
+        params: MessageCreateParamsNonStreaming = {
+            "model": self._model,
+            "max_tokens": self._max_tokens(request),
+            "messages": [],
+        }
+        params = self._fill(request, params)
+        with self._classified():
+            message = await self._client.messages.create(**params, extra_body=self._extra(request))
+        try:
+            return from_message(message)
+        except _PARSE_ERRORS as exc:
+            raise invalid(self._ctx, f"the message could not be read: {exc}") from None
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[ModelStreamItem]:
+        """Deltas as the events arrive, then the complete `ChatResponse`.
+
+        A failure before any delta is classified like `generate`'s; a stream that breaks or
+        ends early after content arrived is `ModelResponseInvalid`, which is not retried.
+        """
+        params: MessageCreateParamsStreaming = {
+            "model": self._model,
+            "max_tokens": self._max_tokens(request),
+            "messages": [],
+            "stream": True,
+        }
+        params = self._fill(request, params)
+        state = AnthropicStream()
+        with self._classified():
+            events = await self._client.messages.create(**params, extra_body=self._extra(request))
+        content_seen = False
+        async with events:
+            try:
+                async for event in events:
+                    for delta in state.feed(event):
+                        content_seen = True
+                        yield delta
+            except Exception as exc:
+                error = self._stream_error(exc, content_seen)
+                if error is None:
+                    raise
+                raise error from None
+        try:
+            response = state.finish()
+        except StreamIncomplete as exc:
+            raise invalid(self._ctx, str(exc)) from None
+        yield response
+
+    async def aclose(self) -> None:
+        """Close the HTTP client this model built (a client passed in is left to its owner)."""
+        if self._owns_client:
+            await self._client.close()
+
+    def _max_tokens(self, request: ChatRequest) -> int:
+        return request.max_tokens if request.max_tokens is not None else self._default_max_tokens
+
+    def _fill(self, request: ChatRequest, params: _Params) -> _Params:
+        system, messages = to_anthropic(request.messages)
+        params["messages"] = messages
+        if system is not None:
+            params["system"] = system
+        if request.tools:
+            params["tools"] = to_anthropic_tools(request.tools)
+        return params
+
+    def _extra(self, request: ChatRequest) -> dict[str, Any] | None:
+        # This SDK has no `temperature` argument any more; the API still reads the field.
+        return {"temperature": request.temperature} if request.temperature is not None else None
+
+    @contextmanager
+    def _classified(self) -> Iterator[None]:
+        try:
+            yield
+        except Exception as exc:
+            error = self._classify(exc)
+            if error is None:
+                raise
+            raise error from None
+
+    def _stream_error(self, exc: Exception, content_seen: bool) -> ModelError | None:
+        error: ModelError | None
+        if isinstance(exc, _PARSE_ERRORS):
+            error = invalid(self._ctx, f"an event could not be read: {exc}")
+        else:
+            error = self._classify(exc)
+        if error is not None and content_seen and error.retryable:
+            return invalid(self._ctx, f"the stream broke after content arrived: {error}")
+        return error
+
+    def _classify(self, exc: Exception) -> ModelError | None:
+        """The `ModelError` for an SDK or transport failure; `None` for anything else (a bug)."""
+        if isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException):
+            return unavailable(self._ctx, "the request timed out")
+        if isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError):
+            cause = exc.__cause__ or exc
+            return unavailable(self._ctx, f"the connection failed: {type(cause).__name__}: {cause}")
+        if isinstance(exc, anthropic.APIResponseValidationError):
+            return invalid(self._ctx, f"the response did not match the API: {exc.message}", status_code=exc.status_code)
+        if isinstance(exc, anthropic.APIStatusError):
+            detail = exc.api_message or exc.message
+            status, headers = exc.status_code, exc.response.headers
+            if status < 400:  # an `error` event inside a stream that had started with 200
+                status, headers = _STATUS_OF_TYPE.get(exc.type or "", 500), httpx2.Headers()
+            context = status in (400, 413) and mentions_context_length(detail)
+            return from_status(self._ctx, status, detail, headers, is_context=context)
+        if isinstance(exc, anthropic.CredentialsError):
+            return ModelRequestRejected(
+                f"Anthropic model {self._model!r}: no usable credentials: {self._ctx.key_hint}", model=self._model
+            )
+        if isinstance(exc, json.JSONDecodeError | pydantic.ValidationError):
+            return invalid(self._ctx, f"the response is not valid JSON: {exc}")
+        return None
+
+    def __repr__(self) -> str:
+        return f"AnthropicModel(model={self._model!r}, base_url={self._base_url!r})"
+
+
+def from_model_string(provider: str, name: str, **options: Any) -> AnthropicModel:
+    """Build the model for `"anthropic:NAME"`; options are `AnthropicModel`'s keyword arguments."""
+    if provider != "anthropic":
+        raise ConfigurationError(f"AnthropicModel serves the 'anthropic' provider, not {provider!r}")
+    unknown = sorted(set(options) - _OPTIONS)
+    if unknown:
+        known = ", ".join(sorted(_OPTIONS))
+        raise ConfigurationError(f"unknown option(s) {', '.join(unknown)} for model 'anthropic:{name}'; known: {known}")
+    return AnthropicModel(name, **options)

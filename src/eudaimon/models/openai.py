@@ -1,0 +1,293 @@
+"""`OpenAIModel`: OpenAI Chat Completions, and the servers that speak it (Ollama, vLLM, …).
+
+Built on the official `openai` SDK with its own retries switched off (`max_retries=0`): the
+runtime retries, and journals each retry as `model_retry_scheduled`; this module only
+classifies a failure, once, into the `ModelError` tree (see `_provider_errors`).
+
+Model strings (`eudaimon.models.infer_model`):
+    `openai:gpt-4o-mini`            api.openai.com, key from `api_key=` or `OPENAI_API_KEY`
+    `ollama:llama3.2`               `OLLAMA_BASE_URL` or http://localhost:11434/v1, no key
+    `openai-compatible:NAME`        `base_url=` (or `OPENAI_COMPATIBLE_BASE_URL`) required;
+                                    key from `api_key=` or `OPENAI_COMPATIBLE_API_KEY`, else none
+Keys meant for OpenAI are never sent to another server: the last two never read `OPENAI_API_KEY`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from typing import Any, Literal, TypeVar
+
+import httpx2
+import openai
+import pydantic
+from openai import AsyncOpenAI
+from openai.types.chat.completion_create_params import (
+    CompletionCreateParamsNonStreaming,
+    CompletionCreateParamsStreaming,
+)
+
+from eudaimon.core.errors import ConfigurationError, ModelError
+from eudaimon.models._openai_convert import (
+    OpenAIStream,
+    StreamIncomplete,
+    from_completion,
+    to_openai_messages,
+    to_openai_tools,
+)
+from eudaimon.models._provider_errors import (
+    ErrorContext,
+    from_status,
+    invalid,
+    mentions_context_length,
+    unavailable,
+)
+from eudaimon.models.base import ChatRequest, ChatResponse, ModelStreamItem
+
+DEFAULT_TIMEOUT_S = 600.0
+"""Per read, not per call: a streamed answer may take longer as long as chunks keep coming."""
+OLLAMA_DEFAULT_BASE_URL = "http://localhost:11434/v1"
+_NO_KEY = "not-needed"  # the SDK insists on some key; local servers ignore it
+_PARSE_ERRORS = (StreamIncomplete, AttributeError, TypeError, KeyError, IndexError)
+_OPTIONS = frozenset({"api_key", "base_url", "timeout", "client", "max_tokens_field"})
+MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
+_Params = TypeVar("_Params", CompletionCreateParamsNonStreaming, CompletionCreateParamsStreaming)
+
+
+class OpenAIModel:
+    """A model served over the Chat Completions API.
+
+    Args:
+        model: The provider's model name, e.g. "gpt-4o-mini"; it is also this model's `model_id`.
+        api_key: The key; `None` reads `OPENAI_API_KEY` (for `provider="openai"`).
+        base_url: Another server speaking the same API, e.g. "http://localhost:11434/v1".
+        timeout: Seconds the client waits for each read (default 600).
+        client: A prebuilt `openai.AsyncOpenAI`; it is used with `max_retries=0` and not closed here.
+        provider: "openai", "ollama" or "openai-compatible"; names the server in error messages.
+        max_tokens_field: Which request field carries `max_tokens`: OpenAI wants
+            "max_completion_tokens" (its reasoning models refuse the other), most compatible
+            servers only know "max_tokens".
+
+    Raises:
+        ConfigurationError: No key was given or found for OpenAI.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float | None = None,
+        client: AsyncOpenAI | None = None,
+        provider: str = "openai",
+        max_tokens_field: MaxTokensField | None = None,
+    ) -> None:
+        self._model = model
+        self._provider = provider
+        self._owns_client = client is None
+        if client is None:
+            try:
+                client = AsyncOpenAI(
+                    api_key=api_key,
+                    base_url=base_url,
+                    timeout=timeout if timeout is not None else DEFAULT_TIMEOUT_S,
+                    max_retries=0,
+                )
+            except openai.OpenAIError:
+                raise ConfigurationError(
+                    f"OpenAIModel({model!r}) has no API key: pass api_key=... or set OPENAI_API_KEY"
+                ) from None
+        elif timeout is not None:
+            client = client.with_options(max_retries=0, timeout=timeout)
+        else:
+            client = client.with_options(max_retries=0)
+        self._client = client
+        self._base_url = _display_url(str(client.base_url))
+        self._max_tokens_field: MaxTokensField = max_tokens_field or (
+            "max_completion_tokens" if provider == "openai" else "max_tokens"
+        )
+        secrets = tuple(s for s in (api_key, client.api_key) if isinstance(s, str) and s and s != _NO_KEY)
+        if provider == "openai":
+            label, hint = "OpenAI", "check OPENAI_API_KEY or the api_key given to OpenAIModel"
+        else:
+            kind = "Ollama" if provider == "ollama" else "OpenAI-compatible server"
+            label, hint = f"{kind} at {self._base_url}", f"check the api_key given for {self._base_url}"
+        self._ctx = ErrorContext(provider=label, model=model, key_hint=hint, secrets=secrets)
+
+    @property
+    def model_id(self) -> str:
+        return self._model
+
+    @property
+    def provider(self) -> str:
+        return self._provider
+
+    async def generate(self, request: ChatRequest) -> ChatResponse:
+        """One completion. Failures raise `ModelError`s, classified once (see the module docstring)."""
+        with self._classified():
+            completion = await self._client.chat.completions.create(**self._params(request))
+        try:
+            return from_completion(completion)
+        except _PARSE_ERRORS as exc:
+            raise invalid(self._ctx, f"the completion could not be read: {exc}") from None
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[ModelStreamItem]:
+        """Deltas as the chunks arrive, then the complete `ChatResponse`.
+
+        A failure before any delta is classified like `generate`'s; a stream that breaks or
+        ends early after content arrived is `ModelResponseInvalid`, which is not retried.
+        """
+        state = OpenAIStream()
+        with self._classified():
+            chunks = await self._client.chat.completions.create(**self._stream_params(request))
+        content_seen = False
+        async with chunks:
+            try:
+                async for chunk in chunks:
+                    for delta in state.feed(chunk):
+                        content_seen = True
+                        yield delta
+            except Exception as exc:
+                error = self._stream_error(exc, content_seen)
+                if error is None:
+                    raise
+                raise error from None
+        try:
+            response = state.finish()
+        except StreamIncomplete as exc:
+            raise invalid(self._ctx, str(exc)) from None
+        yield response
+
+    async def aclose(self) -> None:
+        """Close the HTTP client this model built (a client passed in is left to its owner)."""
+        if self._owns_client:
+            await self._client.close()
+
+    def _stream_params(self, request: ChatRequest) -> CompletionCreateParamsStreaming:
+        # include_usage: without it a streamed answer reports no tokens, and costs nothing.
+        params: CompletionCreateParamsStreaming = {
+            "model": self._model,
+            "messages": to_openai_messages(request.messages),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        return self._options(request, params)
+
+    def _params(self, request: ChatRequest) -> CompletionCreateParamsNonStreaming:
+        params: CompletionCreateParamsNonStreaming = {
+            "model": self._model,
+            "messages": to_openai_messages(request.messages),
+        }
+        return self._options(request, params)
+
+    def _options(self, request: ChatRequest, params: _Params) -> _Params:
+        if request.tools:
+            params["tools"] = to_openai_tools(request.tools)
+        if request.temperature is not None:
+            params["temperature"] = request.temperature
+        if request.max_tokens is not None:
+            params[self._max_tokens_field] = request.max_tokens
+        return params
+
+    @contextmanager
+    def _classified(self) -> Iterator[None]:
+        try:
+            yield
+        except Exception as exc:
+            error = self._classify(exc)
+            if error is None:
+                raise
+            raise error from None
+
+    def _stream_error(self, exc: Exception, content_seen: bool) -> ModelError | None:
+        error: ModelError | None
+        if isinstance(exc, _PARSE_ERRORS):
+            error = invalid(self._ctx, f"a chunk could not be read: {exc}")
+        else:
+            error = self._classify(exc)
+        if error is not None and content_seen and error.retryable:
+            return invalid(self._ctx, f"the stream broke after content arrived: {error}")
+        return error
+
+    def _classify(self, exc: Exception) -> ModelError | None:
+        """The `ModelError` for an SDK or transport failure; `None` for anything else (a bug)."""
+        if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException):
+            return unavailable(self._ctx, "the request timed out")
+        if isinstance(exc, openai.APIConnectionError | httpx2.TransportError):
+            cause = exc.__cause__ or exc
+            return unavailable(self._ctx, f"the connection failed: {type(cause).__name__}: {cause}")
+        if isinstance(exc, openai.APIResponseValidationError):
+            return invalid(self._ctx, f"the response did not match the API: {exc.message}", status_code=exc.status_code)
+        if isinstance(exc, openai.APIStatusError):
+            detail = _detail(exc.body, exc.message)
+            context = exc.code == "context_length_exceeded" or (
+                exc.status_code in (400, 413) and mentions_context_length(detail)
+            )
+            quota = exc.code == "insufficient_quota"
+            return from_status(
+                self._ctx, exc.status_code, detail, exc.response.headers, is_context=context, is_quota=quota
+            )
+        if isinstance(exc, openai.APIError):
+            # An error event inside a stream: the provider failed while answering.
+            return unavailable(self._ctx, f"the provider reported an error: {_detail(exc.body, exc.message)}")
+        if isinstance(exc, json.JSONDecodeError | pydantic.ValidationError):
+            return invalid(self._ctx, f"the response is not valid JSON: {exc}")
+        return None
+
+    def __repr__(self) -> str:
+        return f"OpenAIModel(model={self._model!r}, provider={self._provider!r}, base_url={self._base_url!r})"
+
+
+def _detail(body: object, fallback: str) -> str:
+    if isinstance(body, dict):
+        message = body.get("message")
+        if isinstance(message, str) and message:
+            return message
+    return fallback
+
+
+def _display_url(url: str) -> str:
+    """The URL without any `user:password@` part, fit for messages and reprs."""
+    return re.sub(r"//[^/@]*@", "//", url).rstrip("/")
+
+
+def _with_v1(url: str) -> str:
+    # Ollama's own settings name the server ("http://host:11434"); its OpenAI API lives under /v1.
+    _scheme, sep, rest = url.partition("://")
+    if sep and "/" not in rest.rstrip("/"):
+        return url.rstrip("/") + "/v1"
+    return url
+
+
+def from_model_string(provider: str, name: str, **options: Any) -> OpenAIModel:
+    """Build the model for `"openai:NAME"`, `"ollama:NAME"` or `"openai-compatible:NAME"`.
+
+    Options are `OpenAIModel`'s keyword arguments: api_key, base_url, timeout, client,
+    max_tokens_field.
+    """
+    unknown = sorted(set(options) - _OPTIONS)
+    if unknown:
+        known = ", ".join(sorted(_OPTIONS))
+        raise ConfigurationError(
+            f"unknown option(s) {', '.join(unknown)} for model '{provider}:{name}'; known: {known}"
+        )
+    if provider == "openai":
+        return OpenAIModel(name, provider="openai", **options)
+    if provider == "ollama":
+        base_url = options.pop("base_url", None) or os.environ.get("OLLAMA_BASE_URL") or OLLAMA_DEFAULT_BASE_URL
+        api_key = options.pop("api_key", None) or _NO_KEY
+        return OpenAIModel(name, provider="ollama", base_url=_with_v1(base_url), api_key=api_key, **options)
+    if provider == "openai-compatible":
+        base_url = options.pop("base_url", None) or os.environ.get("OPENAI_COMPATIBLE_BASE_URL")
+        if not base_url and options.get("client") is None:
+            raise ConfigurationError(
+                f"model 'openai-compatible:{name}' needs the server's URL: pass base_url=... "
+                "(e.g. 'http://localhost:8000/v1') or set OPENAI_COMPATIBLE_BASE_URL"
+            )
+        api_key = options.pop("api_key", None) or os.environ.get("OPENAI_COMPATIBLE_API_KEY") or _NO_KEY
+        return OpenAIModel(name, provider="openai-compatible", base_url=base_url, api_key=api_key, **options)
+    raise ConfigurationError(f"OpenAIModel serves 'openai', 'ollama' and 'openai-compatible', not {provider!r}")

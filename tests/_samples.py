@@ -1,0 +1,62 @@
+"""One instance of every event payload, for round-trip and contract tests."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from eudaimon.core import events as ev
+from eudaimon.core.events import EVENT_TYPES, Event, EventData
+from eudaimon.core.messages import Message, ToolCall, Usage
+
+T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+def one_of_each() -> list[EventData]:
+    call = ToolCall("call_1", "pay", {"amount": 5, "to": "bob"})
+    payloads: list[EventData] = [
+        ev.RunStarted(
+            agent="a",
+            input="héllo ✓",
+            messages=(Message.system("sys", id="m0"), Message.user("héllo ✓", id="m1")),
+            thread_id="t1",
+            config_digest="abc",
+            parent=ev.ParentRef("run_parent", 3),
+            model="scripted",
+            guardrail_retries=2,
+        ),
+        ev.ModelAttemptStarted(step=1, request_id="r1", request_digest="d", model="scripted"),
+        ev.ModelRetryScheduled(
+            step=1, request_id="r1", retry_number=1, delay_ms=250, error="429", observed_usage=Usage(3, 0, 1)
+        ),
+        ev.ModelContextRejected(step=1, request_id="r1", input_budget_tokens=900, error="too long"),
+        ev.ModelCalled(
+            step=1,
+            request_id="r1",
+            message=Message.assistant("paying", [call, ToolCall("call_2", "pay", '{"amount": 1')], id="m2"),
+            usage=Usage(10, 5, 2),
+            cost_usd=0.001,
+            model="gpt-4o",
+            duration_ms=12,
+            stop_reason="tool_use",
+        ),
+        ev.ModelFailed(step=1, error="boom", usage=Usage(1, 1), cost_usd=None, request_id="r1", model="m"),
+        ev.GuardrailRejected(step=2, guardrail="G", feedback="shorter", usage=Usage(4, 4), cost_usd=0.5, model="m"),
+        ev.ApprovalRequested(call_id="call_1", tool="pay", arguments={"amount": 5}, reason="irreversible"),
+        ev.ApprovalDecided(call_id="call_1", approved=True, by="ann", note="ok"),
+        ev.ToolDenied(call_id="call_2", tool="pay", reason="no"),
+        ev.ToolStarted(call_id="call_1", tool="pay", idempotency_key="k" * 64, attempt=2),
+        ev.ToolCompleted(call_id="call_1", tool="pay", output='{"ok": true}', is_error=False, duration_ms=3),
+        ev.ToolOutcomeUnknown(call_id="call_1", tool="pay"),
+        ev.ToolReconciled(call_id="call_1", output="paid", retry=False, by="ops"),
+        ev.FinishRejected(step=3, reason="not JSON"),
+        ev.BudgetExceeded(reason="usd", spent=1.5, limit=1.0),
+        ev.RunCompleted(output="done", structured={"a": [1, 2, {"b": None}]}),
+        ev.RunFailed(error="bad", kind="MaxIterations"),
+        ev.RunCancelled(reason="user"),
+    ]
+    assert {type(p) for p in payloads} == set(EVENT_TYPES), "a new event type needs a sample here"
+    return payloads
+
+
+def as_events(run_id: str, payloads: list[EventData]) -> list[Event]:
+    return [Event.of(run_id, seq, T0 + timedelta(milliseconds=seq), p) for seq, p in enumerate(payloads)]

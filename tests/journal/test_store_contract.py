@@ -1,0 +1,195 @@
+"""The `EventStore` contract (DESIGN §5), one suite run against every backend.
+
+The `store` fixture (conftest.py) is parametrized over the backends; every test here must pass
+for each of them, so a behaviour of `MemoryStore` is a behaviour of `SqliteStore` and later
+`PostgresStore`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta, timezone
+from typing import Any
+
+import pytest
+
+from eudaimon.core.errors import ConcurrencyConflict, CorruptEvent
+from eudaimon.core.events import EVENT_TYPES, Event, RunCompleted, RunStarted
+from eudaimon.stores import EventStore, RunSummary
+
+
+async def test_events_of_every_type_round_trip(store: EventStore, samples: Any) -> None:
+    """Invariant: what is appended is loaded back equal, field for field, for all 19 event types
+    (a store that drops or mangles a field would change the fold after a restart)."""
+    payloads = samples.every_payload()
+    assert {type(p) for p in payloads} == set(EVENT_TYPES)
+    events = samples.make_events("run-all", payloads)
+    await store.append("run-all", 0, events[:1])
+    await store.append("run-all", 1, events[1:7])
+    await store.append("run-all", 7, events[7:])
+
+    loaded = await store.load("run-all")
+
+    assert loaded == events
+    assert [e.type for e in loaded] == [p.type for p in payloads]
+
+
+async def test_event_time_keeps_its_offset(store: EventStore, samples: Any) -> None:
+    """Invariant: `at` is loaded as the same instant with the same UTC offset it was written with."""
+    plus_two = timezone(timedelta(hours=2))
+    event = Event.of("run-tz", 0, samples.T0.astimezone(plus_two), samples.started())
+    await store.append("run-tz", 0, [event])
+
+    (loaded,) = await store.load("run-tz")
+
+    assert loaded.at == event.at
+    assert loaded.at.utcoffset() == timedelta(hours=2)
+
+
+@pytest.mark.parametrize("after_seq", [-1, 0, 4, 17, 18, 100])
+async def test_load_after_seq_returns_only_later_events(store: EventStore, samples: Any, after_seq: int) -> None:
+    """Invariant: `load(run, after_seq)` is exactly the events with seq > after_seq, in seq order
+    (the runtime tails a journal with it; a missing or repeated event would be folded wrong)."""
+    events = samples.make_events("run-tail", samples.every_payload())
+    await store.append("run-tail", 0, events)
+
+    assert await store.load("run-tail", after_seq) == events[after_seq + 1 :]
+
+
+async def test_unknown_run_loads_empty(store: EventStore) -> None:
+    """Invariant: an unknown run is `[]`, not an error (callers decide whether that is RunNotFound)."""
+    assert await store.load("no-such-run") == []
+    assert await store.load("no-such-run", after_seq=3) == []
+
+
+@pytest.mark.parametrize(("expected_seq", "actual"), [(0, 3), (2, 3), (4, 3), (99, 3)])
+async def test_wrong_expected_seq_conflicts_and_writes_nothing(
+    store: EventStore, samples: Any, expected_seq: int, actual: int
+) -> None:
+    """Invariant: append is compare-and-append: a stale or future `expected_seq` raises
+    ConcurrencyConflict carrying the journal's real next seq, and writes nothing at all."""
+    events = samples.make_events("run-cas", [samples.started(), samples.attempt(0), samples.attempt(1)])
+    await store.append("run-cas", 0, events)
+    before = await store.list_runs()
+    extra = samples.make_events("run-cas", [samples.attempt(7)], start=expected_seq)
+
+    with pytest.raises(ConcurrencyConflict) as raised:
+        await store.append("run-cas", expected_seq, extra)
+
+    conflict = raised.value
+    assert (conflict.run_id, conflict.expected_seq, conflict.actual_seq) == ("run-cas", expected_seq, actual)
+    assert await store.load("run-cas") == events
+    assert await store.list_runs() == before
+
+
+async def test_new_run_must_start_at_seq_zero(store: EventStore, samples: Any) -> None:
+    """Invariant: a run that does not exist has next seq 0; appending elsewhere conflicts, writes nothing."""
+    events = samples.make_events("run-new", [samples.started()], start=1)
+
+    with pytest.raises(ConcurrencyConflict) as raised:
+        await store.append("run-new", 1, events)
+
+    assert raised.value.actual_seq == 0
+    assert await store.load("run-new") == []
+    assert await store.list_runs() == []
+
+
+async def test_same_seq_appended_concurrently_is_won_once(store: EventStore, samples: Any) -> None:
+    """Invariant: the append of a seq is a fence: of many concurrent appends at one seq exactly one
+    wins, every other one gets ConcurrencyConflict (so exactly one process runs a `tool_started`)."""
+    await store.append("run-race", 0, samples.make_events("run-race", [samples.started()]))
+    contenders = [
+        store.append("run-race", 1, samples.make_events("run-race", [samples.attempt(1, f"writer-{i}")], start=1))
+        for i in range(10)
+    ]
+
+    outcomes = await asyncio.gather(*contenders, return_exceptions=True)
+
+    assert sum(o is None for o in outcomes) == 1
+    assert all(isinstance(o, ConcurrencyConflict) for o in outcomes if o is not None)
+    loaded = await store.load("run-race")
+    assert [e.seq for e in loaded] == [0, 1]
+    winner = outcomes.index(None)
+    assert loaded[1].data.request_id == f"writer-{winner}"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "batch",
+    [
+        pytest.param([(3, "run-gap"), (5, "run-gap")], id="gap"),
+        pytest.param([(3, "run-gap"), (3, "run-gap")], id="duplicate-seq"),
+        pytest.param([(4, "run-gap")], id="starts-after-expected"),
+        pytest.param([(3, "run-gap"), (4, "other-run")], id="foreign-run"),
+    ],
+)
+async def test_batch_that_does_not_follow_on_is_refused(
+    store: EventStore, samples: Any, batch: list[tuple[int, str]]
+) -> None:
+    """Invariant: seqs are gap-free per run: a batch whose seqs do not run consecutively from
+    `expected_seq`, or that names another run, is refused whole (CorruptEvent), nothing written."""
+    events = samples.make_events("run-gap", [samples.started(), samples.attempt(0), samples.attempt(1)])
+    await store.append("run-gap", 0, events)
+    bad = [Event.of(run, seq, samples.T0, samples.attempt(seq)) for seq, run in batch]
+
+    with pytest.raises(CorruptEvent):
+        await store.append("run-gap", 3, bad)
+
+    assert await store.load("run-gap") == events
+    assert await store.load("other-run") == []
+    assert (await store.list_runs())[0].event_count == 3
+
+
+async def test_first_event_must_be_run_started(store: EventStore, samples: Any) -> None:
+    """Invariant: a journal starts with `run_started`; a run cannot be created by any other event."""
+    with pytest.raises(CorruptEvent):
+        await store.append("run-headless", 0, samples.make_events("run-headless", [samples.attempt(0)]))
+
+    assert await store.load("run-headless") == []
+    assert await store.list_runs() == []
+
+
+async def test_empty_append_writes_nothing(store: EventStore, samples: Any) -> None:
+    """Invariant: appending no events is a no-op, even at a seq that would conflict."""
+    await store.append("run-empty", 0, [])
+    await store.append("run-empty", 5, [])
+
+    assert await store.load("run-empty") == []
+    assert await store.list_runs() == []
+
+
+async def test_list_runs_summarizes_each_run(store: EventStore, samples: Any) -> None:
+    """Invariant: a run's summary (agent, thread, first and last time, event count, last type) is
+    kept up to date by every append, without folding the run."""
+    events = samples.make_events("run-sum", [samples.started("bot", "thread-1"), samples.attempt(0)])
+    events.append(Event.of("run-sum", 2, samples.T0 + timedelta(minutes=5), RunCompleted(output="ok")))
+    await store.append("run-sum", 0, events[:2])
+    await store.append("run-sum", 2, events[2:])
+
+    (summary,) = await store.list_runs()
+
+    assert summary == RunSummary(
+        run_id="run-sum",
+        agent="bot",
+        thread_id="thread-1",
+        created_at=events[0].at,
+        updated_at=events[2].at,
+        event_count=3,
+        last_event_type="run_completed",
+    )
+
+
+async def test_list_runs_is_most_recently_updated_first_with_limit_and_thread(store: EventStore, samples: Any) -> None:
+    """Invariant: `list_runs` orders by last update (newest first), honours `limit`, and filters by
+    thread; an append to an old run moves it to the front."""
+    t0 = samples.T0
+    for minute, (run, thread) in enumerate([("a", "t1"), ("b", "t2"), ("c", "t1"), ("d", None)]):
+        started = RunStarted(agent=f"agent-{run}", input="", messages=(), thread_id=thread)
+        await store.append(run, 0, [Event.of(run, 0, t0 + timedelta(minutes=minute), started)])
+    await store.append("a", 1, [Event.of("a", 1, t0 + timedelta(minutes=10), samples.attempt(0))])
+
+    assert [s.run_id for s in await store.list_runs()] == ["a", "d", "c", "b"]
+    assert [s.run_id for s in await store.list_runs(limit=2)] == ["a", "d"]
+    assert [s.run_id for s in await store.list_runs(thread_id="t1")] == ["a", "c"]
+    assert [s.run_id for s in await store.list_runs(thread_id="t1", limit=1)] == ["a"]
+    assert await store.list_runs(thread_id="nobody") == []
+    assert [s.agent for s in await store.list_runs(thread_id="t2")] == ["agent-b"]
