@@ -9,15 +9,15 @@ from typing import Any
 from eudaimon._build import build_runtime_config
 from eudaimon.core.decide import DecideConfig
 from eudaimon.core.errors import EudaimonError, InvalidOperation
-from eudaimon.core.events import ApprovalDecided, EventData, ToolReconciled
 from eudaimon.core.messages import Message
-from eudaimon.core.state import CallStatus, RunState
+from eudaimon.core.state import RunState
 from eudaimon.guardrails import run_input_guardrails
 from eudaimon.models.base import Model
 from eudaimon.response import AgentResponse
+from eudaimon.runtime import operations
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.journal import RunJournal
-from eudaimon.runtime.runs import RunDriver, load_state
+from eudaimon.runtime.runs import RunDriver
 from eudaimon.stores.base import EventStore
 from eudaimon.streaming import StreamEvent
 from eudaimon.tools import Tool
@@ -172,46 +172,40 @@ class Agent:
 
     async def state(self, run_id: str, at_seq: int | None = None) -> RunState:
         """The run's state after event `at_seq` (the latest when None). Raises `RunNotFound`."""
-        return await load_state(self.store, run_id, at_seq)
+        return await operations.load_state(self.store, run_id, at_seq)
 
-    async def resume(self, run_id: str, *, cancel: CancellationToken | None = None) -> AgentResponse:
-        """Continue a run from its journal: after a crash, an approval or a reconciliation."""
+    async def resume(self, run_id: str, *, cancel: CancellationToken | None = None, wait: bool = True) -> AgentResponse:
+        """Continue a run from its journal: after a crash, an approval or a reconciliation.
+
+        Completed calls are never executed again. A call started but not completed runs again
+        (same idempotency key) only if its tool is READ or idempotent; otherwise the run waits
+        for `reconcile`. If another process drives the run, this waits for its lease to lapse
+        (or raises `LeaseHeld` when `wait=False`).
+        """
         journal = await self._driver.reopen(run_id)
-        async for _ in self._driver.drive(journal, cancel, stream_model=False):
+        async for _ in self._driver.drive(journal, cancel, stream_model=False, wait=wait):
             pass
         return self._driver.respond(journal.state)
 
     async def approve(
         self, run_id: str, call_id: str, approved: bool = True, *, by: str | None = None, note: str | None = None
     ) -> RunState:
-        """Record a human's decision on a call awaiting approval; `resume` then acts on it."""
+        """Record a human's decision on a call awaiting approval; `resume` then acts on it.
 
-        def check(state: RunState) -> EventData:
-            progress = state.calls.get(call_id)
-            if progress is None:
-                raise InvalidOperation(f"run {run_id} has no pending call {call_id!r} to approve")
-            if progress.status is not CallStatus.AWAITING_APPROVAL:
-                raise InvalidOperation(
-                    f"call {call_id!r} of run {run_id} is {progress.status.value}, not awaiting approval"
-                )
-            return ApprovalDecided(call_id=call_id, approved=approved, by=by, note=note)
-
-        return await self._driver.append_decision(run_id, check)
+        Raises:
+            InvalidOperation: the call is unknown, already decided, or not awaiting approval.
+        """
+        return await operations.approve(self.store, run_id, call_id, approved, by=by, note=note)
 
     async def reconcile(
         self, run_id: str, call_id: str, *, output: str | None = None, retry: bool = False, by: str | None = None
     ) -> RunState:
         """Settle a call whose outcome is unknown: give the `output` it had, or `retry=True`."""
-        if (output is None) == (not retry):
-            raise InvalidOperation("reconcile needs exactly one of output=... or retry=True")
+        return await operations.reconcile(self.store, run_id, call_id, output=output, retry=retry, by=by)
 
-        def check(state: RunState) -> EventData:
-            progress = state.calls.get(call_id)
-            if progress is None or progress.status is not CallStatus.UNKNOWN:
-                raise InvalidOperation(f"call {call_id!r} of run {run_id} has no unknown outcome to reconcile")
-            return ToolReconciled(call_id=call_id, output=output, retry=retry, by=by)
-
-        return await self._driver.append_decision(run_id, check)
+    async def fork(self, run_id: str, at_seq: int) -> str:
+        """A new run whose history is this run's up to `at_seq`; `resume` it to continue live."""
+        return await operations.fork(self.store, run_id, at_seq)
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={self.model.model_id!r}, tools={sorted(self.tools)!r})"

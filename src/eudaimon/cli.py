@@ -38,7 +38,7 @@ from eudaimon._cli_render import (
 )
 from eudaimon.agent import Agent
 from eudaimon.core.codec import event_to_json
-from eudaimon.core.errors import EudaimonError, RunNotFound
+from eudaimon.core.errors import ConfigurationError, EudaimonError, RunNotFound
 from eudaimon.core.events import Event
 from eudaimon.core.state import RunState, Status
 from eudaimon.stores.base import EventStore
@@ -46,6 +46,7 @@ from eudaimon.stores.memory import MemoryStore
 from eudaimon.stores.url import open_store
 
 T = TypeVar("T")
+_PIPE_WIDTH = 140
 
 app = typer.Typer(
     name="eudaimon",
@@ -93,11 +94,14 @@ def shown_url(url: str) -> str:
 
 
 def _out() -> Console:
-    return Console(highlight=False)
+    # Rich draws 80 columns when stdout is not a terminal; a pipe or a file gets room for run ids.
+    wide = not sys.stdout.isatty() and "COLUMNS" not in os.environ
+    return Console(highlight=False, width=_PIPE_WIDTH if wide else None)
 
 
 def _fail(message: str) -> NoReturn:
-    Console(stderr=True, highlight=False).print(Text("error: ", style="bold red") + Text(message))
+    error = Console(stderr=True, highlight=False)
+    error.print(Text("error: ", style="bold red") + Text(message), soft_wrap=True)
     raise typer.Exit(1)
 
 
@@ -114,7 +118,10 @@ async def _as_coroutine(work: Awaitable[T]) -> T:
 
 
 async def _with_store(url: str, use: Callable[[EventStore], Awaitable[T]]) -> T:
-    store = open_store(url)
+    try:
+        store = open_store(url)
+    except ImportError as exc:  # a backend whose driver or module is missing from this install
+        raise ConfigurationError(f"cannot open the store {shown_url(url)}: {exc}") from exc
     try:
         return await use(store)
     finally:
@@ -167,21 +174,22 @@ def runs_list(
         console.print(f"No runs in {escape(shown_url(url))}. Try `eudaimon demo`.")
         return
     table = Table(title=f"Runs in {escape(shown_url(url))}", title_justify="left")
-    table.add_column("run", no_wrap=True)
-    for name in ("agent", "status", "thread", "steps", "events", "updated"):
-        table.add_column(name, no_wrap=name != "agent")
+    threads = any(summary.thread_id for summary, _ in rows)
+    table.add_column("run", no_wrap=True, min_width=max(len(summary.run_id) for summary, _ in rows))
+    table.add_column("agent", min_width=5)
+    table.add_column("status", no_wrap=True)
+    if threads:
+        table.add_column("thread")
+    table.add_column("steps", justify="right", no_wrap=True)
+    table.add_column("events", justify="right", no_wrap=True)
+    table.add_column("updated", no_wrap=True)
     for summary, folded in rows:
         status = status_text(folded.status) if isinstance(folded, RunState) else Text("corrupt", style="bold red")
         steps = str(folded.steps) if isinstance(folded, RunState) else "?"
-        updated = summary.updated_at.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+        updated = summary.updated_at.astimezone().strftime("%m-%d %H:%M")
+        thread_cell = [escape(summary.thread_id or "-")] if threads else []
         table.add_row(
-            summary.run_id,
-            escape(summary.agent),
-            status,
-            escape(summary.thread_id or "-"),
-            steps,
-            str(summary.event_count),
-            updated,
+            summary.run_id, escape(summary.agent), status, *thread_cell, steps, str(summary.event_count), updated
         )
     console.print(table)
     for summary, folded in rows:
@@ -300,11 +308,7 @@ def run_agent(
     async def work() -> str:
         try:
             run_id, status = await _stream(agent, console, input, thread)
-            journal = agent.store
-            memory = isinstance(journal, MemoryStore)
-            path = getattr(journal, "path", None)
-            shown = f"sqlite:///{os.path.abspath(path)}" if isinstance(path, str) and path != ":memory:" else url
-            _print_hint(console, run_id, shown, memory)
+            _print_hint(console, run_id, _journal_url(agent.store, url), isinstance(agent.store, MemoryStore))
             return status
         finally:
             await agent.store.close()
@@ -320,6 +324,12 @@ async def _stream(agent: Agent, console: Console, text: str, thread: str | None)
         raise EudaimonError("the run's stream ended without Done")
     console.print(Text("run ", style="bold") + Text(printer.done.run_id) + Text(" ") + status_text(printer.done.status))
     return printer.done.run_id, printer.done.status
+
+
+def _journal_url(store: EventStore, fallback: str) -> str:
+    """The URL of the journal an agent actually wrote to (its own store may not be `--store`)."""
+    path = getattr(store, "path", None)
+    return f"sqlite:///{os.path.abspath(path)}" if isinstance(path, str) and path != ":memory:" else fallback
 
 
 def _print_hint(console: Console, run_id: str, url: str, in_memory: bool) -> None:

@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, JournalError
+from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, JournalError, LeaseHeld
 from eudaimon.stores import SqliteStore as ExportedSqliteStore
 from eudaimon.stores import open_store
+from eudaimon.stores.base import Snapshot
 from eudaimon.stores.sqlite import SqliteStore
 
 
@@ -140,3 +141,66 @@ def test_repr_shows_the_path_and_the_url_opens_one(tmp_path: Path) -> None:
     assert store.path == str(tmp_path / "runs.db")
     assert ExportedSqliteStore is SqliteStore
     assert isinstance(open_store(f"sqlite:///{tmp_path / 'url.db'}"), SqliteStore)
+
+
+async def test_append_cancelled_while_queued_is_never_written(tmp_path: Path, samples: Any) -> None:
+    """Invariant: an append whose caller is cancelled before the store starts it is dropped whole,
+    never half-written and never written behind the caller's back."""
+    db = tmp_path / "cancel.db"
+    store = SqliteStore(db)
+    try:
+        await store.list_runs()
+        blocker = sqlite3.connect(db, isolation_level=None)
+        try:
+            blocker.execute("BEGIN IMMEDIATE")  # the store's next transaction waits for this lock
+            first = asyncio.ensure_future(store.append("run-a", 0, samples.make_events("run-a", [samples.started()])))
+            await asyncio.sleep(0.2)
+            queued = asyncio.ensure_future(store.append("run-b", 0, samples.make_events("run-b", [samples.started()])))
+            await asyncio.sleep(0.05)
+            queued.cancel()
+        finally:
+            blocker.execute("ROLLBACK")
+            blocker.close()
+        await first
+        with pytest.raises(asyncio.CancelledError):
+            await queued
+
+        assert await store.load("run-b") == []
+        assert [s.run_id for s in await store.list_runs()] == ["run-a"]
+    finally:
+        await store.close()
+
+
+async def test_lease_lives_in_the_file_not_the_process(tmp_path: Path) -> None:
+    """Invariant: a lease granted through one store is held against every other store (process)
+    on the same file, so one process drives a run at a time across processes."""
+    db = tmp_path / "leases.db"
+    mine, theirs = SqliteStore(db), SqliteStore(db)
+    try:
+        await mine.acquire_lease("run:r", "worker-1", 30)
+        with pytest.raises(LeaseHeld) as raised:
+            await theirs.acquire_lease("run:r", "worker-2", 30)
+        assert raised.value.owner == "worker-1"
+        await mine.release_lease("run:r", "worker-1")
+        await theirs.acquire_lease("run:r", "worker-2", 30)
+    finally:
+        await mine.close()
+        await theirs.close()
+
+
+async def test_writes_that_change_nothing_cost_no_commit(tmp_path: Path) -> None:
+    """Invariant: `commit_count` counts transactions that wrote: a refused lease, a release by a
+    non-holder, an outdated snapshot or deleting an unknown run spends no COMMIT (no fsync)."""
+    store = SqliteStore(tmp_path / "quiet.db")
+    try:
+        await store.acquire_lease("run:r", "a", 30)
+        await store.save_snapshot(Snapshot("run:r", 5, "{}"))
+        assert store.commit_count == 2
+        with pytest.raises(LeaseHeld):
+            await store.acquire_lease("run:r", "b", 30)
+        await store.release_lease("run:r", "b")
+        await store.save_snapshot(Snapshot("run:r", 4, "{}"))
+        await store.delete_run("unknown")
+        assert store.commit_count == 2
+    finally:
+        await store.close()

@@ -1,4 +1,5 @@
-"""The `EventStore` contract (DESIGN §5), one suite run against every backend.
+"""The `EventStore` contract (DESIGN §5), one suite run against every backend: the journal
+(compare-and-append, load, list_runs), retention, leases and snapshots.
 
 The `store` fixture (conftest.py) is parametrized over the backends; every test here must pass
 for each of them, so a behaviour of `MemoryStore` is a behaviour of `SqliteStore` and later
@@ -13,9 +14,10 @@ from typing import Any
 
 import pytest
 
-from eudaimon.core.errors import ConcurrencyConflict, CorruptEvent
+from eudaimon.core.errors import ConcurrencyConflict, CorruptEvent, LeaseHeld
 from eudaimon.core.events import EVENT_TYPES, Event, RunCompleted, RunStarted
 from eudaimon.stores import EventStore, RunSummary
+from eudaimon.stores.base import Lease, Snapshot
 
 
 async def test_events_of_every_type_round_trip(store: EventStore, samples: Any) -> None:
@@ -193,3 +195,71 @@ async def test_list_runs_is_most_recently_updated_first_with_limit_and_thread(st
     assert [s.run_id for s in await store.list_runs(thread_id="t1", limit=1)] == ["a"]
     assert await store.list_runs(thread_id="nobody") == []
     assert [s.agent for s in await store.list_runs(thread_id="t2")] == ["agent-b"]
+
+
+async def test_delete_run_removes_events_summary_and_run_snapshot(store: EventStore, samples: Any) -> None:
+    """Invariant: retention deletes a run whole (events, summary, its snapshot) and nothing else;
+    deleting an unknown run is a no-op; the id is then free (next seq 0 again)."""
+    for run in ("run-old", "run-kept"):
+        await store.append(run, 0, samples.make_events(run, [samples.started(), samples.attempt(0)]))
+    await store.save_snapshot(Snapshot("run:run-old", 1, "{}"))
+    await store.save_snapshot(Snapshot("thread:t", 4, "{}"))
+
+    await store.delete_run("run-old")
+    await store.delete_run("never-existed")
+
+    assert await store.load("run-old") == []
+    assert [s.run_id for s in await store.list_runs()] == ["run-kept"]
+    assert len(await store.load("run-kept")) == 2
+    assert await store.load_snapshot("run:run-old") is None
+    assert await store.load_snapshot("thread:t") == Snapshot("thread:t", 4, "{}")
+    await store.append("run-old", 0, samples.make_events("run-old", [samples.started()]))
+    assert len(await store.load("run-old")) == 1
+
+
+async def test_lease_is_exclusive_until_released_or_expired(store: EventStore) -> None:
+    """Invariant: one owner holds a lease at a time: another owner gets LeaseHeld (naming the
+    holder) until the holder releases it or it expires; the holder may renew; a non-holder's
+    release does nothing; leases of different names are independent."""
+    assert await store.acquire_lease("run:r", "alice", 30) == Lease("run:r", "alice", 30)
+    with pytest.raises(LeaseHeld) as raised:
+        await store.acquire_lease("run:r", "bob", 30)
+    assert raised.value.owner == "alice"
+    assert 0 < raised.value.expires_in_s <= 30
+    assert await store.acquire_lease("run:r", "alice", 60) == Lease("run:r", "alice", 60)  # renewal
+    assert await store.acquire_lease("thread:t", "bob", 30) == Lease("thread:t", "bob", 30)
+
+    await store.release_lease("run:r", "bob")  # not the holder: ignored
+    with pytest.raises(LeaseHeld):
+        await store.acquire_lease("run:r", "bob", 30)
+    await store.release_lease("run:r", "alice")
+    assert await store.acquire_lease("run:r", "bob", 30) == Lease("run:r", "bob", 30)
+
+
+async def test_expired_lease_can_be_taken_over(store: EventStore) -> None:
+    """Invariant: a lease whose holder stopped renewing (a crashed process) lapses after its ttl,
+    and another owner can then take it over without anyone releasing it."""
+    await store.acquire_lease("run:crashed", "dead-worker", 0.05)
+    await asyncio.sleep(0.15)
+
+    assert await store.acquire_lease("run:crashed", "new-worker", 30) == Lease("run:crashed", "new-worker", 30)
+    with pytest.raises(LeaseHeld):
+        await store.acquire_lease("run:crashed", "dead-worker", 30)
+
+
+async def test_snapshot_keeps_the_newest_version(store: EventStore) -> None:
+    """Invariant: a snapshot is replaced only by one of the same or a newer version (a slow writer
+    cannot roll a run's snapshot back); deleting snapshots reports how many went."""
+    assert await store.load_snapshot("run:s") is None
+    await store.save_snapshot(Snapshot("run:s", 10, '{"v": 10}'))
+    await store.save_snapshot(Snapshot("run:s", 7, '{"v": 7}'))
+    assert await store.load_snapshot("run:s") == Snapshot("run:s", 10, '{"v": 10}')
+    await store.save_snapshot(Snapshot("run:s", 10, '{"v": "10b"}'))
+    await store.save_snapshot(Snapshot("thread:t", 1, "{}"))
+    assert await store.load_snapshot("run:s") == Snapshot("run:s", 10, '{"v": "10b"}')
+    await store.save_snapshot(Snapshot("run:s", 12, '{"v": 12}'))
+    assert await store.load_snapshot("run:s") == Snapshot("run:s", 12, '{"v": 12}')
+
+    assert await store.delete_snapshots() == 2
+    assert await store.load_snapshot("run:s") is None
+    assert await store.delete_snapshots() == 0

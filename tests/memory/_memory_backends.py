@@ -1,4 +1,6 @@
-"""Real memory backends for the memory tests (helpers; the fixtures are in conftest.py): in-process windows, SQLite files, a live Redis.
+"""Real memory backends for the memory tests: in-process windows, SQLite files, a live Redis.
+
+Helpers only; the fixtures are in conftest.py.
 
 Redis is at `EUDAIMON_TEST_REDIS_URL` (default `redis://127.0.0.1:6379/0`). CI starts it, so a
 Redis test that cannot reach it fails with a message saying so; it never skips. Each Redis

@@ -16,6 +16,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from eudaimon.core.errors import CorruptEvent, UnknownEventType
 from eudaimon.core.events import EVENT_REGISTRY, Event, EventData
+from eudaimon.core.state import RunState
 
 VERSION = 1
 _ENVELOPE = ("v", "run_id", "seq", "at", "type")
@@ -93,3 +94,25 @@ def _short(exc: Exception) -> str:
         where = ".".join(str(p) for p in first.get("loc", ()))
         return f"{where}: {first.get('msg')} ({exc.error_count()} error(s))"
     return str(exc)
+
+
+FOLD_VERSION = 1
+"""Bumped whenever `RunState.apply` changes meaning: older snapshots are then ignored and rebuilt."""
+_STATE = TypeAdapter(RunState)
+
+
+def state_to_json(state: RunState) -> str:
+    return json.dumps({"fold": FOLD_VERSION, "state": _STATE.dump_python(state, mode="json")}, separators=(",", ":"))
+
+
+def state_from_json(text: str) -> RunState | None:
+    """The state in a snapshot, or None when it was written by another fold version or is
+    unreadable: snapshots are derived data, so the caller folds the events instead."""
+    try:
+        doc = json.loads(text)
+        if not isinstance(doc, dict) or doc.get("fold") != FOLD_VERSION:
+            return None
+        state: RunState = _STATE.validate_python(doc["state"])
+    except (ValueError, KeyError, TypeError, ValidationError):
+        return None
+    return state

@@ -21,7 +21,8 @@
     │   ├── RunNotFound
     │   ├── CorruptEvent          a row that does not parse
     │   ├── UnknownEventType      a row written by a newer eudaimon, or not by eudaimon
-    │   └── LeaseHeld
+    │   ├── LeaseHeld             another process drives the run
+    │   └── LeaseLost             this process stalled past its lease and must stop
     └── InvalidOperation          an approval, reconciliation or resume the run's state forbids
 
 Messages say what happened and what to do; they never contain secrets.
@@ -184,11 +185,24 @@ class UnknownEventType(JournalError):
 
 
 class LeaseHeld(JournalError):
-    def __init__(self, run_id: str, owner: str, expires_in_s: float) -> None:
-        super().__init__(f"run {run_id} is being driven by {owner} for another {expires_in_s:.1f}s")
-        self.run_id = run_id
+    """Another process drives this run (or thread) and its lease has not expired."""
+
+    def __init__(self, name: str, owner: str, expires_in_s: float) -> None:
+        super().__init__(
+            f"{name} is held by {owner} for another {expires_in_s:.1f}s; "
+            "wait for it to finish or for its lease to lapse"
+        )
+        self.name = name
         self.owner = owner
         self.expires_in_s = expires_in_s
+
+
+class LeaseLost(JournalError):
+    """This process's lease lapsed (it stalled too long); it must stop before its next effect."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"the lease on {name} lapsed; this process stopped driving it so another may take over")
+        self.name = name
 
 
 class InvalidOperation(EudaimonError):

@@ -10,7 +10,7 @@ returned until it is.
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 
 from eudaimon.core.groups import group_messages
 from eudaimon.core.messages import Message, Role
@@ -98,6 +98,3 @@ class GroupWindow:
     def __len__(self) -> int:
         return sum(len(g.messages) for g in self._groups)
 
-
-def flatten(groups: Iterable[Sequence[Message]]) -> list[Message]:
-    return [m for g in groups for m in g]

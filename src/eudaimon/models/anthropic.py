@@ -29,7 +29,14 @@ from eudaimon.models._anthropic_convert import (
     to_anthropic,
     to_anthropic_tools,
 )
-from eudaimon.models._provider_errors import ErrorContext, from_status, invalid, mentions_context_length, unavailable
+from eudaimon.models._provider_errors import (
+    ErrorContext,
+    from_status,
+    invalid,
+    mentions_context_length,
+    redact,
+    unavailable,
+)
 from eudaimon.models.base import ChatRequest, ChatResponse, ModelStreamItem
 
 DEFAULT_MAX_TOKENS = 4096
@@ -82,12 +89,18 @@ class AnthropicModel:
         self._default_max_tokens = default_max_tokens
         self._owns_client = client is None
         if client is None:
-            client = AsyncAnthropic(
-                api_key=api_key,
-                base_url=base_url,
-                timeout=timeout if timeout is not None else DEFAULT_TIMEOUT_S,
-                max_retries=0,
-            )
+            try:
+                client = AsyncAnthropic(
+                    api_key=api_key,
+                    base_url=base_url,
+                    timeout=timeout if timeout is not None else DEFAULT_TIMEOUT_S,
+                    max_retries=0,
+                )
+            except anthropic.CredentialsError as exc:
+                raise ConfigurationError(
+                    f"AnthropicModel({model!r}): the SDK's credentials could not be loaded ({redact(str(exc))}); "
+                    "pass api_key=... or set ANTHROPIC_API_KEY"
+                ) from None
             if client.api_key is None and client.auth_token is None and client.credentials is None:
                 raise ConfigurationError(
                     f"AnthropicModel({model!r}) has no credentials: pass api_key=... or set ANTHROPIC_API_KEY"

@@ -9,34 +9,43 @@ and when the run stops. A failed flush (another process appended first) ends thi
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
-from eudaimon.core.events import Event, EventData, RunStarted
+from eudaimon.core.codec import state_to_json
+from eudaimon.core.events import Event, EventData
 from eudaimon.core.state import RunState
 from eudaimon.runtime.clock import now
-from eudaimon.stores.base import EventStore
+from eudaimon.stores.base import EventStore, Snapshot
+
+SNAPSHOT_EVERY = 200
+"""Events between snapshots of a run's state."""
 
 
 class RunJournal:
-    def __init__(self, store: EventStore, state: RunState) -> None:
+    def __init__(self, store: EventStore, state: RunState, *, snapshot_every: int = SNAPSHOT_EVERY) -> None:
         self.store = store
         self.state = state
+        self.guard: Callable[[], None] | None = None
+        """Called before every commit; raises to stop a driver that must not act (a lapsed lease)."""
+        self.snapshot_every = snapshot_every
         self._committed_seq = state.next_seq
         self._buffer: list[Event] = []
         self._flushing = asyncio.Lock()
-
-    @classmethod
-    def start(cls, store: EventStore, run_id: str, started: RunStarted) -> RunJournal:
-        journal = cls(store, RunState(run_id=run_id))
-        journal.record(started)
-        return journal
 
     @property
     def run_id(self) -> str:
         return self.state.run_id
 
     @property
-    def has_uncommitted(self) -> bool:
-        return bool(self._buffer)
+    def committed_seq(self) -> int:
+        """The next seq the store expects: events before it are durable."""
+        return self._committed_seq
+
+    def replace_state(self, state: RunState) -> None:
+        """Adopt a freshly loaded state (nothing may be buffered)."""
+        assert not self._buffer, "cannot reload a journal with uncommitted events"
+        self.state = state
+        self._committed_seq = state.next_seq
 
     def record(self, data: EventData) -> Event:
         event = Event(self.state.run_id, self.state.next_seq, now(), data.type, data)
@@ -49,6 +58,18 @@ class RunJournal:
         async with self._flushing:
             if not self._buffer:
                 return
+            if self.guard is not None:
+                self.guard()
             batch, self._buffer = self._buffer, []
-            await self.store.append(self.state.run_id, self._committed_seq, batch)
+            before = self._committed_seq
+            await self.store.append(self.state.run_id, before, batch)
             self._committed_seq += len(batch)
+            if self.snapshot_every and before // self.snapshot_every != self._committed_seq // self.snapshot_every:
+                await self.snapshot()
+
+    async def snapshot(self) -> None:
+        """Save the folded state of what is committed (derived data: losing it costs only speed)."""
+        if self._buffer:
+            return  # the state is ahead of the journal; the next flush will snapshot
+        data = state_to_json(self.state)
+        await self.store.save_snapshot(Snapshot(f"run:{self.run_id}", self._committed_seq - 1, data))

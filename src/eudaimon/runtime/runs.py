@@ -8,7 +8,7 @@ with the same compare-and-append fence as everything else.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
@@ -16,38 +16,26 @@ from eudaimon._output import OutputSchema
 from eudaimon.core.errors import (
     BudgetExceeded,
     Cancelled,
-    ConcurrencyConflict,
     GuardrailBlocked,
     MaxIterations,
     OutputRejected,
     RunError,
     RunFailedError,
-    RunNotFound,
 )
-from eudaimon.core.events import EventData, RunStarted
+from eudaimon.core.events import RunStarted
 from eudaimon.core.messages import Message, Role
 from eudaimon.core.state import RunState, Status
 from eudaimon.response import AgentResponse
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.clock import new_message_id, new_run_id
 from eudaimon.runtime.config import RuntimeConfig
-from eudaimon.runtime.journal import RunJournal
+from eudaimon.runtime.journal import SNAPSHOT_EVERY, RunJournal
+from eudaimon.runtime.leases import LeaseKeeper
 from eudaimon.runtime.loop import drive
+from eudaimon.runtime.operations import load_state
 from eudaimon.stores.base import EventStore
-from eudaimon.streaming import StreamEvent
-
-
-async def load_state(store: EventStore, run_id: str, at_seq: int | None = None) -> RunState:
-    """Fold a run's journal, up to and including `at_seq` when given."""
-    if at_seq is not None and at_seq < 0:
-        raise ValueError(f"at_seq must be 0 or more, got {at_seq}")
-    events = await store.load(run_id)
-    if at_seq is not None:
-        events = events[: at_seq + 1]
-    state = RunState.from_events(events)
-    if state is None:
-        raise RunNotFound(run_id)
-    return state
+from eudaimon.stores.memory import MemoryStore
+from eudaimon.streaming import Done, StreamEvent
 
 
 class RunDriver:
@@ -58,12 +46,15 @@ class RunDriver:
         memory: Any,
         output: OutputSchema | None,
         config_digest: str = "",
+        snapshot_every: int = SNAPSHOT_EVERY,
     ) -> None:
         self.config = config
         self.store = store
         self.memory = memory
         self.output = output
         self.config_digest = config_digest
+        # In memory the events are already at hand: a snapshot would only cost time.
+        self.snapshot_every = 0 if isinstance(store, MemoryStore) else snapshot_every
 
     def start(
         self,
@@ -84,17 +75,32 @@ class RunDriver:
             model=self.config.model.model_id,
             uses_memory=uses_memory,
         )
-        return RunJournal.start(self.store, run_id or new_run_id(), started)
-
-    async def reopen(self, run_id: str) -> RunJournal:
-        return RunJournal(self.store, await load_state(self.store, run_id))
+        journal = RunJournal(self.store, RunState(run_id=run_id or new_run_id()), snapshot_every=self.snapshot_every)
+        journal.record(started)
+        return journal
 
     async def drive(
-        self, journal: RunJournal, cancel: CancellationToken | None, *, stream_model: bool
+        self, journal: RunJournal, cancel: CancellationToken | None, *, stream_model: bool, wait: bool = True
     ) -> AsyncIterator[StreamEvent]:
-        async for event in drive(journal, self.config, cancel=cancel, stream_model=stream_model):
-            yield event
+        """Drive a run under its lease. A run that already has events is reloaded once the
+        lease is ours, since its previous driver may have appended until the last moment."""
+        if journal.state.status.is_terminal:
+            yield Done(journal.run_id, journal.state.status.value)
+            return
+        keeper = LeaseKeeper(self.store, f"run:{journal.run_id}")
+        await keeper.acquire(wait=wait)
+        try:
+            if journal.committed_seq > 0:
+                journal.replace_state(await load_state(self.store, journal.run_id))
+            journal.guard = keeper.check
+            async for event in drive(journal, self.config, cancel=cancel, stream_model=stream_model):
+                yield event
+        finally:
+            await keeper.release()
         await self.remember(journal.state)
+
+    async def reopen(self, run_id: str) -> RunJournal:
+        return RunJournal(self.store, await load_state(self.store, run_id), snapshot_every=self.snapshot_every)
 
     async def remember(self, state: RunState) -> None:
         """Feed memory this run's committed messages; memory ignores ids it already has."""
@@ -128,15 +134,3 @@ class RunDriver:
         if state.error_kind == "OutputRejected":
             return OutputRejected(error, run_id=run_id)
         return RunFailedError(f"run {run_id} failed: {error}", run_id=run_id)
-
-    async def append_decision(self, run_id: str, decide: Callable[[RunState], EventData]) -> RunState:
-        """Append the event `decide` derives from the latest state; re-check after a race."""
-        while True:
-            state = await load_state(self.store, run_id)
-            journal = RunJournal(self.store, state)
-            journal.record(decide(state))
-            try:
-                await journal.flush()
-            except ConcurrencyConflict:
-                continue  # someone appended first: decide again on what they wrote
-            return state

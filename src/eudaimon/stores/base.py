@@ -5,6 +5,12 @@ when `expected_seq` is the run's next seq, else it raises `ConcurrencyConflict` 
 nothing. That check is the fence that lets exactly one process append a `tool_started`
 intent, and so execute a call. Events of one append carry consecutive seqs starting at
 `expected_seq`.
+
+Besides the journal a store keeps two derived things, both safe to lose:
+- leases, named `run:<id>` or `thread:<id>`, so that one process drives a run (or a thread)
+  at a time; a lease held by a crashed process simply expires;
+- snapshots, the serialized state of a run at some seq (or of a thread), which make loading
+  a long run cheap; deleting them changes only speed.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from eudaimon.core.errors import CorruptEvent
-from eudaimon.core.events import Event, RunStarted
+from eudaimon.core.events import TERMINAL_TYPES, Event, RunStarted
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +36,28 @@ class RunSummary:
     event_count: int
     last_event_type: str
 
+    @property
+    def is_finished(self) -> bool:
+        return self.last_event_type in TERMINAL_TYPES
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """A lease as granted: `expires_in_s` is measured by the store's own clock when granted."""
+
+    name: str
+    owner: str
+    expires_in_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    key: str
+    """`run:<id>` or `thread:<id>`."""
+    version: int
+    """For a run, the seq of the last event folded into `data`."""
+    data: str
+
 
 @runtime_checkable
 class EventStore(Protocol):
@@ -43,6 +71,32 @@ class EventStore(Protocol):
 
     async def list_runs(self, *, limit: int = 50, thread_id: str | None = None) -> list[RunSummary]:
         """Runs, most recently updated first."""
+        ...
+
+    async def delete_run(self, run_id: str) -> None:
+        """Remove a run's events, summary and snapshot (retention); unknown runs are ignored."""
+        ...
+
+    async def acquire_lease(self, name: str, owner: str, ttl_s: float) -> Lease:
+        """Take or renew the lease `name` for `owner` for `ttl_s` seconds.
+
+        Raises:
+            LeaseHeld: another owner holds it and it has not expired.
+        """
+        ...
+
+    async def release_lease(self, name: str, owner: str) -> None:
+        """Give the lease up, if `owner` holds it."""
+        ...
+
+    async def save_snapshot(self, snapshot: Snapshot) -> None:
+        """Keep `snapshot` as the latest for its key unless a newer version is already kept."""
+        ...
+
+    async def load_snapshot(self, key: str) -> Snapshot | None: ...
+
+    async def delete_snapshots(self) -> int:
+        """Drop every snapshot; returns how many. Only speed changes."""
         ...
 
     async def close(self) -> None: ...

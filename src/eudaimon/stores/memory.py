@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
-from eudaimon.core.errors import ConcurrencyConflict
+from eudaimon.core.errors import ConcurrencyConflict, LeaseHeld
 from eudaimon.core.events import Event
-from eudaimon.stores.base import RunSummary, check_batch, summary_fields
+from eudaimon.stores.base import Lease, RunSummary, Snapshot, check_batch, summary_fields
 
 
 class MemoryStore:
@@ -15,6 +16,8 @@ class MemoryStore:
     def __init__(self) -> None:
         self._events: dict[str, list[Event]] = {}
         self._summaries: dict[str, RunSummary] = {}
+        self._leases: dict[str, tuple[str, float]] = {}
+        self._snapshots: dict[str, Snapshot] = {}
 
     async def append(self, run_id: str, expected_seq: int, events: Sequence[Event]) -> None:
         if not events:
@@ -32,9 +35,8 @@ class MemoryStore:
             previous = self._summaries[run_id]
             agent, thread_id, created = previous.agent, previous.thread_id, previous.created_at
         journal.extend(events)
-        self._summaries[run_id] = RunSummary(
-            run_id, agent, thread_id, created, events[-1].at, len(journal), events[-1].type
-        )
+        last = events[-1]
+        self._summaries[run_id] = RunSummary(run_id, agent, thread_id, created, last.at, len(journal), last.type)
 
     async def load(self, run_id: str, after_seq: int = -1) -> list[Event]:
         return list(self._events.get(run_id, ())[after_seq + 1 :])
@@ -43,6 +45,37 @@ class MemoryStore:
         runs = [s for s in self._summaries.values() if thread_id is None or s.thread_id == thread_id]
         runs.sort(key=lambda s: s.updated_at, reverse=True)
         return runs[:limit]
+
+    async def delete_run(self, run_id: str) -> None:
+        self._events.pop(run_id, None)
+        self._summaries.pop(run_id, None)
+        self._snapshots.pop(f"run:{run_id}", None)
+
+    async def acquire_lease(self, name: str, owner: str, ttl_s: float) -> Lease:
+        now = time.monotonic()
+        holder = self._leases.get(name)
+        if holder is not None and holder[0] != owner and holder[1] > now:
+            raise LeaseHeld(name, holder[0], holder[1] - now)
+        self._leases[name] = (owner, now + ttl_s)
+        return Lease(name, owner, ttl_s)
+
+    async def release_lease(self, name: str, owner: str) -> None:
+        holder = self._leases.get(name)
+        if holder is not None and holder[0] == owner:
+            del self._leases[name]
+
+    async def save_snapshot(self, snapshot: Snapshot) -> None:
+        kept = self._snapshots.get(snapshot.key)
+        if kept is None or kept.version <= snapshot.version:
+            self._snapshots[snapshot.key] = snapshot
+
+    async def load_snapshot(self, key: str) -> Snapshot | None:
+        return self._snapshots.get(key)
+
+    async def delete_snapshots(self) -> int:
+        count = len(self._snapshots)
+        self._snapshots.clear()
+        return count
 
     async def close(self) -> None:
         return None

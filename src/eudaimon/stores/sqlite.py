@@ -3,16 +3,17 @@
 Why it is built this way:
 
 - A SQLite connection belongs to the thread that opened it and its calls block. So the store
-  owns ONE worker thread holding ONE connection; the async methods put a request on a queue and
+  owns ONE worker thread holding ONE connection; the async methods put a job on a queue and
   await a `concurrent.futures.Future` wrapped for whichever event loop is running. Nothing binds
   to a loop, so one store serves `asyncio.run(...)` after `asyncio.run(...)`.
-- With `synchronous=FULL` a commit is an fsync: it is what an append costs. The worker takes
-  every append waiting in the queue and commits them in one `BEGIN IMMEDIATE … COMMIT`, so
-  appends that queue up while a commit is in progress share the next one (group commit). Each
-  append runs in its own SAVEPOINT: one that conflicts fails alone, the others still commit.
+- With `synchronous=FULL` a commit is an fsync: it is what a write costs. The worker takes every
+  write waiting in the queue and commits them in one `BEGIN IMMEDIATE … COMMIT`, so writes that
+  queue up while a commit is in progress share the next one (group commit). Each write runs in
+  its own SAVEPOINT: an append that conflicts fails alone, the others still commit.
 - The expected-seq check reads `runs.next_seq` after `BEGIN IMMEDIATE`, which holds SQLite's
   write lock across processes, so two processes cannot both win a seq; the PRIMARY KEY
   (run_id, seq) of `events` is the hard fence behind that check.
+- Leases expire by the wall clock (`time.time()`), the clock every process on the machine shares.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import os
 import queue
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -30,9 +32,9 @@ from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
 from eudaimon.core.codec import event_from_columns, payload_to_json
-from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, CorruptEvent, JournalError
+from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, CorruptEvent, JournalError, LeaseHeld
 from eudaimon.core.events import Event
-from eudaimon.stores.base import RunSummary, check_batch, summary_fields
+from eudaimon.stores.base import Lease, RunSummary, Snapshot, check_batch, summary_fields
 
 T = TypeVar("T")
 Synchronous = Literal["full", "normal"]
@@ -40,52 +42,32 @@ Synchronous = Literal["full", "normal"]
 _SCHEMA_VERSION = 1
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS events (
-        run_id  TEXT    NOT NULL,
-        seq     INTEGER NOT NULL,
-        at      TEXT    NOT NULL,
-        type    TEXT    NOT NULL,
-        payload TEXT    NOT NULL,
-        PRIMARY KEY (run_id, seq)
-    )""",
+        run_id TEXT NOT NULL, seq INTEGER NOT NULL, at TEXT NOT NULL, type TEXT NOT NULL, payload TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq))""",
     """CREATE TABLE IF NOT EXISTS runs (
-        run_id     TEXT    PRIMARY KEY,
-        agent      TEXT    NOT NULL,
-        thread_id  TEXT,
-        created_at TEXT    NOT NULL,
-        updated_at TEXT    NOT NULL,
-        next_seq   INTEGER NOT NULL,
-        last_type  TEXT    NOT NULL
-    )""",
+        run_id TEXT PRIMARY KEY, agent TEXT NOT NULL, thread_id TEXT, created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL, next_seq INTEGER NOT NULL, last_type TEXT NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS runs_by_updated_at ON runs (updated_at)",
     "CREATE INDEX IF NOT EXISTS runs_by_thread ON runs (thread_id, updated_at)",
+    "CREATE TABLE IF NOT EXISTS leases (name TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at REAL NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS snapshots (key TEXT PRIMARY KEY, version INTEGER NOT NULL, data TEXT NOT NULL)",
 )
 _MAX_GROUP = 512
-"""Most requests taken from the queue at once: bounds how long one transaction holds the lock."""
-
-_Row = tuple[str, int, str, str, str]
+"""Most jobs taken from the queue at once: bounds how long one transaction holds the lock."""
 
 
 @dataclass(eq=False)
-class _Append:
-    run_id: str
-    expected_seq: int
-    events: Sequence[Event]
-    done: Future[None] = field(default_factory=Future)
+class _Job(Generic[T]):
+    """Work for the worker thread; a write runs inside the group's transaction, in a savepoint."""
 
-
-@dataclass(eq=False)
-class _Read(Generic[T]):
-    query: Callable[[sqlite3.Connection], T]
+    run: Callable[[sqlite3.Connection], T]
+    writes: bool
     done: Future[T] = field(default_factory=Future)
 
 
 @dataclass(eq=False)
 class _Stop:
     done: Future[None] = field(default_factory=Future)
-
-
-_Request = _Append | _Read[Any] | _Stop
-_R = TypeVar("_R", bound=_Append | _Read[Any])
 
 
 class SqliteStore:
@@ -110,8 +92,8 @@ class SqliteStore:
             Path(self._path).parent.mkdir(parents=True, exist_ok=True)
         self._synchronous: Synchronous = synchronous
         self._busy_timeout_s = busy_timeout_s
-        self._requests: queue.SimpleQueue[_Request] = queue.SimpleQueue()
-        self._lock = threading.Lock()  # orders "closed?" checks against enqueues and the stop request
+        self._jobs: queue.SimpleQueue[_Job[Any] | _Stop] = queue.SimpleQueue()
+        self._lock = threading.Lock()  # orders "closed?" checks against enqueues and the stop
         self._thread: threading.Thread | None = None
         self._closed = False
         self._commits = 0
@@ -122,7 +104,8 @@ class SqliteStore:
 
     @property
     def commit_count(self) -> int:
-        """COMMITs issued for appends so far; one COMMIT may carry many appends (group commit)."""
+        """COMMITs issued (schema creation aside); one may carry many writes. A transaction that
+        wrote nothing (every append in it refused) is rolled back instead: no fsync, not counted."""
         return self._commits
 
     async def append(self, run_id: str, expected_seq: int, events: Sequence[Event]) -> None:
@@ -133,11 +116,13 @@ class SqliteStore:
             CorruptEvent: the batch does not follow on from `expected_seq`.
             JournalError: the database failed, or the store is closed.
         """
-        request = _Append(run_id, expected_seq, tuple(events))
-        if not request.events:
-            self._check_open()
-            return
-        await asyncio.wrap_future(self._enqueue(request).done)
+        batch = tuple(events)
+        if batch:
+            # Encoded here, not in the transaction, so the cross-process write lock is held briefly.
+            rows = [(e.run_id, e.seq, e.at.isoformat(), e.type, payload_to_json(e.data)) for e in batch]
+            await self._do(True, lambda conn: _append(conn, run_id, expected_seq, batch, rows))
+        else:
+            await self._do(False, lambda conn: None)  # a no-op, but not on a closed store
 
     async def load(self, run_id: str, after_seq: int = -1) -> list[Event]:
         """The run's events with seq > `after_seq`, in order; `[]` for an unknown run.
@@ -145,14 +130,48 @@ class SqliteStore:
         Raises:
             CorruptEvent, UnknownEventType: a row does not parse; it names the run and the seq.
         """
-        return await asyncio.wrap_future(self._enqueue(_Read(lambda conn: _load(conn, run_id, after_seq))).done)
+        return await self._do(False, lambda conn: _load(conn, run_id, after_seq))
 
     async def list_runs(self, *, limit: int = 50, thread_id: str | None = None) -> list[RunSummary]:
         """Runs, most recently updated first (ties: oldest run first, as `MemoryStore`)."""
-        return await asyncio.wrap_future(self._enqueue(_Read(lambda conn: _list_runs(conn, limit, thread_id))).done)
+        return await self._do(False, lambda conn: _list_runs(conn, limit, thread_id))
+
+    async def delete_run(self, run_id: str) -> None:
+        """Remove a run's events, summary and snapshot (retention); unknown runs are ignored."""
+        await self._do(True, lambda conn: _delete_run(conn, run_id))
+
+    async def acquire_lease(self, name: str, owner: str, ttl_s: float) -> Lease:
+        """Take or renew the lease `name` for `owner` for `ttl_s` seconds.
+
+        Raises:
+            LeaseHeld: another owner holds it and it has not expired.
+        """
+        return await self._do(True, lambda conn: _acquire_lease(conn, name, owner, ttl_s))
+
+    async def release_lease(self, name: str, owner: str) -> None:
+        """Give the lease up, if `owner` holds it."""
+        sql = "DELETE FROM leases WHERE name = ? AND owner = ?"
+        await self._do(True, lambda conn: conn.execute(sql, (name, owner)).close())
+
+    async def save_snapshot(self, snapshot: Snapshot) -> None:
+        """Keep `snapshot` as the latest for its key unless a newer version is already kept."""
+        sql = (
+            "INSERT INTO snapshots (key, version, data) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE"
+            " SET version = excluded.version, data = excluded.data WHERE excluded.version >= snapshots.version"
+        )
+        await self._do(True, lambda conn: conn.execute(sql, (snapshot.key, snapshot.version, snapshot.data)).close())
+
+    async def load_snapshot(self, key: str) -> Snapshot | None:
+        sql = "SELECT key, version, data FROM snapshots WHERE key = ?"
+        row = await self._do(False, lambda conn: conn.execute(sql, (key,)).fetchone())
+        return None if row is None else Snapshot(*row)
+
+    async def delete_snapshots(self) -> int:
+        """Drop every snapshot; returns how many. Only speed changes."""
+        return await self._do(True, lambda conn: conn.execute("DELETE FROM snapshots").rowcount)
 
     async def close(self) -> None:
-        """Finish the requests already queued, then stop the worker and close the connection."""
+        """Finish the jobs already queued, then stop the worker and close the connection."""
         with self._lock:
             if self._closed:
                 return
@@ -160,83 +179,76 @@ class SqliteStore:
             if self._thread is None:
                 return
             stop = _Stop()
-            self._requests.put(stop)
+            self._jobs.put(stop)
         await asyncio.wrap_future(stop.done)
 
     def __repr__(self) -> str:
         return f"SqliteStore({self._path!r})"
 
-    # -- the caller's side ---------------------------------------------------------------
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise JournalError(f"{self!r} is closed; open a new store to use this journal")
-
-    def _enqueue(self, request: _R) -> _R:
+    async def _do(self, writes: bool, run: Callable[[sqlite3.Connection], T]) -> T:
+        job = _Job(run, writes)
         with self._lock:
-            self._check_open()
+            if self._closed:
+                raise JournalError(f"{self!r} is closed; open a new store to use this journal")
             if self._thread is None:
                 # Started on first use, so a store built and never used costs no thread.
                 self._thread = threading.Thread(target=self._serve, name=f"eudaimon-{self!r}", daemon=True)
                 self._thread.start()
-            self._requests.put(request)
-        return request
+            self._jobs.put(job)
+        return await asyncio.wrap_future(job.done)
 
     # -- the worker thread: the only code that touches the connection ---------------------
 
     def _serve(self) -> None:
-        conn: sqlite3.Connection | None = None
-        broken: JournalError | None = None
         try:
-            conn = self._connect()
-        except (sqlite3.Error, OSError) as exc:
-            broken = _journal_error(self._path, exc)
-        except JournalError as exc:
-            broken = exc
+            conn: sqlite3.Connection | BaseException = self._connect()
+        except (sqlite3.Error, OSError, JournalError) as exc:
+            conn = exc  # the file cannot be used: every job is told why, until close()
         while True:
             group = self._take_group()
-            stop = next((r for r in group if isinstance(r, _Stop)), None)
-            appends = [r for r in group if isinstance(r, _Append)]
-            reads: list[_Read[Any]] = [r for r in group if isinstance(r, _Read)]
-            if conn is None:
-                failed: list[_Append | _Read[Any]] = [*appends, *reads]
-                for request in failed:
-                    request.done.set_exception(_copy(broken))
-            else:
-                self._commit_group(conn, appends)
-                for read in reads:
-                    _answer(self._path, conn, read)
+            jobs = [job for job in group if isinstance(job, _Job)]
+            try:
+                if isinstance(conn, BaseException):
+                    for job in jobs:
+                        job.done.set_exception(_failed(self._path, conn))
+                else:
+                    self._write_group(conn, [job for job in jobs if job.writes])
+                    for job in jobs:
+                        if not job.writes:
+                            _settle(job, self._path, conn)
+            except BaseException as exc:  # a bug here must never leave a caller awaiting forever
+                for job in jobs:
+                    if not job.done.done():
+                        job.done.set_exception(_failed(self._path, exc))
+            stop = next((s for s in group if isinstance(s, _Stop)), None)
             if stop is not None:
-                if conn is not None:
-                    conn.close()
-                if stop.done.set_running_or_notify_cancel():  # close() may have been cancelled
-                    stop.done.set_result(None)
+                try:
+                    if isinstance(conn, sqlite3.Connection):
+                        conn.close()
+                finally:
+                    if stop.done.set_running_or_notify_cancel():  # close() may have been cancelled
+                        stop.done.set_result(None)
                 return
 
-    def _take_group(self) -> list[_Request]:
-        """Block for one request, then take every request already waiting (up to `_MAX_GROUP`)."""
-        group: list[_Request] = [self._requests.get()]
+    def _take_group(self) -> list[_Job[Any] | _Stop]:
+        """Block for one job, then take every job already waiting (up to `_MAX_GROUP`)."""
+        group = [self._jobs.get()]
         while len(group) < _MAX_GROUP and not isinstance(group[-1], _Stop):
             try:
-                group.append(self._requests.get_nowait())
+                group.append(self._jobs.get_nowait())
             except queue.Empty:
                 break
-        # A caller cancelled before we began: drop it. After this, its outcome is decided by us.
-        # A stop is always honoured, even when the close() that sent it was cancelled.
-        return [r for r in group if isinstance(r, _Stop) or r.done.set_running_or_notify_cancel()]
+        # A caller cancelled before we began: drop its job. After this, we decide its outcome.
+        return [job for job in group if isinstance(job, _Stop) or job.done.set_running_or_notify_cancel()]
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self._path, timeout=self._busy_timeout_s, isolation_level=None)
         try:
-            conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_s * 1000)}")
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute(f"PRAGMA synchronous = {self._synchronous.upper()}")
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version > _SCHEMA_VERSION:
-                raise JournalError(
-                    f"the SQLite journal {self._path!r} has schema version {version}, newer than this "
-                    f"eudaimon's {_SCHEMA_VERSION}; upgrade eudaimon to use it"
-                )
+                raise JournalError(f"schema version {version} is newer than {_SCHEMA_VERSION}; upgrade eudaimon")
             if version < _SCHEMA_VERSION:
                 conn.execute("BEGIN IMMEDIATE")  # several processes may create the schema at once
                 for statement in _SCHEMA:
@@ -248,83 +260,72 @@ class SqliteStore:
             raise
         return conn
 
-    def _commit_group(self, conn: sqlite3.Connection, appends: list[_Append]) -> None:
-        """Commit every append of the group in one transaction; each succeeds or fails alone."""
-        if not appends:
+    def _write_group(self, conn: sqlite3.Connection, jobs: list[_Job[Any]]) -> None:
+        """Run every write of the group in one transaction; each succeeds or fails alone."""
+        if not jobs:
             return
-        outcomes: list[BaseException | None] = []
-        encoded: list[list[_Row] | BaseException] = []
-        for request in appends:
-            # Encoding happens before BEGIN so that the cross-process write lock is held briefly.
-            try:
-                encoded.append(_encode(request))
-            except Exception as exc:
-                encoded.append(exc)
+        outcomes: list[tuple[bool, Any]] = []
+        wrote = False
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                for request, rows in zip(appends, encoded, strict=True):
-                    outcomes.append(rows if isinstance(rows, BaseException) else _append_one(conn, request, rows))
-                if any(outcome is None for outcome in outcomes):
-                    conn.execute("COMMIT")
-                    self._commits += 1
-                else:
-                    conn.execute("ROLLBACK")  # nothing to write: spare the fsync
+                for job in jobs:
+                    changes = conn.total_changes
+                    conn.execute("SAVEPOINT job")
+                    try:
+                        result = job.run(conn)
+                    except Exception as exc:
+                        conn.execute("ROLLBACK TO job")  # if this fails too, the whole group fails
+                        outcomes.append((False, _as_raised(self._path, exc)))
+                    else:
+                        wrote = wrote or conn.total_changes > changes
+                        outcomes.append((True, result))
+                    conn.execute("RELEASE job")
+                conn.execute("COMMIT" if wrote else "ROLLBACK")  # nothing written: spare the fsync
+                self._commits += wrote
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
         except sqlite3.Error as exc:
-            for request in appends:
-                request.done.set_exception(_journal_error(self._path, exc))
+            for job in jobs:
+                job.done.set_exception(_failed(self._path, exc))
             return
-        for request, outcome in zip(appends, outcomes, strict=True):
-            if outcome is None:
-                request.done.set_result(None)
+        for job, (ok, value) in zip(jobs, outcomes, strict=True):
+            if ok:
+                job.done.set_result(value)
             else:
-                request.done.set_exception(outcome)
+                job.done.set_exception(value)
 
 
-def _encode(request: _Append) -> list[_Row]:
-    return [(e.run_id, e.seq, e.at.isoformat(), e.type, payload_to_json(e.data)) for e in request.events]
-
-
-def _append_one(conn: sqlite3.Connection, request: _Append, rows: list[_Row]) -> BaseException | None:
-    """One compare-and-append inside the group's transaction; returns the error that refused it."""
-    run_id, expected, events = request.run_id, request.expected_seq, request.events
-    conn.execute("SAVEPOINT append")
+def _append(
+    conn: sqlite3.Connection, run_id: str, expected: int, events: Sequence[Event], rows: list[tuple[Any, ...]]
+) -> None:
+    """One compare-and-append; runs inside a savepoint, so raising undoes it."""
+    found = conn.execute("SELECT next_seq FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+    actual = int(found[0]) if found else 0
+    if expected != actual:
+        raise ConcurrencyConflict(run_id, expected, actual)
+    check_batch(run_id, expected, events)
     try:
-        found = conn.execute("SELECT next_seq FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-        actual = int(found[0]) if found else 0
-        if expected != actual:
-            raise ConcurrencyConflict(run_id, expected, actual)
-        check_batch(run_id, expected, events)
-        try:
-            conn.executemany("INSERT INTO events (run_id, seq, at, type, payload) VALUES (?, ?, ?, ?, ?)", rows)
-        except sqlite3.IntegrityError:
-            # `runs` disagrees with `events` (a foreign writer, a hand edit): the key still fences.
-            top = conn.execute("SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,)).fetchone()[0]
-            raise ConcurrencyConflict(run_id, expected, int(top) + 1) from None
-        last = events[-1]
-        next_seq = expected + len(events)
-        if found is None:
-            agent, thread_id = summary_fields(events)
-            conn.execute(
-                "INSERT INTO runs (run_id, agent, thread_id, created_at, updated_at, next_seq, last_type)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (run_id, agent, thread_id, _sortable(events[0].at), _sortable(last.at), next_seq, last.type),
-            )
-        else:
-            conn.execute(
-                "UPDATE runs SET updated_at = ?, next_seq = ?, last_type = ? WHERE run_id = ?",
-                (_sortable(last.at), next_seq, last.type, run_id),
-            )
-    except Exception as exc:
-        conn.execute("ROLLBACK TO append")  # if this fails too, the whole group fails
-        conn.execute("RELEASE append")
-        return exc
-    conn.execute("RELEASE append")
-    return None
+        conn.executemany("INSERT INTO events (run_id, seq, at, type, payload) VALUES (?, ?, ?, ?, ?)", rows)
+    except sqlite3.IntegrityError:
+        # `runs` disagrees with `events` (a foreign writer, a hand edit): the key still fences.
+        top = conn.execute("SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,)).fetchone()[0]
+        raise ConcurrencyConflict(run_id, expected, int(top) + 1) from None
+    last, next_seq = events[-1], expected + len(events)
+    if found is None:
+        agent, thread_id = summary_fields(events)
+        conn.execute(
+            "INSERT INTO runs (run_id, agent, thread_id, created_at, updated_at, next_seq, last_type)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (run_id, agent, thread_id, _sortable(events[0].at), _sortable(last.at), next_seq, last.type),
+        )
+    else:
+        conn.execute(
+            "UPDATE runs SET updated_at = ?, next_seq = ?, last_type = ? WHERE run_id = ?",
+            (_sortable(last.at), next_seq, last.type, run_id),
+        )
 
 
 def _load(conn: sqlite3.Connection, run_id: str, after_seq: int) -> list[Event]:
@@ -357,13 +358,26 @@ def _list_runs(conn: sqlite3.Connection, limit: int, thread_id: str | None) -> l
     ]
 
 
-def _answer(path: str, conn: sqlite3.Connection, read: _Read[Any]) -> None:
+def _delete_run(conn: sqlite3.Connection, run_id: str) -> None:
+    conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
+    conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+    conn.execute("DELETE FROM snapshots WHERE key = ?", (f"run:{run_id}",))
+
+
+def _acquire_lease(conn: sqlite3.Connection, name: str, owner: str, ttl_s: float) -> Lease:
+    now = time.time()  # read under the write lock: no other process can grant meanwhile
+    held = conn.execute("SELECT owner, expires_at FROM leases WHERE name = ?", (name,)).fetchone()
+    if held is not None and held[0] != owner and held[1] > now:
+        raise LeaseHeld(name, held[0], held[1] - now)
+    conn.execute("INSERT OR REPLACE INTO leases (name, owner, expires_at) VALUES (?, ?, ?)", (name, owner, now + ttl_s))
+    return Lease(name, owner, ttl_s)
+
+
+def _settle(job: _Job[Any], path: str, conn: sqlite3.Connection) -> None:
     try:
-        read.done.set_result(read.query(conn))
-    except sqlite3.Error as exc:
-        read.done.set_exception(_journal_error(path, exc))
+        job.done.set_result(job.run(conn))
     except Exception as exc:
-        read.done.set_exception(exc)
+        job.done.set_exception(_as_raised(path, exc))
 
 
 def _sortable(at: datetime) -> str:
@@ -371,14 +385,13 @@ def _sortable(at: datetime) -> str:
     return (at.astimezone(UTC) if at.tzinfo is not None else at).isoformat(timespec="microseconds")
 
 
-def _journal_error(path: str, exc: BaseException) -> JournalError:
+def _failed(path: str, exc: BaseException) -> JournalError:
+    """A fresh JournalError naming the file, one per caller, so none shares another's traceback."""
     error = JournalError(f"the SQLite journal {path!r} failed: {exc}")
     error.__cause__ = exc
     return error
 
 
-def _copy(error: JournalError | None) -> JournalError:
-    """A fresh exception per caller, so concurrent raisers do not share one traceback."""
-    fresh = JournalError(str(error))
-    fresh.__cause__ = error
-    return fresh
+def _as_raised(path: str, exc: Exception) -> Exception:
+    """Our own errors (conflicts, corrupt rows, leases) pass through; SQLite's are wrapped."""
+    return _failed(path, exc) if isinstance(exc, sqlite3.Error) else exc

@@ -1,0 +1,139 @@
+"""What can be done to a run from outside its loop: read it, decide for it, fork it, delete it.
+
+These need only a store, not an agent, so the CLI and other processes use them directly: a
+human can approve a call days later from a machine that never ran the agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from eudaimon.core.codec import state_from_json
+from eudaimon.core.errors import ConcurrencyConflict, InvalidOperation, RunNotFound
+from eudaimon.core.events import ApprovalDecided, Event, EventData, ParentRef, RunStarted, ToolReconciled
+from eudaimon.core.state import CallStatus, RunState
+from eudaimon.runtime.clock import new_run_id as fresh_run_id
+from eudaimon.runtime.clock import now
+from eudaimon.runtime.journal import RunJournal
+from eudaimon.stores.base import EventStore
+
+Decide = Callable[[RunState], EventData]
+
+
+async def load_state(store: EventStore, run_id: str, at_seq: int | None = None) -> RunState:
+    """Fold a run's journal up to and including `at_seq` (all of it when None).
+
+    The latest snapshot is used when it is not past `at_seq`; only the events after it are
+    read. A missing or stale snapshot just means folding from the start.
+    """
+    if at_seq is not None and at_seq < 0:
+        raise ValueError(f"at_seq must be 0 or more, got {at_seq}")
+    state: RunState | None = None
+    snapshot = await store.load_snapshot(f"run:{run_id}")
+    if snapshot is not None and (at_seq is None or snapshot.version <= at_seq):
+        state = state_from_json(snapshot.data)
+    events = await store.load(run_id, after_seq=state.next_seq - 1 if state is not None else -1)
+    if at_seq is not None:
+        events = [e for e in events if e.seq <= at_seq]
+    if state is None:
+        state = RunState.from_events(events)
+        if state is None:
+            raise RunNotFound(run_id)
+        return state
+    for event in events:
+        state.apply(event)
+    return state
+
+
+async def append_decision(store: EventStore, run_id: str, decide: Decide) -> RunState:
+    """Append the event `decide` derives from the latest state; decide again after a race."""
+    while True:
+        state = await load_state(store, run_id)
+        journal = RunJournal(store, state, snapshot_every=0)
+        journal.record(decide(state))
+        try:
+            await journal.flush()
+        except ConcurrencyConflict:
+            continue
+        return state
+
+
+async def approve(
+    store: EventStore, run_id: str, call_id: str, approved: bool, *, by: str | None = None, note: str | None = None
+) -> RunState:
+    """Record a human's decision on a call awaiting approval."""
+
+    def decide(state: RunState) -> EventData:
+        progress = state.calls.get(call_id)
+        if progress is None:
+            waiting = ", ".join(c.id for c in state.awaiting_approval()) or "none"
+            raise InvalidOperation(f"run {run_id} has no call {call_id!r} awaiting approval (awaiting: {waiting})")
+        if progress.status is not CallStatus.AWAITING_APPROVAL:
+            raise InvalidOperation(
+                f"call {call_id!r} of run {run_id} is {progress.status.value}, not awaiting approval; "
+                "a call is decided once"
+            )
+        return ApprovalDecided(call_id=call_id, approved=approved, by=by, note=note)
+
+    return await append_decision(store, run_id, decide)
+
+
+async def reconcile(
+    store: EventStore,
+    run_id: str,
+    call_id: str,
+    *,
+    output: str | None = None,
+    retry: bool = False,
+    by: str | None = None,
+) -> RunState:
+    """Settle a call whose outcome is unknown, with the output it had or by retrying it."""
+    if (output is None) == (not retry):
+        raise InvalidOperation("reconcile needs exactly one of output=... or retry=True")
+
+    def decide(state: RunState) -> EventData:
+        progress = state.calls.get(call_id)
+        if progress is None or progress.status is not CallStatus.UNKNOWN:
+            unknown = ", ".join(c.id for c in state.unknown_outcomes()) or "none"
+            raise InvalidOperation(f"call {call_id!r} of run {run_id} has no unknown outcome (unknown: {unknown})")
+        return ToolReconciled(call_id=call_id, output=output, retry=retry, by=by)
+
+    return await append_decision(store, run_id, decide)
+
+
+async def fork(store: EventStore, run_id: str, at_seq: int, *, new_run_id: str | None = None) -> str:
+    """Start a run whose journal is the parent's up to `at_seq`, then its own.
+
+    The prefix is copied into the fork's journal, with `run_started.parent` naming where it
+    came from, so the fork never depends on the parent's rows: retention may delete the
+    parent while forks live on. Everything recorded up to `at_seq` counts as done in the
+    fork; `resume` continues it from there under the usual recovery rules.
+    """
+    events = await store.load(run_id)
+    if not events:
+        raise RunNotFound(run_id)
+    if not 0 <= at_seq < len(events):
+        raise InvalidOperation(f"run {run_id} has events 0..{len(events) - 1}; cannot fork at seq {at_seq}")
+    child = new_run_id or fresh_run_id()
+    first = events[0].data
+    assert isinstance(first, RunStarted)
+    copied = [Event.of(child, 0, events[0].at, replace(first, parent=ParentRef(run_id, at_seq)))]
+    copied += [Event(child, e.seq, e.at, e.type, e.data) for e in events[1 : at_seq + 1]]
+    await store.append(child, 0, copied)
+    return child
+
+
+async def gc(store: EventStore, older_than: timedelta, *, dry_run: bool = False) -> list[str]:
+    """Delete finished runs last updated more than `older_than` ago, with their snapshots.
+
+    Forks carry their own copy of the history they share with a parent, so deleting a parent
+    takes nothing from them.
+    """
+    cutoff: datetime = now() - older_than
+    doomed = [r.run_id for r in await store.list_runs(limit=1_000_000_000) if r.is_finished and r.updated_at < cutoff]
+    if not dry_run:
+        for run_id in doomed:
+            await store.delete_run(run_id)
+    return doomed
