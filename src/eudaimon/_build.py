@@ -20,7 +20,7 @@ from eudaimon.hooks import HookSet
 from eudaimon.middleware import MiddlewareStack
 from eudaimon.models.base import Model
 from eudaimon.models.registry import infer_model
-from eudaimon.prompts import PromptTemplate
+from eudaimon.prompts import PromptBuilder, PromptTemplate
 from eudaimon.runtime.config import Pricer, RuntimeConfig
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
@@ -123,6 +123,12 @@ def _system_prompt(system_prompt: str | None, template: Any) -> str | None:
         return system_prompt
     if isinstance(template, str):
         template = PromptTemplate(template)
+    elif isinstance(template, PromptBuilder):
+        template = template.build()
+    if not isinstance(template, PromptTemplate):
+        raise ConfigurationError(
+            f"prompt_template must be a PromptTemplate, a PromptBuilder or a string, got {type(template).__name__}"
+        )
     missing = template.missing_variables()
     if missing:
         raise ConfigurationError(

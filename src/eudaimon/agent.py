@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from eudaimon._build import build_runtime_config
@@ -12,15 +13,22 @@ from eudaimon.core.errors import EudaimonError, InvalidOperation
 from eudaimon.core.messages import Message
 from eudaimon.core.state import RunState
 from eudaimon.guardrails import run_input_guardrails
+from eudaimon.memory import SlidingWindowMemory, ThreadState
 from eudaimon.models.base import Model
 from eudaimon.response import AgentResponse
 from eudaimon.runtime import operations
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.runs import RunDriver
+from eudaimon.runtime.threads import holding_thread, thread_state
 from eudaimon.stores.base import EventStore
 from eudaimon.streaming import StreamEvent
 from eudaimon.tools import Tool
+
+
+@dataclass(slots=True)
+class _Turn:
+    journal: RunJournal | None = None
 
 
 class Agent:
@@ -91,10 +99,13 @@ class Agent:
         self.model = built.config.model
         self.system_prompt = built.system_prompt
         self.tools = dict(built.config.tools)
-        self.memory = memory
+        self.memory = SlidingWindowMemory(50) if memory is None else memory
+        self.default_thread = f"{name}:default"
+        """The thread of prompts that name none."""
+        self._carries_rejections = bool(output_guardrails)
         self.store: EventStore = built.store
         self.input_guardrails = tuple(input_guardrails)
-        self._driver = RunDriver(built.config, self.store, memory, built.output, built.config_digest)
+        self._driver = RunDriver(built.config, self.store, self.memory, built.output, built.config_digest)
 
     @property
     def decide_config(self) -> DecideConfig:
@@ -109,18 +120,27 @@ class Agent:
         thread_id: str | None = None,
         run_id: str | None = None,
         cancel: CancellationToken | None = None,
+        wait: bool = True,
     ) -> AgentResponse:
         """Run the agent on `input` until it answers, fails, or waits for a human.
+
+        Args:
+            thread_id: the conversation this prompt continues; memory supplies its history.
+                Without one the agent's own default thread is used. A thread runs one prompt
+                at a time: a second one waits, or raises `LeaseHeld` when `wait=False`.
+            run_id: the id to give the run (a fresh one when None).
+            cancel: a token that stops the run at its next check.
 
         Raises:
             GuardrailBlocked: an input guardrail refused `input` (nothing is journaled).
             MaxIterations, Cancelled, BudgetExceeded, OutputRejected, RunFailedError: the run
                 ended without an answer; `error.run_id` names its journal.
         """
-        journal = await self._start(input, thread_id, run_id)
-        async for _ in self._driver.drive(journal, cancel, stream_model=False):
+        turn = _Turn()
+        async for _ in self._turn(turn, input, thread_id, run_id, cancel, stream_model=False, wait=wait):
             pass
-        return self._driver.respond(journal.state)
+        assert turn.journal is not None
+        return self._driver.respond(turn.journal.state)
 
     async def prompt_stream(
         self,
@@ -129,11 +149,11 @@ class Agent:
         thread_id: str | None = None,
         run_id: str | None = None,
         cancel: CancellationToken | None = None,
+        wait: bool = True,
     ) -> AsyncIterator[StreamEvent]:
         """The same run as `prompt`, yielding text and tool-call deltas, tool results, usage
         per iteration and `Done`. A run that ends badly yields `Error` before `Done`."""
-        journal = await self._start(input, thread_id, run_id)
-        async for event in self._driver.drive(journal, cancel, stream_model=True):
+        async for event in self._turn(_Turn(), input, thread_id, run_id, cancel, stream_model=True, wait=wait):
             yield event
 
     async def prompt_with_cancellation(self, input: str, cancel: CancellationToken) -> AgentResponse:
@@ -160,13 +180,38 @@ class Agent:
             return asyncio.run(self.prompt(input, **options))
         raise EudaimonError("prompt_sync was called inside a running event loop; use `await agent.prompt(...)`")
 
-    async def _start(self, input: str, thread_id: str | None, run_id: str | None) -> RunJournal:
+    async def _turn(
+        self,
+        turn: _Turn,
+        input: str,
+        thread_id: str | None,
+        run_id: str | None,
+        cancel: CancellationToken | None,
+        *,
+        stream_model: bool,
+        wait: bool,
+    ) -> AsyncIterator[StreamEvent]:
+        """One prompt: guardrails, then, holding the thread, history, the run and memory."""
         text = await run_input_guardrails(self.input_guardrails, input) if self.input_guardrails else input
-        history = await self.memory.get_messages(thread_id) if self.memory is not None else []
-        system = [Message.system(self.system_prompt)] if self.system_prompt else []
-        return self._driver.start(
-            [*system, *history, Message.user(text)], input=text, thread_id=thread_id, run_id=run_id
-        )
+        thread = thread_id or self.default_thread
+        async with holding_thread(self.store, thread, wait=wait):
+            history = await self.memory.get_messages(thread_id) if self.memory is not None else []
+            carried = (await thread_state(self.store, thread)).guardrail_retries if self._carries_rejections else 0
+            system = [Message.system(self.system_prompt)] if self.system_prompt else []
+            turn.journal = self._driver.start(
+                [*system, *history, Message.user(text)],
+                input=text,
+                thread_id=thread,
+                run_id=run_id,
+                memory_thread=thread_id,
+                guardrail_retries=carried,
+            )
+            async for event in self._driver.drive(turn.journal, cancel, stream_model=stream_model):
+                yield event
+
+    async def thread(self, thread_id: str | None = None) -> ThreadState:
+        """The thread's snapshot: turns, usage, consecutive guardrail rejections, cost."""
+        return await thread_state(self.store, thread_id or self.default_thread)
 
     # -- durable operations --------------------------------------------------------------
 

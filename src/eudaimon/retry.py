@@ -8,7 +8,12 @@ recoverable as a first one:
     if policy.should_retry(error, attempt):
         await asyncio.sleep(policy.delay_for(attempt))
 
-Whether a call may run again at all (its effect) is the runtime's decision, not the policy's.
+Whether a call may run again at all is the runtime's decision, not the policy's, and it is
+made from the tool's effect. The policy re-runs a failed call only when the tool is
+re-runnable: `Effect.READ`, or `Effect.WRITE` declared `idempotent=True`. A plain `WRITE` or an
+`IRREVERSIBLE` tool that raised is never retried, whatever the policy says: it may have acted
+before it failed, and its partial effect is unknown, so its error goes to the model as it is.
+A `ToolArgumentsError` (arguments the tool refused) is never retried either.
 """
 
 from __future__ import annotations

@@ -89,7 +89,7 @@ async def test_gc_deletes_old_finished_runs_and_spares_the_rest() -> None:
     """Invariant: gc removes finished runs older than the cutoff; unfinished and recent runs,
     and forks of deleted runs, remain readable."""
     store = MemoryStore()
-    agent = Agent(ScriptedModel(_script(1) + ["x"]), tools=[step], store=store)
+    agent = Agent(ScriptedModel([*_script(1), "x"]), tools=[step], store=store)
     done = await agent.prompt("go")
     child = await agent.fork(done.run_id, 3)
     assert await operations.gc(store, timedelta(days=1)) == []

@@ -29,7 +29,9 @@ async def journal_json(agent: Agent, run_id: str) -> str:
     return "\n".join(event_to_json(e) for e in await journal(agent, run_id))
 
 
-def call(name: str, arguments: dict[str, Any] | None = None, *, id: str = "c1", usage: Usage | None = None) -> ChatResponse:
+def call(
+    name: str, arguments: dict[str, Any] | None = None, *, id: str = "c1", usage: Usage | None = None
+) -> ChatResponse:
     """A model turn asking for one tool call."""
     return ChatResponse(
         Message.assistant(tool_calls=[ToolCall(id, name, arguments or {})]), StopReason.TOOL_USE, usage=usage

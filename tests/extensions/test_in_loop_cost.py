@@ -11,7 +11,7 @@ from _in_loop_support import answer, call, payloads, types
 from eudaimon import Agent, Usage, tool
 from eudaimon.cost import OpenAICostModel, TokenDirection
 from eudaimon.errors import BudgetExceeded, ConfigurationError
-from eudaimon.guardrails import OutputGuardrail, Pass, RetryWithFeedback
+from eudaimon.guardrails import OutputGuardrail, RetryWithFeedback
 from eudaimon.models import ScriptedModel
 from eudaimon.streaming import Usage as UsageEvent
 
@@ -54,7 +54,9 @@ async def test_each_call_is_priced_at_the_model_that_served_it() -> None:
     served = call("ping", usage=usage)
     served.model = "gpt-4o-mini"
     agent = Agent(
-        ScriptedModel([served, answer("done", usage=usage)], model_id="gpt-4o"), tools=[ping], cost_model=OpenAICostModel()
+        ScriptedModel([served, answer("done", usage=usage)], model_id="gpt-4o"),
+        tools=[ping],
+        cost_model=OpenAICostModel(),
     )
     response = await agent.prompt("go")
     first, second = await payloads(agent, response.run_id, "model_called")

@@ -101,7 +101,10 @@ async def test_regex_block_and_max_tokens_block_input() -> None:
     store = MemoryStore()
     agent = Agent(
         ScriptedModel([]),
-        input_guardrails=[RegexFilterGuardrail().block(r"(?i)password\s*[:=]", "credential leak"), MaxTokenGuardrail(5)],
+        input_guardrails=[
+            RegexFilterGuardrail().block(r"(?i)password\s*[:=]", "credential leak"),
+            MaxTokenGuardrail(5),
+        ],
         store=store,
     )
     with pytest.raises(GuardrailBlocked, match="credential leak"):
@@ -123,7 +126,9 @@ async def test_content_policy_guardrail_with_a_scripted_judge() -> None:
     assert judge.requests[0].messages[-1].content == "I will hurt you"
 
     judge = ScriptedModel(["PASS"])
-    agent = Agent(ScriptedModel([answer("a kind reply")]), output_guardrails=[ContentPolicyGuardrail(judge, "Be kind.")])
+    agent = Agent(
+        ScriptedModel([answer("a kind reply")]), output_guardrails=[ContentPolicyGuardrail(judge, "Be kind.")]
+    )
     response = await agent.prompt("hello")
     assert response.final_text == "a kind reply"
     assert judge.requests[0].messages[-1].content == "a kind reply"
@@ -265,7 +270,9 @@ async def test_streamed_run_with_retry_with_feedback_journals_the_same() -> None
     guardrail_rejected, never as a message, and the stream says an answer was rejected."""
 
     def respond(request: ChatRequest) -> str:
-        return "clean" if request.messages[-1].role == "user" and "plainly" in request.messages[-1].content else REJECTED
+        return (
+            "clean" if request.messages[-1].role == "user" and "plainly" in request.messages[-1].content else REJECTED
+        )
 
     agent = Agent(FunctionModel(respond), output_guardrails=[NoDrafts()])
     events = [e async for e in agent.prompt_stream("q")]

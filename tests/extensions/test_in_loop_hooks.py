@@ -104,7 +104,9 @@ async def test_several_hooks_compose_sync_and_async_in_registration_order() -> N
         hooks=[Recorder("a", log), SyncRecorder(log), Recorder("b", log)],
     )
     await agent.prompt("go")
-    starts = [(tag, value if tag == "sync" else value.iteration) for tag, point, value in log if point == "iteration_start"]
+    starts = [
+        (tag, value if tag == "sync" else value.iteration) for tag, point, value in log if point == "iteration_start"
+    ]
     assert starts == [("a", 1), ("sync", 1), ("b", 1), ("a", 2), ("sync", 2), ("b", 2)]
     tool_calls = [tag for tag, point, _ in log if point == "tool_call"]
     assert tool_calls == ["a", "sync", "b"]

@@ -166,8 +166,57 @@ async def test_tool_call_rewrite_runs_the_tool_with_the_new_arguments() -> None:
             assert isinstance(call.arguments, dict)
             call.arguments["key"] = call.arguments["key"].lower()
 
-    agent = Agent(ScriptedModel([call("lookup", {"key": "LOUD"}), answer("ok")]), tools=[lookup], middleware=Normalize())
+    agent = Agent(
+        ScriptedModel([call("lookup", {"key": "LOUD"}), answer("ok")]), tools=[lookup], middleware=Normalize()
+    )
     response = await agent.prompt("go")
     assert _runs == ["loud"]
     (completed,) = await payloads(agent, response.run_id, "tool_completed")
     assert (completed.call_id, completed.output) == ("c1", "value-of-loud")
+
+
+async def test_reroute_to_another_tool_runs_it_but_cannot_escape_the_checks() -> None:
+    """Invariant: a layer may reroute a call to another tool, which then runs under its own name and
+    checks; a reroute that would dodge approval (to a tool the policy would not simply allow) or make
+    a re-runnable call unsafe to re-run after a crash is refused as an error result, and nothing runs."""
+    wiped: list[str] = []
+
+    @tool(effect="read")
+    def safe_lookup(key: str) -> str:
+        """A safer lookup."""
+        return f"safe-{key}"
+
+    @tool(effect="irreversible")
+    def wipe(key: str) -> str:
+        """Wipes a key."""
+        wiped.append(key)
+        return "wiped"
+
+    class Reroute(Middleware):
+        def __init__(self, target: str) -> None:
+            self.target = target
+
+        def on_tool_call(self, call: ToolCallRequest) -> None:
+            call.name = self.target
+
+    agent = Agent(
+        ScriptedModel([call("lookup", {"key": "k"}), answer("ok")]),
+        tools=[lookup, safe_lookup, wipe],
+        middleware=Reroute("safe_lookup"),
+    )
+    response = await agent.prompt("go")
+    (started,) = await payloads(agent, response.run_id, "tool_started")
+    (completed,) = await payloads(agent, response.run_id, "tool_completed")
+    assert (started.tool, completed.tool, completed.output) == ("safe_lookup", "safe_lookup", "safe-k")
+
+    for target in ("wipe", "missing"):
+        agent = Agent(
+            ScriptedModel([call("lookup", {"key": "k"}), answer("ok")]),
+            tools=[lookup, safe_lookup, wipe],
+            middleware=Reroute(target),
+        )
+        response = await agent.prompt("go")
+        assert "tool_started" not in await types(agent, response.run_id)
+        (completed,) = await payloads(agent, response.run_id, "tool_completed")
+        assert completed.is_error and target in completed.output
+    assert wiped == []

@@ -14,7 +14,9 @@ from eudaimon.prompts import FewShotTemplate, PromptBuilder, PromptTemplate
 async def test_prompt_template_takes_precedence_over_system_prompt() -> None:
     """Invariant: with both given, the rendered prompt_template is the system prompt the model and the journal see."""
     model = ScriptedModel(["ok"])
-    template = PromptTemplate("You are {role}. Today is {date}.").var("role", "a research assistant").var("date", "2026-03-04")
+    template = (
+        PromptTemplate("You are {role}. Today is {date}.").var("role", "a research assistant").var("date", "2026-03-04")
+    )
     agent = Agent(model, system_prompt="ignored", prompt_template=template)
     assert agent.system_prompt == "You are a research assistant. Today is 2026-03-04."
     response = await agent.prompt("hi")
@@ -27,7 +29,7 @@ async def test_prompt_template_takes_precedence_over_system_prompt() -> None:
 def test_prompt_template_is_rendered_at_build_not_per_run() -> None:
     """Invariant: the template is rendered once, when the Agent is built; a string template works too,
     and escaped braces stay literal braces."""
-    agent = Agent(ScriptedModel([]), prompt_template="Reply in JSON like {{\"a\": 1}}.")
+    agent = Agent(ScriptedModel([]), prompt_template='Reply in JSON like {{"a": 1}}.')
     assert agent.system_prompt == 'Reply in JSON like {"a": 1}.'
 
 
@@ -60,7 +62,9 @@ async def test_prompt_builder_and_few_shot_output_as_system_prompt() -> None:
     plain = PromptBuilder().persona("You are terse.").instruction("Answer in one word.")
     assert Agent(ScriptedModel([]), prompt_template=plain).system_prompt == plain.build().render_static()
 
-    few_shot = FewShotTemplate().example("What is 2+2?", "4").example("Capital of France?", "Paris").with_prefix("Examples:")
+    few_shot = (
+        FewShotTemplate().example("What is 2+2?", "4").example("Capital of France?", "Paris").with_prefix("Examples:")
+    )
     model = ScriptedModel(["Rome"])
     agent = Agent(model, system_prompt=few_shot.render())
     await agent.prompt("Capital of Italy?")

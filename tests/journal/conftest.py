@@ -7,10 +7,13 @@ the test's `tmp_path` and must return an EMPTY store: the suite asserts on `list
 
 from __future__ import annotations
 
+import os
+import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from eudaimon.core.events import (
@@ -39,15 +42,43 @@ from eudaimon.core.events import (
 )
 from eudaimon.core.messages import Message, ToolCall, Usage
 from eudaimon.stores import EventStore, MemoryStore
+from eudaimon.stores.postgres import PostgresStore
 from eudaimon.stores.sqlite import SqliteStore
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 
+PG_DSN = os.environ.get("EUDAIMON_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
+class ScratchPostgresStore(PostgresStore):
+    """A `PostgresStore` in a fresh schema of its own, dropped when the store is closed.
+
+    The server is not probed here: if it is down, the store's first use fails the test with a
+    JournalError naming the host and database (CI starts PostgreSQL; nothing is skipped).
+    """
+
+    def __init__(self) -> None:
+        super().__init__(PG_DSN, schema=f"eudaimon_test_{uuid.uuid4().hex}")
+
+    async def close(self) -> None:
+        await super().close()
+        try:
+            async with await psycopg.AsyncConnection.connect(PG_DSN, autocommit=True) as conn:
+                await conn.execute(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE')
+        except psycopg.OperationalError:
+            pass  # the server is unreachable: the test itself already failed saying so
+
+
 STORE_FACTORIES: dict[str, Callable[[Path], EventStore]] = {
     "memory": lambda tmp_path: MemoryStore(),
     "sqlite": lambda tmp_path: SqliteStore(tmp_path / "journal" / "runs.db"),
+    "postgres": lambda tmp_path: ScratchPostgresStore(),
 }
-STORE_PARAMS = [pytest.param("memory", id="memory"), pytest.param("sqlite", id="sqlite")]
+STORE_PARAMS = [
+    pytest.param("memory", id="memory"),
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+]
 
 
 @pytest.fixture(params=STORE_PARAMS)

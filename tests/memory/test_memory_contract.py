@@ -105,3 +105,8 @@ async def test_messages_round_trip_exactly(memory: Memory) -> None:
     for message in sent:
         await memory.add_message(message, "t")
     assert await memory.get_messages("t") == sent
+
+
+async def test_every_backend_is_a_memory(memory: Memory) -> None:
+    """The protocol: every backend satisfies `Memory`, so the Agent accepts any of them."""
+    assert isinstance(memory, Memory)

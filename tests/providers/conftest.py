@@ -8,6 +8,7 @@ forgets its fake server fails instead of calling out.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
@@ -23,6 +24,11 @@ import pytest
 OPENAI_KEY = "sk-test-openai-0123456789abcdef"
 ANTHROPIC_KEY = "sk-ant-test-0123456789abcdef"
 CLOSED_PORT_URL = "http://127.0.0.1:9"
+_CLEARED_ENV = (
+    *("OPENAI_API_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_COMPATIBLE_BASE_URL"),
+    *("OPENAI_COMPATIBLE_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE"),
+    "ANTHROPIC_CONFIG_DIR",
+)
 
 
 @dataclass
@@ -80,7 +86,7 @@ class FakeProvider:
                 fake.requests.append(received)
                 fake._respond(self, received)
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib's name
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
         class Server(ThreadingHTTPServer):
@@ -107,10 +113,6 @@ class FakeProvider:
         """Queue replies for the next requests, in order."""
         self._script.extend(replies)
 
-    @property
-    def pending(self) -> int:
-        return len(self._script)
-
     def start(self) -> None:
         self._thread.start()
 
@@ -120,10 +122,8 @@ class FakeProvider:
         self._server.server_close()
         with self._lock:
             for conn in self._connections:
-                try:
+                with contextlib.suppress(OSError):
                     conn.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
                 conn.close()
         self._thread.join(timeout=5)
 
@@ -245,7 +245,7 @@ class FakeOpenAI(FakeProvider):
         status: int,
         message: str,
         *,
-        type: str = "invalid_request_error",  # noqa: A002 - the wire's name
+        type: str = "invalid_request_error",
         code: str | None = None,
         headers: dict[str, str] | None = None,
     ) -> Reply:
@@ -339,7 +339,7 @@ class FakeAnthropic(FakeProvider):
         status: int,
         message: str,
         *,
-        type: str = "invalid_request_error",  # noqa: A002 - the wire's name
+        type: str = "invalid_request_error",
         headers: dict[str, str] | None = None,
     ) -> Reply:
         return self.json({"type": "error", "error": {"type": type, "message": message}}, status=status, headers=headers)
@@ -348,17 +348,7 @@ class FakeAnthropic(FakeProvider):
 @pytest.fixture(autouse=True)
 def _no_real_provider(monkeypatch: pytest.MonkeyPatch) -> None:
     """No developer key leaks into a test, and an SDK left to its defaults finds a closed port."""
-    for name in (
-        "OPENAI_API_KEY",
-        "OPENAI_ORG_ID",
-        "OPENAI_PROJECT_ID",
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_AUTH_TOKEN",
-        "ANTHROPIC_PROFILE",
-        "ANTHROPIC_CONFIG_DIR",
-        "OPENAI_COMPATIBLE_BASE_URL",
-        "OPENAI_COMPATIBLE_API_KEY",
-    ):
+    for name in _CLEARED_ENV:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("OPENAI_BASE_URL", CLOSED_PORT_URL)
     monkeypatch.setenv("ANTHROPIC_BASE_URL", CLOSED_PORT_URL)

@@ -16,6 +16,12 @@ from eudaimon.models.openai import OpenAIModel
 from eudaimon.streaming import TextDelta
 
 
+async def drain(items: Any, into: list[Any]) -> None:
+    """Append every item of a stream to `into`, so what arrived before a failure can be checked."""
+    async for item in items:
+        into.append(item)
+
+
 def ask() -> ChatRequest:
     return ChatRequest([Message.user("hi")])
 
@@ -107,8 +113,7 @@ async def test_stream_does_not_fall_back_after_a_delta():
     model = FallbackModel([_BreaksAfterOneDelta(), backup])
     seen: list[Any] = []
     with pytest.raises(ModelUnavailable, match="dropped"):
-        async for item in model.stream(ask()):
-            seen.append(item)
+        await drain(model.stream(ask()), seen)
     assert seen == [TextDelta("partial")]
     assert backup.requests == []
 

@@ -81,7 +81,7 @@ def event_from_columns(run_id: str, seq: int, at: str, tag: str, payload: str | 
     """Rebuild an event stored as envelope columns plus a JSON payload."""
     try:
         fields = json.loads(payload)
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:
         raise CorruptEvent(run_id, seq, f"invalid JSON: {exc}", event_type=tag) from exc
     if not isinstance(fields, dict):
         raise CorruptEvent(run_id, seq, "the payload is not a JSON object", event_type=tag)

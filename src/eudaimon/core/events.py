@@ -35,7 +35,9 @@ class RunStarted:
     guardrail_retries: int = 0
     """Consecutive output-guardrail rejections the thread carried into this run."""
     uses_memory: bool = True
-    """False for `prompt_with_messages` runs, whose messages memory never sees."""
+    """False for `prompt_with_messages` runs and forks, whose messages memory never sees."""
+    memory_thread: str | None = None
+    """The thread as memory knows it (None: the memory's default thread)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -97,4 +97,3 @@ class GroupWindow:
 
     def __len__(self) -> int:
         return sum(len(g.messages) for g in self._groups)
-

@@ -55,7 +55,11 @@ class RedisMemory:
     async def connect(cls, url: str, key: str, *, max_messages: int | None = None) -> RedisMemory:
         """A memory whose connection is checked now (a PING), not at its first use."""
         memory = cls(url, key, max_messages=max_messages)
-        await memory._redis().ping()
+        try:
+            await memory._redis().ping()
+        except BaseException:
+            await memory.close()
+            raise
         return memory
 
     def _redis(self) -> Redis:

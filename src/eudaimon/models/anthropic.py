@@ -208,11 +208,9 @@ class AnthropicModel:
             raise error from None
 
     def _stream_error(self, exc: Exception, content_seen: bool) -> ModelError | None:
-        error: ModelError | None
         if isinstance(exc, _PARSE_ERRORS):
-            error = invalid(self._ctx, f"an event could not be read: {exc}")
-        else:
-            error = self._classify(exc)
+            return invalid(self._ctx, f"an event could not be read: {exc}")
+        error = self._classify(exc)
         if error is not None and content_seen and error.retryable:
             return invalid(self._ctx, f"the stream broke after content arrived: {error}")
         return error
@@ -223,7 +221,7 @@ class AnthropicModel:
             return unavailable(self._ctx, "the request timed out")
         if isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError):
             cause = exc.__cause__ or exc
-            return unavailable(self._ctx, f"the connection failed: {type(cause).__name__}: {cause}")
+            return unavailable(self._ctx, f"the connection to {self._base_url} failed: {type(cause).__name__}: {cause}")
         if isinstance(exc, anthropic.APIResponseValidationError):
             return invalid(self._ctx, f"the response did not match the API: {exc.message}", status_code=exc.status_code)
         if isinstance(exc, anthropic.APIStatusError):

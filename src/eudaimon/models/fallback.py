@@ -44,6 +44,7 @@ class FallbackModel:
         return self._models
 
     async def generate(self, request: ChatRequest) -> ChatResponse:
+        """The first answer of the chain; raises the last retryable failure when none answers."""
         failures: list[ModelRetryableError] = []
         for model in self._models:
             try:
@@ -55,6 +56,7 @@ class FallbackModel:
         raise _exhausted(failures)
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[ModelStreamItem]:
+        """The first stream that starts; a failure after its first delta is raised as it is."""
         failures: list[ModelRetryableError] = []
         for model in self._models:
             items = model.stream(request)

@@ -43,6 +43,7 @@ from eudaimon.models._provider_errors import (
     from_status,
     invalid,
     mentions_context_length,
+    redact,
     unavailable,
 )
 from eudaimon.models.base import ChatRequest, ChatResponse, ModelStreamItem
@@ -97,9 +98,13 @@ class OpenAIModel:
                     timeout=timeout if timeout is not None else DEFAULT_TIMEOUT_S,
                     max_retries=0,
                 )
-            except openai.OpenAIError:
+            except openai.OpenAIError as exc:
+                if api_key is None and not os.environ.get("OPENAI_API_KEY"):
+                    reason = "has no API key"
+                else:
+                    reason = f"could not be built ({redact(str(exc), [api_key or ''])})"
                 raise ConfigurationError(
-                    f"OpenAIModel({model!r}) has no API key: pass api_key=... or set OPENAI_API_KEY"
+                    f"OpenAIModel({model!r}) {reason}: pass api_key=... or set OPENAI_API_KEY"
                 ) from None
         elif timeout is not None:
             client = client.with_options(max_retries=0, timeout=timeout)
@@ -204,11 +209,9 @@ class OpenAIModel:
             raise error from None
 
     def _stream_error(self, exc: Exception, content_seen: bool) -> ModelError | None:
-        error: ModelError | None
         if isinstance(exc, _PARSE_ERRORS):
-            error = invalid(self._ctx, f"a chunk could not be read: {exc}")
-        else:
-            error = self._classify(exc)
+            return invalid(self._ctx, f"a chunk could not be read: {exc}")
+        error = self._classify(exc)
         if error is not None and content_seen and error.retryable:
             return invalid(self._ctx, f"the stream broke after content arrived: {error}")
         return error
@@ -219,7 +222,8 @@ class OpenAIModel:
             return unavailable(self._ctx, "the request timed out")
         if isinstance(exc, openai.APIConnectionError | httpx2.TransportError):
             cause = exc.__cause__ or exc
-            return unavailable(self._ctx, f"the connection failed: {type(cause).__name__}: {cause}")
+            where = f"the connection to {self._base_url} failed"
+            return unavailable(self._ctx, f"{where} (is the server running?): {type(cause).__name__}: {cause}")
         if isinstance(exc, openai.APIResponseValidationError):
             return invalid(self._ctx, f"the response did not match the API: {exc.message}", status_code=exc.status_code)
         if isinstance(exc, openai.APIStatusError):
@@ -232,8 +236,12 @@ class OpenAIModel:
                 self._ctx, exc.status_code, detail, exc.response.headers, is_context=context, is_quota=quota
             )
         if isinstance(exc, openai.APIError):
-            # An error event inside a stream: the provider failed while answering.
-            return unavailable(self._ctx, f"the provider reported an error: {_detail(exc.body, exc.message)}")
+            # An error event inside a stream: classified by its type as the status it stands for.
+            detail = _detail(exc.body, exc.message)
+            if exc.code == "context_length_exceeded":
+                return from_status(self._ctx, 400, detail, None, is_context=True)
+            status = 400 if exc.type == "invalid_request_error" else 429 if exc.code == "rate_limit_exceeded" else 500
+            return from_status(self._ctx, status, f"the provider reported an error in the stream: {detail}", None)
         if isinstance(exc, json.JSONDecodeError | pydantic.ValidationError):
             return invalid(self._ctx, f"the response is not valid JSON: {exc}")
         return None

@@ -205,15 +205,23 @@ async def _model_turn(
             stop_reason=str(response.stop_reason),
         )
     )
-    yield _usage_event(step, request, response, usage, cost)
+    yield _usage_event(cfg, served_by, step, request, response, usage, cost)
 
 
 def _usage_event(
-    step: int, request: ChatRequest, response: ChatResponse, usage: Usage, cost: float | None
+    cfg: RuntimeConfig,
+    served_by: str,
+    step: int,
+    request: ChatRequest,
+    response: ChatResponse,
+    usage: Usage,
+    cost: float | None,
 ) -> UsageEvent:
     if response.usage is None:
-        # Estimated from characters when the model reported nothing, as the reference does.
+        # Estimated from characters when the model reported nothing, as the reference does, and
+        # priced like a reported usage; the journal keeps only what was observed.
         usage = Usage(sum(estimate_tokens(m) for m in request.messages[-2:]), estimate_tokens(response.message))
+        cost = cfg.price(served_by, usage) if cfg.price is not None else None
     return UsageEvent(step, usage.input_tokens, usage.output_tokens, cost or 0.0)
 
 

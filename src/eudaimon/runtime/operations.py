@@ -119,7 +119,7 @@ async def fork(store: EventStore, run_id: str, at_seq: int, *, new_run_id: str |
     child = new_run_id or fresh_run_id()
     first = events[0].data
     assert isinstance(first, RunStarted)
-    copied = [Event.of(child, 0, events[0].at, replace(first, parent=ParentRef(run_id, at_seq)))]
+    copied = [Event.of(child, 0, events[0].at, replace(first, parent=ParentRef(run_id, at_seq), uses_memory=False))]
     copied += [Event(child, e.seq, e.at, e.type, e.data) for e in events[1 : at_seq + 1]]
     await store.append(child, 0, copied)
     return child

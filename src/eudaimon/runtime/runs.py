@@ -33,6 +33,7 @@ from eudaimon.runtime.journal import SNAPSHOT_EVERY, RunJournal
 from eudaimon.runtime.leases import LeaseKeeper
 from eudaimon.runtime.loop import drive
 from eudaimon.runtime.operations import load_state
+from eudaimon.runtime.threads import thread_state
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
 from eudaimon.streaming import Done, StreamEvent
@@ -64,6 +65,8 @@ class RunDriver:
         thread_id: str | None,
         run_id: str | None,
         uses_memory: bool = True,
+        memory_thread: str | None = None,
+        guardrail_retries: int = 0,
     ) -> RunJournal:
         """A new run's journal, its `run_started` recorded (committed with the first attempt)."""
         started = RunStarted(
@@ -74,6 +77,8 @@ class RunDriver:
             config_digest=self.config_digest,
             model=self.config.model.model_id,
             uses_memory=uses_memory,
+            memory_thread=memory_thread,
+            guardrail_retries=guardrail_retries,
         )
         journal = RunJournal(self.store, RunState(run_id=run_id or new_run_id()), snapshot_every=self.snapshot_every)
         journal.record(started)
@@ -98,17 +103,24 @@ class RunDriver:
         finally:
             await keeper.release()
         await self.remember(journal.state)
+        if journal.state.status.is_terminal and journal.state.thread_id is not None:
+            await thread_state(self.store, journal.state.thread_id, finished=journal.state)
 
     async def reopen(self, run_id: str) -> RunJournal:
         return RunJournal(self.store, await load_state(self.store, run_id), snapshot_every=self.snapshot_every)
 
     async def remember(self, state: RunState) -> None:
-        """Feed memory this run's committed messages; memory ignores ids it already has."""
+        """Feed memory this run's committed messages; memory ignores ids it already has.
+
+        A turn still waiting for tool results (a human's approval) is held back: memory never
+        holds a call without its results.
+        """
         if self.memory is None or not state.uses_memory:
             return
-        for message in state.messages[state.input_index :]:
+        own = state.messages[state.input_index : len(state.messages) - 1 if state.pending else None]
+        for message in own:
             if message.role is not Role.SYSTEM:
-                await self.memory.add_message(message, state.thread_id)
+                await self.memory.add_message(message, state.memory_thread)
 
     def respond(self, state: RunState) -> AgentResponse:
         """The response for a run that answered or is waiting; the error for one that ended badly."""

@@ -80,6 +80,11 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> _
         if isinstance(decided, ToolOutput):
             return _complete(journal, call, decided.content, decided.is_error)
         if decided is not call:
+            if decided.name != call.name:
+                rerouted = await _reroute(cfg, tool, decided)
+                if isinstance(rerouted, str):
+                    return _complete(journal, call, rerouted, True)
+                tool = rerouted
             call = decided
             try:
                 arguments = tool.parse_arguments(call.arguments, validate=cfg.validate_tool_inputs)
@@ -94,6 +99,23 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> _
         )
     )
     return _Ready(call, tool, arguments, plan.attempt)
+
+
+async def _reroute(cfg: RuntimeConfig, original: Tool, call: ToolCall) -> Tool | str:
+    """The tool a middleware layer rerouted a call to, or why the reroute is refused.
+
+    The approval decision and crash recovery were settled for the tool the model named, so a
+    reroute may not escape them: its target must be one the policy simply allows, and may not
+    turn a call that is safe to re-run after a crash into one that is not.
+    """
+    target = cfg.tools.get(call.name)
+    if target is None:
+        return f"middleware rerouted the call to unknown tool {call.name!r}"
+    if await _policy(cfg, call, target) is not ToolPolicy.ALLOW:
+        return f"middleware may not reroute a call to {call.name!r}: that tool is not allowed without a decision"
+    if original.traits.rerunnable and not target.traits.rerunnable:
+        return f"middleware may not reroute a call of {original.name!r} to {call.name!r}, which is not safe to re-run"
+    return target
 
 
 async def _policy(cfg: RuntimeConfig, call: ToolCall, tool: Tool) -> ToolPolicy:
@@ -170,16 +192,22 @@ def _abandon(journal: RunJournal, cfg: RuntimeConfig, running: list[_Ready]) -> 
 
 
 async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: _Ready) -> tuple[str, bool, int]:
-    """Execute with the retry policy; every attempt after the first is journaled as an intent."""
-    policy = cfg.tool_retry_policy.policy_for(item.tool.name) if cfg.tool_retry_policy is not None else None
+    """Execute with the retry policy; every attempt after the first is journaled as an intent.
+
+    Only a tool that may run twice (READ, or WRITE declared idempotent) is retried: a plain
+    WRITE or IRREVERSIBLE call that raised may have half-acted, so its error is final.
+    """
+    policy = None
+    if cfg.tool_retry_policy is not None and item.tool.traits.rerunnable:
+        policy = cfg.tool_retry_policy.policy_for(item.tool.name)
     key = idempotency_key(journal.run_id, item.call.id)
     attempt = item.attempt
     started = time.perf_counter()
+    if cfg.hooks is not None:
+        await cfg.hooks.on_tool_call(item.call)
     while True:
         ctx = ToolContext(journal.run_id, item.call.id, key, attempt)
         try:
-            if cfg.hooks is not None:
-                await cfg.hooks.on_tool_call(item.call)
             output = await item.tool.invoke(item.arguments, ctx)
             return output, False, round((time.perf_counter() - started) * 1000)
         except asyncio.CancelledError:
@@ -188,7 +216,8 @@ async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: _Ready) -> tup
             if cfg.hooks is not None:
                 await cfg.hooks.on_error(exc)
             tries = attempt - item.attempt + 1
-            if policy is None or not policy.should_retry(exc, tries):
+            # Arguments the tool refused will not get better by waiting.
+            if policy is None or isinstance(exc, ToolArgumentsError) or not policy.should_retry(exc, tries):
                 return _describe(exc), True, round((time.perf_counter() - started) * 1000)
             await asyncio.sleep(policy.delay_for(tries))
             attempt += 1

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# The whole check, as CI runs it: a virtualenv with eudaimon[dev], PostgreSQL and Redis up,
+# then ruff (lint and format), mypy (strict) and pytest. Extra arguments go to pytest:
+#     ./scripts/test.sh -k journal -x
+# Works on a fresh Debian with python3 >= 3.11; says what to install when something is missing.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PG_HOST=127.0.0.1 PG_PORT=5432 REDIS_HOST=127.0.0.1 REDIS_PORT=6379
+WAIT_S=${EUDAIMON_SERVICE_WAIT_S:-30}
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+die() { printf '\033[1;31merror:\033[0m %s\n' "$*" >&2; exit 1; }
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo -n "$@"; else "$@"; fi; }
+
+# -- Python and the virtualenv -------------------------------------------------------------
+
+ensure_venv() {  # ensure_venv EXTRAS  ("" or "[dev]")
+    local extras=$1 python=${PYTHON:-python3} stamp=.venv/.eudaimon-install want
+    command -v "$python" >/dev/null || die "$python not found; install Python >= 3.11 (apt-get install python3 python3-venv)"
+    "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+        || die "eudaimon needs Python >= 3.11, but $python is $("$python" -V 2>&1); set PYTHON=/path/to/python3.11+"
+    if [ ! -x .venv/bin/python ]; then
+        say "creating .venv with $("$python" -V 2>&1)"
+        "$python" -m venv .venv || die "could not create .venv; on Debian: apt-get install python3-venv"
+    fi
+    .venv/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+        || die ".venv uses $(.venv/bin/python -V 2>&1), older than 3.11; delete .venv and run again"
+    want="$(sha256sum pyproject.toml | cut -d' ' -f1) $extras"
+    if [ ! -f "$stamp" ] || ! grep -qxF -- "$want" "$stamp"; then
+        say "installing eudaimon$extras into .venv"
+        .venv/bin/python -m pip install --quiet --upgrade pip
+        .venv/bin/python -m pip install --quiet -e ".$extras"
+        printf '%s\n' "$want" >"$stamp"
+    fi
+}
+
+# -- services --------------------------------------------------------------------------------
+
+tcp_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+
+pg_ready() {
+    if command -v pg_isready >/dev/null; then pg_isready -q -h "$PG_HOST" -p "$PG_PORT"; else tcp_open "$PG_HOST" "$PG_PORT"; fi
+}
+
+redis_ready() {
+    if command -v redis-cli >/dev/null; then
+        [ "$(redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" ping 2>/dev/null)" = PONG ]
+    else
+        tcp_open "$REDIS_HOST" "$REDIS_PORT"
+    fi
+}
+
+wait_for() {  # wait_for NAME CHECK
+    local name=$1 check=$2 i
+    for ((i = 0; i < WAIT_S * 4; i++)); do
+        "$check" && return 0
+        sleep 0.25
+    done
+    die "$name did not answer within ${WAIT_S}s after starting"
+}
+
+ensure_postgres() {
+    if pg_ready; then say "PostgreSQL answers at $PG_HOST:$PG_PORT"; return; fi
+    local version
+    version=$(ls /etc/postgresql 2>/dev/null | sort -V | tail -n 1 || true)
+    if ! command -v pg_ctlcluster >/dev/null || [ -z "$version" ]; then
+        cat >&2 <<MSG
+error: PostgreSQL is not installed (the tests need it at $PG_HOST:$PG_PORT, user postgres, trust auth).
+Install it with:
+    sudo apt-get install postgresql
+and let local TCP connections in without a password: in /etc/postgresql/<version>/main/pg_hba.conf set
+    host all all 127.0.0.1/32 trust
+then run this script again (it starts the server). Or point EUDAIMON_TEST_PG_DSN at a server you run.
+MSG
+        exit 1
+    fi
+    [ -d "/etc/postgresql/$version/main" ] \
+        || die "PostgreSQL $version has no 'main' cluster; create it with: sudo pg_createcluster $version main"
+    say "starting PostgreSQL $version (cluster main)"
+    as_root pg_ctlcluster --skip-systemctl-redirect "$version" main start \
+        || die "could not start PostgreSQL; try: sudo pg_ctlcluster $version main start"
+    wait_for PostgreSQL pg_ready
+    say "PostgreSQL answers at $PG_HOST:$PG_PORT"
+}
+
+check_postgres_login() {  # the tests log in as postgres without a password
+    command -v psql >/dev/null || return 0
+    psql "postgresql://postgres@$PG_HOST:$PG_PORT/postgres" -w -qAt -c 'select 1' >/dev/null 2>&1 && return 0
+    cat >&2 <<MSG
+error: PostgreSQL answers at $PG_HOST:$PG_PORT but user postgres cannot log in without a password.
+The tests expect trust auth for local TCP: in /etc/postgresql/<version>/main/pg_hba.conf set
+    host all all 127.0.0.1/32 trust
+and reload (sudo pg_ctlcluster <version> main reload). Or point EUDAIMON_TEST_PG_DSN at a server you run.
+MSG
+    exit 1
+}
+
+ensure_redis() {
+    if redis_ready; then say "Redis answers at $REDIS_HOST:$REDIS_PORT"; return; fi
+    if ! command -v redis-server >/dev/null; then
+        cat >&2 <<MSG
+error: Redis is not installed (the tests need it at $REDIS_HOST:$REDIS_PORT).
+Install it with:
+    sudo apt-get install redis-server
+then run this script again (it starts the server). Or point EUDAIMON_TEST_REDIS_URL at a server you run.
+MSG
+        exit 1
+    fi
+    say "starting Redis"
+    local common=(--daemonize yes --port "$REDIS_PORT" --save "" --appendonly no)
+    if [ -d /var/lib/redis ] && [ -w /var/lib/redis ] && [ -d /var/log/redis ] && [ -w /var/log/redis ]; then
+        redis-server "${common[@]}" --bind 127.0.0.1 -::1 --dir /var/lib/redis --logfile /var/log/redis/ci.log \
+            || redis-server "${common[@]}" --bind 127.0.0.1 --dir /var/lib/redis --logfile /var/log/redis/ci.log \
+            || die "could not start redis-server (see /var/log/redis/ci.log)"
+    else
+        local dir=${TMPDIR:-/tmp}
+        redis-server "${common[@]}" --bind 127.0.0.1 --dir "$dir" --logfile "$dir/eudaimon-redis.log" \
+            || die "could not start redis-server (see $dir/eudaimon-redis.log)"
+    fi
+    wait_for Redis redis_ready
+    say "Redis answers at $REDIS_HOST:$REDIS_PORT"
+}
+
+if [ -n "${EUDAIMON_TEST_PG_DSN:-}" ]; then
+    say "PostgreSQL: using EUDAIMON_TEST_PG_DSN as set"
+else
+    ensure_postgres
+    check_postgres_login
+fi
+if [ -n "${EUDAIMON_TEST_REDIS_URL:-}" ]; then say "Redis: using EUDAIMON_TEST_REDIS_URL as set"; else ensure_redis; fi
+export EUDAIMON_TEST_PG_DSN=${EUDAIMON_TEST_PG_DSN:-postgresql://postgres@$PG_HOST:$PG_PORT/postgres}
+export EUDAIMON_TEST_REDIS_URL=${EUDAIMON_TEST_REDIS_URL:-redis://$REDIS_HOST:$REDIS_PORT/0}
+
+ensure_venv "[dev]"
+
+# -- the checks: each runs, failures are summed up at the end ---------------------------------
+
+failed=()
+check() {  # check NAME COMMAND...
+    local name=$1 status=0
+    shift
+    say "$name"
+    "$@" || status=$?
+    if [ "$name" = pytest ] && [ "$status" -eq 5 ]; then
+        printf '\033[1;31mpytest collected no tests: that is a failure\033[0m\n' >&2
+    fi
+    [ "$status" -eq 0 ] || failed+=("$name (exit $status)")
+}
+
+check "ruff check" .venv/bin/ruff check src tests benchmarks
+check "ruff format" .venv/bin/ruff format --check src tests benchmarks
+check "mypy" .venv/bin/mypy
+check pytest .venv/bin/pytest "$@"
+
+if [ "${#failed[@]}" -gt 0 ]; then
+    printf '\033[1;31mFAILED:\033[0m %s\n' "${failed[@]}" >&2
+    exit 1
+fi
+say "all checks passed"

@@ -1,0 +1,67 @@
+"""Threads: one run at a time per thread, and the thread snapshot derived from its runs.
+
+The snapshot (`ThreadState`, DESIGN §7) is cached in the store beside the ids of the runs it
+has counted. Reading it reconciles the cache with the store's list of the thread's finished
+runs and folds in any it has not counted, so a lost or stale cache costs time, never truth.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from eudaimon.core.state import RunState
+from eudaimon.memory.thread import ThreadState
+from eudaimon.runtime.clock import now
+from eudaimon.runtime.leases import LeaseKeeper
+from eudaimon.runtime.operations import load_state
+from eudaimon.stores.base import EventStore, Snapshot
+
+
+def snapshot_key(thread_id: str) -> str:
+    return f"thread:{thread_id}"
+
+
+@asynccontextmanager
+async def holding_thread(store: EventStore, thread_id: str, *, wait: bool = True) -> AsyncIterator[None]:
+    """Hold the thread's lease: a second prompt on the thread waits (or raises `LeaseHeld`)."""
+    keeper = LeaseKeeper(store, snapshot_key(thread_id))
+    await keeper.acquire(wait=wait)
+    try:
+        yield
+    finally:
+        await keeper.release()
+
+
+async def thread_state(store: EventStore, thread_id: str, *, finished: RunState | None = None) -> ThreadState:
+    """The thread's snapshot, with every finished run counted once; cached back when it changed.
+
+    `finished` is a run that just ended, passed in so that its state need not be reloaded.
+    """
+    cached = await store.load_snapshot(snapshot_key(thread_id))
+    state, counted = _parse(cached.data) if cached is not None else (None, [])
+    runs = sorted(await store.list_runs(thread_id=thread_id, limit=1_000_000_000), key=lambda r: r.created_at)
+    if state is None:
+        created = runs[0].created_at if runs else now()
+        state, counted = ThreadState(thread_id=thread_id, created_at=created), []
+    seen = set(counted)
+    for summary in runs:
+        if not summary.is_finished or summary.run_id in seen:
+            continue
+        run = finished if finished is not None and finished.run_id == summary.run_id else None
+        state = state.record_run(run or await load_state(store, summary.run_id))
+        counted.append(summary.run_id)
+        seen.add(summary.run_id)
+    if cached is None or len(counted) != cached.version:
+        data = json.dumps({"thread": state.to_dict(), "runs": counted}, separators=(",", ":"))
+        await store.save_snapshot(Snapshot(snapshot_key(thread_id), len(counted), data))
+    return state
+
+
+def _parse(data: str) -> tuple[ThreadState | None, list[str]]:
+    try:
+        doc = json.loads(data)
+        return ThreadState.from_dict(doc["thread"]), [str(r) for r in doc["runs"]]
+    except (ValueError, KeyError, TypeError):
+        return None, []  # a cache we cannot read is rebuilt from the runs

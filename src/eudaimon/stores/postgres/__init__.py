@@ -1,0 +1,11 @@
+"""`PostgresStore`: the journal shared by many machines (DESIGN §5).
+
+`_store` holds the store and its connection handling, `_sql` the tables and statements (and why
+each write is a single statement), `_dsn` what of a DSN may be shown.
+"""
+
+from __future__ import annotations
+
+from eudaimon.stores.postgres._store import PostgresStore
+
+__all__ = ["PostgresStore"]

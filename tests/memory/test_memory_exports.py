@@ -1,0 +1,25 @@
+"""The public surface of `eudaimon.memory` (DESIGN §6) is pinned."""
+
+from __future__ import annotations
+
+import eudaimon.memory
+
+
+def test_the_documented_names_are_exported() -> None:
+    """Public names: the names DESIGN §6 promises exist, and __all__ lists exactly what is public."""
+    promised = {
+        "Memory",
+        "SlidingWindowMemory",
+        "TokenWindowMemory",
+        "SummaryMemory",
+        "SqliteMemory",
+        "RedisMemory",
+        "ThreadState",
+        "tiktoken_counter",
+    }
+    assert promised <= set(eudaimon.memory.__all__)
+    for name in eudaimon.memory.__all__:
+        assert getattr(eudaimon.memory, name) is not None
+    public = {n for n in vars(eudaimon.memory) if not n.startswith("_")}
+    submodules = {"base", "redis", "sqlite", "summary", "thread", "windows"}
+    assert public - submodules == set(eudaimon.memory.__all__)
