@@ -8,24 +8,34 @@ Errors a user can fix (an unknown run, a corrupt row, a bad URL) print one messa
 
 from __future__ import annotations
 
-import asyncio
-import importlib
 import json
-import os
-import sys
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
-from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
-from urllib.parse import urlsplit
+from typing import Annotated, Any
 
-import platformdirs
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from eudaimon import _cli_ops
+from eudaimon._cli_common import (
+    JsonOption,
+    RunArgument,
+    StoreOption,
+    default_store_url,
+    environ,
+    exit_for,
+    fail,
+    fold,
+    journal_url,
+    load_agent,
+    load_events,
+    out,
+    resolve_store_url,
+    run_async,
+    shown_url,
+    with_store,
+)
 from eudaimon._cli_render import (
     StreamPrinter,
     cost_text,
@@ -38,15 +48,10 @@ from eudaimon._cli_render import (
 )
 from eudaimon.agent import Agent
 from eudaimon.core.codec import event_to_json
-from eudaimon.core.errors import ConfigurationError, EudaimonError, RunNotFound
-from eudaimon.core.events import Event
-from eudaimon.core.state import RunState, Status
+from eudaimon.core.errors import EudaimonError
+from eudaimon.core.state import RunState
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
-from eudaimon.stores.url import open_store
-
-T = TypeVar("T")
-_PIPE_WIDTH = 140
 
 app = typer.Typer(
     name="eudaimon",
@@ -55,96 +60,9 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-runs_app = typer.Typer(help="Inspect the runs in a journal.", no_args_is_help=True)
+runs_app = typer.Typer(help="Inspect the runs in a journal, and decide for the ones that wait.", no_args_is_help=True)
 app.add_typer(runs_app, name="runs")
-
-StoreOption = Annotated[
-    str | None,
-    typer.Option(
-        "--store",
-        envvar="EUDAIMON_STORE",
-        show_default=False,
-        help="Journal URL: sqlite:///path.db, postgresql://…, memory:. "
-        "Default: $EUDAIMON_STORE, else runs.db in the user data directory.",
-    ),
-]
-RunArgument = Annotated[str, typer.Argument(help="The run id, as `eudaimon runs list` shows it.")]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
-
-
-def default_store_url() -> str:
-    """`sqlite:///<user data dir>/runs.db`: where runs go when no store is named."""
-    path = Path(platformdirs.user_data_dir("eudaimon")) / "runs.db"
-    return f"sqlite:///{path.resolve()}"
-
-
-def resolve_store_url(store: str | None) -> str:
-    """The `--store` value (typer already fell back to `$EUDAIMON_STORE`), else the default."""
-    return store or os.environ.get("EUDAIMON_STORE") or default_store_url()
-
-
-def shown_url(url: str) -> str:
-    """`url` without its password, for printing."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    user = f"{parts.username}:***@" if parts.username else ""
-    return parts._replace(netloc=f"{user}{host}").geturl()
-
-
-def _out() -> Console:
-    # Rich draws 80 columns when stdout is not a terminal; a pipe or a file gets room for run ids.
-    wide = not sys.stdout.isatty() and "COLUMNS" not in os.environ
-    return Console(highlight=False, width=_PIPE_WIDTH if wide else None)
-
-
-def _fail(message: str) -> NoReturn:
-    error = Console(stderr=True, highlight=False)
-    error.print(Text("error: ", style="bold red") + Text(message), soft_wrap=True)
-    raise typer.Exit(1)
-
-
-def _run(work: Awaitable[T]) -> T:
-    """Run `work` on a fresh event loop; a journal or usage error becomes a message and exit 1."""
-    try:
-        return asyncio.run(_as_coroutine(work))
-    except EudaimonError as exc:
-        _fail(str(exc))
-
-
-async def _as_coroutine(work: Awaitable[T]) -> T:
-    return await work
-
-
-async def _with_store(url: str, use: Callable[[EventStore], Awaitable[T]]) -> T:
-    try:
-        store = open_store(url)
-    except ImportError as exc:  # a backend whose driver or module is missing from this install
-        raise ConfigurationError(f"cannot open the store {shown_url(url)}: {exc}") from exc
-    try:
-        return await use(store)
-    finally:
-        await store.close()
-
-
-async def _events(store: EventStore, run_id: str) -> list[Event]:
-    events = await store.load(run_id)
-    if not events:
-        raise RunNotFound(run_id)
-    return events
-
-
-def _fold(events: list[Event]) -> RunState:
-    state = RunState.from_events(events)
-    assert state is not None  # callers pass a non-empty journal
-    return state
-
-
-def _exit_for(status: str) -> None:
-    """Exit 1 when a run ended badly, so scripts can tell; a paused run is not a failure."""
-    if Status(status) in (Status.FAILED, Status.BUDGET_EXCEEDED, Status.CANCELLED):
-        raise typer.Exit(1)
+_cli_ops.register(runs_app)
 
 
 # -- runs ----------------------------------------------------------------------------------
@@ -163,13 +81,13 @@ def runs_list(
         rows: list[tuple[Any, RunState | str]] = []
         for summary in await journal.list_runs(limit=limit, thread_id=thread):
             try:
-                rows.append((summary, _fold(await _events(journal, summary.run_id))))
+                rows.append((summary, fold(await load_events(journal, summary.run_id))))
             except EudaimonError as exc:  # one broken run must not hide the others
                 rows.append((summary, str(exc)))
         return rows
 
-    rows = _run(_with_store(url, work))
-    console = _out()
+    rows = run_async(with_store(url, work))
+    console = out()
     if not rows:
         console.print(f"No runs in {escape(shown_url(url))}. Try `eudaimon demo`.")
         return
@@ -200,9 +118,9 @@ def runs_list(
 @runs_app.command("show")
 def runs_show(run_id: RunArgument, store: StoreOption = None) -> None:
     """Show a run: status, agent, thread, steps, usage, cost and its messages."""
-    events = _run(_with_store(resolve_store_url(store), lambda journal: _events(journal, run_id)))
-    state = _fold(events)
-    console = _out()
+    events = run_async(with_store(resolve_store_url(store), lambda journal: load_events(journal, run_id)))
+    state = fold(events)
+    console = out()
     console.print(overview(state, len(events)))
     console.print(messages_table(state.messages))
 
@@ -211,12 +129,12 @@ def runs_show(run_id: RunArgument, store: StoreOption = None) -> None:
 def runs_events(run_id: RunArgument, store: StoreOption = None, as_json: JsonOption = False) -> None:
     """Show a run's journal as a timeline; `--json` prints the raw event rows, one per line."""
     url = resolve_store_url(store)
-    events = _run(_with_store(url, lambda journal: _events(journal, run_id)))
+    events = run_async(with_store(url, lambda journal: load_events(journal, run_id)))
     if as_json:
         for event in events:
             typer.echo(event_to_json(event))
         return
-    _out().print(timeline_table(events, title=f"Journal of {run_id} ({len(events)} events)"))
+    out().print(timeline_table(events, title=f"Journal of {run_id} ({len(events)} events)"))
 
 
 @runs_app.command("state")
@@ -227,18 +145,18 @@ def runs_state(
     as_json: JsonOption = False,
 ) -> None:
     """The run's state folded from its journal, after event `--at SEQ` (default: the last)."""
-    events = _run(_with_store(resolve_store_url(store), lambda journal: _events(journal, run_id)))
+    events = run_async(with_store(resolve_store_url(store), lambda journal: load_events(journal, run_id)))
     if at is not None and not 0 <= at < len(events):
-        _fail(f"run {run_id} has events 0..{len(events) - 1}; --at {at} is outside them")
+        fail(f"run {run_id} has events 0..{len(events) - 1}; --at {at} is outside them")
     prefix = events if at is None else events[: at + 1]
     try:
-        state = _fold(prefix)
+        state = fold(prefix)
     except EudaimonError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if as_json:
         typer.echo(json.dumps(state_to_dict(state), ensure_ascii=False, indent=2))
         return
-    _out().print(state_view(state, prefix[-1]))
+    out().print(state_view(state, prefix[-1]))
 
 
 # -- running agents ------------------------------------------------------------------------
@@ -253,7 +171,7 @@ def demo(
     from eudaimon.demo import DEMO_INPUT, demo_agent
 
     url = resolve_store_url(store)
-    console = _out()
+    console = out()
 
     async def work(journal: EventStore) -> str:
         agent = demo_agent(journal, pace_s=pace)
@@ -269,12 +187,12 @@ def demo(
         )
         console.print(Text("user ", style="bold") + Text(DEMO_INPUT))
         run_id, status = await _stream(agent, console, DEMO_INPUT, None)
-        events = await _events(journal, run_id)
+        events = await load_events(journal, run_id)
         commits = getattr(journal, "commit_count", None)
         how = f" in {commits} commits" if isinstance(commits, int) and commits else ""
         console.print()
         console.print(timeline_table(events, title=f"Journal of {run_id}: {len(events)} events{how}"))
-        state = _fold(events)
+        state = fold(events)
         console.print(
             Text.assemble(
                 ("status ", "bold"),
@@ -286,7 +204,7 @@ def demo(
         _print_hint(console, run_id, url, isinstance(journal, MemoryStore))
         return status
 
-    _exit_for(_run(_with_store(url, work)))
+    exit_for(run_async(with_store(url, work)))
 
 
 @app.command("run")
@@ -301,19 +219,19 @@ def run_agent(
     An agent built without a store journals to `--store` (default: as for `runs`).
     """
     url = resolve_store_url(store)
-    with _environ("EUDAIMON_STORE", url):
-        agent = _load_agent(target)
-    console = _out()
+    with environ("EUDAIMON_STORE", url):
+        agent = load_agent(target)
+    console = out()
 
     async def work() -> str:
         try:
             run_id, status = await _stream(agent, console, input, thread)
-            _print_hint(console, run_id, _journal_url(agent.store, url), isinstance(agent.store, MemoryStore))
+            _print_hint(console, run_id, journal_url(agent.store, url), isinstance(agent.store, MemoryStore))
             return status
         finally:
             await agent.store.close()
 
-    _exit_for(_run(work()))
+    exit_for(run_async(work()))
 
 
 async def _stream(agent: Agent, console: Console, text: str, thread: str | None) -> tuple[str, str]:
@@ -326,12 +244,6 @@ async def _stream(agent: Agent, console: Console, text: str, thread: str | None)
     return printer.done.run_id, printer.done.status
 
 
-def _journal_url(store: EventStore, fallback: str) -> str:
-    """The URL of the journal an agent actually wrote to (its own store may not be `--store`)."""
-    path = getattr(store, "path", None)
-    return f"sqlite:///{os.path.abspath(path)}" if isinstance(path, str) and path != ":memory:" else fallback
-
-
 def _print_hint(console: Console, run_id: str, url: str, in_memory: bool) -> None:
     if in_memory:
         console.print(Text("The store is in memory: this journal is gone when the process exits.", style="yellow"))
@@ -340,46 +252,6 @@ def _print_hint(console: Console, run_id: str, url: str, in_memory: bool) -> Non
     console.print(Text("\nInspect it again with:", style="bold"))
     for command in (f"runs events {run_id}", f"runs show {run_id}", f"runs state {run_id} --at 2"):
         console.print(Text(f"  eudaimon {command}{store}", style="cyan"), soft_wrap=True)
-
-
-@contextmanager
-def _environ(name: str, value: str) -> Iterator[None]:
-    before = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = before
-
-
-def _load_agent(target: str) -> Agent:
-    module_name, _, attr = target.partition(":")
-    if not module_name or not attr:
-        _fail(f'{target!r} is not MODULE:ATTR; write e.g. `eudaimon run myapp.agents:support "hello"`')
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())  # as `python -m` would, so local modules import
-    try:
-        found: Any = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name is not None and module_name.startswith(exc.name):
-            _fail(f"cannot import module {module_name!r} ({exc}); run from the directory that contains it")
-        raise
-    try:
-        for part in attr.split("."):
-            found = getattr(found, part)
-    except AttributeError:
-        _fail(f"module {module_name!r} has no attribute {attr!r}")
-    if not isinstance(found, Agent) and callable(found):
-        try:
-            found = found()
-        except EudaimonError as exc:
-            _fail(f"{target} raised {type(exc).__name__}: {exc}")
-    if not isinstance(found, Agent):
-        _fail(f"{target} is a {type(found).__name__}, not an Agent or a function returning one")
-    return found
 
 
 def main() -> None:  # pragma: no cover - the console script calls `app`

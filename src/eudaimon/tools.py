@@ -134,7 +134,7 @@ class Tool:
             parsed = self.args_model.model_validate(dict(arguments))
         except ValidationError as exc:
             raise ToolArgumentsError(f"invalid arguments for {self.name!r}: {exc}") from exc
-        return {name: getattr(parsed, name) for name in type(parsed).model_fields}
+        return dict(parsed.__dict__)
 
 
 def render_result(result: Any) -> str:

@@ -10,8 +10,8 @@ from _in_loop_support import answer, call, payloads, types
 
 from eudaimon import Agent, Usage, tool
 from eudaimon.cost import OpenAICostModel, TokenDirection
-from eudaimon.errors import BudgetExceeded, ConfigurationError
-from eudaimon.guardrails import OutputGuardrail, RetryWithFeedback
+from eudaimon.errors import BudgetExceeded, ConfigurationError, GuardrailBlocked
+from eudaimon.guardrails import Block, OutputGuardrail, Pass, RetryWithFeedback
 from eudaimon.models import ScriptedModel
 from eudaimon.streaming import Usage as UsageEvent
 
@@ -117,8 +117,6 @@ async def test_rejected_answers_count_toward_the_budget() -> None:
 
 async def test_billed_failures_count_in_the_runs_spend() -> None:
     """Invariant: a billed failure (an answer blocked by an output guardrail) is in state.cost_usd."""
-    from eudaimon.errors import GuardrailBlocked
-    from eudaimon.guardrails import Block
 
     class Refuse(OutputGuardrail):
         def check(self, text: str) -> Any:
@@ -162,3 +160,29 @@ async def test_streamed_usage_events_carry_a_priced_estimate() -> None:
     unpriced = Agent(ScriptedModel(["hello"]), cost_model=OpenAICostModel())
     (only,) = [e async for e in unpriced.prompt_stream("go") if isinstance(e, UsageEvent)]
     assert only.estimated_cost == 0.0
+
+
+async def test_streamed_usage_of_a_rejected_answer_is_reported_too() -> None:
+    """Invariant: a stream consumer summing Usage.estimated_cost gets the run's cost: the iteration
+    whose answer a guardrail rejected reports its (billed) usage like any other."""
+
+    class OnceMore(OutputGuardrail):
+        def __init__(self) -> None:
+            self.seen = 0
+
+        def check(self, text: str) -> Any:
+            self.seen += 1
+            return RetryWithFeedback("again") if self.seen == 1 else Pass()
+
+    agent = Agent(
+        ScriptedModel(
+            [answer("draft", usage=Usage(900, 90)), answer("final", usage=Usage(1000, 20))], model_id="gpt-4o"
+        ),
+        output_guardrails=[OnceMore()],
+        cost_model=OpenAICostModel(),
+    )
+    events = [e async for e in agent.prompt_stream("go")]
+    usages = [e for e in events if isinstance(e, UsageEvent)]
+    assert [u.iteration for u in usages] == [1, 2]
+    state = await agent.state(events[-1].run_id)  # type: ignore[union-attr]
+    assert sum(u.estimated_cost for u in usages) == pytest.approx(state.cost_usd) and state.cost_usd > 0

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _in_loop_support import answer, journal, journal_json, payloads, types
+from _in_loop_support import answer, call, journal, journal_json, payloads, types
 
-from eudaimon import Agent, Usage
+from eudaimon import Agent, Usage, tool
 from eudaimon.cost import OpenAICostModel, price_usage
 from eudaimon.errors import GuardrailBlocked, OutputRejected
 from eudaimon.guardrails import (
@@ -244,9 +244,6 @@ async def test_rejection_counter_resets_on_accept() -> None:
 async def test_output_guardrails_see_only_final_answers_and_chain_transforms() -> None:
     """Invariant: output guardrails judge final answers only (a tool-calling turn is not checked), and
     Transforms chain in order before a later guardrail decides."""
-    from _in_loop_support import call
-
-    from eudaimon import tool
 
     @tool(effect="read")
     def peek() -> str:

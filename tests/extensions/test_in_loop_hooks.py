@@ -7,10 +7,11 @@ from typing import Any
 import pytest
 from _in_loop_support import answer, call, payloads, types
 
-from eudaimon import Agent, ToolCall, tool
+from eudaimon import Agent, Message, ToolCall, tool
 from eudaimon.errors import RunFailedError
 from eudaimon.hooks import AgentHook, LoopState, ToolOutput
 from eudaimon.models import ChatResponse, ScriptedModel
+from eudaimon.retry import ToolRetryPolicy
 
 Log = list[tuple[str, str, Any]]
 
@@ -149,8 +150,6 @@ async def test_a_hook_that_raises_fails_the_run_and_is_journaled() -> None:
 async def test_on_tool_call_fires_once_per_call_even_when_retried() -> None:
     """Invariant: on_tool_call observes each call the model made once (Daimon: hooks, then execute
     with retry), so a metrics hook counting tool calls does not count retries."""
-    from eudaimon.retry import ToolRetryPolicy
-
     attempts: list[int] = []
 
     @tool(effect="read")
@@ -172,3 +171,36 @@ async def test_on_tool_call_fires_once_per_call_even_when_retried() -> None:
     assert len(attempts) == 2
     assert [point for _, point, _ in log].count("tool_call") == 1
     assert [point for _, point, _ in log].count("error") == 1
+
+
+async def test_a_hook_raising_on_tool_call_fails_the_run_before_any_tool_runs() -> None:
+    """Invariant: on_tool_call runs before any call of the batch executes, so a hook that raises there
+    fails the run (run_failed) with no tool executed and no completion journaled."""
+    ran: list[str] = []
+
+    @tool(effect="read")
+    def first() -> str:
+        """First."""
+        ran.append("first")
+        return "1"
+
+    @tool(effect="read")
+    def second() -> str:
+        """Second."""
+        ran.append("second")
+        return "2"
+
+    class Veto(AgentHook):
+        def on_tool_call(self, call: ToolCall) -> None:
+            if call.name == "second":
+                raise RuntimeError("veto")
+
+    model = ScriptedModel(
+        [Message.assistant(tool_calls=[ToolCall("a", "first", {}), ToolCall("b", "second", {})]), answer("x")]
+    )
+    agent = Agent(model, tools=[first, second], hooks=Veto())
+    with pytest.raises(RunFailedError, match="veto") as info:
+        await agent.prompt("go")
+    assert ran == []
+    run_types = await types(agent, info.value.run_id or "")
+    assert "tool_completed" not in run_types and run_types[-1] == "run_failed"

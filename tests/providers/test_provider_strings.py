@@ -116,3 +116,12 @@ def test_prebuilt_client_is_used_without_sdk_retries() -> None:
     model: Any = OpenAIModel("gpt-x", client=client)
     assert model._client.max_retries == 0
     assert client.max_retries == 5
+
+
+async def test_ollama_not_running_is_unavailable_and_says_where(closing):
+    """A local server that is not running is ModelUnavailable (retryable) naming the URL tried."""
+    from eudaimon.core.errors import ModelUnavailable
+
+    model = closing(infer_model("ollama:llama3.2"))  # the suite points OLLAMA_BASE_URL at a closed port
+    with pytest.raises(ModelUnavailable, match=r"127\.0\.0\.1:9/v1.*is the server running"):
+        await model.generate(ask())

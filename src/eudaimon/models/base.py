@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
@@ -33,9 +33,13 @@ class ToolSpec:
 
 @dataclass(slots=True)
 class ChatRequest:
-    """One request to a model. Mutable so that middleware can rewrite it before it is sent."""
+    """One request to a model. Mutable so that middleware can rewrite it before it is sent.
 
-    messages: list[Message]
+    `messages` may be a `History` that shares the run's messages until it is changed; models
+    read it like a list (`list(request.messages)` makes a plain copy).
+    """
+
+    messages: MutableSequence[Message]
     tools: Sequence[ToolSpec] = ()
     temperature: float | None = None
     max_tokens: int | None = None

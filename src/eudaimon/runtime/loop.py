@@ -38,6 +38,7 @@ from eudaimon.core.state import RunState
 from eudaimon.guardrails import Block, RetryWithFeedback, Transform, run_output_guardrails
 from eudaimon.hooks import LoopState
 from eudaimon.models.base import ChatRequest, ChatResponse
+from eudaimon.models.history import History
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.clock import monotonic_ms
 from eudaimon.runtime.config import RuntimeConfig
@@ -126,10 +127,11 @@ def _loop_state(state: RunState, cfg: RuntimeConfig, iteration: int) -> LoopStat
 
 
 def build_request(state: RunState, cfg: RuntimeConfig) -> ChatRequest:
-    messages = state.messages
     if state.input_budget_tokens is not None:
-        messages = fit_to_budget(messages, state.input_budget_tokens)
-    return ChatRequest(list(messages), cfg.tool_specs, cfg.temperature, cfg.max_tokens)
+        messages = History(fit_to_budget(state.messages, state.input_budget_tokens))
+    else:
+        messages = History(state.messages)
+    return ChatRequest(messages, cfg.tool_specs, cfg.temperature, cfg.max_tokens)
 
 
 async def _model_turn(
@@ -178,6 +180,7 @@ async def _model_turn(
                 )
             )
             yield Error(f"answer rejected by an output guardrail: {verdict.feedback}")
+            yield _usage_event(cfg, served_by, step, request, response, usage, cost)  # billed all the same
             return
         if isinstance(verdict, Block):
             journal.record(
@@ -190,6 +193,7 @@ async def _model_turn(
                 )
             )
             journal.record(RunFailed(error=f"{verdict.guardrail}: {verdict.reason}", kind="GuardrailBlocked"))
+            yield _usage_event(cfg, served_by, step, request, response, usage, cost)
             return
         if isinstance(verdict, Transform):
             message = replace(message, content=verdict.text)

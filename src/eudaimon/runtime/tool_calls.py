@@ -90,6 +90,9 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> _
                 arguments = tool.parse_arguments(call.arguments, validate=cfg.validate_tool_inputs)
             except ToolArgumentsError as exc:
                 return _complete(journal, call, str(exc), True)
+    if cfg.hooks is not None:
+        # Before any call of the batch runs: a hook that raises fails the run with nothing started.
+        await cfg.hooks.on_tool_call(call)
     journal.record(
         ToolStarted(
             call_id=call.id,
@@ -150,6 +153,12 @@ def _complete(journal: RunJournal, call: ToolCall, output: str, is_error: bool, 
 async def _execute(
     journal: RunJournal, cfg: RuntimeConfig, ready: list[_Ready], cancel: CancellationToken | None
 ) -> AsyncIterator[ToolResult]:
+    if len(ready) == 1 and cancel is None:
+        # One call and nothing to race it against: no task to schedule.
+        item = ready[0]
+        output, is_error, duration_ms = await _run_one(journal, cfg, item)
+        yield await _finish_call(journal, cfg, item, output, is_error, duration_ms)
+        return
     tasks = {asyncio.ensure_future(_run_one(journal, cfg, item)): item for item in ready}
     waiter = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
     try:
@@ -161,11 +170,7 @@ async def _execute(
             finished = [t for t in tasks if t in done]
             for task in sorted(finished, key=lambda t: ready.index(tasks[t])):
                 item = tasks.pop(task)
-                output, is_error, duration_ms = task.result()
-                result = _complete(journal, item.call, output, is_error, duration_ms)
-                if cfg.hooks is not None:
-                    await cfg.hooks.on_tool_result(item.call, ToolOutput(output, is_error))
-                yield result
+                yield await _finish_call(journal, cfg, item, *task.result())
             if waiter is not None and waiter in done:
                 _abandon(journal, cfg, list(tasks.values()))
                 for task in tasks:
@@ -176,6 +181,17 @@ async def _execute(
     finally:
         if waiter is not None:
             waiter.cancel()
+        for task in tasks:  # left only when user code (a hook) raised: the run is failing
+            task.cancel()
+
+
+async def _finish_call(
+    journal: RunJournal, cfg: RuntimeConfig, item: _Ready, output: str, is_error: bool, duration_ms: int
+) -> ToolResult:
+    result = _complete(journal, item.call, output, is_error, duration_ms)
+    if cfg.hooks is not None:
+        await cfg.hooks.on_tool_result(item.call, ToolOutput(output, is_error))
+    return result
 
 
 def _abandon(journal: RunJournal, cfg: RuntimeConfig, running: list[_Ready]) -> None:
@@ -203,8 +219,6 @@ async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: _Ready) -> tup
     key = idempotency_key(journal.run_id, item.call.id)
     attempt = item.attempt
     started = time.perf_counter()
-    if cfg.hooks is not None:
-        await cfg.hooks.on_tool_call(item.call)
     while True:
         ctx = ToolContext(journal.run_id, item.call.id, key, attempt)
         try:

@@ -1,0 +1,199 @@
+"""`eudaimon runs approve|deny|reconcile|fork|gc|resume`: acting on runs from outside their loop.
+
+All but `resume` need only the store: a human can decide for a run days later, from a machine
+that never ran the agent. `resume` needs the agent (its model and tools) to go on.
+"""
+
+from __future__ import annotations
+
+import getpass
+import re
+from datetime import timedelta
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from eudaimon._cli_common import (
+    RunArgument,
+    StoreOption,
+    default_store_url,
+    environ,
+    exit_for,
+    fail,
+    journal_url,
+    load_agent,
+    out,
+    resolve_store_url,
+    run_async,
+    shown_url,
+    with_store,
+)
+from eudaimon._cli_render import status_text
+from eudaimon.core.state import RunState, Status
+from eudaimon.runtime import operations
+
+CallArgument = Annotated[str, typer.Argument(help="The tool call id, as `eudaimon runs show RUN` lists it.")]
+ByOption = Annotated[str | None, typer.Option("--by", help="Who decides (default: your login name).")]
+NoteOption = Annotated[str | None, typer.Option("--note", help="Why, for the journal.")]
+AgentOption = Annotated[
+    str, typer.Option("--agent", help="MODULE:ATTR naming the Agent (or a function returning one) that runs it.")
+]
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
+_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "": 86400}
+
+
+def register(runs: typer.Typer) -> None:
+    """Add these commands to the `runs` group."""
+    runs.command("approve")(approve)
+    runs.command("deny")(deny)
+    runs.command("reconcile")(reconcile)
+    runs.command("fork")(fork)
+    runs.command("gc")(gc)
+    runs.command("resume")(resume)
+
+
+def approve(
+    run_id: RunArgument, call_id: CallArgument, store: StoreOption = None, by: ByOption = None, note: NoteOption = None
+) -> None:
+    """Approve a tool call that waits for a human; `runs resume` then runs it."""
+    _decide(run_id, call_id, True, store, by, note)
+
+
+def deny(
+    run_id: RunArgument, call_id: CallArgument, store: StoreOption = None, by: ByOption = None, note: NoteOption = None
+) -> None:
+    """Deny a tool call that waits for a human; the model is told when the run resumes."""
+    _decide(run_id, call_id, False, store, by, note)
+
+
+def _decide(run_id: str, call_id: str, approved: bool, store: str | None, by: str | None, note: str | None) -> None:
+    url = resolve_store_url(store)
+    who = by or _login()
+    run_async(
+        with_store(url, lambda journal: operations.approve(journal, run_id, call_id, approved, by=who, note=note))
+    )
+    verdict = "approved" if approved else "denied"
+    out().print(f"{verdict} call {call_id} of run {run_id}" + (f" (by {who})" if who else ""))
+    _after_decision(run_id, url)
+
+
+def reconcile(
+    run_id: RunArgument,
+    call_id: CallArgument,
+    store: StoreOption = None,
+    output: Annotated[
+        str | None, typer.Option(help="The result the call really had, as the model should see it.")
+    ] = None,
+    retry: Annotated[bool, typer.Option("--retry", help="Run the call again instead.")] = False,
+    by: ByOption = None,
+) -> None:
+    """Settle a call whose outcome is unknown (it started and its process died): give the
+    output it had, or ask for it to be retried."""
+    if (output is None) == (not retry):
+        fail("give exactly one of --output TEXT or --retry")
+    url = resolve_store_url(store)
+    who = by or _login()
+    run_async(
+        with_store(
+            url, lambda journal: operations.reconcile(journal, run_id, call_id, output=output, retry=retry, by=who)
+        )
+    )
+    out().print(f"reconciled call {call_id} of run {run_id}: " + ("retry" if retry else "output recorded"))
+    _after_decision(run_id, url)
+
+
+def fork(
+    run_id: RunArgument,
+    at: Annotated[int, typer.Option("--at", help="The last seq of the parent the fork keeps.")],
+    store: StoreOption = None,
+) -> None:
+    """Start a new run whose history is this run's up to `--at SEQ`; resume it to go on live."""
+    url = resolve_store_url(store)
+    child = run_async(with_store(url, lambda journal: operations.fork(journal, run_id, at)))
+    console = out()
+    console.print(f"forked {run_id} at seq {at} into {child}")
+    console.print(Text(f"  eudaimon runs resume {child} --agent MODULE:ATTR{_store_flag(url)}", style="cyan"))
+
+
+def gc(
+    older_than: Annotated[
+        str, typer.Option("--older-than", help="Age of the last event: 30d, 12h, 45m, 90s, 2w (a bare number is days).")
+    ],
+    store: StoreOption = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be deleted; delete nothing.")] = False,
+) -> None:
+    """Delete finished runs (completed, failed, cancelled, over budget) not updated for a while."""
+    age = parse_duration(older_than)
+    url = resolve_store_url(store)
+    doomed = run_async(with_store(url, lambda journal: operations.gc(journal, age, dry_run=dry_run)))
+    console = out()
+    for run_id in doomed:
+        console.print(run_id)
+    verb = "would delete" if dry_run else "deleted"
+    console.print(Text(f"{verb} {len(doomed)} finished run(s) older than {older_than}", style="bold"))
+
+
+def resume(run_id: RunArgument, agent: AgentOption, store: StoreOption = None) -> None:
+    """Continue a run from its journal with its agent: after a crash, an approval or a reconciliation."""
+    url = resolve_store_url(store)
+    with environ("EUDAIMON_STORE", url):
+        built = load_agent(agent)
+
+    async def work() -> RunState:
+        try:
+            await built.resume(run_id)
+            return await built.state(run_id)
+        finally:
+            await built.store.close()
+
+    state = run_async(work())
+    console = out()
+    console.print(Text("run ", style="bold") + Text(run_id) + Text(" ") + status_text(state.status))
+    if state.output is not None:
+        console.print(state.output, markup=False, highlight=False)
+    if state.error is not None:
+        console.print(Text(state.error, style="red"))
+    _print_waiting(state, journal_url(built.store, url))
+    exit_for(state.status.value)
+
+
+def parse_duration(text: str) -> timedelta:
+    match = _DURATION.match(text)
+    if match is None:
+        fail(f"--older-than {text!r} is not a duration; write e.g. 30d, 12h, 45m, 90s or 2w")
+    return timedelta(seconds=float(match.group(1)) * _UNIT_S[match.group(2)])
+
+
+def _after_decision(run_id: str, url: str) -> None:
+    state = run_async(with_store(url, lambda journal: operations.load_state(journal, run_id)))
+    _print_waiting(state, url)
+    if not state.status.is_paused:
+        out().print(Text(f"  eudaimon runs resume {run_id} --agent MODULE:ATTR{_store_flag(url)}", style="cyan"))
+
+
+def _print_waiting(state: RunState, url: str) -> None:
+    console = out()
+    flag = _store_flag(url)
+    if state.status is Status.AWAITING_APPROVAL:
+        for call in state.awaiting_approval():
+            console.print(f"awaiting approval: {call.id} {call.name}")
+            console.print(Text(f"  eudaimon runs approve {state.run_id} {call.id}{flag}", style="cyan"))
+    elif state.status is Status.AWAITING_RECONCILIATION:
+        for call in state.unknown_outcomes():
+            console.print(f"outcome unknown: {call.id} {call.name}")
+            console.print(
+                Text(f"  eudaimon runs reconcile {state.run_id} {call.id} --output TEXT | --retry{flag}", style="cyan")
+            )
+
+
+def _store_flag(url: str) -> str:
+    return "" if url == default_store_url() else f" --store {shown_url(url)}"
+
+
+def _login() -> str | None:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name in containers without a passwd entry
+        return None

@@ -1,0 +1,71 @@
+"""One incarnation of the soak: a fresh process that starts or resumes some runs, in parallel.
+
+Usage: python _soak_worker.py STORE_SPEC LEDGER_DIR INCARNATION SEED RUN_ID[,RUN_ID…]
+
+It prints `ready` once the store is open, then drives every run at once: a run without
+events is started with `prompt(run_id=…)`, any other is `resume`d (which waits for a killed
+predecessor's lease to lapse). While working it prints `M <run>` when a model call begins
+(after `model_attempt_started` is committed) and `T <run> <call> <attempt>` when a tool has
+written its ledger line and is about to sleep before returning: the parent SIGKILLs on those
+lines to land kills inside model calls and between `tool_started` and `tool_completed`.
+At the end it prints `done {run: status}`. A journal error (a lapsed lease under load, a lost
+append race) prints `E <run> <kind> <message>` and ends the process at once, like a crash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import sys
+from pathlib import Path
+
+from _proc_support import (
+    LedgerWriter,
+    Timing,
+    build_agent,
+    build_tools,
+    open_store,
+    plan_model,
+    stdout_emit,
+)
+
+from eudaimon import Agent
+from eudaimon.core.errors import JournalError, RunNotFound
+
+
+async def drive(agent: Agent, run_id: str) -> str:
+    try:
+        try:
+            await agent.state(run_id)
+        except RunNotFound:
+            response = await agent.prompt(f"soak {run_id}", run_id=run_id)
+        else:
+            response = await agent.resume(run_id)
+    except JournalError as exc:
+        stdout_emit("E", run_id, type(exc).__name__, str(exc).replace("\n", " "))
+        os._exit(3)
+    except BaseException as exc:
+        stdout_emit("X", run_id, type(exc).__name__, str(exc).replace("\n", " "))
+        os._exit(4)
+    return str(response.status)
+
+
+async def main() -> None:
+    spec, ledger_dir, incarnation, seed, runs = sys.argv[1:6]
+    rng = random.Random(int(seed))
+    timing = Timing()
+    store = open_store(spec)
+    tools = build_tools(LedgerWriter(Path(ledger_dir), incarnation), rng, timing, stdout_emit)
+    agent = build_agent(store, tools, plan_model(rng, timing, stdout_emit), allow_irreversible=True)
+    await store.list_runs(limit=1)  # the store is open (schema ready) before we say so
+    stdout_emit("ready")
+    run_ids = runs.split(",")
+    statuses = await asyncio.gather(*(drive(agent, run_id) for run_id in run_ids))
+    await store.close()
+    stdout_emit("done", json.dumps(dict(zip(run_ids, statuses, strict=True))))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
