@@ -11,16 +11,29 @@ from eudaimon.core.effects import Effect
 from eudaimon.core.events import Event
 from eudaimon.core.messages import Message, Role, ToolCall, Usage
 from eudaimon.core.state import PendingCall, RunState, Status
+from eudaimon.cost import AnthropicCostModel, CostModel, OpenAICostModel
 from eudaimon.errors import (
     BudgetExceeded,
     Cancelled,
     ConcurrencyConflict,
+    ConfigurationError,
     EudaimonError,
     GuardrailBlocked,
+    InvalidOperation,
+    LeaseHeld,
     MaxIterations,
+    OutputRejected,
+    RunFailedError,
     RunNotFound,
 )
+from eudaimon.guardrails import InputGuardrail, OutputGuardrail
+from eudaimon.hitl import HumanInputHandler, HumanInputRequest
+from eudaimon.hooks import AgentHook, LoopState
+from eudaimon.memory import ThreadState
+from eudaimon.middleware import Middleware, MiddlewareAction
+from eudaimon.prompts import PromptBuilder, PromptTemplate
 from eudaimon.response import AgentResponse
+from eudaimon.retry import ToolRetryPolicy
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.tools import Tool, ToolContext, ToolPolicy, tool
 
@@ -35,6 +48,22 @@ __all__ = [
     "ToolContext",
     "ToolPolicy",
     "tool",
+    # extensions
+    "AgentHook",
+    "AnthropicCostModel",
+    "CostModel",
+    "HumanInputHandler",
+    "HumanInputRequest",
+    "InputGuardrail",
+    "LoopState",
+    "Middleware",
+    "MiddlewareAction",
+    "OpenAICostModel",
+    "OutputGuardrail",
+    "PromptBuilder",
+    "PromptTemplate",
+    "ThreadState",
+    "ToolRetryPolicy",
     # messages and state
     "Event",
     "Message",
@@ -48,9 +77,14 @@ __all__ = [
     "BudgetExceeded",
     "Cancelled",
     "ConcurrencyConflict",
+    "ConfigurationError",
     "EudaimonError",
     "GuardrailBlocked",
+    "InvalidOperation",
+    "LeaseHeld",
     "MaxIterations",
+    "OutputRejected",
+    "RunFailedError",
     "RunNotFound",
     "errors",
 ]

@@ -155,7 +155,7 @@ def resume(run_id: RunArgument, agent: AgentOption, store: StoreOption = None) -
         console.print(state.output, markup=False, highlight=False)
     if state.error is not None:
         console.print(Text(state.error, style="red"))
-    _print_waiting(state, journal_url(built.store, url))
+    print_waiting(state, journal_url(built.store, url))
     exit_for(state.status.value)
 
 
@@ -168,12 +168,13 @@ def parse_duration(text: str) -> timedelta:
 
 def _after_decision(run_id: str, url: str) -> None:
     state = run_async(with_store(url, lambda journal: operations.load_state(journal, run_id)))
-    _print_waiting(state, url)
+    print_waiting(state, url)
     if not state.status.is_paused:
         out().print(Text(f"  eudaimon runs resume {run_id} --agent MODULE:ATTR{_store_flag(url)}", style="cyan"))
 
 
-def _print_waiting(state: RunState, url: str) -> None:
+def print_waiting(state: RunState, url: str) -> None:
+    """For a paused run, what it waits for and the command that decides it."""
     console = out()
     flag = _store_flag(url)
     if state.status is Status.AWAITING_APPROVAL:

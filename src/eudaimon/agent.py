@@ -104,6 +104,8 @@ class Agent:
         """The thread of prompts that name none."""
         self._carries_rejections = bool(output_guardrails)
         self.store: EventStore = built.store
+        self._owns_store = store is None or isinstance(store, str)
+        self._owns_model = isinstance(model, str)
         self.input_guardrails = tuple(input_guardrails)
         self._driver = RunDriver(built.config, self.store, self.memory, built.output, built.config_digest)
 
@@ -251,6 +253,21 @@ class Agent:
     async def fork(self, run_id: str, at_seq: int) -> str:
         """A new run whose history is this run's up to `at_seq`; `resume` it to continue live."""
         return await operations.fork(self.store, run_id, at_seq)
+
+    async def aclose(self) -> None:
+        """Close what the agent opened itself: a store it built from a URL, a model from a string."""
+        if self._owns_store:
+            await self.store.close()
+        if self._owns_model:
+            close = getattr(self.model, "aclose", None)
+            if close is not None:
+                await close()
+
+    async def __aenter__(self) -> Agent:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={self.model.model_id!r}, tools={sorted(self.tools)!r})"

@@ -226,7 +226,9 @@ def run_agent(
     async def work() -> str:
         try:
             run_id, status = await _stream(agent, console, input, thread)
-            _print_hint(console, run_id, journal_url(agent.store, url), isinstance(agent.store, MemoryStore))
+            where = journal_url(agent.store, url)
+            _cli_ops.print_waiting(await agent.state(run_id), where)
+            _print_hint(console, run_id, where, isinstance(agent.store, MemoryStore))
             return status
         finally:
             await agent.store.close()

@@ -48,6 +48,8 @@ class Audit:
     unknown_never_ran: int = 0
     """`tool_outcome_unknown` for a call whose intent was committed but which never ran."""
     statuses: Counter[str] = field(default_factory=Counter)
+    completed: set[tuple[str, str, int]] = field(default_factory=set)
+    """(run, call, attempt) whose `tool_completed` is in the journal."""
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -161,6 +163,7 @@ def _audit_calls(
                 count = len(executed(data.call_id, c.attempt))
                 if count != 1:
                     audit.fail(f"{where}: {data.call_id} attempt {c.attempt} completed but ran {count} times")
+                audit.completed.add((run_id, data.call_id, c.attempt))
             elif c.phase != "none":  # "none": a result with no execution (bad arguments, unknown tool)
                 audit.fail(f"{where}: tool_completed for {data.call_id} while {c.phase}")
             c.phase = "done"

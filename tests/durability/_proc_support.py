@@ -18,11 +18,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
 import sys
-from collections.abc import Callable, Sequence
+import uuid
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,19 @@ RERUNNABLE = frozenset({"look", "put"})
 
 def pg_dsn() -> str:
     return os.environ.get("EUDAIMON_TEST_PG_DSN", DEFAULT_PG_DSN)
+
+
+@contextlib.contextmanager
+def scratch_pg_schema(label: str) -> Iterator[str]:
+    """The spec of a PostgreSQL schema nobody uses yet; the schema is dropped afterwards."""
+    import psycopg
+
+    name = f"eudaimon_test_{label}_{uuid.uuid4().hex[:12]}"
+    try:
+        yield f"{pg_dsn()}#schema={name}"
+    finally:
+        with contextlib.suppress(psycopg.OperationalError), psycopg.connect(pg_dsn(), autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
 
 
 def open_store(spec: str) -> EventStore:

@@ -10,6 +10,8 @@ written its ledger line and is about to sleep before returning: the parent SIGKI
 lines to land kills inside model calls and between `tool_started` and `tool_completed`.
 At the end it prints `done {run: status}`. A journal error (a lapsed lease under load, a lost
 append race) prints `E <run> <kind> <message>` and ends the process at once, like a crash.
+With `EUDAIMON_SOAK_MUTANT=write-is-idempotent` the agent wrongly declares `write` idempotent:
+the soak's self-test, whose audit must catch the WRITE run twice.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import json
 import os
 import random
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from _proc_support import (
@@ -58,6 +61,9 @@ async def main() -> None:
     timing = Timing()
     store = open_store(spec)
     tools = build_tools(LedgerWriter(Path(ledger_dir), incarnation), rng, timing, stdout_emit)
+    if os.environ.get("EUDAIMON_SOAK_MUTANT") == "write-is-idempotent":
+        # A deliberately wrong agent, to prove the audit catches a WRITE run twice.
+        tools = [replace(t, idempotent=True) if t.name == "write" else t for t in tools]
     agent = build_agent(store, tools, plan_model(rng, timing, stdout_emit), allow_irreversible=True)
     await store.list_runs(limit=1)  # the store is open (schema ready) before we say so
     stdout_emit("ready")

@@ -19,12 +19,12 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import traceback
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -56,24 +56,46 @@ def schema() -> Iterator[str]:
 
 def _sql(query: str, *args: Any) -> list[tuple[Any, ...]]:
     with psycopg.connect(DSN, autocommit=True) as conn:
-        return conn.execute(query, args).fetchall()  # type: ignore[arg-type]
+        cursor = conn.execute(query, args)
+        return cursor.fetchall() if cursor.description else []
+
+
+def _spawn(*args: str) -> subprocess.Popen[str]:
+    """This file run as a script (see `_writer_main`), talking over pipes."""
+    return subprocess.Popen(
+        [sys.executable, __file__, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "EUDAIMON_TEST_PG_DSN": DSN},
+    )
+
+
+@contextlib.contextmanager
+def _reaped(procs: list[subprocess.Popen[str]], *, after_s: float) -> Iterator[None]:
+    """Kill `procs` after `after_s` (a hung process fails the test, never hangs it) or on exit."""
+
+    def kill() -> None:
+        for proc in procs:
+            proc.kill()
+
+    watchdog = threading.Timer(after_s, kill)
+    watchdog.start()
+    try:
+        yield
+    finally:
+        watchdog.cancel()
+        kill()
+        for proc in procs:
+            proc.communicate()
 
 
 def _race(schema: str, *args: str) -> list[dict[str, Any]]:
     """Start PROCESSES copies of this file as writers, let them warm up, start them together."""
-    procs = [
-        subprocess.Popen(
-            [sys.executable, __file__, *args, schema, f"w{i}"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**os.environ, "EUDAIMON_TEST_PG_DSN": DSN},
-        )
-        for i in range(PROCESSES)
-    ]
+    procs = [_spawn(*args, schema, f"w{i}") for i in range(PROCESSES)]
     reports: list[dict[str, Any]] = []
-    try:
+    with _reaped(procs, after_s=180):
         for proc in procs:  # every writer has used its store once (racing to create the schema)
             assert proc.stdout is not None
             line = proc.stdout.readline()
@@ -86,11 +108,6 @@ def _race(schema: str, *args: str) -> list[dict[str, Any]]:
             out, err = proc.communicate(timeout=180)
             assert proc.returncode == 0, err
             reports.append(json.loads(out.strip().splitlines()[-1]))
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
     return reports
 
 
@@ -110,8 +127,7 @@ def test_processes_racing_on_one_run_win_each_seq_exactly_once(schema: str) -> N
     assert sorted(winner) == list(range(SEQS))
     assert sum(r["conflicts"] for r in reports) >= PROCESSES - 1  # all tried seq 0: the race happened
 
-    store = PostgresStore(DSN, schema=schema)
-    events = asyncio.run(_load_and_close(store, "run-fence"))
+    events = asyncio.run(_load_and_close(PostgresStore(DSN, schema=schema), "run-fence"))
     assert [e.seq for e in events] == list(range(SEQS))
     assert isinstance(events[0].data, RunStarted)
     assert events[0].data.agent == winner[0]
@@ -139,18 +155,38 @@ def test_processes_racing_for_a_lease_leave_exactly_one_holder(schema: str) -> N
 
 def test_store_serves_event_loops_one_after_another_without_leaking_connections(schema: str) -> None:
     """Invariant: a store built outside any loop works from several `asyncio.run` calls in turn
-    (the CLI and `prompt_sync` do that): each new loop gets a fresh pool, the dead loop's
-    connections are closed rather than leaked, and close() leaves no connection behind."""
+    (the CLI and `prompt_sync` do that): each loop gets its own pool, whose connections are
+    closed when that loop ends, so no connection is leaked from one `asyncio.run` to the next."""
     app = f"eudaimon_loops_{uuid.uuid4().hex[:12]}"
-    store = PostgresStore(f"{DSN}{'&' if '?' in DSN else '?'}application_name={app}", schema=schema, max_size=1)
+    store = PostgresStore(_named(app), schema=schema, max_size=1)
     events = [_event("run-1", 0, RunStarted(agent="a", input="x", messages=())), _event("run-1", 1, _attempt("w", 1))]
 
-    asyncio.run(store.append("run-1", 0, events[:1]))
-    asyncio.run(store.append("run-1", 1, events[1:]))
-    assert _connections_settle_at(app, 1)  # the first loop's connection is gone, the second's is open
+    async def append_and_count(seq: int) -> int:
+        await store.append("run-1", seq, events[seq : seq + 1])
+        return _connection_count(app)
+
+    assert asyncio.run(append_and_count(0)) == 1
+    assert _connections_settle_at(app, 0)
+    assert asyncio.run(append_and_count(1)) == 1
+    assert _connections_settle_at(app, 0)
     assert asyncio.run(store.load("run-1")) == events
     asyncio.run(store.close())
     assert _connections_settle_at(app, 0)
+
+
+def test_a_store_nobody_closed_lets_its_loop_end_and_leaves_no_connection(schema: str) -> None:
+    """Invariant: `asyncio.run` returns after busy use of a store that was never closed (its pool
+    is closed as the loop ends, even while connections are being opened), and no connection of
+    that store is left on the server. Run in a subprocess: a hung loop fails, never hangs."""
+    app = f"eudaimon_unclosed_{uuid.uuid4().hex[:12]}"
+    proc = _spawn("unclosed", app, schema, "w0")
+    with _reaped([proc], after_s=60):
+        assert proc.stdout is not None and proc.stdin is not None
+        assert proc.stdout.readline().strip() == "returned", proc.communicate(timeout=30)[1]
+        assert _connections_settle_at(app, 0)  # while the process is still alive
+        proc.stdin.write("exit\n")
+        proc.stdin.flush()
+        assert proc.wait(timeout=30) == 0
 
 
 def test_repr_and_errors_never_show_the_password(caplog: pytest.LogCaptureFixture) -> None:
@@ -274,11 +310,21 @@ def _attempt(writer: str, seq: int) -> ModelAttemptStarted:
     return ModelAttemptStarted(step=seq, request_id=f"{writer}:{seq}", request_digest="")
 
 
+def _named(app: str) -> str:
+    """The test DSN with an application_name, to count the store's connections on the server."""
+    return f"{DSN}{'&' if '?' in DSN else '?'}application_name={app}"
+
+
+def _connection_count(app: str) -> int:
+    ((count,),) = _sql("SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = %s", app)
+    return int(count)
+
+
 def _connections_settle_at(app: str, count: int) -> bool:
     """Wait (up to 5 s) for the server to show `count` connections named `app`: a closed socket's
     backend exits a moment after the client closes it."""
     for _ in range(50):
-        if _sql("SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = %s", app) == [(count,)]:
+        if _connection_count(app) == count:
             return True
         time.sleep(0.1)
     return False
@@ -323,11 +369,22 @@ async def _lease_race(store: PostgresStore, total: int, writer: str) -> dict[str
     return {"writer": writer, "leases": outcomes}
 
 
+async def _busy(store: PostgresStore) -> None:
+    await asyncio.gather(*(store.list_runs(limit=1) for _ in range(40)))  # the pool grows to its max
+
+
 def _writer_main(argv: list[str]) -> None:
     """`append RUN TOTAL SCHEMA WRITER` or `leases TOTAL SCHEMA WRITER`: warm up in one event
-    loop, print `ready`, wait for a line on stdin, race in a second loop, print a JSON report."""
+    loop, print `ready`, wait for a line on stdin, race in a second loop, print a JSON report.
+    `unclosed APP SCHEMA WRITER`: use a store busily, never close it, print `returned` once
+    `asyncio.run` is back, then wait for a line on stdin before exiting."""
     mode, *args = argv
     schema, writer = args[-2], args[-1]
+    if mode == "unclosed":
+        asyncio.run(_busy(PostgresStore(_named(args[0]), schema=schema)))
+        print("returned", flush=True)
+        sys.stdin.readline()
+        return
     store = PostgresStore(DSN, schema=schema)
     asyncio.run(store.list_runs(limit=1))
     print("ready", flush=True)
@@ -340,5 +397,4 @@ def _writer_main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
     _writer_main(sys.argv[1:])

@@ -7,6 +7,7 @@ new process after a crash or a human decision continues exactly where the journa
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import replace
 
@@ -47,6 +48,8 @@ from eudaimon.runtime.model_calls import ContextRejected, attempt
 from eudaimon.runtime.tool_calls import run_batch
 from eudaimon.streaming import Done, Error, StreamEvent
 from eudaimon.streaming import Usage as UsageEvent
+
+logger = logging.getLogger("eudaimon.runtime")
 
 
 async def drive(
@@ -92,10 +95,14 @@ async def drive(
     except Exception as exc:
         # A model that failed for good, or user code (a hook, middleware) that raised: record
         # why the run ended, so the journal never shows a run that just stopped.
-        if not isinstance(exc, ModelError) and cfg.hooks is not None:
-            await cfg.hooks.on_error(exc)
         if not state.status.is_terminal:
             journal.record(RunFailed(error=f"{type(exc).__name__}: {exc}", kind=type(exc).__name__))
+        await journal.flush()
+        if not isinstance(exc, ModelError) and cfg.hooks is not None:
+            try:
+                await cfg.hooks.on_error(exc)
+            except Exception:
+                logger.exception("an on_error hook raised while reporting %r", exc)
     await journal.flush()
     if state.error and state.status.is_terminal and state.status != "completed":
         yield Error(state.error)

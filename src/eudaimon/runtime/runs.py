@@ -87,8 +87,9 @@ class RunDriver:
     async def drive(
         self, journal: RunJournal, cancel: CancellationToken | None, *, stream_model: bool, wait: bool = True
     ) -> AsyncIterator[StreamEvent]:
-        """Drive a run under its lease. A run that already has events is reloaded once the
-        lease is ours, since its previous driver may have appended until the last moment."""
+        """Drive a run under its lease. A run that already has events catches up with the
+        journal once the lease is ours, since its previous driver may have appended until the
+        last moment."""
         if journal.state.status.is_terminal:
             yield Done(journal.run_id, journal.state.status.value)
             return
@@ -96,7 +97,7 @@ class RunDriver:
         await keeper.acquire(wait=wait)
         try:
             if journal.committed_seq > 0:
-                journal.replace_state(await load_state(self.store, journal.run_id))
+                await _catch_up(self.store, journal)
             journal.guard = keeper.check
             async for event in drive(journal, self.config, cancel=cancel, stream_model=stream_model):
                 yield event
@@ -146,3 +147,12 @@ class RunDriver:
         if state.error_kind == "OutputRejected":
             return OutputRejected(error, run_id=run_id)
         return RunFailedError(f"run {run_id} failed: {error}", run_id=run_id)
+
+
+async def _catch_up(store: EventStore, journal: RunJournal) -> None:
+    """Apply the events appended since `journal` was loaded. The journal is append-only and the
+    fold deterministic, so this equals a full reload, at the cost of the new events only."""
+    state = journal.state
+    for event in await store.load(journal.run_id, after_seq=journal.committed_seq - 1):
+        state.apply(event)
+    journal.replace_state(state)

@@ -39,7 +39,7 @@ class Target:
     def unreachable(self, exc: BaseException) -> JournalError:
         """The error for a connection that could not be made (raise it `from None`: the
         driver's exception is not shown, only its scrubbed reason)."""
-        reason = self.scrub(str(exc)).strip() or type(exc).__name__
+        reason = " ".join(self.scrub(str(exc)).split()) or type(exc).__name__  # libpq's are multi-line
         return JournalError(
             f"cannot connect to the PostgreSQL journal at {self}: {reason} — check that the server is "
             "running and that the DSN's host, port, user and database are right"

@@ -4,9 +4,10 @@ Why it is built this way:
 
 - psycopg 3, async, with one `AsyncConnectionPool` per event loop. A pool's tasks and locks
   belong to the loop that opened it, so the store opens a pool lazily, on first use in a loop,
-  and never at construction (which needs no loop). When a loop has closed (`asyncio.run`
-  returned) its pool's tasks are gone; the next use from a new loop closes that pool's sockets
-  directly and opens a fresh pool. A loop still running in another thread keeps its own pool.
+  and never at construction (which needs no loop). A small task closes the pool when its loop
+  ends (`asyncio.run` cancels it on the way out), so a store nobody closed neither hangs the
+  loop's shutdown nor leaks connections; a new loop simply gets a new pool. A loop still
+  running in another thread keeps its own pool.
 - The schema is created on first use, once per store, on a connection of its own, in one
   transaction holding a PostgreSQL advisory lock: two processes starting at once do not race
   their `CREATE … IF NOT EXISTS` into a catalog conflict.
@@ -51,18 +52,48 @@ _LEASE_TRIES = 5
 
 @dataclass(eq=False)
 class _LoopPool:
-    """The pool that serves one event loop, and every connection it ever opened."""
+    """The pool that serves one event loop, every connection it opened, and the task that
+    closes it when the loop ends."""
 
     loop: asyncio.AbstractEventLoop
     opening: asyncio.Lock = field(default_factory=asyncio.Lock)
+    released: asyncio.Event = field(default_factory=asyncio.Event)
     pool: _Pool | None = None
+    closer: asyncio.Task[None] | None = None
     connections: weakref.WeakSet[_Connection] = field(default_factory=weakref.WeakSet)
 
     async def track(self, conn: _Connection) -> None:
         self.connections.add(conn)
 
+    async def close_with_loop(self) -> None:
+        """Wait for `release()` or for the loop's end, then close the pool.
+
+        `asyncio.run` cancels every task before closing its loop and waits for them all; a pool
+        still open then can hang it (psycopg_pool's workers survive a cancel that lands while
+        they connect). This task is cancelled with the others and closes the pool right there,
+        which stops those workers: a caller who never closes the store still gets its
+        `asyncio.run` back.
+        """
+        try:
+            await self.released.wait()
+        finally:
+            if self.pool is not None:
+                try:
+                    await self.pool.close()  # connections in use close when they are returned
+                except BaseException:
+                    self.abandon()
+                    raise
+
+    async def release(self) -> None:
+        self.released.set()
+        if self.closer is not None:
+            await self.closer
+        else:
+            self.abandon()
+
     def abandon(self) -> None:
-        """Close the sockets of a pool whose loop is gone: nothing is left to await its close()."""
+        """Close every socket the pool opened without awaiting anything (`PQfinish` still says
+        goodbye to the server): for a loop that is gone, or a pool close() that was cut short."""
         for conn in list(self.connections):
             conn.pgconn.finish()
 
@@ -236,12 +267,10 @@ class PostgresStore:
             pools, self._pools = list(self._pools.values()), {}
         current = asyncio.get_running_loop()
         for bound in pools:
-            if bound.pool is None:
-                continue
             if bound.loop is current:
-                await bound.pool.close()
+                await bound.release()
             elif bound.loop.is_running():  # alive in another thread: close it there
-                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(bound.pool.close(), bound.loop))
+                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(bound.release(), bound.loop))
             else:
                 bound.abandon()
 
@@ -295,8 +324,13 @@ class PostgresStore:
                     name=f"eudaimon-{self._target}",
                     open=False,
                 )
-                await pool.open()
+                try:
+                    await pool.open(wait=True, timeout=_CONNECT_TIMEOUT_S)
+                except psycopg.Error as exc:
+                    await pool.close()
+                    raise self._target.unreachable(exc) from None
                 bound.pool = pool
+                bound.closer = loop.create_task(bound.close_with_loop(), name=f"eudaimon-{self._target}-closer")
             return bound.pool
 
     async def _create_schema(self) -> None:

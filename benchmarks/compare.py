@@ -1,0 +1,171 @@
+"""eudaimon side by side with LangGraph, Pydantic AI and the OpenAI Agents SDK: one command.
+
+    benchmarks/peers/setup.sh                        # once: the separate venv benchmarks/.peers
+    benchmarks/.peers/bin/python benchmarks/compare.py
+
+Runs every workload of issue 7 in one process run (frameworks alternating within each round,
+medians of several rounds), checks each framework's final output and tool-call count are equal
+before accepting a figure, prints the tables with ratios (eudaimon ÷ peer) and the machine, marks
+each target met or missed, profiles eudaimon for every miss, and writes benchmarks/RESULTS.md.
+Everything runs offline: every model is a fake driven by one transcript (peers/transcript.py).
+`--quick` shrinks every workload for a smoke test (its figures are not for RESULTS.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "peers"))
+
+import report  # noqa: E402
+import runner  # noqa: E402
+
+RESULTS = HERE / "RESULTS.md"
+COMMANDS = [
+    "benchmarks/peers/setup.sh",
+    "benchmarks/.peers/bin/python benchmarks/compare.py",
+]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="tiny repeat counts, N=200 concurrent runs; not written")
+    parser.add_argument("--skip", default="", help="comma-separated workloads to skip, e.g. w5,w4")
+    parser.add_argument("--no-profile", action="store_true", help="do not profile eudaimon on missed targets")
+    parser.add_argument("--no-write", action="store_true", help="print only; leave RESULTS.md alone")
+    args = parser.parse_args()
+    quick = args.quick
+    skip = {s.strip() for s in args.skip.split(",") if s.strip()}
+
+    started = time.perf_counter()
+    versions = {fw: runner.load(fw).version() for fw in runner.FRAMEWORKS}
+    print("\n".join(report.machine(versions, None)), flush=True)
+    res: dict[str, object] = {}
+    if "w1" not in skip:
+        res["w1"] = runner.w1_construct(rounds=5 if quick else 25)
+    if "w2" not in skip:
+        ks = [10, 100] if quick else [10, 100, 1000]
+        rounds = {10: 3, 100: 2} if quick else {10: 15, 100: 7, 1000: 3}
+        res["w2"] = asyncio.run(runner.w2_loop(ks, rounds))
+    if "w3" not in skip:
+        res["w3"] = asyncio.run(runner.w3_parallel(20, rounds=5 if quick else 25))
+    if "w7" not in skip:
+        res["w7"] = asyncio.run(runner.w7_stream(500 if quick else 2000, rounds=3 if quick else 7))
+    if "w6" not in skip:
+        res["w6"] = asyncio.run(runner.w6_durable(20 if quick else 100, rounds=2 if quick else 5))
+    if "w4" not in skip:
+        res["w4"] = asyncio.run(runner.w4_thread([5, 10, 20] if quick else [50, 100, 200]))
+    if "w5" not in skip:
+        res["w5"] = runner.w5_concurrency([200] if quick else [1000, 10000], 0.05, timeout_s=60 if quick else 300)
+
+    verdicts = report.targets(res)  # type: ignore[arg-type]
+    profiles: list[str] = []
+    if not args.no_profile and not quick:
+        import profile_eudaimon
+
+        missed = {t["key"] for t in verdicts if not t["met"]}
+        wanted = ["construct"] if "w1" in res else []
+        if missed & {"memory_ratio", "memory_flat"}:
+            wanted += ["memory", "memory_short"]
+        if missed & {"durable_ratio", "durable_commits"}:
+            wanted.append("durable")
+        if missed & {"concurrency"} or "w5" in res:
+            wanted.append("concurrency")
+        for name in wanted:
+            print(f"profiling eudaimon: {name}", flush=True)
+            profiles += profile_eudaimon.render(profile_eudaimon.profile(name))
+
+    elapsed = time.perf_counter() - started
+    fsync = res["w6"]["fsync_us"] if "w6" in res else None  # type: ignore[index]
+    doc = render(res, verdicts, profiles, versions, fsync, elapsed, quick)
+    print()
+    print(doc)
+    (HERE / "out").mkdir(exist_ok=True)
+    (HERE / "out" / "results.json").write_text(json.dumps(res, indent=1, default=str))
+    if not args.no_write and not quick:
+        RESULTS.write_text(doc)
+        print(f"wrote {RESULTS.relative_to(HERE.parent)} ({elapsed / 60:.1f} min)")
+
+
+def render(res: dict[str, object], verdicts: list[dict[str, object]], profiles: list[str],
+           versions: dict[str, str], fsync: float | None, elapsed: float, quick: bool) -> str:
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        "# eudaimon vs LangGraph, Pydantic AI and the OpenAI Agents SDK",
+        "",
+        f"Latest run: {when}, {elapsed / 60:.1f} minutes" + (" (--quick: smoke figures only)" if quick else "") + ".",
+        "Written by `benchmarks/compare.py`; do not edit by hand. Commands, from the repository root:",
+        "",
+        "```sh",
+        *COMMANDS,
+        "benchmarks/.peers/bin/python benchmarks/peers/profile_eudaimon.py all   # the profiles alone",
+        "```",
+        "",
+        "## Machine",
+        "",
+        *report.machine(versions, fsync),
+        "",
+        "## Targets",
+        "",
+        *report.verdict_lines(verdicts),  # type: ignore[arg-type]
+        "",
+        "## Figures",
+        "",
+        "Ratios are eudaimon ÷ the other framework: below 1 means eudaimon is cheaper (1/20 = twenty times cheaper).",
+        "",
+        *report.tables(res),  # type: ignore[arg-type]
+        "## How the comparison is kept fair",
+        "",
+        *FAIRNESS,
+        "",
+    ]
+    if profiles:
+        lines += ["## Where eudaimon's time goes (profiles of the workloads behind missed targets)", "", *profiles]
+    return "\n".join(lines) + "\n"
+
+
+FAIRNESS = [
+    "- **One transcript.** `peers/transcript.py` decides every model answer from the latest message(s) only "
+    "(user question → tool calls; trailing tool results → next call or the answer), so each fake costs O(1) "
+    "per call in every framework and one agent can serve many runs. Each framework's adapter "
+    "(`peers/fw_*.py`) only translates it: LangGraph a `BaseChatModel` subclass in `create_react_agent`; "
+    "Pydantic AI `FunctionModel`; OpenAI Agents a custom `Model`; eudaimon `FunctionModel`.",
+    "- **Checked work.** Every workload asserts each framework's final output and tool-call count (read from "
+    "the framework's own result/messages) equal the transcript's expectation before a figure is kept; the "
+    "`[check]` lines in the console show it. For streaming the check is the final text and the number of deltas received.",
+    "- **Same tools.** Plain `async def` functions with the same names, signatures and outputs; LangGraph's sync "
+    "`SqliteSaver` path gets sync twins (its `invoke` cannot await). eudaimon runs sync tools in a thread, so async is its fast path too.",
+    "- **Alternation.** Within every round each configuration runs once, the starting one rotating; agents are built "
+    "outside the timing; `gc.collect()` before each timed run; figures are medians.",
+    "- **Defaults, except where a default would stop the work.** Pydantic AI: `UsageLimits(request_limit=None)` "
+    "(default cap 50 requests); LangGraph: `recursion_limit = 2K+5`; OpenAI Agents: `max_turns = K+1` and "
+    "tracing disabled (`set_tracing_disabled(True)`: its default exports spans to OpenAI over the network); "
+    "eudaimon: `max_iterations = K+1`, and every run is given its own `thread_id` (eudaimon runs one prompt at a "
+    "time per thread, and prompts without a thread share the agent's default one; each peer run is its own "
+    "conversation). eudaimon keeps its defaults otherwise, including its default `SlidingWindowMemory(50)` and the "
+    "run/thread leases, and journals every event (MemoryStore keeps them in memory; the peers without a "
+    "checkpointer keep nothing after a run).",
+    "- **Durability.** eudaimon's `SqliteStore` default is `synchronous=full`. LangGraph's saver connection is set to "
+    "`PRAGMA synchronous=FULL` and read back (SQLite's default is also FULL; the saver sets WAL itself). "
+    "LangGraph's default `durability=\"async\"` writes checkpoints in the background while the next step runs; "
+    "`durability=\"sync\"` (shown too) persists before the next step starts, which is what eudaimon guarantees "
+    "(the intent is durable before the model or tool is called). The target is judged against the fastest LangGraph configuration.",
+    "- **Storage.** Both keep the full thread and send it to the model every turn: LangGraph in its checkpoints, "
+    "eudaimon in its journal plus an unbounded `SqliteMemory` (both files counted).",
+    "- **Concurrency.** One subprocess per (framework, N), so one framework's heap never inflates another's RSS; "
+    "a burst of N runs started together, as a server would see them.",
+    "- **Streaming.** Each fake builds its framework's native delta objects as a provider adapter would "
+    "(OpenAI events with `model_construct`, as the openai client does); eudaimon's `FunctionModel` cuts the same "
+    "words itself.",
+]
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+"""Start `_proc_worker.py` processes from a test: one at a time, killed mid-batch, or racing."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from _proc_support import Execution, open_store, read_ledger, worker_env
+
+from eudaimon.core.events import Event
+from eudaimon.stores import EventStore
+
+WORKER = Path(__file__).with_name("_proc_worker.py")
+T = TypeVar("T")
+
+
+@dataclass
+class Procs:
+    """A store spec, a ledger and the processes started on them."""
+
+    spec: str
+    workdir: Path
+    lease_ttl_s: float = 1.0
+    tool_sleep_s: float = 0.01
+    count: int = 0
+    killed: set[str] = field(default_factory=set)
+
+    @property
+    def ledger_dir(self) -> Path:
+        return self.workdir / "ledger"
+
+    def _argv(self, command: str, run_id: str, *args: str) -> tuple[str, list[str]]:
+        self.count += 1
+        incarnation = f"p{self.count:03d}-{command}"
+        return incarnation, [
+            sys.executable,
+            str(WORKER),
+            self.spec,
+            str(self.ledger_dir),
+            incarnation,
+            command,
+            run_id,
+            *args,
+        ]
+
+    def _env(self, tool_sleep_s: float | None = None) -> dict[str, str]:
+        env = worker_env(self.lease_ttl_s)
+        env["EUDAIMON_TEST_TOOL_SLEEP_S"] = str(self.tool_sleep_s if tool_sleep_s is None else tool_sleep_s)
+        return env
+
+    def run(self, command: str, run_id: str, *args: str) -> dict[str, Any]:
+        """One process, to the end; its JSON report."""
+        _, argv = self._argv(command, run_id, *args)
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=120, env=self._env(), cwd=WORKER.parent, check=False
+        )
+        assert done.returncode == 0, f"{command} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+        return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+    def kill_after_tools(self, run_id: str, plan: str, policy: str, tools_in_flight: int) -> str:
+        """Start the run in a process whose tools sleep long; SIGKILL it once `tools_in_flight`
+        tools have written their ledger line (so they are between tool_started and tool_completed)."""
+        incarnation, argv = self._argv("prompt", run_id, plan, policy)
+        proc = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self._env(30.0), cwd=WORKER.parent
+        )
+        assert proc.stdout is not None
+        seen = 0
+        try:
+            for line in proc.stdout:
+                seen += line.startswith("T ")
+                if seen >= tools_in_flight:
+                    proc.send_signal(signal.SIGKILL)
+                    break
+        finally:
+            if proc.poll() is None and seen < tools_in_flight:
+                proc.kill()
+            proc.wait(timeout=30)
+            with contextlib.suppress(Exception):
+                proc.communicate(timeout=5)
+        assert proc.returncode == -signal.SIGKILL, f"the worker was not killed mid-batch (saw {seen} tools)"
+        self.killed.add(incarnation)
+        return incarnation
+
+    def race(self, processes: int, command: str, run_id: str, *args: str) -> list[dict[str, Any]]:
+        """`processes` processes that open the store, wait at a gate, then all go at once."""
+        procs = []
+        for _ in range(processes):
+            _, argv = self._argv(command, run_id, *args)
+            procs.append(
+                subprocess.Popen(
+                    argv,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    env=self._env(),
+                    cwd=WORKER.parent,
+                )
+            )
+        reports: list[dict[str, Any]] = []
+        try:
+            for proc in procs:
+                assert proc.stdout is not None
+                line = proc.stdout.readline()
+                assert line.strip() == "ready", f"{line!r} {proc.communicate(timeout=30)}"
+            for proc in procs:  # every process is past its imports and has the store open: go
+                assert proc.stdin is not None
+                proc.stdin.write("go\n")
+                proc.stdin.flush()
+            for proc in procs:
+                out, err = proc.communicate(timeout=120)
+                assert proc.returncode == 0, f"exit {proc.returncode}:\n{out}\n{err}"
+                reports.append(json.loads(out.strip().splitlines()[-1]))
+        finally:
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+        return reports
+
+    def executions(self) -> list[Execution]:
+        executions, torn = read_ledger(self.ledger_dir)
+        assert set(torn) <= self.killed, f"torn ledger lines from live processes: {torn}"
+        return executions
+
+    def with_store(self, use: Callable[[EventStore], Awaitable[T]]) -> T:
+        """Run `use(store)` on a store of our own, in an event loop of its own."""
+
+        async def go() -> T:
+            store = open_store(self.spec)
+            try:
+                return await use(store)
+            finally:
+                await store.close()
+
+        return asyncio.run(go())
+
+    def journal(self, run_id: str) -> list[Event]:
+        return self.with_store(lambda store: store.load(run_id))
