@@ -27,6 +27,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from eudaimon import Agent, Message, ToolCall, tool
@@ -37,7 +38,7 @@ from eudaimon.stores.sqlite import SqliteStore
 
 TARGET_MS = 50.0
 BATCH = 8
-"""READ calls per step: a step is 2 + 2 × BATCH events."""
+"""READ calls per step (1 for runs under 100 events): a step is 2 + 2 × BATCH events."""
 PG_DSN = os.environ.get("EUDAIMON_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
 
 
@@ -54,11 +55,12 @@ async def transfer(amount: int) -> str:
 
 
 def script(events: int, ending: str) -> list[Message | str]:
-    """A script whose run has about `events` events: steps of BATCH lookups, then the ending."""
-    per_step = 2 + 2 * BATCH
-    steps = max(events - 4, 0) // per_step
+    """A script whose run has at least `events` events (a few more): steps of lookups, then the
+    ending (run_started and the ending's three events make 4; a step of b calls is 2 + 2b events)."""
+    batch = BATCH if events >= 100 else 1
+    steps = -(-max(events - 4, 0) // (2 + 2 * batch))
     turns: list[Message | str] = [
-        Message.assistant(tool_calls=[ToolCall(f"s{s}c{i}", "lookup", {"i": i}) for i in range(BATCH)])
+        Message.assistant(tool_calls=[ToolCall(f"s{s}c{i}", "lookup", {"i": i}) for i in range(batch)])
         for s in range(steps)
     ]
     if ending == "approval":
@@ -117,8 +119,8 @@ async def measure(name: str, open_store: Callable[[], EventStore], sizes: list[i
                 await store.delete_snapshots()
             reader = agent(store, [])
             for count, ending, run_id in runs:
-                state_ms = await timed(lambda r=run_id: reader.state(r), repeats)  # type: ignore[misc]
-                resume_ms = await timed(lambda r=run_id: reader.resume(r), repeats)  # type: ignore[misc]
+                state_ms = await timed(partial(reader.state, run_id), repeats)
+                resume_ms = await timed(partial(reader.resume, run_id), repeats)
                 status = "completed" if ending == "answer" else "awaiting_approval"
                 rows.append(Row(name, count, status, snapshots, state_ms, resume_ms))
                 print(f"  {rows[-1]}", flush=True)
@@ -168,7 +170,7 @@ async def main() -> None:
             import psycopg
 
             with psycopg.connect(PG_DSN, autocommit=True) as conn:
-                conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')  # type: ignore[arg-type]
+                conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
     print()
     print(table(rows))
     print()

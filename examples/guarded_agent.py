@@ -65,8 +65,10 @@ class NoInternalNotes(OutputGuardrail):
         return Pass()
 
 
-redact_cards = RegexFilterGuardrail(name="pii").block(r"(?i)password\s*[:=]", "never send passwords").redact(
-    r"\b(?:\d[ -]?){13,16}\b", "[CARD REDACTED]"
+redact_cards = (
+    RegexFilterGuardrail(name="pii")
+    .block(r"(?i)password\s*[:=]", "never send passwords")
+    .redact(r"\b(?:\d[ -]?){13,16}\b", "[CARD REDACTED]")
 )
 redact_emails = RegexFilterGuardrail(name="emails").redact(r"[\w.+-]+@[\w-]+\.[\w.]+", "[EMAIL REDACTED]")
 
@@ -83,7 +85,9 @@ def support_model() -> ScriptedModel:
                 Message.assistant("INTERNAL: customer flagged as difficult. Your order shipped."), usage=Usage(480, 18)
             ),
             ChatResponse(
-                Message.assistant("Your order A-1042 shipped on Nov 28 and arrives Tuesday. Questions: help@shop.example"),
+                Message.assistant(
+                    "Your order A-1042 shipped on Nov 28 and arrives Tuesday. Questions: help@shop.example"
+                ),
                 usage=Usage(530, 24),
             ),
         ],

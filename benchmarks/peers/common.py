@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import os
 import sqlite3
@@ -87,10 +88,8 @@ class LoopLag:
     async def stop(self) -> None:
         assert self._task is not None
         self._task.cancel()
-        try:
+        with contextlib.suppress(asyncio.CancelledError):
             await self._task
-        except asyncio.CancelledError:
-            pass
 
     async def _tick(self) -> None:
         n = 0
@@ -101,3 +100,46 @@ class LoopLag:
             n += 1
             if n % 10 == 0:
                 self.peak_rss_kib = max(self.peak_rss_kib, vm_rss_kib())
+
+
+class CpuWatch:
+    """How much CPU *other* processes used while a workload ran: the machine is shared, so a
+    figure taken while something else was busy is flagged rather than silently accepted.
+
+    others = (busy jiffies of the whole machine from /proc/stat) − (this process and its waited-for
+    children, from `os.times()`), as a share of the machine's capacity over the wall time."""
+
+    def __init__(self) -> None:
+        self._start = self._read()
+        self._io_start = self._io_stall_s()
+
+    @staticmethod
+    def _io_stall_s() -> float | None:
+        """Seconds in which some task stalled on I/O (Linux PSI), or None where PSI is absent."""
+        try:
+            with open("/proc/pressure/io") as f:
+                first = f.readline().split()
+        except OSError:
+            return None
+        total = next((p for p in first if p.startswith("total=")), None)
+        return int(total.split("=", 1)[1]) / 1e6 if total else None
+
+    @staticmethod
+    def _read() -> tuple[float, float, float]:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+        user, nice, system, _idle, _iowait, irq, softirq, steal = (fields + [0] * 8)[:8]
+        busy = (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+        t = os.times()
+        own = t.user + t.system + t.children_user + t.children_system
+        return time.monotonic(), busy, own
+
+    def stop(self) -> dict[str, float]:
+        t1, busy1, own1 = self._read()
+        t0, busy0, own0 = self._start
+        wall = max(t1 - t0, 1e-9)
+        others = max(0.0, (busy1 - busy0) - (own1 - own0))
+        cores = os.cpu_count() or 1
+        io0, io1 = self._io_start, self._io_stall_s()
+        io = (io1 - io0) / wall if io0 is not None and io1 is not None else -1.0
+        return {"wall_s": wall, "others_core_s": others, "others_share": others / (wall * cores), "io_stall_share": io}

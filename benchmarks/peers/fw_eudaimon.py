@@ -83,7 +83,9 @@ def construct() -> Any:
     return Agent(FunctionModel(lambda r: "ok"), tools=[echo])
 
 
-def make(transcript: Any, *, latency_s: float = 0.0, store: Any = None, memory: Any = None, max_steps: int = 25) -> Agent:
+def make(
+    transcript: Any, *, latency_s: float = 0.0, store: Any = None, memory: Any = None, max_steps: int = 25
+) -> Agent:
     return Agent(
         _model(transcript, latency_s),
         tools=[_TOOLS[transcript.tool]] if getattr(transcript, "tool", None) else [],

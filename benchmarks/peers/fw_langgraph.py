@@ -10,6 +10,7 @@ is for eudaimon's `SqliteStore`.
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import time
 import warnings
@@ -110,7 +111,9 @@ class TranscriptChatModel(BaseChatModel):
         question, results = _latest(messages)
         return _ai(self.transcript.first(question) if question is not None else self.transcript.after_tools(results))
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
         if self.latency_s:
             time.sleep(self.latency_s)
         return ChatResult(generations=[ChatGeneration(message=self._answer(messages))])
@@ -122,7 +125,9 @@ class TranscriptChatModel(BaseChatModel):
             await asyncio.sleep(self.latency_s)
         return ChatResult(generations=[ChatGeneration(message=self._answer(messages))])
 
-    def _stream(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any) -> Iterator[ChatGenerationChunk]:
+    def _stream(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> Iterator[ChatGenerationChunk]:
         raise NotImplementedError("the benchmark streams through the async path")
 
     async def _astream(
@@ -130,10 +135,11 @@ class TranscriptChatModel(BaseChatModel):
     ) -> AsyncIterator[ChatGenerationChunk]:
         message = self._answer(messages)
         if message.tool_calls:
-            yield ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=[
-                {"name": c["name"], "args": __import__("json").dumps(c["args"]), "id": c["id"], "index": j, "type": "tool_call_chunk"}
+            chunks = [
+                {"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": j, "type": "tool_call_chunk"}
                 for j, c in enumerate(message.tool_calls)
-            ]))
+            ]
+            yield ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=chunks))
             return
         for piece in self.transcript.pieces:
             chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
@@ -194,7 +200,8 @@ def run_sync(
 async def stream(agent: Any, question: str) -> tuple[int, Outcome]:
     deltas = 0
     text: list[str] = []
-    async for chunk, _meta in agent.astream({"messages": [HumanMessage(question)]}, _config(2, None), stream_mode="messages"):
+    request = {"messages": [HumanMessage(question)]}
+    async for chunk, _meta in agent.astream(request, _config(2, None), stream_mode="messages"):
         if isinstance(chunk, AIMessageChunk) and chunk.content:
             deltas += 1
             text.append(str(chunk.content))
@@ -226,7 +233,11 @@ def durable_loop_sync(
     elapsed = time.perf_counter() - start
     n = commits()
     conn.close()
-    return elapsed, outcome, {"commits": n, "synchronous": "FULL (PRAGMA synchronous=FULL on the saver's connection, read back)"}
+    return (
+        elapsed,
+        outcome,
+        {"commits": n, "synchronous": "FULL (PRAGMA synchronous=FULL on the saver's connection, read back)"},
+    )
 
 
 async def durable_loop_async(
@@ -320,7 +331,9 @@ def thread(transcript: Any, directory: Path, turns: int, marks: list[int]) -> di
     conn = sqlite3.connect(str(path))
     try:
         by_table = {
-            "checkpoints": conn.execute("SELECT COALESCE(SUM(LENGTH(checkpoint) + LENGTH(metadata)), 0) FROM checkpoints").fetchone()[0],
+            "checkpoints": conn.execute(
+                "SELECT COALESCE(SUM(LENGTH(checkpoint) + LENGTH(metadata)), 0) FROM checkpoints"
+            ).fetchone()[0],
             "writes": conn.execute("SELECT COALESCE(SUM(LENGTH(value)), 0) FROM writes").fetchone()[0],
         }
     finally:

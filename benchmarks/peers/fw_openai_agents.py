@@ -103,14 +103,32 @@ class TranscriptModel(Model):
         question, results = _latest(input)
         return self.transcript.first(question) if question is not None else self.transcript.after_tools(results)
 
-    async def get_response(self, system_instructions: Any, input: Any, model_settings: Any, tools: Any,
-                           output_schema: Any, handoffs: Any, tracing: Any, **kw: Any) -> ModelResponse:
+    async def get_response(
+        self,
+        system_instructions: Any,
+        input: Any,
+        model_settings: Any,
+        tools: Any,
+        output_schema: Any,
+        handoffs: Any,
+        tracing: Any,
+        **kw: Any,
+    ) -> ModelResponse:
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
         return ModelResponse(output=_output(self._turn(input), self._ids), usage=Usage(), response_id=None)
 
-    async def stream_response(self, system_instructions: Any, input: Any, model_settings: Any, tools: Any,
-                              output_schema: Any, handoffs: Any, tracing: Any, **kw: Any) -> AsyncIterator[Any]:
+    async def stream_response(
+        self,
+        system_instructions: Any,
+        input: Any,
+        model_settings: Any,
+        tools: Any,
+        output_schema: Any,
+        handoffs: Any,
+        tracing: Any,
+        **kw: Any,
+    ) -> AsyncIterator[Any]:
         turn = self._turn(input)
         output = _output(turn, self._ids)
         seq = 0
@@ -119,13 +137,27 @@ class TranscriptModel(Model):
             # `model_construct`, as the openai client builds streamed events (no validation).
             for piece in self.transcript.pieces:
                 yield ResponseTextDeltaEvent.model_construct(
-                    type="response.output_text.delta", item_id=item_id, output_index=0,
-                    content_index=0, delta=piece, sequence_number=seq, logprobs=[],
+                    type="response.output_text.delta",
+                    item_id=item_id,
+                    output_index=0,
+                    content_index=0,
+                    delta=piece,
+                    sequence_number=seq,
+                    logprobs=[],
                 )
                 seq += 1
         response = Response.model_construct(
-            id="resp", created_at=0, model="fake", object="response", output=output, tool_choice="auto",
-            tools=[], parallel_tool_calls=True, status="completed", usage=None, top_p=None,
+            id="resp",
+            created_at=0,
+            model="fake",
+            object="response",
+            output=output,
+            tool_choice="auto",
+            tools=[],
+            parallel_tool_calls=True,
+            status="completed",
+            usage=None,
+            top_p=None,
         )
         yield ResponseCompletedEvent.model_construct(type="response.completed", response=response, sequence_number=seq)
 

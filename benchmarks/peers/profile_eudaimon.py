@@ -66,10 +66,21 @@ def summarize(profiler: Profiler, top: int = 16) -> dict[str, Any]:
     pct = (lambda t: 100.0 * t / total) if total else (lambda t: 0.0)
     selfs = sorted(self_t.items(), key=lambda kv: -kv[1])[:top]
     eud = sorted(((k, v) for k, v in incl_t.items() if "eudaimon/" in k), key=lambda kv: -kv[1])[: top + 6]
-    skip = ("eudaimon/", "stdlib:asyncio", "stdlib:base_events", "stdlib:events", "stdlib:runners", "runner", "fw_",
-            "profile_eudaimon", "transcript")
-    other = sorted(((k, v) for k, v in incl_t.items() if not any(s in k for s in skip) and "<module>" not in k),
-                   key=lambda kv: -kv[1])[:8]
+    skip = (
+        "eudaimon/",
+        "stdlib:asyncio",
+        "stdlib:base_events",
+        "stdlib:events",
+        "stdlib:runners",
+        "runner",
+        "fw_",
+        "profile_eudaimon",
+        "transcript",
+    )
+    other = sorted(
+        ((k, v) for k, v in incl_t.items() if not any(s in k for s in skip) and "<module>" not in k),
+        key=lambda kv: -kv[1],
+    )[:8]
     return {
         "wall_s": total,
         "samples_interval_s": profiler.interval,
@@ -126,11 +137,21 @@ def profile(which: str) -> dict[str, Any]:
     jobs = {
         "memory": ("in-memory loop, K=1000, 10 runs (MemoryStore)", lambda: _memory_loop(1000, 10), 0.0002),
         "construct": ("construction of an agent with one tool, 500 times", lambda: _construct(500), 0.0002),
-        "memory_short": ("in-memory loop, K=10, 300 runs (MemoryStore): the per-run fixed cost",
-                         lambda: _memory_loop(10, 300), 0.0002),
-        "durable": ("durable loop, K=100, 5 runs (SqliteStore, synchronous=full)", lambda: _durable_loop(100, 5), 0.0002),
-        "concurrency": ("10,000 concurrent runs, 50 ms model latency (MemoryStore)",
-                        lambda: _concurrency(10_000, 0.05), 0.001),
+        "memory_short": (
+            "in-memory loop, K=10, 300 runs (MemoryStore): the per-run fixed cost",
+            lambda: _memory_loop(10, 300),
+            0.0002,
+        ),
+        "durable": (
+            "durable loop, K=100, 5 runs (SqliteStore, synchronous=full)",
+            lambda: _durable_loop(100, 5),
+            0.0002,
+        ),
+        "concurrency": (
+            "10,000 concurrent runs, 50 ms model latency (MemoryStore)",
+            lambda: _concurrency(10_000, 0.05),
+            0.001,
+        ),
     }
     title, factory, interval = jobs[which]
     profiler = Profiler(interval=interval, async_mode="disabled")
@@ -143,18 +164,22 @@ def profile(which: str) -> dict[str, Any]:
 
 
 def render(summary: dict[str, Any]) -> list[str]:
-    lines = [f"**{summary['title']}** — {summary['wall_s']:.2f} s profiled, sampling every "
-             f"{summary['samples_interval_s'] * 1e3:.1f} ms", "",
-             "| self % | function (where the CPU was) |", "|---:|---|"]
+    lines = [
+        f"**{summary['title']}** — {summary['wall_s']:.2f} s profiled, sampling every "
+        f"{summary['samples_interval_s'] * 1e3:.1f} ms",
+        "",
+        "| self % | function (where the CPU was) |",
+        "|---:|---|",
+    ]
     lines += [f"| {p:.1f} | `{k}` |" for k, p in summary["self"]]
     lines += ["", "| inclusive % | eudaimon function (on the stack) |", "|---:|---|"]
     lines += [f"| {p:.1f} | `{k}` |" for k, p in summary["inclusive_eudaimon"]]
     lines += ["", "| inclusive % | library / stdlib function (on the stack) |", "|---:|---|"]
     lines += [f"| {p:.1f} | `{k}` |" for k, p in summary["inclusive_other"]]
-    return lines + [""]
+    return [*lines, ""]
 
 
 if __name__ == "__main__":
     which = sys.argv[1] if len(sys.argv) > 1 else "all"
-    for name in (["construct", "memory", "memory_short", "durable", "concurrency"] if which == "all" else [which]):
+    for name in ["construct", "memory", "memory_short", "durable", "concurrency"] if which == "all" else [which]:
         print("\n".join(render(profile(name))))

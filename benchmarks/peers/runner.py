@@ -84,7 +84,12 @@ def memory_configs() -> list[Config]:
     return [
         Config("eudaimon", "eudaimon", "eudaimon (MemoryStore)", lambda m, t, **kw: m.make(t, **kw)),
         Config("langgraph", "langgraph", "LangGraph (no checkpointer)", lambda m, t, **kw: m.make(t, **kw)),
-        Config("langgraph_mem", "langgraph", "LangGraph (InMemorySaver)", lambda m, t, **kw: m.make_in_memory_saver(t, **kw)),
+        Config(
+            "langgraph_mem",
+            "langgraph",
+            "LangGraph (InMemorySaver)",
+            lambda m, t, **kw: m.make_in_memory_saver(t, **kw),
+        ),
         Config("pydantic_ai", "pydantic_ai", "Pydantic AI", lambda m, t, **kw: m.make(t, **kw)),
         Config("openai_agents", "openai_agents", "OpenAI Agents SDK", lambda m, t, **kw: m.make(t, **kw)),
     ]
@@ -218,12 +223,21 @@ async def w6_durable(k: int, rounds: int) -> dict[str, Any]:
     t = Loop(k)
     configs: list[tuple[str, str, Callable[[Path], Any]]] = [
         ("eudaimon", "eudaimon (SqliteStore, synchronous=full)", lambda p: e.durable_loop(t, p, k)),
-        ("lg_sync_async", "LangGraph SqliteSaver, invoke, durability=async (default)",
-         lambda p: _as_async(lg.durable_loop_sync, t, p, k, "async")),
-        ("lg_sync_sync", "LangGraph SqliteSaver, invoke, durability=sync",
-         lambda p: _as_async(lg.durable_loop_sync, t, p, k, "sync")),
-        ("lg_aio_async", "LangGraph AsyncSqliteSaver, ainvoke, durability=async (default)",
-         lambda p: lg.durable_loop_async(t, p, k, "async")),
+        (
+            "lg_sync_async",
+            "LangGraph SqliteSaver, invoke, durability=async (default)",
+            lambda p: _as_async(lg.durable_loop_sync, t, p, k, "async"),
+        ),
+        (
+            "lg_sync_sync",
+            "LangGraph SqliteSaver, invoke, durability=sync",
+            lambda p: _as_async(lg.durable_loop_sync, t, p, k, "sync"),
+        ),
+        (
+            "lg_aio_async",
+            "LangGraph AsyncSqliteSaver, ainvoke, durability=async (default)",
+            lambda p: lg.durable_loop_async(t, p, k, "async"),
+        ),
     ]
     OUT.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="durable-", dir=OUT))
@@ -267,11 +281,39 @@ async def w6_durable(k: int, rounds: int) -> dict[str, Any]:
             for key, s in samples.items()
         },
         "fsync_us": fsync_cost(OUT),
+        "commit_floor_us": sqlite_commit_floor(OUT),
     }
 
 
 async def _as_async(fn: Callable[..., Any], *args: Any) -> Any:
     return fn(*args)
+
+
+def sqlite_commit_floor(directory: Path, n: int = 300) -> float:
+    """Median µs of the cheapest durable SQLite commit here: one 300-byte row, WAL, synchronous=FULL.
+    Two of them per step are the floor under eudaimon's two commit points."""
+    import sqlite3
+
+    path = directory / "commit-floor.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    conn = sqlite3.connect(path, isolation_level=None)
+    times = []
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("CREATE TABLE t (run TEXT, seq INTEGER, payload TEXT, PRIMARY KEY (run, seq))")
+        for i in range(n):
+            start = time.perf_counter()
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("INSERT INTO t VALUES (?, ?, ?)", ("run", i, "x" * 300))
+            conn.execute("COMMIT")
+            times.append(time.perf_counter() - start)
+    finally:
+        conn.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+    return median(times) * 1e6
 
 
 def fsync_cost(directory: Path, n: int = 200) -> float:
@@ -300,8 +342,10 @@ async def w4_thread(marks: list[int]) -> dict[str, Any]:
     e, lg = load("eudaimon"), load("langgraph")
     results: dict[str, Any] = {}
     times: dict[str, float] = {}
-    for key, fn in (("langgraph", lambda d: _as_async(lg.thread, Thread(), d, marks[-1], marks)),
-                    ("eudaimon", lambda d: e.thread(Thread(), d, marks[-1], marks))):
+    for key, fn in (
+        ("langgraph", lambda d: _as_async(lg.thread, Thread(), d, marks[-1], marks)),
+        ("eudaimon", lambda d: e.thread(Thread(), d, marks[-1], marks)),
+    ):
         d = Path(tempfile.mkdtemp(prefix=f"thread-{key}-", dir=OUT))
         try:
             start = time.perf_counter()
@@ -309,12 +353,15 @@ async def w4_thread(marks: list[int]) -> dict[str, Any]:
             times[key] = time.perf_counter() - start
         finally:
             shutil.rmtree(d, ignore_errors=True)
-    from transcript import thread_answer, fetch_output
+    from transcript import fetch_output, thread_answer
 
     last = marks[-1] - 1
     expected = (thread_answer(last, fetch_output(last)), marks[-1])
-    check(f"thread of {marks[-1]} turns (last answer, tool results in the thread)",
-          {k: v["outcome"] for k, v in results.items()}, expected)
+    check(
+        f"thread of {marks[-1]} turns (last answer, tool results in the thread)",
+        {k: v["outcome"] for k, v in results.items()},
+        expected,
+    )
     out: dict[str, Any] = {"marks": marks, "payload": {m: Thread.payload_bytes(m) for m in marks}, "rows": {}}
     for key, res in results.items():
         sizes = res["sizes"]
@@ -327,14 +374,18 @@ async def w4_thread(marks: list[int]) -> dict[str, Any]:
             "by_type": res["by_type"],
             "seconds": times[key],
         }
-        print(f"    {key}: " + ", ".join(f"{m}: {sizes[m]['file']:,} B" for m in marks)
-              + f"; exponent {out['rows'][key]['exponent']:.2f}; {times[key]:.1f} s", flush=True)
+        print(
+            f"    {key}: "
+            + ", ".join(f"{m}: {sizes[m]['file']:,} B" for m in marks)
+            + f"; exponent {out['rows'][key]['exponent']:.2f}; {times[key]:.1f} s",
+            flush=True,
+        )
     return out
 
 
 def _slope(xs: list[float], ys: list[float]) -> float:
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs)
 
 
 # -- (5) many concurrent runs in one process ---------------------------------------------------
@@ -345,7 +396,7 @@ def w5_concurrency(ns: list[int], latency_s: float, timeout_s: float) -> dict[st
     print(f"(5) concurrent runs with {latency_s * 1000:.0f} ms model latency", flush=True)
     out: dict[str, Any] = {"latency_ms": latency_s * 1000, "rows": {}}
     for n in ns:
-        for i, fw in enumerate(rotate(list(FRAMEWORKS), ns.index(n))):
+        for fw in rotate(list(FRAMEWORKS), ns.index(n)):
             cmd = [sys.executable, str(HERE / "runner.py"), "conc", fw, str(n), str(latency_s)]
             try:
                 proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=HERE)

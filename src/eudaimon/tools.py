@@ -83,7 +83,13 @@ class Tool:
         return ToolSpec(self.name, self.description, self.parameters)
 
     def compiled(self) -> Tool:
-        """This tool with its JSON Schema validator built; done once, when the Agent is built."""
+        """This tool with its JSON Schema validator built; done once, when the Agent is built.
+
+        A tool compiled from a signature validates with its pydantic model, which holds the
+        same schema; only a tool given a bare JSON Schema needs a schema validator.
+        """
+        if self.args_model is not None or self._validator is not None:
+            return self
         cls = jsonschema.validators.validator_for(self.parameters)
         try:
             cls.check_schema(self.parameters)
@@ -91,32 +97,31 @@ class Tool:
             raise ConfigurationError(f"tool {self.name!r} has an invalid JSON Schema: {exc.message}") from exc
         return replace(self, _validator=cls(self.parameters))
 
-    def parse_arguments(self, raw: JsonObject | str, *, validate: bool = True) -> JsonObject:
-        """Decode and validate a call's arguments; `ToolArgumentsError` says what is wrong."""
-        if isinstance(raw, str):
-            try:
-                raw = json.loads(raw) if raw.strip() else {}
-            except ValueError as exc:
-                raise ToolArgumentsError(
-                    f"the arguments are not valid JSON ({exc}); send a JSON object matching the schema of {self.name!r}"
-                ) from exc
-        if not isinstance(raw, dict):
-            raise ToolArgumentsError(f"the arguments must be a JSON object, got {type(raw).__name__}")
+    def parse_arguments(self, raw: JsonObject | str, *, validate: bool = True) -> dict[str, Any]:
+        """The keyword arguments a call's raw arguments stand for, decoded and validated.
+
+        Validation follows JSON Schema's meaning (strict JSON types: `"2"` is not an integer);
+        with `validate=False` pydantic coerces what it can. `ToolArgumentsError` says what is
+        wrong, in words the model can act on.
+        """
+        if self.args_model is not None:
+            return self._bind(raw, validate)
+        arguments = _decode(raw, self.name)
         if validate and self._validator is not None:
-            errors = sorted(self._validator.iter_errors(raw), key=lambda e: list(e.absolute_path))
+            errors = sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
             if errors:
                 detail = "; ".join(
                     f"{'.'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors[:5]
                 )
                 raise ToolArgumentsError(f"the arguments do not match the schema of {self.name!r}: {detail}")
-        return raw
+        return arguments
 
     async def invoke(self, arguments: Mapping[str, Any], ctx: ToolContext) -> str:
-        """Run the function and render its result as text for the model.
+        """Run the function on `parse_arguments`' result and render its result as text.
 
         Sync functions run in a worker thread, so a blocking tool does not stall other runs.
         """
-        kwargs = self._bind(arguments)
+        kwargs = dict(arguments)
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
         if self.is_async:
@@ -127,14 +132,44 @@ class Tool:
                 result = await result
         return render_result(result)
 
-    def _bind(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        if self.args_model is None:
-            return dict(arguments)
+    def _bind(self, raw: JsonObject | str, strict: bool) -> dict[str, Any]:
+        assert self.args_model is not None
         try:
-            parsed = self.args_model.model_validate(dict(arguments))
+            if strict:
+                # JSON mode, strict: the types mean what the published JSON Schema says.
+                text = raw if isinstance(raw, str) else json.dumps(raw)
+                parsed = self.args_model.model_validate_json(text or "{}", strict=True)
+            else:
+                parsed = self.args_model.model_validate(_decode(raw, self.name))
         except ValidationError as exc:
-            raise ToolArgumentsError(f"invalid arguments for {self.name!r}: {exc}") from exc
+            raise ToolArgumentsError(_describe_errors(self.name, exc)) from None
         return dict(parsed.__dict__)
+
+
+def _decode(raw: JsonObject | str, tool_name: str) -> dict[str, Any]:
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw) if raw.strip() else {}
+        except ValueError as exc:
+            raise ToolArgumentsError(
+                f"the arguments are not valid JSON ({exc}); send a JSON object matching the schema of {tool_name!r}"
+            ) from exc
+    if not isinstance(raw, dict):
+        raise ToolArgumentsError(f"the arguments must be a JSON object, got {type(raw).__name__}")
+    return raw
+
+
+def _describe_errors(tool_name: str, exc: ValidationError) -> str:
+    errors = exc.errors(include_url=False)
+    if errors and errors[0]["type"] == "json_invalid":
+        return (
+            f"the arguments are not valid JSON ({errors[0]['msg']}); "
+            f"send a JSON object matching the schema of {tool_name!r}"
+        )
+    detail = "; ".join(
+        f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']} (got {e['input']!r})" for e in errors[:5]
+    )
+    return f"the arguments do not match the schema of {tool_name!r}: {detail}"
 
 
 def render_result(result: Any) -> str:

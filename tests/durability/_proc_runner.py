@@ -90,6 +90,47 @@ class Procs:
         self.killed.add(incarnation)
         return incarnation
 
+    def stall_and_take_over(
+        self, run_id: str, plan: str, stall_tool: str, stall_s: float
+    ) -> tuple[str, dict[str, Any], dict[str, Any]]:
+        """Process A starts the run and, inside `stall_tool`, blocks its whole event loop for
+        `stall_s` (so its lease lapses while it is alive); process B, ready at a gate, resumes
+        the moment A stalls. Returns A's incarnation and both reports."""
+        _, b_argv = self._argv("resume", run_id, plan, "allow")
+        b = subprocess.Popen(
+            b_argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=self._env(),
+            cwd=WORKER.parent,
+        )
+        a_inc, a_argv = self._argv("prompt", run_id, plan, "allow")
+        a_env = self._env() | {"EUDAIMON_TEST_STALL": json.dumps({stall_tool: stall_s})}
+        a = subprocess.Popen(
+            a_argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=a_env, cwd=WORKER.parent
+        )
+        try:
+            assert b.stdout is not None and b.stdin is not None and a.stdout is not None
+            assert b.stdout.readline().strip() == "ready"
+            for line in a.stdout:
+                if line.startswith("T ") and line.split()[-1] == stall_tool:
+                    break
+            else:
+                raise AssertionError(f"A never ran {stall_tool}: {a.communicate(timeout=30)}")
+            b.stdin.write("go\n")
+            b.stdin.flush()
+            a_out, a_err = a.communicate(timeout=120)
+            b_out, b_err = b.communicate(timeout=120)
+        finally:
+            for proc in (a, b):
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+        assert a.returncode == 0 and b.returncode == 0, (a_out, a_err, b_out, b_err)
+        return a_inc, json.loads(a_out.strip().splitlines()[-1]), json.loads(b_out.strip().splitlines()[-1])
+
     def race(self, processes: int, command: str, run_id: str, *args: str) -> list[dict[str, Any]]:
         """`processes` processes that open the store, wait at a gate, then all go at once."""
         procs = []

@@ -23,6 +23,7 @@ import json
 import os
 import random
 import sys
+import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -174,11 +175,23 @@ class Timing:
     """Inside the model call, after `model_attempt_started` was committed."""
 
 
-def build_tools(ledger: LedgerWriter, rng: random.Random, timing: Timing, emit: Emit = _quiet) -> list[Any]:
+def build_tools(
+    ledger: LedgerWriter,
+    rng: random.Random,
+    timing: Timing,
+    emit: Emit = _quiet,
+    *,
+    stall: dict[str, float] | None = None,
+) -> list[Any]:
+    """The four tools. `stall` maps a tool name to seconds it BLOCKS the event loop after its
+    ledger line (a GC pause, an overloaded host): the process's lease cannot be renewed meanwhile."""
+
     async def run_tool(name: str, n: int, ctx: ToolContext) -> str:
         await asyncio.sleep(rng.uniform(*timing.before_ledger))
         ledger.record(name, ctx)
-        emit("T", ctx.run_id, ctx.call_id, ctx.attempt)
+        emit("T", ctx.run_id, ctx.call_id, ctx.attempt, name)
+        if stall and name in stall:
+            time.sleep(stall[name])
         await asyncio.sleep(rng.uniform(*timing.after_ledger))
         return f"{name}#{n} ok"
 

@@ -11,7 +11,8 @@ Commands (each prints exactly one JSON line last, then exits):
 
 The JSON line is the run's state as the process saw it when done (`status`, `final_text`,
 `next_seq`, pending approvals, unknown outcomes), or `{"error": kind, "message": …}`.
-`EUDAIMON_TEST_TOOL_SLEEP_S` sets how long every tool sleeps after its ledger line.
+`EUDAIMON_TEST_TOOL_SLEEP_S` sets how long every tool sleeps after its ledger line;
+`EUDAIMON_TEST_STALL` (JSON `{"tool": seconds}`) makes a tool block the whole process that long.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ def build(spec: str, ledger_dir: str, incarnation: str, plan: list[list[str]], p
     timing = Timing(before_ledger=(0.0, 0.0), after_ledger=(sleep_s, sleep_s), model=(0.0, 0.002))
     rng = random.Random(incarnation)
     store = open_store(spec)
-    tools = build_tools(LedgerWriter(Path(ledger_dir), incarnation), rng, timing, stdout_emit)
+    stall = json.loads(os.environ.get("EUDAIMON_TEST_STALL", "{}"))
+    tools = build_tools(LedgerWriter(Path(ledger_dir), incarnation), rng, timing, stdout_emit, stall=stall)
     approval = {"default": None, "allow": lambda c, t: ToolPolicy.ALLOW, "ask": ask_always}[policy]
     model = plan_model(rng, timing, stdout_emit, plan=lambda run_id: plan)
     return Agent(model, tools=tools, store=store, name="proc-test", approval_policy=approval)

@@ -101,3 +101,32 @@ def test_eight_resumers_of_a_run_crashed_mid_batch_agree_on_what_is_ambiguous(pr
     audit = audit_runs({run_id: procs.journal(run_id)}, procs.executions(), dead=procs.killed)
     assert not audit.problems, audit.problems
     assert (audit.reruns, audit.unknowns, audit.operator_retries) == (4, 2, 1)
+
+
+def test_a_stalled_driver_whose_lease_lapsed_stops_before_its_next_effect(procs: Procs) -> None:
+    """Invariant (DESIGN §5): a live process whose lease lapsed — its event loop blocked inside
+    a WRITE tool for 3 lease lifetimes — is taken over by a resumer, which finds the WRITE call
+    ambiguous (tool_outcome_unknown) and re-runs only the READ sibling; when the stalled process
+    wakes it appends nothing more (its commit is refused: LeaseLost or ConcurrencyConflict), so
+    the WRITE's result never reaches the journal from a process that no longer owns the run;
+    after reconciliation the run completes with the WRITE executed exactly once."""
+    run_id = "stalled"
+    plan = "write,look"
+    stall_s = procs.lease_ttl_s * 3
+    a_inc, a_report, b_report = procs.stall_and_take_over(run_id, plan, "write", stall_s)
+    assert a_report.get("error") in ("LeaseLost", "ConcurrencyConflict"), a_report
+    assert b_report["status"] == "awaiting_reconciliation", b_report
+    [write_call] = b_report["unknown"]
+    ran = procs.executions()
+    assert [(e.attempt, e.incarnation) for e in ran if e.call == write_call] == [(1, a_inc)]
+
+    async def reconcile(store: Any) -> None:
+        await operations.reconcile(store, run_id, write_call, output="written once", by="ops")
+
+    procs.with_store(reconcile)
+    end = procs.run("resume", run_id, plan, "allow")
+    assert end["status"] == "completed" and end["final_text"] == "done with 2 tool results"
+    assert [e.call for e in procs.executions()].count(write_call) == 1
+    audit = audit_runs({run_id: procs.journal(run_id)}, procs.executions(), dead={a_inc})
+    assert not audit.problems, audit.problems
+    assert audit.unknowns == 1

@@ -42,7 +42,7 @@ def _summary(backend: str, result: SoakResult, audit: Audit, executions: list[Ex
     )
 
 
-async def _soak(spec: str, tmp_path: Path, backend: str) -> None:
+async def _soak(spec: str, tmp_path: Path, backend: str, capsys: pytest.CaptureFixture[str]) -> None:
     soak = Soak(spec, tmp_path, kills=KILLS, label=f"soak-{backend}", seed=KILLS)
     result = await soak.run()
     executions = executions_of(soak.ledger_dir, result.dead)
@@ -52,16 +52,18 @@ async def _soak(spec: str, tmp_path: Path, backend: str) -> None:
     finally:
         await store.close()
     audit = audit_runs(journals, executions, result.dead)
-    print(_summary(backend, result, audit, executions))
+    with capsys.disabled():  # the summary shows in the test output, with or without -s
+        print(_summary(backend, result, audit, executions))
     assert not audit.problems, "\n".join(audit.problems[:30])
     assert result.kills >= KILLS
     assert audit.statuses == {"completed": len(result.runs)}
-    # The soak is only worth its time if kills landed where they matter.
-    assert result.kill_modes["tool"] > 0 and audit.unknowns > 0 and audit.reruns > 0
+    if KILLS >= 50:  # the soak is only worth its time if kills landed where they matter
+        assert result.kill_modes["tool"] > 0 and audit.unknowns > 0 and audit.reruns > 0
+        assert audit.unknown_ran > 0 and audit.unknown_never_ran > 0 and result.kills_with_open_model_attempt > 0
 
 
 @pytest.mark.slow
-async def test_sqlite_journal_survives_kill9_at_any_moment(tmp_path: Path) -> None:
+async def test_sqlite_journal_survives_kill9_at_any_moment(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Invariants (SQLite file shared by concurrent worker processes), after >= EUDAIMON_SOAK_KILLS
     SIGKILLs landing inside tools, model calls and anywhere else:
     no WRITE / IRREVERSIBLE call executed twice unless an operator asked retry=True for it;
@@ -70,17 +72,19 @@ async def test_sqlite_journal_survives_kill9_at_any_moment(tmp_path: Path) -> No
     every journal is gap-free, duplicate-free and folds; every run completes (after
     reconciliation); every tool_outcome_unknown names exactly an ambiguous call — one whose
     process died after its intent was committed."""
-    await _soak(f"sqlite:///{tmp_path / 'soak.db'}", tmp_path, "sqlite")
+    await _soak(f"sqlite:///{tmp_path / 'soak.db'}", tmp_path, "sqlite", capsys)
 
 
 @pytest.mark.slow
 @pytest.mark.postgres
-async def test_postgres_journal_survives_kill9_at_any_moment(tmp_path: Path) -> None:
+async def test_postgres_journal_survives_kill9_at_any_moment(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The same invariants as the SQLite soak, with the journal and the leases in PostgreSQL
     (one fresh schema, shared by every worker process): kill -9 never loses a committed event,
     never lets a WRITE / IRREVERSIBLE call run twice, and never strands a run."""
     with scratch_pg_schema("soak") as spec:
-        await _soak(spec, tmp_path, "postgres")
+        await _soak(spec, tmp_path, "postgres", capsys)
 
 
 @pytest.mark.slow

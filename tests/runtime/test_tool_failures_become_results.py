@@ -58,7 +58,7 @@ async def test_every_kind_of_bad_call_becomes_an_error_result() -> None:
     assert [m.is_error for m in results] == [True, True, True, True, False, False]
     assert "Unknown tool 'nope'" in results[0].content and "add" in results[0].content
     assert "not valid JSON" in results[1].content
-    assert "'one' is not of type 'integer'" in results[2].content
+    assert "a: Input should be a valid integer (got 'one')" in results[2].content
     assert results[3].content == "ValueError: kaput"
     assert results[4].content == "3"
     assert results[5].content == '{"sku": "x", "total": 6}'

@@ -88,8 +88,10 @@ class PendingCall:
     arguments: JsonObject | str = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CallProgress:
+    """Mutable, but only `RunState.apply` changes it: updating in place keeps a step cheap."""
+
     call: PendingCall
     status: CallStatus = CallStatus.REQUESTED
     attempt: int = 0
@@ -265,7 +267,9 @@ class RunState:
 
     def _set_call(self, call_id: str, status: CallStatus, event: Event, *, attempt: int | None = None) -> None:
         progress = self._progress(call_id, event)
-        self.calls[call_id] = replace(progress, status=status, attempt=progress.attempt if attempt is None else attempt)
+        progress.status = status
+        if attempt is not None:
+            progress.attempt = attempt
         self._refresh_batch()
 
     def _settle(self, call_id: str, output: str, is_error: bool, event: Event) -> None:

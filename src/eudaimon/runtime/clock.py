@@ -5,6 +5,7 @@ They enter the core as event fields, never the other way round.
 
 from __future__ import annotations
 
+import secrets
 import time
 import uuid
 from datetime import UTC, datetime
@@ -23,7 +24,7 @@ def new_run_id() -> str:
 
 
 def new_request_id() -> str:
-    return f"req_{uuid.uuid4().hex[:16]}"
+    return f"req_{secrets.token_hex(8)}"
 
 
 def new_message_id() -> str:

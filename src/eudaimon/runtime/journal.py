@@ -54,22 +54,19 @@ class RunJournal:
         return event
 
     async def flush(self) -> None:
-        """Commit what is buffered. Concurrent callers queue; events recorded meanwhile ride along."""
+        """Commit what is buffered. Concurrent callers queue; events recorded meanwhile ride along.
+
+        Every `snapshot_every` events the folded state rides along too, in the same transaction.
+        """
         async with self._flushing:
             if not self._buffer:
                 return
             if self.guard is not None:
                 self.guard()
             batch, self._buffer = self._buffer, []
-            before = self._committed_seq
-            await self.store.append(self.state.run_id, before, batch)
-            self._committed_seq += len(batch)
-            if self.snapshot_every and before // self.snapshot_every != self._committed_seq // self.snapshot_every:
-                await self.snapshot()
-
-    async def snapshot(self) -> None:
-        """Save the folded state of what is committed (derived data: losing it costs only speed)."""
-        if self._buffer:
-            return  # the state is ahead of the journal; the next flush will snapshot
-        data = state_to_json(self.state)
-        await self.store.save_snapshot(Snapshot(f"run:{self.run_id}", self._committed_seq - 1, data))
+            before, after = self._committed_seq, self._committed_seq + len(batch)
+            snapshot = None
+            if self.snapshot_every and before // self.snapshot_every != after // self.snapshot_every:
+                snapshot = Snapshot(f"run:{self.run_id}", after - 1, state_to_json(self.state))
+            await self.store.append(self.state.run_id, before, batch, snapshot)
+            self._committed_seq = after

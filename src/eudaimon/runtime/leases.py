@@ -60,13 +60,14 @@ class LeaseKeeper:
         if time.monotonic() >= self._deadline:
             raise LeaseLost(self.name)
 
-    async def release(self) -> None:
+    async def release(self, *, write: bool = True) -> None:
+        """Stop renewing and, with `write`, free the lease for others now rather than at expiry."""
         if self._renewer is not None:
             self._renewer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._renewer
             self._renewer = None
-        if time.monotonic() < self._deadline:
+        if write and time.monotonic() < self._deadline:
             await self.store.release_lease(self.name, self.owner)
         self._deadline = 0.0
 
@@ -74,6 +75,11 @@ class LeaseKeeper:
         while True:
             await asyncio.sleep(self.ttl_s / 3)
             started = time.monotonic()
+            if started >= self._deadline:
+                # Lapsed: another process may have driven the run meanwhile, so this one must
+                # never act again, even if the lease happens to be free to take back.
+                self._deadline = 0.0
+                return
             try:
                 lease = await self.store.acquire_lease(self.name, self.owner, self.ttl_s)
             except LeaseHeld:

@@ -10,11 +10,11 @@ silently: the failure is journaled and the run fails.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import random
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from eudaimon.core.digest import digest
 from eudaimon.core.errors import ContextTooLong, ModelError, ModelResponseInvalid, ModelRetryableError
 from eudaimon.core.events import ModelAttemptStarted, ModelContextRejected, ModelFailed, ModelRetryScheduled
 from eudaimon.core.groups import estimate_tokens
@@ -44,16 +44,9 @@ class ContextRejected(Exception):
 def request_digest(request: ChatRequest, state_messages: int, last_id: str) -> str:
     """Identifies a request without hashing the whole history: within a run, messages are
     append-only with stable ids, so the count and the last id name the history's prefix."""
-    return digest(
-        [
-            state_messages,
-            len(request.messages),
-            last_id,
-            [t.name for t in request.tools],
-            request.temperature,
-            request.max_tokens,
-        ]
-    )
+    tools = ",".join(t.name for t in request.tools)
+    key = f"{state_messages}|{len(request.messages)}|{last_id}|{tools}|{request.temperature}|{request.max_tokens}"
+    return hashlib.sha256(key.encode()).hexdigest()
 
 
 async def attempt(

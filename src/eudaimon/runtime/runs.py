@@ -33,7 +33,6 @@ from eudaimon.runtime.journal import SNAPSHOT_EVERY, RunJournal
 from eudaimon.runtime.leases import LeaseKeeper
 from eudaimon.runtime.loop import drive
 from eudaimon.runtime.operations import load_state
-from eudaimon.runtime.threads import thread_state
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
 from eudaimon.streaming import Done, StreamEvent
@@ -102,10 +101,10 @@ class RunDriver:
             async for event in drive(journal, self.config, cancel=cancel, stream_model=stream_model):
                 yield event
         finally:
-            await keeper.release()
+            # A finished run is never driven again (resume returns at once), so its lease may
+            # just expire: releasing it would cost a commit for nothing.
+            await keeper.release(write=not journal.state.status.is_terminal)
         await self.remember(journal.state)
-        if journal.state.status.is_terminal and journal.state.thread_id is not None:
-            await thread_state(self.store, journal.state.thread_id, finished=journal.state)
 
     async def reopen(self, run_id: str) -> RunJournal:
         return RunJournal(self.store, await load_state(self.store, run_id), snapshot_every=self.snapshot_every)

@@ -11,7 +11,6 @@ import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from eudaimon.core.state import RunState
 from eudaimon.memory.thread import ThreadState
 from eudaimon.runtime.clock import now
 from eudaimon.runtime.leases import LeaseKeeper
@@ -34,10 +33,11 @@ async def holding_thread(store: EventStore, thread_id: str, *, wait: bool = True
         await keeper.release()
 
 
-async def thread_state(store: EventStore, thread_id: str, *, finished: RunState | None = None) -> ThreadState:
+async def thread_state(store: EventStore, thread_id: str) -> ThreadState:
     """The thread's snapshot, with every finished run counted once; cached back when it changed.
 
-    `finished` is a run that just ended, passed in so that its state need not be reloaded.
+    Runs do not write it as they end (that would cost each run a commit): it is brought up to
+    date, and cached, when it is read.
     """
     cached = await store.load_snapshot(snapshot_key(thread_id))
     state, counted = _parse(cached.data) if cached is not None else (None, [])
@@ -49,8 +49,7 @@ async def thread_state(store: EventStore, thread_id: str, *, finished: RunState 
     for summary in runs:
         if not summary.is_finished or summary.run_id in seen:
             continue
-        run = finished if finished is not None and finished.run_id == summary.run_id else None
-        state = state.record_run(run or await load_state(store, summary.run_id))
+        state = state.record_run(await load_state(store, summary.run_id))
         counted.append(summary.run_id)
         seen.add(summary.run_id)
     if cached is None or len(counted) != cached.version:

@@ -61,8 +61,13 @@ class Snapshot:
 
 @runtime_checkable
 class EventStore(Protocol):
-    async def append(self, run_id: str, expected_seq: int, events: Sequence[Event]) -> None:
-        """Append `events` atomically if the run's next seq is `expected_seq`."""
+    async def append(
+        self, run_id: str, expected_seq: int, events: Sequence[Event], snapshot: Snapshot | None = None
+    ) -> None:
+        """Append `events` atomically if the run's next seq is `expected_seq`.
+
+        A `snapshot` given along is saved in the same transaction, so taking one costs no commit.
+        """
         ...
 
     async def load(self, run_id: str, after_seq: int = -1) -> list[Event]:

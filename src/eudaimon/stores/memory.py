@@ -19,7 +19,9 @@ class MemoryStore:
         self._leases: dict[str, tuple[str, float]] = {}
         self._snapshots: dict[str, Snapshot] = {}
 
-    async def append(self, run_id: str, expected_seq: int, events: Sequence[Event]) -> None:
+    async def append(
+        self, run_id: str, expected_seq: int, events: Sequence[Event], snapshot: Snapshot | None = None
+    ) -> None:
         if not events:
             return
         journal = self._events.get(run_id)
@@ -37,6 +39,8 @@ class MemoryStore:
         journal.extend(events)
         last = events[-1]
         self._summaries[run_id] = RunSummary(run_id, agent, thread_id, created, last.at, len(journal), last.type)
+        if snapshot is not None:
+            await self.save_snapshot(snapshot)
 
     async def load(self, run_id: str, after_seq: int = -1) -> list[Event]:
         return list(self._events.get(run_id, ())[after_seq + 1 :])

@@ -108,8 +108,11 @@ class SqliteStore:
         wrote nothing (every append in it refused) is rolled back instead: no fsync, not counted."""
         return self._commits
 
-    async def append(self, run_id: str, expected_seq: int, events: Sequence[Event]) -> None:
-        """Append `events` atomically if the run's next seq is `expected_seq`.
+    async def append(
+        self, run_id: str, expected_seq: int, events: Sequence[Event], snapshot: Snapshot | None = None
+    ) -> None:
+        """Append `events` atomically if the run's next seq is `expected_seq`; `snapshot`, if
+        given, is kept in the same transaction.
 
         Raises:
             ConcurrencyConflict: another writer appended first; nothing was written.
@@ -120,7 +123,7 @@ class SqliteStore:
         if batch:
             # Encoded here, not in the transaction, so the cross-process write lock is held briefly.
             rows = [(e.run_id, e.seq, e.at.isoformat(), e.type, payload_to_json(e.data)) for e in batch]
-            await self._do(True, lambda conn: _append(conn, run_id, expected_seq, batch, rows))
+            await self._do(True, lambda conn: _append(conn, run_id, expected_seq, batch, rows, snapshot))
         else:
             await self._do(False, lambda conn: None)  # a no-op, but not on a closed store
 
@@ -155,11 +158,8 @@ class SqliteStore:
 
     async def save_snapshot(self, snapshot: Snapshot) -> None:
         """Keep `snapshot` as the latest for its key unless a newer version is already kept."""
-        sql = (
-            "INSERT INTO snapshots (key, version, data) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE"
-            " SET version = excluded.version, data = excluded.data WHERE excluded.version >= snapshots.version"
-        )
-        await self._do(True, lambda conn: conn.execute(sql, (snapshot.key, snapshot.version, snapshot.data)).close())
+        row = (snapshot.key, snapshot.version, snapshot.data)
+        await self._do(True, lambda conn: conn.execute(_SAVE_SNAPSHOT, row).close())
 
     async def load_snapshot(self, key: str) -> Snapshot | None:
         sql = "SELECT key, version, data FROM snapshots WHERE key = ?"
@@ -298,8 +298,19 @@ class SqliteStore:
                 job.done.set_exception(value)
 
 
+_SAVE_SNAPSHOT = (
+    "INSERT INTO snapshots (key, version, data) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE"
+    " SET version = excluded.version, data = excluded.data WHERE excluded.version >= snapshots.version"
+)
+
+
 def _append(
-    conn: sqlite3.Connection, run_id: str, expected: int, events: Sequence[Event], rows: list[tuple[Any, ...]]
+    conn: sqlite3.Connection,
+    run_id: str,
+    expected: int,
+    events: Sequence[Event],
+    rows: list[tuple[Any, ...]],
+    snapshot: Snapshot | None,
 ) -> None:
     """One compare-and-append; runs inside a savepoint, so raising undoes it."""
     found = conn.execute("SELECT next_seq FROM runs WHERE run_id = ?", (run_id,)).fetchone()
@@ -326,6 +337,8 @@ def _append(
             "UPDATE runs SET updated_at = ?, next_seq = ?, last_type = ? WHERE run_id = ?",
             (_sortable(last.at), next_seq, last.type, run_id),
         )
+    if snapshot is not None:
+        conn.execute(_SAVE_SNAPSHOT, (snapshot.key, snapshot.version, snapshot.data))
 
 
 def _load(conn: sqlite3.Connection, run_id: str, after_seq: int) -> list[Event]:

@@ -142,8 +142,11 @@ class PostgresStore:
         appends, lost lease races and reads cost none."""
         return self._commits
 
-    async def append(self, run_id: str, expected_seq: int, events: Sequence[Event]) -> None:
-        """Append `events` atomically if the run's next seq is `expected_seq`.
+    async def append(
+        self, run_id: str, expected_seq: int, events: Sequence[Event], snapshot: Snapshot | None = None
+    ) -> None:
+        """Append `events` atomically if the run's next seq is `expected_seq`; `snapshot`, if
+        given, is kept in the same transaction.
 
         Raises:
             ConcurrencyConflict: another writer appended first; nothing was written.
@@ -164,13 +167,21 @@ class PostgresStore:
         params = _append_params(run_id, expected_seq, batch)
         async with self._connection() as conn:
             try:
-                cursor = await conn.execute(self._sql.create_run if expected_seq == 0 else self._sql.extend_run, params)
+                sql = self._sql.create_run if expected_seq == 0 else self._sql.extend_run
+                if snapshot is None:  # one autocommit statement: one round trip
+                    appended = (await conn.execute(sql, params)).rowcount == len(batch)
+                else:
+                    async with conn.transaction():
+                        appended = (await conn.execute(sql, params)).rowcount == len(batch)
+                        if appended:
+                            values = (snapshot.key, snapshot.version, snapshot.data)
+                            await conn.execute(self._sql.save_snapshot, values)
             except psycopg.errors.UniqueViolation:
                 # `runs` disagrees with `events` (a hand edit, a foreign writer): the key still fences.
                 top = await conn.execute(self._sql.top_seq, (run_id,))
                 row = await top.fetchone()
                 raise ConcurrencyConflict(run_id, expected_seq, int(row[0]) if row else 0) from None
-            if cursor.rowcount == len(batch):
+            if appended:
                 self._commits += 1
                 return
         raise ConcurrencyConflict(run_id, expected_seq, await self._next_seq(run_id))
