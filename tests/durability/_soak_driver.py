@@ -192,10 +192,14 @@ class Soak:
             killed = await asyncio.wait_for(self._watch(proc, mode, arg, lines), WORKER_TIMEOUT_S)
         except BaseException:
             with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGUSR1)  # the worker dumps its stacks (faulthandler), then dies
+                await asyncio.sleep(0.5)
                 proc.kill()
             await proc.wait()
-            stderr_task.cancel()
-            raise AssertionError(f"{incarnation} on {runs} hung or failed; last lines: {lines[-10:]}") from None
+            stderr = (await stderr_task).decode(errors="replace")[-4000:]
+            raise AssertionError(
+                f"{incarnation} on {runs} hung or failed; last lines: {lines[-10:]}\nstderr:\n{stderr}"
+            ) from None
         lines += (await proc.stdout.read()).decode().splitlines()
         await proc.wait()
         stderr = (await stderr_task).decode(errors="replace")

@@ -17,9 +17,11 @@ the soak's self-test, whose audit must catch the WRITE run twice.
 from __future__ import annotations
 
 import asyncio
+import faulthandler
 import json
 import os
 import random
+import signal
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -36,6 +38,9 @@ from _proc_support import (
 
 from eudaimon import Agent
 from eudaimon.core.errors import JournalError, RunNotFound
+
+# A worker the parent finds hung is sent SIGUSR1 first: its stacks then explain the hang.
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 
 async def drive(agent: Agent, run_id: str) -> str:

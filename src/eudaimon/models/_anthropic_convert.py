@@ -34,6 +34,7 @@ from anthropic.types import Message as AnthropicMessage
 from anthropic.types import TextDelta as AnthropicTextDelta
 
 from eudaimon.core.messages import Message, Role, ToolCall, Usage
+from eudaimon.models._sdk import StreamIncomplete
 from eudaimon.models.base import ChatResponse, StopReason, ToolSpec
 from eudaimon.streaming import ModelDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 
@@ -45,10 +46,6 @@ _STOP_REASONS = {
     "refusal": StopReason.REFUSAL,
     "model_context_window_exceeded": StopReason.MAX_TOKENS,
 }
-
-
-class StreamIncomplete(ValueError):
-    """The event stream ended, or went on, in a way a complete message cannot."""
 
 
 def to_anthropic(messages: Sequence[Message]) -> tuple[str | None, list[MessageParam]]:

@@ -26,6 +26,7 @@ from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
 from openai.types.chat.chat_completion_message_custom_tool_call import ChatCompletionMessageCustomToolCall
 
 from eudaimon.core.messages import Message, Role, ToolCall, Usage
+from eudaimon.models._sdk import StreamIncomplete
 from eudaimon.models.base import ChatResponse, StopReason, ToolSpec
 from eudaimon.streaming import ModelDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 
@@ -36,10 +37,6 @@ _STOP_REASONS = {
     "length": StopReason.MAX_TOKENS,
     "content_filter": StopReason.CONTENT_FILTER,
 }
-
-
-class StreamIncomplete(ValueError):
-    """The stream ended, or a chunk arrived, in a shape a complete answer cannot have."""
 
 
 def to_openai_messages(messages: Sequence[Message]) -> list[ChatCompletionMessageParam]:

@@ -10,9 +10,7 @@ their type as if they had been the status that type stands for.
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator
 from typing import Any, TypeVar
 
 import anthropic
@@ -22,13 +20,7 @@ from anthropic import AsyncAnthropic
 from anthropic.types.message_create_params import MessageCreateParamsNonStreaming, MessageCreateParamsStreaming
 
 from eudaimon.core.errors import ConfigurationError, ModelError, ModelRequestRejected
-from eudaimon.models._anthropic_convert import (
-    AnthropicStream,
-    StreamIncomplete,
-    from_message,
-    to_anthropic,
-    to_anthropic_tools,
-)
+from eudaimon.models._anthropic_convert import AnthropicStream, from_message, to_anthropic, to_anthropic_tools
 from eudaimon.models._provider_errors import (
     ErrorContext,
     from_status,
@@ -37,12 +29,12 @@ from eudaimon.models._provider_errors import (
     redact,
     unavailable,
 )
+from eudaimon.models._sdk import check_options, classified, display_url, read, relay
 from eudaimon.models.base import ChatRequest, ChatResponse, ModelStreamItem
 
 DEFAULT_MAX_TOKENS = 4096
 """The Messages API requires `max_tokens`; this is sent when a request does not set one."""
 DEFAULT_TIMEOUT_S = 600.0
-_PARSE_ERRORS = (StreamIncomplete, AttributeError, TypeError, KeyError, IndexError)
 _OPTIONS = frozenset({"api_key", "base_url", "timeout", "client", "default_max_tokens"})
 # The status an error type stands for, for errors that arrive inside a 200 stream.
 _STATUS_OF_TYPE = {
@@ -110,7 +102,7 @@ class AnthropicModel:
         else:
             client = client.with_options(max_retries=0)
         self._client = client
-        self._base_url = re.sub(r"//[^/@]*@", "//", str(client.base_url)).rstrip("/")
+        self._base_url = display_url(str(client.base_url))
         secrets = tuple(s for s in (api_key, client.api_key, client.auth_token) if s)
         self._ctx = ErrorContext(
             provider="Anthropic",
@@ -135,51 +127,37 @@ class AnthropicModel:
             "messages": [],
         }
         params = self._fill(request, params)
-        with self._classified():
+        with classified(self._classify):
             message = await self._client.messages.create(**params, extra_body=self._extra(request))
-        try:
-            return from_message(message)
-        except _PARSE_ERRORS as exc:
-            raise invalid(self._ctx, f"the message could not be read: {exc}") from None
+        return read(from_message, message, self._ctx, "the message")
 
-    async def stream(self, request: ChatRequest) -> AsyncIterator[ModelStreamItem]:
+    def stream(self, request: ChatRequest) -> AsyncIterator[ModelStreamItem]:
         """Deltas as the events arrive, then the complete `ChatResponse`.
 
         A failure before any delta is classified like `generate`'s; a stream that breaks or
         ends early after content arrived is `ModelResponseInvalid`, which is not retried.
         """
+        return relay(
+            lambda: self._client.messages.create(**self._stream_params(request), extra_body=self._extra(request)),
+            AnthropicStream(),
+            classify=self._classify,
+            ctx=self._ctx,
+            item="an event",
+        )
+
+    async def aclose(self) -> None:
+        """Close the HTTP client this model built (a client passed in is left to its owner)."""
+        if self._owns_client:
+            await self._client.close()
+
+    def _stream_params(self, request: ChatRequest) -> MessageCreateParamsStreaming:
         params: MessageCreateParamsStreaming = {
             "model": self._model,
             "max_tokens": self._max_tokens(request),
             "messages": [],
             "stream": True,
         }
-        params = self._fill(request, params)
-        state = AnthropicStream()
-        with self._classified():
-            events = await self._client.messages.create(**params, extra_body=self._extra(request))
-        content_seen = False
-        async with events:
-            try:
-                async for event in events:
-                    for delta in state.feed(event):
-                        content_seen = True
-                        yield delta
-            except Exception as exc:
-                error = self._stream_error(exc, content_seen)
-                if error is None:
-                    raise
-                raise error from None
-        try:
-            response = state.finish()
-        except StreamIncomplete as exc:
-            raise invalid(self._ctx, str(exc)) from None
-        yield response
-
-    async def aclose(self) -> None:
-        """Close the HTTP client this model built (a client passed in is left to its owner)."""
-        if self._owns_client:
-            await self._client.close()
+        return self._fill(request, params)
 
     def _max_tokens(self, request: ChatRequest) -> int:
         return request.max_tokens if request.max_tokens is not None else self._default_max_tokens
@@ -196,24 +174,6 @@ class AnthropicModel:
     def _extra(self, request: ChatRequest) -> dict[str, Any] | None:
         # This SDK has no `temperature` argument any more; the API still reads the field.
         return {"temperature": request.temperature} if request.temperature is not None else None
-
-    @contextmanager
-    def _classified(self) -> Iterator[None]:
-        try:
-            yield
-        except Exception as exc:
-            error = self._classify(exc)
-            if error is None:
-                raise
-            raise error from None
-
-    def _stream_error(self, exc: Exception, content_seen: bool) -> ModelError | None:
-        if isinstance(exc, _PARSE_ERRORS):
-            return invalid(self._ctx, f"an event could not be read: {exc}")
-        error = self._classify(exc)
-        if error is not None and content_seen and error.retryable:
-            return invalid(self._ctx, f"the stream broke after content arrived: {error}")
-        return error
 
     def _classify(self, exc: Exception) -> ModelError | None:
         """The `ModelError` for an SDK or transport failure; `None` for anything else (a bug)."""
@@ -247,8 +207,5 @@ def from_model_string(provider: str, name: str, **options: Any) -> AnthropicMode
     """Build the model for `"anthropic:NAME"`; options are `AnthropicModel`'s keyword arguments."""
     if provider != "anthropic":
         raise ConfigurationError(f"AnthropicModel serves the 'anthropic' provider, not {provider!r}")
-    unknown = sorted(set(options) - _OPTIONS)
-    if unknown:
-        known = ", ".join(sorted(_OPTIONS))
-        raise ConfigurationError(f"unknown option(s) {', '.join(unknown)} for model 'anthropic:{name}'; known: {known}")
+    check_options(options, _OPTIONS, f"anthropic:{name}")
     return AnthropicModel(name, **options)

@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-import re
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator
 from typing import Any, Literal, TypeVar
 
 import httpx2
@@ -31,13 +29,7 @@ from openai.types.chat.completion_create_params import (
 )
 
 from eudaimon.core.errors import ConfigurationError, ModelError
-from eudaimon.models._openai_convert import (
-    OpenAIStream,
-    StreamIncomplete,
-    from_completion,
-    to_openai_messages,
-    to_openai_tools,
-)
+from eudaimon.models._openai_convert import OpenAIStream, from_completion, to_openai_messages, to_openai_tools
 from eudaimon.models._provider_errors import (
     ErrorContext,
     from_status,
@@ -46,13 +38,13 @@ from eudaimon.models._provider_errors import (
     redact,
     unavailable,
 )
+from eudaimon.models._sdk import check_options, classified, display_url, read, relay
 from eudaimon.models.base import ChatRequest, ChatResponse, ModelStreamItem
 
 DEFAULT_TIMEOUT_S = 600.0
 """Per read, not per call: a streamed answer may take longer as long as chunks keep coming."""
 OLLAMA_DEFAULT_BASE_URL = "http://localhost:11434/v1"
 _NO_KEY = "not-needed"  # the SDK insists on some key; local servers ignore it
-_PARSE_ERRORS = (StreamIncomplete, AttributeError, TypeError, KeyError, IndexError)
 _OPTIONS = frozenset({"api_key", "base_url", "timeout", "client", "max_tokens_field"})
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
 _Params = TypeVar("_Params", CompletionCreateParamsNonStreaming, CompletionCreateParamsStreaming)
@@ -111,7 +103,7 @@ class OpenAIModel:
         else:
             client = client.with_options(max_retries=0)
         self._client = client
-        self._base_url = _display_url(str(client.base_url))
+        self._base_url = display_url(str(client.base_url))
         self._max_tokens_field: MaxTokensField = max_tokens_field or (
             "max_completion_tokens" if provider == "openai" else "max_tokens"
         )
@@ -133,39 +125,23 @@ class OpenAIModel:
 
     async def generate(self, request: ChatRequest) -> ChatResponse:
         """One completion. Failures raise `ModelError`s, classified once (see the module docstring)."""
-        with self._classified():
+        with classified(self._classify):
             completion = await self._client.chat.completions.create(**self._params(request))
-        try:
-            return from_completion(completion)
-        except _PARSE_ERRORS as exc:
-            raise invalid(self._ctx, f"the completion could not be read: {exc}") from None
+        return read(from_completion, completion, self._ctx, "the completion")
 
-    async def stream(self, request: ChatRequest) -> AsyncIterator[ModelStreamItem]:
+    def stream(self, request: ChatRequest) -> AsyncIterator[ModelStreamItem]:
         """Deltas as the chunks arrive, then the complete `ChatResponse`.
 
         A failure before any delta is classified like `generate`'s; a stream that breaks or
         ends early after content arrived is `ModelResponseInvalid`, which is not retried.
         """
-        state = OpenAIStream()
-        with self._classified():
-            chunks = await self._client.chat.completions.create(**self._stream_params(request))
-        content_seen = False
-        async with chunks:
-            try:
-                async for chunk in chunks:
-                    for delta in state.feed(chunk):
-                        content_seen = True
-                        yield delta
-            except Exception as exc:
-                error = self._stream_error(exc, content_seen)
-                if error is None:
-                    raise
-                raise error from None
-        try:
-            response = state.finish()
-        except StreamIncomplete as exc:
-            raise invalid(self._ctx, str(exc)) from None
-        yield response
+        return relay(
+            lambda: self._client.chat.completions.create(**self._stream_params(request)),
+            OpenAIStream(),
+            classify=self._classify,
+            ctx=self._ctx,
+            item="a chunk",
+        )
 
     async def aclose(self) -> None:
         """Close the HTTP client this model built (a client passed in is left to its owner)."""
@@ -197,24 +173,6 @@ class OpenAIModel:
         if request.max_tokens is not None:
             params[self._max_tokens_field] = request.max_tokens
         return params
-
-    @contextmanager
-    def _classified(self) -> Iterator[None]:
-        try:
-            yield
-        except Exception as exc:
-            error = self._classify(exc)
-            if error is None:
-                raise
-            raise error from None
-
-    def _stream_error(self, exc: Exception, content_seen: bool) -> ModelError | None:
-        if isinstance(exc, _PARSE_ERRORS):
-            return invalid(self._ctx, f"a chunk could not be read: {exc}")
-        error = self._classify(exc)
-        if error is not None and content_seen and error.retryable:
-            return invalid(self._ctx, f"the stream broke after content arrived: {error}")
-        return error
 
     def _classify(self, exc: Exception) -> ModelError | None:
         """The `ModelError` for an SDK or transport failure; `None` for anything else (a bug)."""
@@ -258,11 +216,6 @@ def _detail(body: object, fallback: str) -> str:
     return fallback
 
 
-def _display_url(url: str) -> str:
-    """The URL without any `user:password@` part, fit for messages and reprs."""
-    return re.sub(r"//[^/@]*@", "//", url).rstrip("/")
-
-
 def _with_v1(url: str) -> str:
     # Ollama's own settings name the server ("http://host:11434"); its OpenAI API lives under /v1.
     _scheme, sep, rest = url.partition("://")
@@ -277,12 +230,7 @@ def from_model_string(provider: str, name: str, **options: Any) -> OpenAIModel:
     Options are `OpenAIModel`'s keyword arguments: api_key, base_url, timeout, client,
     max_tokens_field.
     """
-    unknown = sorted(set(options) - _OPTIONS)
-    if unknown:
-        known = ", ".join(sorted(_OPTIONS))
-        raise ConfigurationError(
-            f"unknown option(s) {', '.join(unknown)} for model '{provider}:{name}'; known: {known}"
-        )
+    check_options(options, _OPTIONS, f"{provider}:{name}")
     if provider == "openai":
         return OpenAIModel(name, provider="openai", **options)
     if provider == "ollama":
