@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from eudaimon import _cli_ops
+from eudaimon import _cli_ops, _cli_threads
 from eudaimon._cli_common import (
     JsonOption,
     RunArgument,
@@ -63,6 +63,7 @@ app = typer.Typer(
 runs_app = typer.Typer(help="Inspect the runs in a journal, and decide for the ones that wait.", no_args_is_help=True)
 app.add_typer(runs_app, name="runs")
 _cli_ops.register(runs_app)
+_cli_threads.register(app)
 
 
 # -- runs ----------------------------------------------------------------------------------
