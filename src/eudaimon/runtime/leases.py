@@ -11,9 +11,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import secrets
 import socket
 import time
-import uuid
 
 from eudaimon.core.errors import LeaseHeld, LeaseLost
 from eudaimon.stores.base import EventStore
@@ -26,9 +26,15 @@ def lease_ttl_s() -> float:
     return float(os.environ.get("EUDAIMON_LEASE_TTL_S", DEFAULT_TTL_S))
 
 
+_PROCESS: tuple[int, str] | None = None
+
+
 def new_owner() -> str:
     """Names this driver in lease tables: host, pid and a nonce (two drivers in one process differ)."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    global _PROCESS
+    if _PROCESS is None or _PROCESS[0] != os.getpid():  # a forked child is another owner
+        _PROCESS = (os.getpid(), f"{socket.gethostname()}:{os.getpid()}")
+    return f"{_PROCESS[1]}:{secrets.token_hex(4)}"
 
 
 class LeaseKeeper:
@@ -39,6 +45,7 @@ class LeaseKeeper:
         self.ttl_s = ttl_s if ttl_s is not None else lease_ttl_s()
         self._deadline = 0.0
         self._renewer: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
 
     async def acquire(self, *, wait: bool = True) -> None:
         """Take the lease; while another live holder has it, wait for it to lapse (or raise)."""
@@ -53,6 +60,11 @@ class LeaseKeeper:
                 continue
             self._deadline = started + lease.expires_in_s
             break
+        # Most runs end before the first renewal is due: a timer costs less than a task.
+        self._timer = asyncio.get_running_loop().call_later(self.ttl_s / 3, self._start_renewing)
+
+    def _start_renewing(self) -> None:
+        self._timer = None
         self._renewer = asyncio.ensure_future(self._renew_forever())
 
     def check(self) -> None:
@@ -62,6 +74,9 @@ class LeaseKeeper:
 
     async def release(self, *, write: bool = True) -> None:
         """Stop renewing and, with `write`, free the lease for others now rather than at expiry."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self._renewer is not None:
             self._renewer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -73,7 +88,6 @@ class LeaseKeeper:
 
     async def _renew_forever(self) -> None:
         while True:
-            await asyncio.sleep(self.ttl_s / 3)
             started = time.monotonic()
             if started >= self._deadline:
                 # Lapsed: another process may have driven the run meanwhile, so this one must
@@ -86,5 +100,7 @@ class LeaseKeeper:
                 self._deadline = 0.0  # someone took it over: never act again
                 return
             except Exception:  # a store hiccup: try again; `check` stops us if it lasts
+                await asyncio.sleep(self.ttl_s / 3)
                 continue
             self._deadline = started + lease.expires_in_s
+            await asyncio.sleep(self.ttl_s / 3)

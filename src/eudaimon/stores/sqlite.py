@@ -40,15 +40,18 @@ T = TypeVar("T")
 Synchronous = Literal["full", "normal"]
 
 _SCHEMA_VERSION = 1
+# Pages written per commit are what an fsync'ed commit costs: events live in one B-tree keyed
+# by (run, seq) (WITHOUT ROWID), and only one index moves when an append touches `updated_at`.
+# Files made with the first layout (a rowid events table, a wider thread index) read the same.
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS events (
         run_id TEXT NOT NULL, seq INTEGER NOT NULL, at TEXT NOT NULL, type TEXT NOT NULL, payload TEXT NOT NULL,
-        PRIMARY KEY (run_id, seq))""",
+        PRIMARY KEY (run_id, seq)) WITHOUT ROWID""",
     """CREATE TABLE IF NOT EXISTS runs (
         run_id TEXT PRIMARY KEY, agent TEXT NOT NULL, thread_id TEXT, created_at TEXT NOT NULL,
         updated_at TEXT NOT NULL, next_seq INTEGER NOT NULL, last_type TEXT NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS runs_by_updated_at ON runs (updated_at)",
-    "CREATE INDEX IF NOT EXISTS runs_by_thread ON runs (thread_id, updated_at)",
+    "CREATE INDEX IF NOT EXISTS runs_by_thread ON runs (thread_id)",
     "CREATE TABLE IF NOT EXISTS leases (name TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at REAL NOT NULL)",
     "CREATE TABLE IF NOT EXISTS snapshots (key TEXT PRIMARY KEY, version INTEGER NOT NULL, data TEXT NOT NULL)",
 )
