@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 import pytest
+from _wire import WEATHER, ask, collect, drain
 
 from eudaimon.core.errors import (
     ContextTooLong,
@@ -15,32 +16,9 @@ from eudaimon.core.errors import (
     ModelUnavailable,
 )
 from eudaimon.core.messages import Message, ToolCall, Usage
-from eudaimon.models import ChatRequest, ChatResponse, StopReason, ToolSpec
+from eudaimon.models import ChatRequest, StopReason
 from eudaimon.models.openai import OpenAIModel
 from eudaimon.streaming import TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
-
-WEATHER = ToolSpec(
-    "get_weather",
-    "Current weather for a city.",
-    {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-)
-
-
-async def drain(items: Any, into: list[Any]) -> None:
-    """Append every item of a stream to `into`, so what arrived before a failure can be checked."""
-    async for item in items:
-        into.append(item)
-
-
-def ask(text: str = "hi", **kwargs: Any) -> ChatRequest:
-    return ChatRequest([Message.user(text)], **kwargs)
-
-
-async def collect(model: OpenAIModel, request: ChatRequest) -> tuple[list[Any], ChatResponse]:
-    items = [item async for item in model.stream(request)]
-    assert isinstance(items[-1], ChatResponse), "a stream ends with its complete response"
-    assert not any(isinstance(i, ChatResponse) for i in items[:-1])
-    return items[:-1], items[-1]
 
 
 async def test_text_answer_and_request_shape(openai_server, openai_model, openai_key):
