@@ -15,7 +15,7 @@ from eudaimon._output import OutputSchema
 from eudaimon.core.decide import DecideConfig
 from eudaimon.core.digest import digest
 from eudaimon.core.errors import ConfigurationError
-from eudaimon.cost import as_cost_model, has_price, price_usage
+from eudaimon.cost import Budget, as_cost_model, has_price, price_usage
 from eudaimon.hooks import HookSet
 from eudaimon.middleware import MiddlewareStack
 from eudaimon.models.base import Model
@@ -84,8 +84,7 @@ def build_runtime_config(
         middleware=stack or None,
         output_guardrails=tuple(output_guardrails),
         price=price,
-        max_budget_usd=max_budget,
-        max_budget_tokens=max_budget_tokens,
+        budget=None if max_budget is None and max_budget_tokens is None else Budget(max_budget, max_budget_tokens),
         tool_retry_policy=tool_retry_policy,
         approval_policy=approval_policy,
         output_validator=output.validate if output is not None else None,

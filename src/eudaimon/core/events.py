@@ -192,6 +192,8 @@ class BudgetExceeded:
     reason: str
     spent: float
     limit: float
+    unit: str = "usd"
+    """`"usd"` or `"tokens"`."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -80,6 +80,15 @@ class CallStatus(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class BudgetLimit:
+    """The limit a run reached, as its `budget_exceeded` event recorded it."""
+
+    spent: float
+    limit: float
+    unit: str = "usd"
+
+
+@dataclass(frozen=True, slots=True)
 class PendingCall:
     """A tool call that has no result yet."""
 
@@ -136,6 +145,7 @@ class RunState:
     """Where this run's own messages begin: the input, after the system prompt and history."""
     uses_memory: bool = True
     memory_thread: str | None = None
+    budget_limit: BudgetLimit | None = None
     cost_known: bool = False
     """True once any call was priced: a cost of 0.0 then means free, not unknown."""
 
@@ -237,6 +247,7 @@ class RunState:
                 self.finish_rejections += 1
                 self.messages.append(Message.user(finish_correction(data.reason), id=self._derived_id(event)))
             case BudgetExceeded():
+                self.budget_limit = BudgetLimit(data.spent, data.limit, data.unit)
                 self._end(Status.BUDGET_EXCEEDED, error=data.reason, kind="BudgetExceeded")
             case RunCompleted():
                 self.output, self.structured_output = data.output, data.structured

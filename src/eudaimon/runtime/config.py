@@ -13,6 +13,7 @@ from eudaimon.runtime.model_calls import RetrySettings
 from eudaimon.tools import Tool, ToolPolicy
 
 if TYPE_CHECKING:
+    from eudaimon.cost import Budget
     from eudaimon.guardrails import OutputGuardrail
     from eudaimon.hooks import HookSet
     from eudaimon.middleware import MiddlewareStack
@@ -38,8 +39,7 @@ class RuntimeConfig:
     middleware: MiddlewareStack | None = None
     output_guardrails: Sequence[OutputGuardrail] = ()
     price: Pricer | None = None
-    max_budget_usd: float | None = None
-    max_budget_tokens: int | None = None
+    budget: Budget | None = None
     tool_retry_policy: ToolRetryPolicy | None = None
     approval_policy: ApprovalPolicy | None = None
     output_validator: OutputValidator | None = None

@@ -114,17 +114,9 @@ def _stopped_before_call(journal: RunJournal, cfg: RuntimeConfig, cancel: Cancel
     if cancel is not None and cancel.is_cancelled:
         journal.record(RunCancelled(reason=cancel.reason))
         return True
-    if cfg.max_budget_usd is not None and state.cost_usd >= cfg.max_budget_usd:
-        journal.record(BudgetExceeded(reason="usd budget exhausted", spent=state.cost_usd, limit=cfg.max_budget_usd))
-        return True
-    if cfg.max_budget_tokens is not None and state.usage.total_tokens >= cfg.max_budget_tokens:
-        journal.record(
-            BudgetExceeded(
-                reason="token budget exhausted",
-                spent=float(state.usage.total_tokens),
-                limit=float(cfg.max_budget_tokens),
-            )
-        )
+    breach = cfg.budget.breach(state.cost_usd, state.usage.total_tokens) if cfg.budget is not None else None
+    if breach is not None:
+        journal.record(BudgetExceeded(reason=breach.reason, spent=breach.spent, limit=breach.limit, unit=breach.unit))
         return True
     return False
 

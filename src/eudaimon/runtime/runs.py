@@ -133,12 +133,9 @@ class RunDriver:
         run_id, error = state.run_id, state.error or "the run failed"
         if state.status is Status.CANCELLED:
             return Cancelled(error, run_id=run_id)
-        if state.status is Status.BUDGET_EXCEEDED:
-            if error.startswith("token") and self.config.max_budget_tokens is not None:
-                return BudgetExceeded(
-                    state.usage.total_tokens, self.config.max_budget_tokens, unit="tokens", run_id=run_id
-                )
-            return BudgetExceeded(state.cost_usd, self.config.max_budget_usd or 0.0, run_id=run_id)
+        if state.status is Status.BUDGET_EXCEEDED and state.budget_limit is not None:
+            reached = state.budget_limit
+            return BudgetExceeded(reached.spent, reached.limit, unit=reached.unit, run_id=run_id)
         if state.error_kind == "MaxIterations":
             return MaxIterations(self.config.decide.max_iterations, run_id=run_id)
         if state.error_kind == "GuardrailBlocked":
