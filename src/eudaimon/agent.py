@@ -12,12 +12,17 @@ from eudaimon.core.decide import DecideConfig
 from eudaimon.core.errors import EudaimonError, InvalidOperation
 from eudaimon.core.messages import Message
 from eudaimon.core.state import RunState
-from eudaimon.guardrails import run_input_guardrails
-from eudaimon.memory import SlidingWindowMemory, ThreadState
+from eudaimon.cost import CostModel
+from eudaimon.guardrails import Guardrail, run_input_guardrails
+from eudaimon.hitl import HumanInputHandler
+from eudaimon.memory import Memory, SlidingWindowMemory, ThreadState
 from eudaimon.models.base import Model
+from eudaimon.prompts import PromptBuilder, PromptTemplate
 from eudaimon.response import AgentResponse
+from eudaimon.retry import ToolRetryPolicy
 from eudaimon.runtime import operations
 from eudaimon.runtime.cancel import CancellationToken
+from eudaimon.runtime.config import ApprovalPolicy
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.runs import RunDriver
 from eudaimon.runtime.threads import holding_thread, thread_state
@@ -52,26 +57,26 @@ class Agent:
         model: Model | str,
         *,
         system_prompt: str | None = None,
-        prompt_template: Any = None,
+        prompt_template: PromptTemplate | PromptBuilder | str | None = None,
         tools: Sequence[Tool | Callable[..., Any]] = (),
-        memory: Any = None,
-        hooks: Any = None,
+        memory: Memory | None = None,
+        hooks: object | Sequence[object] | None = None,
         max_iterations: int = 25,
         temperature: float | None = None,
         max_tokens: int | None = None,
         validate_tool_inputs: bool = True,
-        middleware: Any = (),
-        input_guardrails: Sequence[Any] = (),
-        output_guardrails: Sequence[Any] = (),
-        cost_model: Any = None,
+        middleware: object | Sequence[object] = (),
+        input_guardrails: Sequence[Guardrail] = (),
+        output_guardrails: Sequence[Guardrail] = (),
+        cost_model: CostModel | None = None,
         max_budget: float | None = None,
         max_budget_tokens: int | None = None,
-        tool_retry_policy: Any = None,
-        human_input: Any = None,
+        tool_retry_policy: ToolRetryPolicy | None = None,
+        human_input: HumanInputHandler | None = None,
         output_type: Any = None,
         store: EventStore | str | None = None,
         name: str = "agent",
-        approval_policy: Any = None,
+        approval_policy: ApprovalPolicy | None = None,
     ) -> None:
         built = build_runtime_config(
             model=model,
