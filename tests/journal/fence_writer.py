@@ -1,4 +1,7 @@
-"""One OS process in `test_append_fence`'s race: append to one run at every seq it can win.
+"""One OS process in an append race: append to one run at every seq it can win.
+
+`race` and `seq_winners` are also what `test_postgres_store`'s racing processes use, so the
+race and its check are written once for every store.
 
 Usage: python fence_writer.py DB_PATH RUN_ID TOTAL WRITER_NAME
 
@@ -15,9 +18,11 @@ import asyncio
 import json
 import sys
 from datetime import UTC, datetime
+from typing import Any
 
 from eudaimon.core.errors import ConcurrencyConflict
 from eudaimon.core.events import Event, EventData, ModelAttemptStarted, RunStarted
+from eudaimon.stores.base import EventStore
 from eudaimon.stores.sqlite import SqliteStore
 
 
@@ -25,7 +30,7 @@ async def warm_up(store: SqliteStore) -> None:
     await store.list_runs(limit=1)  # opens the file and creates the schema, racing the others
 
 
-async def race(store: SqliteStore, run_id: str, total: int, writer: str) -> dict[str, object]:
+async def race(store: EventStore, run_id: str, total: int, writer: str) -> dict[str, object]:
     won: list[int] = []
     conflicts = 0
     seq = 0
@@ -46,7 +51,20 @@ async def race(store: SqliteStore, run_id: str, total: int, writer: str) -> dict
             won.append(seq)
             seq += 1
     await store.close()
-    return {"writer": writer, "won": won, "conflicts": conflicts, "commits": store.commit_count}
+    return {"writer": writer, "won": won, "conflicts": conflicts, "commits": getattr(store, "commit_count", None)}
+
+
+def seq_winners(reports: list[dict[str, Any]], total: int) -> dict[int, str]:
+    """Check the race's reports: each seq won by exactly one writer, no seq missing, and only won
+    appends cost a commit (a refused append writes nothing). Returns seq -> winner."""
+    winner: dict[int, str] = {}
+    for report in reports:
+        for seq in report["won"]:
+            assert seq not in winner, f"seq {seq} won by both {winner[seq]} and {report['writer']}"
+            winner[seq] = report["writer"]
+        assert report["commits"] == len(report["won"])
+    assert sorted(winner) == list(range(total))
+    return winner
 
 
 def main() -> None:

@@ -29,6 +29,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from fence_writer import race, seq_winners
 
 from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, JournalError, LeaseHeld
 from eudaimon.core.events import Event, EventData, ModelAttemptStarted, RunStarted, ToolCompleted
@@ -118,13 +119,7 @@ def test_processes_racing_on_one_run_win_each_seq_exactly_once(schema: str) -> N
     The processes also race to create the schema on first use (the advisory lock)."""
     reports = _race(schema, "append", "run-fence", str(SEQS))
 
-    winner: dict[int, str] = {}
-    for report in reports:
-        for seq in report["won"]:
-            assert seq not in winner, f"seq {seq} won by both {winner[seq]} and {report['writer']}"
-            winner[seq] = report["writer"]
-        assert report["commits"] == len(report["won"])
-    assert sorted(winner) == list(range(SEQS))
+    winner = seq_winners(reports, SEQS)
     assert sum(r["conflicts"] for r in reports) >= PROCESSES - 1  # all tried seq 0: the race happened
 
     events = asyncio.run(_load_and_close(PostgresStore(DSN, schema=schema), "run-fence"))
@@ -337,26 +332,6 @@ async def _load_and_close(store: PostgresStore, run_id: str) -> list[Event]:
         await store.close()
 
 
-async def _append_race(store: PostgresStore, run_id: str, total: int, writer: str) -> dict[str, Any]:
-    won: list[int] = []
-    conflicts = 0
-    seq = 0
-    while seq < total:
-        data = RunStarted(agent=writer, input="race", messages=()) if seq == 0 else _attempt(writer, seq)
-        try:
-            await store.append(run_id, seq, [_event(run_id, seq, data)])
-        except ConcurrencyConflict as conflict:
-            conflicts += 1
-            if conflict.actual_seq <= seq:
-                raise AssertionError(f"{writer}: conflict at {seq} names next seq {conflict.actual_seq}") from None
-            seq = conflict.actual_seq
-        else:
-            won.append(seq)
-            seq += 1
-    await store.close()
-    return {"writer": writer, "won": won, "conflicts": conflicts, "commits": store.commit_count}
-
-
 async def _lease_race(store: PostgresStore, total: int, writer: str) -> dict[str, Any]:
     outcomes: dict[str, str] = {}
     for i in range(total):
@@ -390,7 +365,7 @@ def _writer_main(argv: list[str]) -> None:
     print("ready", flush=True)
     sys.stdin.readline()
     if mode == "append":
-        report = asyncio.run(_append_race(store, args[0], int(args[1]), writer))
+        report = asyncio.run(race(store, args[0], int(args[1]), writer))
     else:
         report = asyncio.run(_lease_race(store, int(args[0]), writer))
     print(json.dumps(report), flush=True)
