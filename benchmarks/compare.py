@@ -212,7 +212,7 @@ FAIRNESS = [
     "(the intent is durable before the model or tool is called). The target is judged against the fastest "
     "LangGraph configuration.",
     "- **Storage.** Both keep the full thread and send it to the model every turn: LangGraph in its checkpoints, "
-    "eudaimon in its journal plus an unbounded `SqliteMemory` (both files counted).",
+    "eudaimon in its journal, from which `JournalMemory` reads the history back (one file, counted whole).",
     "- **Concurrency.** One subprocess per (framework, N), so one framework's heap never inflates another's RSS; "
     "a burst of N runs started together, as a server would see them. The OpenAI Agents SDK gets a shallow "
     "`agent.clone()` per run (its own error message's advice): sharing one `Agent` among N live runs makes each "

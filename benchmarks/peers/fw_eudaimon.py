@@ -17,7 +17,7 @@ from transcript import Result, Turn, echo_output, fetch_output
 
 from eudaimon import Agent, Message, ToolCall
 from eudaimon.core.messages import Role
-from eudaimon.memory import SqliteMemory
+from eudaimon.memory import JournalMemory
 from eudaimon.models import ChatRequest, FunctionModel
 from eudaimon.stores import MemoryStore
 from eudaimon.stores.sqlite import SqliteStore
@@ -145,32 +145,25 @@ async def durable_loop(transcript: Any, path: Path, k: int) -> tuple[float, Outc
 
 
 async def thread(transcript: Any, directory: Path, turns: int, marks: list[int]) -> dict[str, Any]:
-    """Workload 4: one thread of `turns` prompts, history kept by `SqliteMemory` (a second file
-    beside the journal; both are measured). Sizes are taken at each mark with everything closed."""
+    """Workload 4: one thread of `turns` prompts, its whole history sent every turn. The history
+    is read back from the journal (`JournalMemory`), so one file holds everything. Sizes are
+    taken at each mark with everything closed."""
     from common import sqlite_bytes
     from transcript import thread_question
 
-    journal, memory_path = directory / "journal.db", directory / "memory.db"
+    journal = directory / "journal.db"
     sizes: dict[int, dict[str, int]] = {}
     outcome: Outcome | None = None
     done = 0
     for mark in marks:
         store = SqliteStore(journal, synchronous="full")
-        memory = await SqliteMemory.open(str(memory_path))
-        agent = make(transcript, store=store, memory=memory)
+        agent = make(transcript, store=store, memory=JournalMemory(store))
         for n in range(done, mark):
             outcome = await run(agent, thread_question(n), thread_id="thread-1")
         done = mark
         await store.close()
-        await memory.close()
         journal_bytes = sqlite_bytes(journal)
-        memory_bytes = sqlite_bytes(memory_path)
-        sizes[mark] = {
-            "file": journal_bytes["file"] + memory_bytes["file"],
-            "used": journal_bytes["used"] + memory_bytes["used"],
-            "journal_file": journal_bytes["file"],
-            "memory_file": memory_bytes["file"],
-        }
+        sizes[mark] = {"file": journal_bytes["file"], "used": journal_bytes["used"]}
     assert outcome is not None
     return {"sizes": sizes, "outcome": outcome, "by_type": await _bytes_by_event_type(journal)}
 
@@ -182,8 +175,12 @@ async def _bytes_by_event_type(path: Path) -> dict[str, int]:
     try:
         rows = conn.execute("SELECT type, SUM(LENGTH(payload)) FROM events GROUP BY type").fetchall()
         snap = conn.execute("SELECT COALESCE(SUM(LENGTH(data)), 0) FROM snapshots").fetchone()[0]
+        texts = conn.execute("SELECT COALESCE(SUM(LENGTH(body)), 0) FROM texts").fetchone()[0]
+        messages = conn.execute("SELECT COALESCE(SUM(LENGTH(body)), 0) FROM messages").fetchone()[0]
     finally:
         conn.close()
     out = {t: int(n) for t, n in rows}
     out["(snapshots)"] = int(snap)
+    out["(texts, stored once)"] = int(texts)
+    out["(messages, stored once)"] = int(messages)
     return out

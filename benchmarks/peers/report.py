@@ -189,8 +189,8 @@ def tables(res: dict[str, Any]) -> list[str]:
             "Each turn: a 100-byte question, one tool call returning 4,096 bytes, a 2,048-byte answer; "
             "the model sees the whole thread every turn. Payload = the sum of those bytes. "
             "Measured with every writer closed: `PRAGMA wal_checkpoint(TRUNCATE)` from a fresh connection, "
-            "then main file + `-wal` (no VACUUM; `-shm` not counted). eudaimon = journal (`SqliteStore`) + "
-            "history (`SqliteMemory`), two files; LangGraph = `SqliteSaver`'s one file. "
+            "then main file + `-wal` (no VACUUM; `-shm` not counted). eudaimon = its journal (`SqliteStore`), "
+            "the history read back from it by `JournalMemory`, one file; LangGraph = `SqliteSaver`'s one file. "
             "Exponent = least-squares slope of log(bytes) on log(turns).",
             "",
             "| framework | " + " | ".join(f"after {m}" for m in marks) + f" | ÷ payload at {marks[-1]} | exponent |",
@@ -213,15 +213,14 @@ def tables(res: dict[str, Any]) -> list[str]:
             )
         out.append("")
         e = w["rows"].get("eudaimon")
-        if e and "journal_file" in e["sizes"][marks[-1]]:
-            s = e["sizes"][marks[-1]]
-            rs = e["by_type"].get("run_started", 0)
-            total = sum(e["by_type"].values())
+        if e:
+            by_type = e["by_type"]
+            events = sum(n for t, n in by_type.items() if not t.startswith("("))
             out.append(
-                f"- eudaimon at {marks[-1]} turns: journal file {s['journal_file']:,} B + memory file "
-                f"{s['memory_file']:,} B. `run_started` payloads are {rs:,} B = {rs / max(total, 1):.0%} of the "
-                f"journal's payload bytes: each run's `run_started.messages` carries the whole thread history "
-                f"again (O(turns) per turn, O(turns²) in all). The other events sum to {total - rs:,} B."
+                f"- eudaimon at {marks[-1]} turns: event payloads {events:,} B (`run_started` "
+                f"{by_type.get('run_started', 0):,} B: its history is ranges of message numbers), texts stored once "
+                f"{by_type.get('(texts, stored once)', 0):,} B, history messages stored once "
+                f"{by_type.get('(messages, stored once)', 0):,} B; the rest of the file is SQLite's pages and indexes."
             )
         for key, row in w["rows"].items():
             parts = ", ".join(f"{t}: {n:,}" for t, n in sorted(row["by_type"].items(), key=lambda kv: -kv[1]))

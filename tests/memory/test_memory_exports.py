@@ -16,10 +16,11 @@ def test_the_documented_names_are_exported() -> None:
         "RedisMemory",
         "ThreadState",
         "tiktoken_counter",
+        "JournalMemory",
     }
     assert promised <= set(eudaimon.memory.__all__)
     for name in eudaimon.memory.__all__:
         assert getattr(eudaimon.memory, name) is not None
     public = {n for n in vars(eudaimon.memory) if not n.startswith("_")}
-    submodules = {"base", "redis", "sqlite", "summary", "thread", "windows"}
+    submodules = {"base", "journal", "redis", "sqlite", "summary", "thread", "windows"}
     assert public - submodules == set(eudaimon.memory.__all__)

@@ -6,10 +6,12 @@ idempotent by message id, and evicting or returning history only in whole tool-c
 - `SlidingWindowMemory`, `TokenWindowMemory`: in-process windows by count or by tokens.
 - `SummaryMemory`: old messages folded into a model-written summary.
 - `SqliteMemory`, `RedisMemory`: persistent, shared by processes (and, for Redis, machines).
+- `JournalMemory`: the thread's own runs, read back from the journal: no second copy.
 - `ThreadState`: the per-thread snapshot derived from the thread's runs.
 """
 
 from eudaimon.memory.base import Memory
+from eudaimon.memory.journal import JournalMemory
 from eudaimon.memory.redis import RedisMemory
 from eudaimon.memory.sqlite import SqliteMemory
 from eudaimon.memory.summary import DEFAULT_SUMMARY_PROMPT, SummaryMemory
@@ -18,6 +20,7 @@ from eudaimon.memory.windows import SlidingWindowMemory, TokenWindowMemory, tikt
 
 __all__ = [
     "DEFAULT_SUMMARY_PROMPT",
+    "JournalMemory",
     "Memory",
     "RedisMemory",
     "SlidingWindowMemory",

@@ -31,18 +31,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
-from eudaimon.core.codec import event_from_columns, payload_to_json
 from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, CorruptEvent, JournalError, LeaseHeld
 from eudaimon.core.events import Event
+from eudaimon.core.packing import PackedBatch, pack
 from eudaimon.stores.base import Lease, RunSummary, Snapshot, check_batch, summary_fields
+from eudaimon.stores.sqlite import _content
 
 T = TypeVar("T")
 Synchronous = Literal["full", "normal"]
 
-_SCHEMA_VERSION = 1
+_SCHEMA_VERSION = 2
 # Pages written per commit are what an fsync'ed commit costs: events live in one B-tree keyed
 # by (run, seq) (WITHOUT ROWID), and only one index moves when an append touches `updated_at`.
-# Files made with the first layout (a rowid events table, a wider thread index) read the same.
+# Files made with the first layout (a rowid events table, a wider thread index) read the same;
+# version 1 files gain the tables of texts and messages (`_content`) when first opened.
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS events (
         run_id TEXT NOT NULL, seq INTEGER NOT NULL, at TEXT NOT NULL, type TEXT NOT NULL, payload TEXT NOT NULL,
@@ -54,7 +56,10 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS runs_by_thread ON runs (thread_id)",
     "CREATE TABLE IF NOT EXISTS leases (name TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at REAL NOT NULL)",
     "CREATE TABLE IF NOT EXISTS snapshots (key TEXT PRIMARY KEY, version INTEGER NOT NULL, data TEXT NOT NULL)",
+    *_content.SCHEMA,
 )
+_LEASE_GRACE_S = 60.0
+"""How long after expiring a lease row is kept (it only says who held it last)."""
 _MAX_GROUP = 512
 """Most jobs taken from the queue at once: bounds how long one transaction holds the lock."""
 
@@ -125,8 +130,8 @@ class SqliteStore:
         batch = tuple(events)
         if batch:
             # Encoded here, not in the transaction, so the cross-process write lock is held briefly.
-            rows = [(e.run_id, e.seq, e.at.isoformat(), e.type, payload_to_json(e.data)) for e in batch]
-            await self._do(True, lambda conn: _append(conn, run_id, expected_seq, batch, rows, snapshot))
+            packed = pack(batch)
+            await self._do(True, lambda conn: _append(conn, run_id, expected_seq, batch, packed, snapshot))
         else:
             await self._do(False, lambda conn: None)  # a no-op, but not on a closed store
 
@@ -312,7 +317,7 @@ def _append(
     run_id: str,
     expected: int,
     events: Sequence[Event],
-    rows: list[tuple[Any, ...]],
+    packed: PackedBatch,
     snapshot: Snapshot | None,
 ) -> None:
     """One compare-and-append; runs inside a savepoint, so raising undoes it."""
@@ -321,6 +326,8 @@ def _append(
     if expected != actual:
         raise ConcurrencyConflict(run_id, expected, actual)
     check_batch(run_id, expected, events)
+    payloads = _content.store(conn, run_id, packed)
+    rows = [(e.run_id, e.seq, e.at.isoformat(), e.type, p) for e, p in zip(events, payloads, strict=True)]
     try:
         conn.executemany("INSERT INTO events (run_id, seq, at, type, payload) VALUES (?, ?, ?, ?, ?)", rows)
     except sqlite3.IntegrityError:
@@ -348,17 +355,10 @@ def _load(conn: sqlite3.Connection, run_id: str, after_seq: int) -> list[Event]:
     rows = conn.execute(
         "SELECT seq, at, type, payload FROM events WHERE run_id = ? AND seq > ? ORDER BY seq", (run_id, after_seq)
     ).fetchall()
-    events: list[Event] = []
-    expected = max(after_seq, -1) + 1
-    for seq, at, tag, payload in rows:
-        if seq != expected:
-            raise CorruptEvent(run_id, expected, f"the journal has no seq {expected}; the next row is seq {seq}")
-        try:
-            events.append(event_from_columns(run_id, seq, at, tag, payload))
-        except (TypeError, ValueError) as exc:  # a NULL or a non-text column written by hand
-            raise CorruptEvent(run_id, seq, str(exc), event_type=tag) from exc
-        expected += 1
-    return events
+    try:
+        return _content.load(conn, run_id, rows, after_seq)
+    except (TypeError, ValueError) as exc:  # a NULL or a non-text column written by hand
+        raise CorruptEvent(run_id, after_seq + 1, str(exc)) from exc
 
 
 def _list_runs(conn: sqlite3.Connection, limit: int, thread_id: str | None) -> list[RunSummary]:
@@ -375,6 +375,7 @@ def _list_runs(conn: sqlite3.Connection, limit: int, thread_id: str | None) -> l
 
 
 def _delete_run(conn: sqlite3.Connection, run_id: str) -> None:
+    _content.release(conn, run_id)
     conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
     conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
     conn.execute("DELETE FROM snapshots WHERE key = ?", (f"run:{run_id}",))
@@ -385,6 +386,9 @@ def _acquire_lease(conn: sqlite3.Connection, name: str, owner: str, ttl_s: float
     held = conn.execute("SELECT owner, expires_at FROM leases WHERE name = ?", (name,)).fetchone()
     if held is not None and held[0] != owner and held[1] > now:
         raise LeaseHeld(name, held[0], held[1] - now)
+    # A finished run's lease is left to expire rather than released (that would cost a commit),
+    # so expired ones are swept here, in a transaction that writes anyway.
+    conn.execute("DELETE FROM leases WHERE expires_at < ?", (now - _LEASE_GRACE_S,))
     conn.execute("INSERT OR REPLACE INTO leases (name, owner, expires_at) VALUES (?, ?, ?)", (name, owner, now + ttl_s))
     return Lease(name, owner, ttl_s)
 

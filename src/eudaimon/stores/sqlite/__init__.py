@@ -1,0 +1,11 @@
+"""`SqliteStore`: the embedded default journal — one file, WAL, group commit (DESIGN §5).
+
+`_store` holds the store, its worker thread and the compare-and-append; `_content` the
+content-addressed texts and messages that events point to (`eudaimon.core.packing`).
+"""
+
+from __future__ import annotations
+
+from eudaimon.stores.sqlite._store import SqliteStore, Synchronous
+
+__all__ = ["SqliteStore", "Synchronous"]
