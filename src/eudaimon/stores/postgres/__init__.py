@@ -1,7 +1,8 @@
 """`PostgresStore`: the journal shared by many machines (DESIGN §5).
 
 `_store` holds the store and its connection handling, `_sql` the tables and statements (and why
-each write is a single statement), `_dsn` what of a DSN may be shown.
+most writes are a single statement), `_content` the texts and messages events point to
+(`eudaimon.core.packing`), `_dsn` what of a DSN may be shown.
 """
 
 from __future__ import annotations

@@ -8,12 +8,13 @@ Why it is built this way:
   ends (`asyncio.run` cancels it on the way out), so a store nobody closed neither hangs the
   loop's shutdown nor leaks connections; a new loop simply gets a new pool. A loop still
   running in another thread keeps its own pool.
-- The schema is created on first use, once per store, on a connection of its own, in one
-  transaction holding a PostgreSQL advisory lock: two processes starting at once do not race
-  their `CREATE … IF NOT EXISTS` into a catalog conflict.
-- Every write is one autocommit statement (see `_sql`), so an append is one round trip and one
-  commit; PostgreSQL already shares one WAL flush among commits that arrive together (its own
-  group commit), so the store needs no queue of its own.
+- The schema is created (or upgraded from version 1) on first use, once per store, on a
+  connection of its own, in one transaction holding a PostgreSQL advisory lock: two processes
+  starting at once do not race their `CREATE … IF NOT EXISTS` into a catalog conflict.
+- A write is one autocommit statement (see `_sql`), so an append of a step is one round trip and
+  one commit; PostgreSQL already shares one WAL flush among commits that arrive together (its
+  own group commit), so the store needs no queue of its own. An append that stores long texts
+  or history messages (`_content`), or a snapshot, is one transaction of a few statements.
 - The DSN may hold a password: it is kept private, the repr shows host and database only, and
   connection errors are re-raised as `JournalError`s naming host and database, never the DSN.
 """
@@ -34,10 +35,11 @@ from psycopg import AsyncConnection
 from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool
 
-from eudaimon.core.codec import event_from_columns, payload_to_json
 from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, CorruptEvent, JournalError, LeaseHeld
 from eudaimon.core.events import Event
+from eudaimon.core.packing import PackedBatch, Row, pack
 from eudaimon.stores.base import Lease, RunSummary, Snapshot, check_batch, summary_fields
+from eudaimon.stores.postgres import _content
 from eudaimon.stores.postgres._dsn import parse_dsn
 from eudaimon.stores.postgres._sql import LOCK_CLASS, SCHEMA_VERSION, Statements
 
@@ -164,18 +166,11 @@ class PostgresStore:
             if actual != expected_seq:
                 raise ConcurrencyConflict(run_id, expected_seq, actual) from None
             raise
-        params = _append_params(run_id, expected_seq, batch)
+        packed = pack(batch)  # encoded before any connection is taken
+        params = _append_params(run_id, expected_seq, batch, packed)
         async with self._connection() as conn:
             try:
-                sql = self._sql.create_run if expected_seq == 0 else self._sql.extend_run
-                if snapshot is None:  # one autocommit statement: one round trip
-                    appended = (await conn.execute(sql, params)).rowcount == len(batch)
-                else:
-                    async with conn.transaction():
-                        appended = (await conn.execute(sql, params)).rowcount == len(batch)
-                        if appended:
-                            values = (snapshot.key, snapshot.version, snapshot.data)
-                            await conn.execute(self._sql.save_snapshot, values)
+                appended = await self._append(conn, params, packed, snapshot)
             except psycopg.errors.UniqueViolation:
                 # `runs` disagrees with `events` (a hand edit, a foreign writer): the key still fences.
                 top = await conn.execute(self._sql.top_seq, (run_id,))
@@ -190,22 +185,12 @@ class PostgresStore:
         """The run's events with seq > `after_seq`, in order; `[]` for an unknown run.
 
         Raises:
-            CorruptEvent, UnknownEventType: a row does not parse; it names the run and the seq.
+            CorruptEvent, UnknownEventType: a row does not parse, or names a text or message the
+                store does not have; it names the run and the seq.
         """
         async with self._connection() as conn:
             rows = await (await conn.execute(self._sql.load, (run_id, after_seq))).fetchall()
-        events: list[Event] = []
-        expected = max(after_seq, -1) + 1
-        for seq, at, at_offset, tag, payload in rows:
-            if seq != expected:
-                raise CorruptEvent(run_id, expected, f"the journal has no seq {expected}; the next row is seq {seq}")
-            try:
-                written_at = _as_written(at, at_offset)
-            except (TypeError, ValueError, OverflowError) as exc:  # an offset written by hand
-                raise CorruptEvent(run_id, seq, f"bad time {at!r} {at_offset!r}: {exc}", event_type=tag) from exc
-            events.append(event_from_columns(run_id, seq, written_at.isoformat(), tag, payload))
-            expected += 1
-        return events
+            return await _content.load(conn, self._sql, run_id, _written_rows(run_id, rows), after_seq)
 
     async def list_runs(self, *, limit: int = 50, thread_id: str | None = None) -> list[RunSummary]:
         """Runs, most recently updated first (ties: oldest run first, as `MemoryStore`); times in UTC."""
@@ -220,10 +205,12 @@ class PostgresStore:
         ]
 
     async def delete_run(self, run_id: str) -> None:
-        """Remove the run's events, summary and `run:<id>` snapshot in one transaction."""
-        async with self._connection() as conn:
+        """Remove the run's events, summary and `run:<id>` snapshot, and the texts and messages
+        no other run reaches, in one transaction."""
+        async with self._connection() as conn, conn.transaction():
+            released = await _content.release(conn, self._sql, run_id)
             row = await (await conn.execute(self._sql.delete_run, {"run": run_id, "key": f"run:{run_id}"})).fetchone()
-        if row is not None and row[0]:
+        if released or (row is not None and row[0]):
             self._commits += 1
 
     async def acquire_lease(self, name: str, owner: str, ttl_s: float) -> Lease:
@@ -356,15 +343,44 @@ class PostgresStore:
                 if exists is None or exists[0] is None:
                     for statement in self._sql.ddl:
                         await conn.execute(statement)
-                row = await (await conn.execute(self._sql.schema_version)).fetchone()
+                version = await self._schema_version(conn)
+                if version == 1:  # texts and messages inline: add their tables, the rows read as they are
+                    for statement in self._sql.upgrade_from_1:
+                        await conn.execute(statement)
+                    version = await self._schema_version(conn)
         except psycopg.Error as exc:
             raise self._target.failed(self.schema, exc) from exc
-        version = int(row[0]) if row else 0
         if version != SCHEMA_VERSION:
             raise JournalError(
                 f"the PostgreSQL journal at {self._target} (schema {self.schema}) has schema version {version}; "
                 f"this eudaimon reads version {SCHEMA_VERSION} — upgrade eudaimon, or use another schema"
             )
+
+    async def _append(
+        self, conn: _Connection, params: dict[str, Any], packed: PackedBatch, snapshot: Snapshot | None
+    ) -> bool:
+        """Claim the run and write the batch; whether the claim held (if not, nothing is written)."""
+        content = bool(packed.texts or packed.messages)
+        first = params["expected"] == 0
+        if not content and snapshot is None:  # most steps: one autocommit statement, one round trip
+            sql = self._sql.create_run if first else self._sql.extend_run
+            return (await conn.execute(sql, params)).rowcount == len(params["seqs"])
+        async with conn.transaction():
+            if content:
+                params = {**params, **await _content.store(conn, self._sql, packed)}
+                sql = self._sql.create_run_content if first else self._sql.extend_run_content
+            else:
+                sql = self._sql.create_run if first else self._sql.extend_run
+            appended = (await conn.execute(sql, params)).rowcount == len(params["seqs"])
+            if not appended:
+                raise psycopg.Rollback  # the messages inserted for the batch go too
+            if snapshot is not None:
+                await conn.execute(self._sql.save_snapshot, (snapshot.key, snapshot.version, snapshot.data))
+        return appended
+
+    async def _schema_version(self, conn: _Connection) -> int:
+        row = await (await conn.execute(self._sql.schema_version)).fetchone()
+        return int(row[0]) if row else 0
 
     async def _next_seq(self, run_id: str) -> int:
         async with self._connection() as conn:
@@ -372,8 +388,8 @@ class PostgresStore:
         return int(row[0]) if row else 0
 
 
-def _append_params(run_id: str, expected_seq: int, batch: Sequence[Event]) -> dict[str, Any]:
-    """The parameters of both append statements; payloads are encoded before any connection is taken."""
+def _append_params(run_id: str, expected_seq: int, batch: Sequence[Event], packed: PackedBatch) -> dict[str, Any]:
+    """The parameters of the append statements (an append with content replaces the payloads)."""
     agent, thread_id = summary_fields(batch)
     last = batch[-1]
     return {
@@ -389,8 +405,20 @@ def _append_params(run_id: str, expected_seq: int, batch: Sequence[Event]) -> di
         "ats": [_instant(e.at) for e in batch],
         "offsets": [e.at.utcoffset() for e in batch],
         "types": [e.type for e in batch],
-        "payloads": [payload_to_json(e.data) for e in batch],
+        "payloads": [] if packed.messages else packed.payloads(),  # with messages: once they are numbered
     }
+
+
+def _written_rows(run_id: str, rows: Sequence[tuple[Any, ...]]) -> list[Row]:
+    """Loaded rows as `StoredRows` reads them: each time as its writer gave it, in ISO 8601."""
+    written: list[Row] = []
+    for seq, at, at_offset, tag, payload in rows:
+        try:
+            iso = _as_written(at, at_offset).isoformat()
+        except (TypeError, ValueError, OverflowError) as exc:  # an offset written by hand
+            raise CorruptEvent(run_id, seq, f"bad time {at!r} {at_offset!r}: {exc}", event_type=tag) from exc
+        written.append((seq, iso, tag, payload))
+    return written
 
 
 def _instant(at: datetime) -> datetime:
