@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from eudaimon._build import build_runtime_config
@@ -22,18 +21,15 @@ from eudaimon.response import AgentResponse
 from eudaimon.retry import ToolRetryPolicy
 from eudaimon.runtime import operations
 from eudaimon.runtime.cancel import CancellationToken
+from eudaimon.runtime.clock import new_message_id
 from eudaimon.runtime.config import ApprovalPolicy
 from eudaimon.runtime.journal import RunJournal
+from eudaimon.runtime.leases import LeaseKeeper
 from eudaimon.runtime.runs import RunDriver
-from eudaimon.runtime.threads import holding_thread, thread_state
+from eudaimon.runtime.threads import hold_thread, thread_state
 from eudaimon.stores.base import EventStore
 from eudaimon.streaming import StreamEvent
 from eudaimon.tools import Tool
-
-
-@dataclass(slots=True)
-class _Turn:
-    journal: RunJournal | None = None
 
 
 class Agent:
@@ -143,11 +139,12 @@ class Agent:
             MaxIterations, Cancelled, BudgetExceeded, OutputRejected, RunFailedError: the run
                 ended without an answer; `error.run_id` names its journal.
         """
-        turn = _Turn()
-        async for _ in self._turn(turn, input, thread_id, run_id, cancel, stream_model=False, wait=wait):
-            pass
-        assert turn.journal is not None
-        return self._driver.respond(turn.journal.state)
+        keeper, journal = await self._begin(input, thread_id, run_id, wait)
+        try:
+            await self._driver.run(journal, cancel)
+        finally:
+            await keeper.release()
+        return self._driver.respond(journal.state)
 
     async def prompt_stream(
         self,
@@ -160,8 +157,12 @@ class Agent:
     ) -> AsyncIterator[StreamEvent]:
         """The same run as `prompt`, yielding text and tool-call deltas, tool results, usage
         per iteration and `Done`. A run that ends badly yields `Error` before `Done`."""
-        async for event in self._turn(_Turn(), input, thread_id, run_id, cancel, stream_model=True, wait=wait):
-            yield event
+        keeper, journal = await self._begin(input, thread_id, run_id, wait)
+        try:
+            async for event in self._driver.drive(journal, cancel, stream_model=True):
+                yield event
+        finally:
+            await keeper.release()
 
     async def prompt_with_cancellation(self, input: str, cancel: CancellationToken) -> AgentResponse:
         return await self.prompt(input, cancel=cancel)
@@ -175,8 +176,7 @@ class Agent:
         journal = self._driver.start(
             list(messages), input=messages[-1].content, thread_id=None, run_id=run_id, uses_memory=False
         )
-        async for _ in self._driver.drive(journal, cancel, stream_model=False):
-            pass
+        await self._driver.run(journal, cancel)
         return self._driver.respond(journal.state)
 
     def prompt_sync(self, input: str, **options: Any) -> AgentResponse:
@@ -187,34 +187,33 @@ class Agent:
             return asyncio.run(self.prompt(input, **options))
         raise EudaimonError("prompt_sync was called inside a running event loop; use `await agent.prompt(...)`")
 
-    async def _turn(
-        self,
-        turn: _Turn,
-        input: str,
-        thread_id: str | None,
-        run_id: str | None,
-        cancel: CancellationToken | None,
-        *,
-        stream_model: bool,
-        wait: bool,
-    ) -> AsyncIterator[StreamEvent]:
-        """One prompt: guardrails, then, holding the thread, history, the run and memory."""
+    async def _begin(
+        self, input: str, thread_id: str | None, run_id: str | None, wait: bool
+    ) -> tuple[LeaseKeeper, RunJournal]:
+        """One prompt's start: guardrails, then, holding the thread, history and `run_started`.
+
+        The caller drives the run and then releases the thread's lease returned.
+        """
         text = await run_input_guardrails(self.input_guardrails, input) if self.input_guardrails else input
         thread = thread_id or self.default_thread
-        async with holding_thread(self.store, thread, wait=wait):
+        keeper = await hold_thread(self.store, thread, wait=wait, ttl_s=self._driver.lease_ttl_s)
+        try:
             history = await self.memory.get_messages(thread_id) if self.memory is not None else []
             carried = (await thread_state(self.store, thread)).guardrail_retries if self._carries_rejections else 0
-            system = [Message.system(self.system_prompt)] if self.system_prompt else []
-            turn.journal = self._driver.start(
-                [*system, *history, Message.user(text)],
+            # Ids given here, at construction, spare `start` a copy of each message to give one.
+            system = [Message.system(self.system_prompt, id=new_message_id())] if self.system_prompt else []
+            journal = self._driver.start(
+                [*system, *history, Message.user(text, id=new_message_id())],
                 input=text,
                 thread_id=thread,
                 run_id=run_id,
                 memory_thread=thread_id,
                 guardrail_retries=carried,
             )
-            async for event in self._driver.drive(turn.journal, cancel, stream_model=stream_model):
-                yield event
+        except BaseException:
+            await keeper.release()
+            raise
+        return keeper, journal
 
     async def thread(self, thread_id: str | None = None) -> ThreadState:
         """The thread's snapshot: turns, usage, consecutive guardrail rejections, cost."""
@@ -235,8 +234,7 @@ class Agent:
         (or raises `LeaseHeld` when `wait=False`).
         """
         journal = await self._driver.reopen(run_id)
-        async for _ in self._driver.drive(journal, cancel, stream_model=False, wait=wait):
-            pass
+        await self._driver.run(journal, cancel, wait=wait)
         return self._driver.respond(journal.state)
 
     async def approve(

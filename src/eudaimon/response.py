@@ -38,7 +38,8 @@ class AgentResponse:
             usage=state.usage,
             cost=state.cost_usd,
             structured_output=structured,
-            pending_approvals=state.awaiting_approval(),
+            # Only a paused run can have calls awaiting approval.
+            pending_approvals=state.awaiting_approval() if state.status.is_paused else [],
         )
 
 

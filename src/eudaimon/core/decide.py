@@ -14,7 +14,7 @@ from enum import StrEnum
 
 from eudaimon.core.effects import ToolTraits
 from eudaimon.core.messages import Role
-from eudaimon.core.state import CallStatus, PendingCall, RunState, Status
+from eudaimon.core.state import TERMINAL_STATUSES, CallStatus, PendingCall, RunState, Status
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,11 +88,11 @@ Step = CallModel | RunTools | AwaitApproval | AwaitReconciliation | Finish | Fai
 
 
 def next_step(state: RunState, config: DecideConfig) -> Step:
-    if state.status.is_terminal:
+    if state.status in TERMINAL_STATUSES:
         return Stop(state.status)
     if state.pending:
         return _next_for_batch(state, config)
-    last = state.last_message
+    last = state.messages[-1] if state.messages else None
     if last is not None and last.role is Role.ASSISTANT and not last.tool_calls:
         return Finish(last.content)
     if state.finish_rejections >= config.max_finish_rejections:

@@ -32,8 +32,8 @@ class FunctionModel:
 
     async def generate(self, request: ChatRequest) -> ChatResponse:
         result = self._fn(request)
-        if inspect.isawaitable(result):
-            result = await result
+        if not isinstance(result, str | Message | ChatResponse) and inspect.isawaitable(result):
+            result = await result  # an async fn
         if isinstance(result, ChatResponse):
             return result
         message = Message.assistant(result) if isinstance(result, str) else result

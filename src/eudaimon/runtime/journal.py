@@ -30,7 +30,10 @@ class RunJournal:
         self.snapshot_every = snapshot_every
         self._committed_seq = state.next_seq
         self._buffer: list[Event] = []
-        self._flushing = asyncio.Lock()
+        # One commit at a time, without the cost of an `asyncio.Lock` when uncontended (the
+        # loop flushes twice a step, nearly always alone).
+        self._committing = False
+        self._waiters: list[asyncio.Future[None]] = []
 
     @property
     def run_id(self) -> str:
@@ -48,8 +51,9 @@ class RunJournal:
         self._committed_seq = state.next_seq
 
     def record(self, data: EventData) -> Event:
-        event = Event(self.state.run_id, self.state.next_seq, now(), data.type, data)
-        self.state.apply(event)
+        state = self.state
+        event = Event(state.run_id, state.next_seq, now(), data.type, data)
+        state.apply(event)
         self._buffer.append(event)
         return event
 
@@ -58,15 +62,27 @@ class RunJournal:
 
         Every `snapshot_every` events the folded state rides along too, in the same transaction.
         """
-        async with self._flushing:
-            if not self._buffer:
-                return
-            if self.guard is not None:
-                self.guard()
-            batch, self._buffer = self._buffer, []
-            before, after = self._committed_seq, self._committed_seq + len(batch)
-            snapshot = None
-            if self.snapshot_every and before // self.snapshot_every != after // self.snapshot_every:
-                snapshot = Snapshot(f"run:{self.run_id}", after - 1, state_to_json(self.state))
+        while self._committing:
+            # Another caller's commit is in flight: wait for it, then commit what it left.
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            await waiter
+        if not self._buffer:
+            return
+        if self.guard is not None:
+            self.guard()
+        batch, self._buffer = self._buffer, []
+        before, after = self._committed_seq, self._committed_seq + len(batch)
+        snapshot = None
+        if self.snapshot_every and before // self.snapshot_every != after // self.snapshot_every:
+            snapshot = Snapshot(f"run:{self.run_id}", after - 1, state_to_json(self.state))
+        self._committing = True
+        try:
             await self.store.append(self.state.run_id, before, batch, snapshot)
             self._committed_seq = after
+        finally:
+            self._committing = False
+            waiters, self._waiters = self._waiters, []
+            for waiter in waiters:
+                if not waiter.done():  # a waiter cancelled meanwhile is done
+                    waiter.set_result(None)

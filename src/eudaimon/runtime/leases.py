@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import os
 import secrets
 import socket
@@ -26,15 +27,26 @@ def lease_ttl_s() -> float:
     return float(os.environ.get("EUDAIMON_LEASE_TTL_S", DEFAULT_TTL_S))
 
 
-_PROCESS: tuple[int, str] | None = None
+_PROCESS: str | None = None
+_DRIVERS = itertools.count()
+
+
+def _forget_process() -> None:
+    global _PROCESS
+    _PROCESS = None  # a forked child is another owner
+
+
+if hasattr(os, "register_at_fork"):  # POSIX; elsewhere there is no fork
+    os.register_at_fork(after_in_child=_forget_process)
 
 
 def new_owner() -> str:
-    """Names this driver in lease tables: host, pid and a nonce (two drivers in one process differ)."""
+    """Names this driver in lease tables: host, pid and a nonce drawn once per process (a later
+    process with the same pid differs), then a counter (two drivers in one process differ)."""
     global _PROCESS
-    if _PROCESS is None or _PROCESS[0] != os.getpid():  # a forked child is another owner
-        _PROCESS = (os.getpid(), f"{socket.gethostname()}:{os.getpid()}")
-    return f"{_PROCESS[1]}:{secrets.token_hex(4)}"
+    if _PROCESS is None:
+        _PROCESS = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+    return f"{_PROCESS}.{next(_DRIVERS)}"
 
 
 class LeaseKeeper:

@@ -8,7 +8,7 @@ new process after a crash or a human decision continues exactly where the journa
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, MutableSequence, Sequence
 from dataclasses import replace
 
 from eudaimon.core.decide import (
@@ -34,7 +34,7 @@ from eudaimon.core.events import (
     ToolOutcomeUnknown,
 )
 from eudaimon.core.groups import estimate_tokens, fit_to_budget
-from eudaimon.core.messages import Usage
+from eudaimon.core.messages import Message, Usage
 from eudaimon.core.state import RunState
 from eudaimon.guardrails import Block, RetryWithFeedback, Transform, run_output_guardrails
 from eudaimon.hooks import LoopState
@@ -44,34 +44,72 @@ from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.clock import monotonic_ms
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.journal import RunJournal
-from eudaimon.runtime.model_calls import ContextRejected, attempt
-from eudaimon.runtime.tool_calls import run_batch
+from eudaimon.runtime.model_calls import ContextRejected, attempt, call
+from eudaimon.runtime.tool_calls import prepare_batch, run_alone, run_together
 from eudaimon.streaming import Done, Error, StreamEvent
 from eudaimon.streaming import Usage as UsageEvent
 
 logger = logging.getLogger("eudaimon.runtime")
 
+_NO_USAGE = Usage()
+"""What a response that reports no usage is billed: one shared value, since `Usage` is frozen."""
+
 
 async def drive(
-    journal: RunJournal, cfg: RuntimeConfig, *, cancel: CancellationToken | None = None, stream_model: bool = False
+    journal: RunJournal,
+    cfg: RuntimeConfig,
+    *,
+    cancel: CancellationToken | None = None,
+    stream_model: bool = False,
+    emit: bool = True,
 ) -> AsyncIterator[StreamEvent]:
     """Run until the run completes, fails or waits for a human; yield what happens.
 
     `stream_model` asks the model for deltas (`prompt_stream`); otherwise each model call is
-    one `generate`. Either way the events journaled are the same.
+    one `generate`. With `emit=False` (a caller that wants only the outcome) nothing is built
+    or yielded. Either way the events journaled are the same.
     """
     state = journal.state
     try:
         while True:
             step = next_step(state, cfg.decide)
             if isinstance(step, CallModel):
-                if _stopped_before_call(journal, cfg, cancel):
+                if (cancel is not None or cfg.budget is not None) and _stopped_before_call(journal, cfg, cancel):
                     break
-                async for event in _model_turn(journal, cfg, step.step, stream_model):
+                number = step.step
+                request, response, started = await _before_call(journal, cfg, number)
+                if response is None:
+                    try:
+                        if stream_model:
+                            async for item in attempt(
+                                journal, cfg.model, request, step=number, stream=True, retry=cfg.model_retry
+                            ):
+                                if isinstance(item, ChatResponse):
+                                    response = item
+                                elif emit:
+                                    yield item
+                        else:
+                            response = await call(journal, cfg.model, request, step=number, retry=cfg.model_retry)
+                    except ContextRejected as exc:
+                        if emit:
+                            yield Error(f"context too long, retrying with less history: {exc}")
+                        continue
+                    assert response is not None
+                for event in await _after_call(journal, cfg, number, request, response, started, emit):
                     yield event
             elif isinstance(step, RunTools):
-                async for result in run_batch(journal, cfg, step, cancel):
-                    yield result
+                ready, settled = await prepare_batch(journal, cfg, step)
+                if emit:
+                    for result in settled:
+                        yield result
+                if len(ready) == 1 and cancel is None:
+                    result = await run_alone(journal, cfg, ready[0])
+                    if emit:
+                        yield result
+                elif ready:
+                    async for result in run_together(journal, cfg, ready, cancel):
+                        if emit:
+                            yield result
                 if cancel is not None and cancel.is_cancelled:
                     journal.record(RunCancelled(reason=cancel.reason))
                     break
@@ -82,8 +120,8 @@ async def drive(
                 if state.status.is_terminal and cfg.hooks is not None:
                     await cfg.hooks.on_iteration_end(_loop_state(state, cfg, state.steps))
             elif isinstance(step, AwaitReconciliation):
-                for call in step.outcome_unknown:
-                    journal.record(ToolOutcomeUnknown(call_id=call.id, tool=call.name))
+                for unknown in step.outcome_unknown:
+                    journal.record(ToolOutcomeUnknown(call_id=unknown.id, tool=unknown.name))
                 break
             elif isinstance(step, AwaitApproval | Stop):
                 break
@@ -104,6 +142,8 @@ async def drive(
             except Exception:
                 logger.exception("an on_error hook raised while reporting %r", exc)
     await journal.flush()
+    if not emit:
+        return
     if state.error and state.status.is_terminal and state.status != "completed":
         yield Error(state.error)
     yield Done(state.run_id, state.status.value)
@@ -125,44 +165,53 @@ def _loop_state(state: RunState, cfg: RuntimeConfig, iteration: int) -> LoopStat
     return LoopState(iteration=iteration, max_iterations=cfg.decide.max_iterations, run_id=state.run_id)
 
 
+SHARE_FROM = 128
+"""A history this long is shared with the request through a `History` view, so a step costs the
+same however long the run; a shorter one is copied, which is cheaper than the view's accesses."""
+
+
 def build_request(state: RunState, cfg: RuntimeConfig) -> ChatRequest:
+    messages: MutableSequence[Message]
     if state.input_budget_tokens is not None:
         messages = History(fit_to_budget(state.messages, state.input_budget_tokens))
-    else:
+    elif len(state.messages) >= SHARE_FROM:
         messages = History(state.messages)
+    else:
+        messages = state.messages[:]
     return ChatRequest(messages, cfg.tool_specs, cfg.temperature, cfg.max_tokens)
 
 
-async def _model_turn(
-    journal: RunJournal, cfg: RuntimeConfig, step: int, stream_model: bool
-) -> AsyncIterator[StreamEvent]:
-    state = journal.state
+async def _before_call(
+    journal: RunJournal, cfg: RuntimeConfig, step: int
+) -> tuple[ChatRequest, ChatResponse | None, float]:
+    """The request for this step, and a response when middleware short-circuits the call."""
     if cfg.hooks is not None:
-        await cfg.hooks.on_iteration_start(_loop_state(state, cfg, step))
-    request = build_request(state, cfg)
+        await cfg.hooks.on_iteration_start(_loop_state(journal.state, cfg, step))
+    request = build_request(journal.state, cfg)
     started = monotonic_ms()
-    response: ChatResponse | None = None
-    if cfg.middleware is not None:
-        response = await cfg.middleware.run_on_request(request)
-    if response is None:
-        try:
-            async for item in attempt(
-                journal, cfg.model, request, step=step, stream=stream_model, retry=cfg.model_retry
-            ):
-                if isinstance(item, ChatResponse):
-                    response = item
-                else:
-                    yield item
-        except ContextRejected as exc:
-            yield Error(f"context too long, retrying with less history: {exc}")
-            return
-        assert response is not None
+    response = await cfg.middleware.run_on_request(request) if cfg.middleware is not None else None
+    return request, response, started
+
+
+_NOTHING: tuple[StreamEvent, ...] = ()
+
+
+async def _after_call(
+    journal: RunJournal,
+    cfg: RuntimeConfig,
+    step: int,
+    request: ChatRequest,
+    response: ChatResponse,
+    started: float,
+    emit: bool,
+) -> Sequence[StreamEvent]:
+    """Judge and journal the model's answer; return the stream events it makes (if `emit`)."""
     if cfg.middleware is not None:
         response = await cfg.middleware.run_on_response(response)
     if cfg.hooks is not None:
         await cfg.hooks.on_model_response(response)
     served_by = response.model or cfg.model.model_id
-    usage = response.usage or Usage()
+    usage = response.usage or _NO_USAGE
     cost = cfg.price(served_by, usage) if cfg.price is not None else None
     message = response.message
     if not message.tool_calls and cfg.output_guardrails:
@@ -178,9 +227,12 @@ async def _model_turn(
                     model=served_by,
                 )
             )
-            yield Error(f"answer rejected by an output guardrail: {verdict.feedback}")
-            yield _usage_event(cfg, served_by, step, request, response, usage, cost)  # billed all the same
-            return
+            if not emit:
+                return _NOTHING
+            return (
+                Error(f"answer rejected by an output guardrail: {verdict.feedback}"),
+                _usage_event(cfg, served_by, step, request, response, usage, cost),  # billed all the same
+            )
         if isinstance(verdict, Block):
             journal.record(
                 ModelFailed(
@@ -192,14 +244,13 @@ async def _model_turn(
                 )
             )
             journal.record(RunFailed(error=f"{verdict.guardrail}: {verdict.reason}", kind="GuardrailBlocked"))
-            yield _usage_event(cfg, served_by, step, request, response, usage, cost)
-            return
+            return (_usage_event(cfg, served_by, step, request, response, usage, cost),) if emit else _NOTHING
         if isinstance(verdict, Transform):
             message = replace(message, content=verdict.text)
     journal.record(
         ModelCalled(
             step=step,
-            request_id=state.open_attempt or "",
+            request_id=journal.state.open_attempt or "",
             message=message,
             usage=usage,
             cost_usd=cost,
@@ -208,7 +259,7 @@ async def _model_turn(
             stop_reason=str(response.stop_reason),
         )
     )
-    yield _usage_event(cfg, served_by, step, request, response, usage, cost)
+    return (_usage_event(cfg, served_by, step, request, response, usage, cost),) if emit else _NOTHING
 
 
 def _usage_event(

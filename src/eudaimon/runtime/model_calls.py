@@ -44,7 +44,7 @@ class ContextRejected(Exception):
 def request_digest(request: ChatRequest, state_messages: int, last_id: str) -> str:
     """Identifies a request without hashing the whole history: within a run, messages are
     append-only with stable ids, so the count and the last id name the history's prefix."""
-    tools = ",".join(t.name for t in request.tools)
+    tools = ",".join([t.name for t in request.tools])
     key = f"{state_messages}|{len(request.messages)}|{last_id}|{tools}|{request.temperature}|{request.max_tokens}"
     return hashlib.sha256(key.encode()).hexdigest()
 
@@ -63,67 +63,102 @@ async def attempt(
     Raises `ContextRejected` after journaling a context rejection, or the `ModelError` after
     journaling `model_failed`.
     """
-    state = journal.state
-    request_id = new_request_id()
-    last_id = state.messages[-1].id if state.messages else ""
-    journal.record(
-        ModelAttemptStarted(
-            step=step,
-            request_id=request_id,
-            request_digest=request_digest(request, len(state.messages), last_id),
-            model=model.model_id,
-        )
-    )
-    await journal.flush()
+    if not stream:
+        yield await call(journal, model, request, step=step, retry=retry)
+        return
+    request_id = await _start(journal, model, request, step)
     retries = 0
     while True:
         content_seen = False
         try:
-            if stream:
-                response: ChatResponse | None = None
-                async for item in model.stream(request):
-                    if isinstance(item, ChatResponse):
-                        response = item
-                    else:
-                        content_seen = True
-                        yield item
-                if response is None:
-                    raise ModelResponseInvalid("the model's stream ended without a response", model=model.model_id)
-                yield response
-            else:
-                yield await model.generate(request)
+            response: ChatResponse | None = None
+            async for item in model.stream(request):
+                if isinstance(item, ChatResponse):
+                    response = item
+                else:
+                    content_seen = True
+                    yield item
+            if response is None:
+                raise ModelResponseInvalid("the model's stream ended without a response", model=model.model_id)
+            yield response
             return
-        except ModelRetryableError as exc:
-            if content_seen or retries >= retry.max_retries:
-                await _fail(journal, step, request_id, model, exc, content_seen)
-                raise
-            retries += 1
-            delay = retry.delay_for(retries, getattr(exc, "retry_after_s", None))
-            journal.record(
-                ModelRetryScheduled(
-                    step=step, request_id=request_id, retry_number=retries, delay_ms=round(delay * 1000), error=str(exc)
-                )
-            )
-            await journal.flush()
-            await asyncio.sleep(delay)
-        except ContextTooLong as exc:
-            journal.record(
-                ModelContextRejected(
-                    step=step,
-                    request_id=request_id,
-                    input_budget_tokens=smaller_budget(request, exc),
-                    error=str(exc),
-                )
-            )
-            raise ContextRejected(str(exc)) from exc
         except ModelError as exc:
-            await _fail(journal, step, request_id, model, exc, content_seen)
-            raise
+            retries = await _after_failure(journal, model, request, exc, step, request_id, retries, retry, content_seen)
 
 
-async def _fail(
-    journal: RunJournal, step: int, request_id: str, model: Model, exc: ModelError, content_seen: bool
-) -> None:
+async def call(
+    journal: RunJournal, model: Model, request: ChatRequest, *, step: int, retry: RetrySettings
+) -> ChatResponse:
+    """`attempt` without streaming: the same records and retries, and no generator to drive,
+    since nothing arrives before the response."""
+    request_id = await _start(journal, model, request, step)
+    retries = 0
+    while True:
+        try:
+            return await model.generate(request)
+        except ModelError as exc:
+            retries = await _after_failure(journal, model, request, exc, step, request_id, retries, retry, False)
+
+
+async def _start(journal: RunJournal, model: Model, request: ChatRequest, step: int) -> str:
+    """Commit `model_attempt_started`: the attempt is durable before the model is called."""
+    state = journal.state
+    request_id = new_request_id()
+    messages = state.messages
+    journal.record(
+        ModelAttemptStarted(
+            step=step,
+            request_id=request_id,
+            request_digest=request_digest(request, len(messages), messages[-1].id if messages else ""),
+            model=model.model_id,
+        )
+    )
+    await journal.flush()
+    return request_id
+
+
+async def _after_failure(
+    journal: RunJournal,
+    model: Model,
+    request: ChatRequest,
+    exc: ModelError,
+    step: int,
+    request_id: str,
+    retries: int,
+    retry: RetrySettings,
+    content_seen: bool,
+) -> int:
+    """Journal a failed call and wait out its backoff, returning the retries made so far; or
+    raise when the failure is final (after content, out of retries, or not retryable)."""
+    if isinstance(exc, ModelRetryableError):
+        if content_seen or retries >= retry.max_retries:
+            _fail(journal, step, request_id, model, exc, content_seen)
+            raise exc
+        retries += 1
+        delay = retry.delay_for(retries, getattr(exc, "retry_after_s", None))
+        journal.record(
+            ModelRetryScheduled(
+                step=step, request_id=request_id, retry_number=retries, delay_ms=round(delay * 1000), error=str(exc)
+            )
+        )
+        await journal.flush()
+        await asyncio.sleep(delay)
+        return retries
+    if isinstance(exc, ContextTooLong):
+        journal.record(
+            ModelContextRejected(
+                step=step,
+                request_id=request_id,
+                input_budget_tokens=smaller_budget(request, exc),
+                error=str(exc),
+            )
+        )
+        raise ContextRejected(str(exc)) from exc
+    _fail(journal, step, request_id, model, exc, content_seen)
+    raise exc
+
+
+def _fail(journal: RunJournal, step: int, request_id: str, model: Model, exc: ModelError, content_seen: bool) -> None:
     after = " after content had arrived" if content_seen else ""
     journal.record(
         ModelFailed(step=step, error=f"{type(exc).__name__}{after}: {exc}", request_id=request_id, model=model.model_id)

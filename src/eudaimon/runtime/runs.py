@@ -30,7 +30,7 @@ from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.clock import new_message_id, new_run_id
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.journal import SNAPSHOT_EVERY, RunJournal
-from eudaimon.runtime.leases import LeaseKeeper
+from eudaimon.runtime.leases import LeaseKeeper, lease_ttl_s
 from eudaimon.runtime.loop import drive
 from eudaimon.runtime.operations import load_state
 from eudaimon.stores.base import EventStore
@@ -55,6 +55,8 @@ class RunDriver:
         self.config_digest = config_digest
         # In memory the events are already at hand: a snapshot would only cost time.
         self.snapshot_every = 0 if isinstance(store, MemoryStore) else snapshot_every
+        self.lease_ttl_s = lease_ttl_s()
+        """`EUDAIMON_LEASE_TTL_S` as it was when the agent was built, for its run and thread leases."""
 
     def start(
         self,
@@ -86,25 +88,49 @@ class RunDriver:
     async def drive(
         self, journal: RunJournal, cancel: CancellationToken | None, *, stream_model: bool, wait: bool = True
     ) -> AsyncIterator[StreamEvent]:
-        """Drive a run under its lease. A run that already has events catches up with the
-        journal once the lease is ours, since its previous driver may have appended until the
-        last moment."""
+        """Drive a run under its lease, yielding its stream events."""
         if journal.state.status.is_terminal:
             yield Done(journal.run_id, journal.state.status.value)
             return
-        keeper = LeaseKeeper(self.store, f"run:{journal.run_id}")
+        keeper = await self._take_over(journal, wait)
+        try:
+            async for event in drive(journal, self.config, cancel=cancel, stream_model=stream_model):
+                yield event
+        finally:
+            await self._let_go(journal, keeper)
+        await self.remember(journal.state)
+
+    async def run(self, journal: RunJournal, cancel: CancellationToken | None, *, wait: bool = True) -> None:
+        """`drive` for a caller that wants only the outcome (`prompt`, `resume`): the same run,
+        with no stream event built and no generator between the caller and the loop."""
+        if journal.state.status.is_terminal:
+            return
+        keeper = await self._take_over(journal, wait)
+        try:
+            async for _ in drive(journal, self.config, cancel=cancel, emit=False):
+                pass
+        finally:
+            await self._let_go(journal, keeper)
+        await self.remember(journal.state)
+
+    async def _take_over(self, journal: RunJournal, wait: bool) -> LeaseKeeper:
+        """Take the run's lease. A run that already has events catches up with the journal once
+        the lease is ours, since its previous driver may have appended until the last moment."""
+        keeper = LeaseKeeper(self.store, f"run:{journal.run_id}", ttl_s=self.lease_ttl_s)
         await keeper.acquire(wait=wait)
         try:
             if journal.committed_seq > 0:
                 await _catch_up(self.store, journal)
-            journal.guard = keeper.check
-            async for event in drive(journal, self.config, cancel=cancel, stream_model=stream_model):
-                yield event
-        finally:
-            # A finished run is never driven again (resume returns at once), so its lease may
-            # just expire: releasing it would cost a commit for nothing.
-            await keeper.release(write=not journal.state.status.is_terminal)
-        await self.remember(journal.state)
+        except BaseException:
+            await self._let_go(journal, keeper)
+            raise
+        journal.guard = keeper.check
+        return keeper
+
+    async def _let_go(self, journal: RunJournal, keeper: LeaseKeeper) -> None:
+        # A finished run is never driven again (resume returns at once), so its lease may
+        # just expire: releasing it would cost a commit for nothing.
+        await keeper.release(write=not journal.state.status.is_terminal)
 
     async def reopen(self, run_id: str) -> RunJournal:
         return RunJournal(self.store, await load_state(self.store, run_id), snapshot_every=self.snapshot_every)

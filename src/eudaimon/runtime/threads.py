@@ -22,11 +22,20 @@ def snapshot_key(thread_id: str) -> str:
     return f"thread:{thread_id}"
 
 
+async def hold_thread(
+    store: EventStore, thread_id: str, *, wait: bool = True, ttl_s: float | None = None
+) -> LeaseKeeper:
+    """Take the thread's lease: a second prompt on the thread waits (or raises `LeaseHeld`).
+    The caller releases the keeper returned."""
+    keeper = LeaseKeeper(store, snapshot_key(thread_id), ttl_s=ttl_s)
+    await keeper.acquire(wait=wait)
+    return keeper
+
+
 @asynccontextmanager
 async def holding_thread(store: EventStore, thread_id: str, *, wait: bool = True) -> AsyncIterator[None]:
-    """Hold the thread's lease: a second prompt on the thread waits (or raises `LeaseHeld`)."""
-    keeper = LeaseKeeper(store, snapshot_key(thread_id))
-    await keeper.acquire(wait=wait)
+    """`hold_thread` for the length of a `with` block."""
+    keeper = await hold_thread(store, thread_id, wait=wait)
     try:
         yield
     finally:

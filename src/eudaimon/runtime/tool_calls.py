@@ -28,33 +28,46 @@ from eudaimon.tools import Tool, ToolArgumentsError, ToolContext, ToolPolicy
 
 
 @dataclass(slots=True)
-class _Ready:
+class Ready:
+    """A call whose intent is journaled: what executing it needs."""
+
     call: ToolCall
     tool: Tool
     arguments: dict[str, object]
     attempt: int
+    key: str
+    """The call's idempotency key, as its `tool_started` intent recorded it."""
 
 
-async def run_batch(
-    journal: RunJournal, cfg: RuntimeConfig, step: RunTools, cancel: CancellationToken | None
-) -> AsyncIterator[ToolResult]:
-    """Decide, journal and execute one batch; yield each result as it is recorded."""
+async def prepare_batch(
+    journal: RunJournal, cfg: RuntimeConfig, step: RunTools
+) -> tuple[list[Ready], list[ToolResult]]:
+    """Decide and journal one batch: the calls to execute, their intents committed, and the
+    results of the calls that will not run (denied, unknown tool, bad arguments), recorded.
+
+    Execute the calls with `run_alone` (one call, nothing to race it against: no task, no
+    generator) or `run_together`.
+    """
     for call in step.outcome_unknown:
         journal.record(ToolOutcomeUnknown(call_id=call.id, tool=call.name))
-    ready: list[_Ready] = []
+    ready: list[Ready] = []
+    settled: list[ToolResult] = []
     for plan in step.calls:
         outcome = await _prepare(journal, cfg, plan)
-        if isinstance(outcome, _Ready):
+        if isinstance(outcome, Ready):
             ready.append(outcome)
         elif outcome is not None:
-            yield outcome
+            settled.append(outcome)
     await journal.flush()
-    if ready:
-        async for result in _execute(journal, cfg, ready, cancel):
-            yield result
+    return ready, settled
 
 
-async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> _Ready | ToolResult | None:
+async def run_alone(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> ToolResult:
+    """Execute one call and record its result."""
+    return await _finish_call(journal, cfg, item, *await _run_one(journal, cfg, item))
+
+
+async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> Ready | ToolResult | None:
     call = ToolCall(plan.call.id, plan.call.name, plan.call.arguments)
     tool = cfg.tools.get(call.name)
     if plan.decision is Decision.DENY:
@@ -63,7 +76,10 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> _
         known = ", ".join(sorted(cfg.tools)) or "none"
         return _complete(journal, call, f"Unknown tool {call.name!r}; available tools: {known}", True)
     if plan.decision is Decision.POLICY:
-        policy = await _policy(cfg, call, tool)
+        if cfg.approval_policy is None:  # the default policy, without a coroutine to await
+            policy = ToolPolicy.REQUIRE_APPROVAL if tool.needs_approval else ToolPolicy.ALLOW
+        else:
+            policy = await _policy(cfg, call, tool)
         if policy is ToolPolicy.DENY:
             return _deny(journal, call, "denied by the approval policy")
         if policy is ToolPolicy.REQUIRE_APPROVAL:
@@ -93,15 +109,9 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> _
     if cfg.hooks is not None:
         # Before any call of the batch runs: a hook that raises fails the run with nothing started.
         await cfg.hooks.on_tool_call(call)
-    journal.record(
-        ToolStarted(
-            call_id=call.id,
-            tool=call.name,
-            idempotency_key=idempotency_key(journal.run_id, call.id),
-            attempt=plan.attempt,
-        )
-    )
-    return _Ready(call, tool, arguments, plan.attempt)
+    key = idempotency_key(journal.state.run_id, call.id)
+    journal.record(ToolStarted(call_id=call.id, tool=call.name, idempotency_key=key, attempt=plan.attempt))
+    return Ready(call, tool, arguments, plan.attempt, key)
 
 
 async def _reroute(cfg: RuntimeConfig, original: Tool, call: ToolCall) -> Tool | str:
@@ -150,15 +160,11 @@ def _complete(journal: RunJournal, call: ToolCall, output: str, is_error: bool, 
     return ToolResult(call.id, output, is_error)
 
 
-async def _execute(
-    journal: RunJournal, cfg: RuntimeConfig, ready: list[_Ready], cancel: CancellationToken | None
+async def run_together(
+    journal: RunJournal, cfg: RuntimeConfig, ready: list[Ready], cancel: CancellationToken | None
 ) -> AsyncIterator[ToolResult]:
-    if len(ready) == 1 and cancel is None:
-        # One call and nothing to race it against: no task to schedule.
-        item = ready[0]
-        output, is_error, duration_ms = await _run_one(journal, cfg, item)
-        yield await _finish_call(journal, cfg, item, output, is_error, duration_ms)
-        return
+    """Execute the calls in parallel, racing cancellation; yield each result as it is recorded,
+    in call order among those that finish together."""
     tasks = {asyncio.ensure_future(_run_one(journal, cfg, item)): item for item in ready}
     waiter = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
     try:
@@ -186,7 +192,7 @@ async def _execute(
 
 
 async def _finish_call(
-    journal: RunJournal, cfg: RuntimeConfig, item: _Ready, output: str, is_error: bool, duration_ms: int
+    journal: RunJournal, cfg: RuntimeConfig, item: Ready, output: str, is_error: bool, duration_ms: int
 ) -> ToolResult:
     result = _complete(journal, item.call, output, is_error, duration_ms)
     if cfg.hooks is not None:
@@ -194,7 +200,7 @@ async def _finish_call(
     return result
 
 
-def _abandon(journal: RunJournal, cfg: RuntimeConfig, running: list[_Ready]) -> None:
+def _abandon(journal: RunJournal, cfg: RuntimeConfig, running: list[Ready]) -> None:
     """Calls cut short by cancellation: what they did is unknown unless they only read."""
     for item in running:
         if item.tool.traits.rerunnable:
@@ -207,7 +213,7 @@ def _abandon(journal: RunJournal, cfg: RuntimeConfig, running: list[_Ready]) -> 
             journal.record(ToolOutcomeUnknown(call_id=item.call.id, tool=item.call.name))
 
 
-async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: _Ready) -> tuple[str, bool, int]:
+async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> tuple[str, bool, int]:
     """Execute with the retry policy; every attempt after the first is journaled as an intent.
 
     Only a tool that may run twice (READ, or WRITE declared idempotent) is retried: a plain
@@ -216,11 +222,11 @@ async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: _Ready) -> tup
     policy = None
     if cfg.tool_retry_policy is not None and item.tool.traits.rerunnable:
         policy = cfg.tool_retry_policy.policy_for(item.tool.name)
-    key = idempotency_key(journal.run_id, item.call.id)
+    key = item.key
     attempt = item.attempt
     started = time.perf_counter()
     while True:
-        ctx = ToolContext(journal.run_id, item.call.id, key, attempt)
+        ctx = ToolContext(journal.state.run_id, item.call.id, key, attempt)
         try:
             output = await item.tool.invoke(item.arguments, ctx)
             return output, False, round((time.perf_counter() - started) * 1000)

@@ -15,7 +15,8 @@ class MemoryStore:
 
     def __init__(self) -> None:
         self._events: dict[str, list[Event]] = {}
-        self._summaries: dict[str, RunSummary] = {}
+        self._runs: dict[str, tuple[str, str | None]] = {}
+        """Each run's agent and thread; the rest of its summary is read off its events when asked."""
         self._leases: dict[str, tuple[str, float]] = {}
         self._snapshots: dict[str, Snapshot] = {}
 
@@ -31,14 +32,8 @@ class MemoryStore:
         check_batch(run_id, expected_seq, events)
         if journal is None:
             journal = self._events[run_id] = []
-            agent, thread_id = summary_fields(events)
-            created = events[0].at
-        else:
-            previous = self._summaries[run_id]
-            agent, thread_id, created = previous.agent, previous.thread_id, previous.created_at
+            self._runs[run_id] = summary_fields(events)
         journal.extend(events)
-        last = events[-1]
-        self._summaries[run_id] = RunSummary(run_id, agent, thread_id, created, last.at, len(journal), last.type)
         if snapshot is not None:
             await self.save_snapshot(snapshot)
 
@@ -46,13 +41,22 @@ class MemoryStore:
         return list(self._events.get(run_id, ())[after_seq + 1 :])
 
     async def list_runs(self, *, limit: int = 50, thread_id: str | None = None) -> list[RunSummary]:
-        runs = [s for s in self._summaries.values() if thread_id is None or s.thread_id == thread_id]
+        runs = [
+            self._summary(run_id, agent, thread)
+            for run_id, (agent, thread) in self._runs.items()
+            if thread_id is None or thread == thread_id
+        ]
         runs.sort(key=lambda s: s.updated_at, reverse=True)
         return runs[:limit]
 
+    def _summary(self, run_id: str, agent: str, thread_id: str | None) -> RunSummary:
+        events = self._events[run_id]
+        first, last = events[0], events[-1]
+        return RunSummary(run_id, agent, thread_id, first.at, last.at, len(events), last.type)
+
     async def delete_run(self, run_id: str) -> None:
         self._events.pop(run_id, None)
-        self._summaries.pop(run_id, None)
+        self._runs.pop(run_id, None)
         self._snapshots.pop(f"run:{run_id}", None)
 
     async def acquire_lease(self, name: str, owner: str, ttl_s: float) -> Lease:

@@ -8,11 +8,14 @@ Why it is built this way:
   to a loop, so one store serves `asyncio.run(...)` after `asyncio.run(...)`.
 - With `synchronous=FULL` a commit is an fsync: it is what a write costs. The worker takes every
   write waiting in the queue and commits them in one `BEGIN IMMEDIATE … COMMIT`, so writes that
-  queue up while a commit is in progress share the next one (group commit). Each write runs in
-  its own SAVEPOINT: an append that conflicts fails alone, the others still commit.
-- The expected-seq check reads `runs.next_seq` after `BEGIN IMMEDIATE`, which holds SQLite's
-  write lock across processes, so two processes cannot both win a seq; the PRIMARY KEY
-  (run_id, seq) of `events` is the hard fence behind that check.
+  queue up while a commit is in progress share the next one (group commit). A write that shares
+  the transaction runs in its own SAVEPOINT: an append that conflicts fails alone, the others
+  still commit.
+- The expected-seq check is `UPDATE runs … WHERE next_seq = expected` after `BEGIN IMMEDIATE`,
+  which holds SQLite's write lock across processes, so two processes cannot both win a seq; the
+  PRIMARY KEY (run_id, seq) of `events` is the hard fence behind that check.
+- A lease matters only to live processes on this machine, which all read the same page cache,
+  so a transaction that only takes or gives up leases commits without an fsync.
 - Leases expire by the wall clock (`time.time()`), the clock every process on the machine shares.
 """
 
@@ -60,16 +63,22 @@ _SCHEMA = (
 )
 _LEASE_GRACE_S = 60.0
 """How long after expiring a lease row is kept (it only says who held it last)."""
+_WAL_AHEAD = 256 * (4096 + 24)
+"""Zeros kept ahead of the WAL's frames: 256 frames of 4 KiB pages, about 60 commits' worth."""
 _MAX_GROUP = 512
 """Most jobs taken from the queue at once: bounds how long one transaction holds the lock."""
 
 
 @dataclass(eq=False)
 class _Job(Generic[T]):
-    """Work for the worker thread; a write runs inside the group's transaction, in a savepoint."""
+    """Work for the worker thread; a write runs inside the group's transaction (in a savepoint
+    when it shares the transaction with others, so that it fails alone)."""
 
     run: Callable[[sqlite3.Connection], T]
     writes: bool
+    durable: bool = True
+    """False for a lease: it matters only to live processes on this machine, which all see the
+    page cache a commit writes to, and a crash of the machine that could lose it ends every holder."""
     done: Future[T] = field(default_factory=Future)
 
 
@@ -105,6 +114,9 @@ class SqliteStore:
         self._thread: threading.Thread | None = None
         self._closed = False
         self._commits = 0
+        self._synchronous_now: Synchronous = synchronous
+        self._wal_zeros_end = 0
+        """Where the zeros written ahead of the WAL's frames end (0: none written yet)."""
 
     @property
     def path(self) -> str:
@@ -112,8 +124,9 @@ class SqliteStore:
 
     @property
     def commit_count(self) -> int:
-        """COMMITs issued (schema creation aside); one may carry many writes. A transaction that
-        wrote nothing (every append in it refused) is rolled back instead: no fsync, not counted."""
+        """Durable COMMITs issued (schema creation aside); one may carry many writes. A transaction
+        that wrote nothing (every append in it refused) is rolled back instead: no fsync, not
+        counted; nor is one that only took or gave up leases (committed without an fsync)."""
         return self._commits
 
     async def append(
@@ -157,12 +170,12 @@ class SqliteStore:
         Raises:
             LeaseHeld: another owner holds it and it has not expired.
         """
-        return await self._do(True, lambda conn: _acquire_lease(conn, name, owner, ttl_s))
+        return await self._do(True, lambda conn: _acquire_lease(conn, name, owner, ttl_s), durable=False)
 
     async def release_lease(self, name: str, owner: str) -> None:
         """Give the lease up, if `owner` holds it."""
         sql = "DELETE FROM leases WHERE name = ? AND owner = ?"
-        await self._do(True, lambda conn: conn.execute(sql, (name, owner)).close())
+        await self._do(True, lambda conn: conn.execute(sql, (name, owner)).close(), durable=False)
 
     async def save_snapshot(self, snapshot: Snapshot) -> None:
         """Keep `snapshot` as the latest for its key unless a newer version is already kept."""
@@ -193,8 +206,8 @@ class SqliteStore:
     def __repr__(self) -> str:
         return f"SqliteStore({self._path!r})"
 
-    async def _do(self, writes: bool, run: Callable[[sqlite3.Connection], T]) -> T:
-        job = _Job(run, writes)
+    async def _do(self, writes: bool, run: Callable[[sqlite3.Connection], T], *, durable: bool = True) -> T:
+        job = _Job(run, writes, durable)
         with self._lock:
             if self._closed:
                 raise JournalError(f"{self!r} is closed; open a new store to use this journal")
@@ -249,10 +262,23 @@ class SqliteStore:
         # A caller cancelled before we began: drop its job. After this, we decide its outcome.
         return [job for job in group if isinstance(job, _Stop) or job.done.set_running_or_notify_cancel()]
 
+    def _enter_wal_mode(self, conn: sqlite3.Connection) -> None:
+        """Switching a new file to WAL needs it to itself, and SQLite answers "locked" at once,
+        without waiting, when another process opens the file at that moment: retry meanwhile."""
+        deadline = time.monotonic() + self._busy_timeout_s
+        while True:
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.005)
+
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self._path, timeout=self._busy_timeout_s, isolation_level=None)
         try:
-            conn.execute("PRAGMA journal_mode = WAL")
+            self._enter_wal_mode(conn)
             conn.execute(f"PRAGMA synchronous = {self._synchronous.upper()}")
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version > _SCHEMA_VERSION:
@@ -268,29 +294,70 @@ class SqliteStore:
             raise
         return conn
 
+    def _set_synchronous(self, conn: sqlite3.Connection, synchronous: Synchronous) -> None:
+        """Switch between fsync'ed and unsynced commits (only outside a transaction)."""
+        if synchronous != self._synchronous_now:
+            conn.execute(f"PRAGMA synchronous = {synchronous.upper()}")
+            self._synchronous_now = synchronous
+
+    def _write_zeros_ahead_of_the_wal(self) -> None:
+        """Keep zeros written past the WAL's end, so that a commit's fsync overwrites blocks the
+        file already has instead of growing it: growing costs the file system a journal commit
+        too (on ext4 about doubling the fsync). SQLite writes frames where its own count says and
+        ignores whatever follows its last valid frame, so the zeros are never read as data. Called
+        under the write lock, before the COMMIT, so no other writer can be appending frames;
+        only when the WAL has outgrown the zeros, so at most once per `_WAL_AHEAD` bytes."""
+        if self._path == ":memory:":
+            return
+        wal = self._path + "-wal"
+        try:
+            size = os.path.getsize(wal)
+            if size < self._wal_zeros_end:
+                return
+            fd = os.open(wal, os.O_WRONLY)
+            try:
+                os.pwrite(fd, bytes(_WAL_AHEAD), size)
+            finally:
+                os.close(fd)
+            self._wal_zeros_end = size + _WAL_AHEAD
+        except OSError:
+            self._wal_zeros_end = 1 << 62  # only speed is lost; do not try again
+
     def _write_group(self, conn: sqlite3.Connection, jobs: list[_Job[Any]]) -> None:
         """Run every write of the group in one transaction; each succeeds or fails alone."""
         if not jobs:
             return
         outcomes: list[tuple[bool, Any]] = []
         wrote = False
+        durable = any(job.durable for job in jobs)
         try:
+            self._set_synchronous(conn, self._synchronous if durable else "normal")
             conn.execute("BEGIN IMMEDIATE")
             try:
-                for job in jobs:
+                if len(jobs) == 1:  # alone in its transaction: the ROLLBACK below undoes it if it fails
                     changes = conn.total_changes
-                    conn.execute("SAVEPOINT job")
                     try:
-                        result = job.run(conn)
+                        outcomes.append((True, jobs[0].run(conn)))
+                        wrote = conn.total_changes > changes
                     except Exception as exc:
-                        conn.execute("ROLLBACK TO job")  # if this fails too, the whole group fails
                         outcomes.append((False, _as_raised(self._path, exc)))
-                    else:
-                        wrote = wrote or conn.total_changes > changes
-                        outcomes.append((True, result))
-                    conn.execute("RELEASE job")
+                else:
+                    for job in jobs:
+                        changes = conn.total_changes
+                        conn.execute("SAVEPOINT job")
+                        try:
+                            result = job.run(conn)
+                        except Exception as exc:
+                            conn.execute("ROLLBACK TO job")  # if this fails too, the whole group fails
+                            outcomes.append((False, _as_raised(self._path, exc)))
+                        else:
+                            wrote = wrote or conn.total_changes > changes
+                            outcomes.append((True, result))
+                        conn.execute("RELEASE job")
+                if wrote and durable:
+                    self._write_zeros_ahead_of_the_wal()
                 conn.execute("COMMIT" if wrote else "ROLLBACK")  # nothing written: spare the fsync
-                self._commits += wrote
+                self._commits += wrote and durable
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
@@ -320,20 +387,25 @@ def _append(
     packed: PackedBatch,
     snapshot: Snapshot | None,
 ) -> None:
-    """One compare-and-append; runs inside a savepoint, so raising undoes it."""
+    """One compare-and-append; raising undoes it (its savepoint, or its transaction)."""
+    if expected > 0:  # the common case: one guarded UPDATE of the summary is the compare
+        check_batch(run_id, expected, events)
+        last = events[-1]
+        moved = conn.execute(
+            "UPDATE runs SET updated_at = ?, next_seq = ?, last_type = ? WHERE run_id = ? AND next_seq = ?",
+            (_sortable(last.at), expected + len(events), last.type, run_id, expected),
+        ).rowcount
+        if moved == 1:
+            _insert_events(conn, run_id, expected, events, _content.store(conn, run_id, packed))
+            if snapshot is not None:
+                conn.execute(_SAVE_SNAPSHOT, (snapshot.key, snapshot.version, snapshot.data))
+            return
     found = conn.execute("SELECT next_seq FROM runs WHERE run_id = ?", (run_id,)).fetchone()
     actual = int(found[0]) if found else 0
     if expected != actual:
         raise ConcurrencyConflict(run_id, expected, actual)
     check_batch(run_id, expected, events)
-    payloads = _content.store(conn, run_id, packed)
-    rows = [(e.run_id, e.seq, e.at.isoformat(), e.type, p) for e, p in zip(events, payloads, strict=True)]
-    try:
-        conn.executemany("INSERT INTO events (run_id, seq, at, type, payload) VALUES (?, ?, ?, ?, ?)", rows)
-    except sqlite3.IntegrityError:
-        # `runs` disagrees with `events` (a foreign writer, a hand edit): the key still fences.
-        top = conn.execute("SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,)).fetchone()[0]
-        raise ConcurrencyConflict(run_id, expected, int(top) + 1) from None
+    _insert_events(conn, run_id, expected, events, _content.store(conn, run_id, packed))
     last, next_seq = events[-1], expected + len(events)
     if found is None:
         agent, thread_id = summary_fields(events)
@@ -349,6 +421,18 @@ def _append(
         )
     if snapshot is not None:
         conn.execute(_SAVE_SNAPSHOT, (snapshot.key, snapshot.version, snapshot.data))
+
+
+def _insert_events(
+    conn: sqlite3.Connection, run_id: str, expected: int, events: Sequence[Event], payloads: list[str]
+) -> None:
+    rows = [(e.run_id, e.seq, e.at.isoformat(), e.type, p) for e, p in zip(events, payloads, strict=True)]
+    try:
+        conn.executemany("INSERT INTO events (run_id, seq, at, type, payload) VALUES (?, ?, ?, ?, ?)", rows)
+    except sqlite3.IntegrityError:
+        # `runs` disagrees with `events` (a foreign writer, a hand edit): the key still fences.
+        top = conn.execute("SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,)).fetchone()[0]
+        raise ConcurrencyConflict(run_id, expected, int(top) + 1) from None
 
 
 def _load(conn: sqlite3.Connection, run_id: str, after_seq: int) -> list[Event]:
