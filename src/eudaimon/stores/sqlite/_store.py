@@ -63,8 +63,9 @@ _SCHEMA = (
 )
 _LEASE_GRACE_S = 60.0
 """How long after expiring a lease row is kept (it only says who held it last)."""
-_WAL_AHEAD = 256 * (4096 + 24)
-"""Zeros kept ahead of the WAL's frames: 256 frames of 4 KiB pages, about 60 commits' worth."""
+_CHECKPOINT_EVERY = 200
+"""Commits between checkpoints, which the worker runs (SQLite's own would run inside whichever
+commit crosses its threshold, possibly one made on the event loop's thread)."""
 _MAX_GROUP = 512
 """Most jobs taken from the queue at once: bounds how long one transaction holds the lock."""
 
@@ -115,8 +116,11 @@ class SqliteStore:
         self._closed = False
         self._commits = 0
         self._synchronous_now: Synchronous = synchronous
-        self._wal_zeros_end = 0
-        """Where the zeros written ahead of the WAL's frames end (0: none written yet)."""
+        self._conn: sqlite3.Connection | None = None
+        """The worker's connection, once open; used on the caller's thread only under `_using`."""
+        self._using = threading.Lock()
+        self._last_run: str | None = None
+        self._since_checkpoint = 0
 
     @property
     def path(self) -> str:
@@ -144,7 +148,13 @@ class SqliteStore:
         if batch:
             # Encoded here, not in the transaction, so the cross-process write lock is held briefly.
             packed = pack(batch)
-            await self._do(True, lambda conn: _append(conn, run_id, expected_seq, batch, packed, snapshot))
+
+            def write(conn: sqlite3.Connection) -> None:
+                _append(conn, run_id, expected_seq, batch, packed, snapshot)
+
+            alone, self._last_run = run_id == self._last_run, run_id
+            if not (alone and self._write_here(write)):
+                await self._do(True, write)
         else:
             await self._do(False, lambda conn: None)  # a no-op, but not on a closed store
 
@@ -225,23 +235,31 @@ class SqliteStore:
             conn: sqlite3.Connection | BaseException = self._connect()
         except (sqlite3.Error, OSError, JournalError) as exc:
             conn = exc  # the file cannot be used: every job is told why, until close()
+        if isinstance(conn, sqlite3.Connection):
+            self._conn = conn
         while True:
             group = self._take_group()
             jobs = [job for job in group if isinstance(job, _Job)]
-            try:
-                if isinstance(conn, BaseException):
+            with self._using:
+                try:
+                    if isinstance(conn, BaseException):
+                        for job in jobs:
+                            job.done.set_exception(_failed(self._path, conn))
+                    else:
+                        self._write_group(conn, [job for job in jobs if job.writes])
+                        for job in jobs:
+                            if not job.writes:
+                                _settle(job, self._path, conn)
+                        if self._since_checkpoint >= _CHECKPOINT_EVERY:
+                            self._since_checkpoint = 0
+                            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                except BaseException as exc:  # a bug here must never leave a caller awaiting forever
                     for job in jobs:
-                        job.done.set_exception(_failed(self._path, conn))
-                else:
-                    self._write_group(conn, [job for job in jobs if job.writes])
-                    for job in jobs:
-                        if not job.writes:
-                            _settle(job, self._path, conn)
-            except BaseException as exc:  # a bug here must never leave a caller awaiting forever
-                for job in jobs:
-                    if not job.done.done():
-                        job.done.set_exception(_failed(self._path, exc))
-            stop = next((s for s in group if isinstance(s, _Stop)), None)
+                        if not job.done.done():
+                            job.done.set_exception(_failed(self._path, exc))
+                stop = next((s for s in group if isinstance(s, _Stop)), None)
+                if stop is not None:
+                    self._conn = None
             if stop is not None:
                 try:
                     if isinstance(conn, sqlite3.Connection):
@@ -276,9 +294,10 @@ class SqliteStore:
                 time.sleep(0.005)
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self._path, timeout=self._busy_timeout_s, isolation_level=None)
+        conn = sqlite3.connect(self._path, timeout=self._busy_timeout_s, isolation_level=None, check_same_thread=False)
         try:
             self._enter_wal_mode(conn)
+            conn.execute("PRAGMA wal_autocheckpoint = 0")  # the worker checkpoints
             conn.execute(f"PRAGMA synchronous = {self._synchronous.upper()}")
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version > _SCHEMA_VERSION:
@@ -300,30 +319,43 @@ class SqliteStore:
             conn.execute(f"PRAGMA synchronous = {synchronous.upper()}")
             self._synchronous_now = synchronous
 
-    def _write_zeros_ahead_of_the_wal(self) -> None:
-        """Keep zeros written past the WAL's end, so that a commit's fsync overwrites blocks the
-        file already has instead of growing it: growing costs the file system a journal commit
-        too (on ext4 about doubling the fsync). SQLite writes frames where its own count says and
-        ignores whatever follows its last valid frame, so the zeros are never read as data. Called
-        under the write lock, before the COMMIT, so no other writer can be appending frames;
-        only when the WAL has outgrown the zeros, so at most once per `_WAL_AHEAD` bytes."""
-        if self._path == ":memory:":
-            return
-        wal = self._path + "-wal"
-        try:
-            size = os.path.getsize(wal)
-            if size < self._wal_zeros_end:
-                return
-            fd = os.open(wal, os.O_WRONLY)
-            try:
-                os.pwrite(fd, bytes(_WAL_AHEAD), size)
-            finally:
-                os.close(fd)
-            self._wal_zeros_end = size + _WAL_AHEAD
-        except OSError:
-            self._wal_zeros_end = 1 << 62  # only speed is lost; do not try again
+    def _write_here(self, write: Callable[[sqlite3.Connection], None]) -> bool:
+        """Commit `write` on the caller's thread if the worker is idle and no other process
+        holds the write lock; False if it must go through the worker instead.
 
-    def _write_group(self, conn: sqlite3.Connection, jobs: list[_Job[Any]]) -> None:
+        A run appending alone gains most: the two thread switches of a round trip through the
+        worker cost about as much as the commit's fsync. The event loop waits for the commit,
+        as for any work of that length; it never waits for another process's lock (that write
+        goes to the worker), nor for a checkpoint (the worker runs them)."""
+        conn = self._conn
+        if conn is None or self._since_checkpoint >= _CHECKPOINT_EVERY or not self._jobs.empty():
+            return False
+        if not self._using.acquire(blocking=False):
+            return False
+        try:
+            if self._conn is None or not self._jobs.empty() or not self._begin_now(conn):
+                return False
+            job: _Job[None] = _Job(write, True)
+            job.done.set_running_or_notify_cancel()
+            self._write_group(conn, [job], begun=True)
+        finally:
+            self._using.release()
+        job.done.result()  # raises what the write raised
+        return True
+
+    def _begin_now(self, conn: sqlite3.Connection) -> bool:
+        """`BEGIN IMMEDIATE` for a durable write without waiting: False if the lock is taken."""
+        self._set_synchronous(conn, self._synchronous)
+        conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            return True
+        except sqlite3.OperationalError:
+            return False
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_s * 1000)}")
+
+    def _write_group(self, conn: sqlite3.Connection, jobs: list[_Job[Any]], *, begun: bool = False) -> None:
         """Run every write of the group in one transaction; each succeeds or fails alone."""
         if not jobs:
             return
@@ -331,8 +363,9 @@ class SqliteStore:
         wrote = False
         durable = any(job.durable for job in jobs)
         try:
-            self._set_synchronous(conn, self._synchronous if durable else "normal")
-            conn.execute("BEGIN IMMEDIATE")
+            if not begun:
+                self._set_synchronous(conn, self._synchronous if durable else "normal")
+                conn.execute("BEGIN IMMEDIATE")
             try:
                 if len(jobs) == 1:  # alone in its transaction: the ROLLBACK below undoes it if it fails
                     changes = conn.total_changes
@@ -354,10 +387,9 @@ class SqliteStore:
                             wrote = wrote or conn.total_changes > changes
                             outcomes.append((True, result))
                         conn.execute("RELEASE job")
-                if wrote and durable:
-                    self._write_zeros_ahead_of_the_wal()
                 conn.execute("COMMIT" if wrote else "ROLLBACK")  # nothing written: spare the fsync
                 self._commits += wrote and durable
+                self._since_checkpoint += wrote
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
