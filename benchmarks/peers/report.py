@@ -385,7 +385,9 @@ def targets(res: dict[str, Any]) -> list[dict[str, Any]]:
                 "numbers": f"eudaimon {e['commits_per_step']:.2f} commits/step at K={w['k']}"
                 + (
                     f" = {w['eudaimon_commits_split']['per_step']:.2f} per step + "
-                    f"{w['eudaimon_commits_split']['per_run']:.0f} per run (leases, snapshots)"
+                    f"{w['eudaimon_commits_split']['per_run']:.0f} per run (snapshots); fsynced commits only: "
+                    "the 3 lease transactions of a run (run lease taken, thread lease taken and given up) "
+                    "commit without an fsync"
                     if "eudaimon_commits_split" in w
                     else ""
                 )

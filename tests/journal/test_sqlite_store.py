@@ -204,3 +204,48 @@ async def test_writes_that_change_nothing_cost_no_commit(tmp_path: Path) -> None
         assert store.commit_count == 1
     finally:
         await store.close()
+
+
+async def test_a_run_appending_alone_still_waits_for_another_process_off_the_event_loop(
+    tmp_path: Path, samples: Any
+) -> None:
+    """Invariant: a lone run's append may commit on the caller's thread, but a write lock held
+    by another process is waited for by the worker, while the event loop keeps running."""
+    store = SqliteStore(tmp_path / "held.db")
+    other = sqlite3.connect(tmp_path / "held.db", isolation_level=None)
+    try:
+        events = samples.make_events("r", [samples.started(), samples.attempt(1), samples.attempt(2)])
+        await store.append("r", 0, events[:1])
+        await store.append("r", 1, events[1:2])  # the same run again: committed on this thread
+        other.execute("BEGIN IMMEDIATE")
+        appending = asyncio.ensure_future(store.append("r", 2, events[2:]))
+        ticks = 0
+        for _ in range(20):
+            await asyncio.sleep(0.01)
+            ticks += 1
+        assert not appending.done(), "the append must wait for the other process's lock"
+        other.execute("COMMIT")
+        await appending
+        assert ticks == 20
+        assert await store.load("r") == events
+    finally:
+        other.close()
+        await store.close()
+
+
+async def test_a_lone_runs_stale_append_conflicts_and_writes_nothing(tmp_path: Path, samples: Any) -> None:
+    store = SqliteStore(tmp_path / "stale.db")
+    try:
+        events = samples.make_events("r", [samples.started(), samples.attempt(1)])
+        await store.append("r", 0, events[:1])
+        await store.append("r", 1, events[1:])
+        commits = store.commit_count
+        with pytest.raises(ConcurrencyConflict):
+            await store.append("r", 1, samples.make_events("r", [samples.attempt(9)], start=1))
+        assert store.commit_count == commits
+        assert await store.load("r") == events
+        more = samples.make_events("r", [samples.attempt(2)], start=2)
+        await store.append("r", 2, more)  # the connection is left clean for the next write
+        assert await store.load("r") == [*events, *more]
+    finally:
+        await store.close()

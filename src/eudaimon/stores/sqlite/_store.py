@@ -2,8 +2,8 @@
 
 Why it is built this way:
 
-- A SQLite connection belongs to the thread that opened it and its calls block. So the store
-  owns ONE worker thread holding ONE connection; the async methods put a job on a queue and
+- A SQLite connection's calls block. So the store owns ONE worker thread holding ONE
+  connection (lent to the caller's thread only as below); the async methods put a job on a queue and
   await a `concurrent.futures.Future` wrapped for whichever event loop is running. Nothing binds
   to a loop, so one store serves `asyncio.run(...)` after `asyncio.run(...)`.
 - With `synchronous=FULL` a commit is an fsync: it is what a write costs. The worker takes every
@@ -11,6 +11,10 @@ Why it is built this way:
   queue up while a commit is in progress share the next one (group commit). A write that shares
   the transaction runs in its own SAVEPOINT: an append that conflicts fails alone, the others
   still commit.
+- A run appending alone (the worker idle, no other run's append in between) commits on the
+  caller's thread instead: the two thread switches of a round trip cost about what the fsync
+  does. The event loop then waits for that commit, never for another process's lock, and
+  never for a checkpoint: the worker runs those, every `_CHECKPOINT_EVERY` commits.
 - The expected-seq check is `UPDATE runs … WHERE next_seq = expected` after `BEGIN IMMEDIATE`,
   which holds SQLite's write lock across processes, so two processes cannot both win a seq; the
   PRIMARY KEY (run_id, seq) of `events` is the hard fence behind that check.
@@ -337,7 +341,11 @@ class SqliteStore:
                 return False
             job: _Job[None] = _Job(write, True)
             job.done.set_running_or_notify_cancel()
-            self._write_group(conn, [job], begun=True)
+            try:
+                self._write_group(conn, [job], begun=True)
+            finally:
+                if conn.in_transaction:  # only a bug gets here: leave no transaction open
+                    conn.execute("ROLLBACK")
         finally:
             self._using.release()
         job.done.result()  # raises what the write raised
