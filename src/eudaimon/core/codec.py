@@ -45,10 +45,6 @@ def payload_dict(data: EventData) -> dict[str, Any]:
     return payload
 
 
-def payload_to_json(data: EventData) -> str:
-    return json.dumps(payload_dict(data), separators=(",", ":"))
-
-
 def event_to_json(event: Event) -> str:
     return json.dumps(event_to_dict(event), separators=(",", ":"))
 
@@ -84,17 +80,6 @@ def event_from_json(text: str | bytes, *, run_id: str | None = None, seq: int | 
     if not isinstance(row, dict):
         raise CorruptEvent(run_id or "?", seq if seq is not None else -1, "the row is not a JSON object")
     return event_from_dict(row, run_id=run_id, seq=seq)
-
-
-def event_from_columns(run_id: str, seq: int, at: str, tag: str, payload: str | bytes) -> Event:
-    """Rebuild an event stored as envelope columns plus a JSON payload."""
-    try:
-        fields = json.loads(payload)
-    except (ValueError, TypeError) as exc:
-        raise CorruptEvent(run_id, seq, f"invalid JSON: {exc}", event_type=tag) from exc
-    if not isinstance(fields, dict):
-        raise CorruptEvent(run_id, seq, "the payload is not a JSON object", event_type=tag)
-    return event_from_dict({**fields, "run_id": run_id, "seq": seq, "at": at, "type": tag})
 
 
 def _short(exc: Exception) -> str:

@@ -86,32 +86,32 @@ class RunDriver:
         return journal
 
     async def drive(
-        self, journal: RunJournal, cancel: CancellationToken | None, *, stream_model: bool, wait: bool = True
+        self,
+        journal: RunJournal,
+        cancel: CancellationToken | None,
+        *,
+        stream_model: bool,
+        wait: bool = True,
+        emit: bool = True,
     ) -> AsyncIterator[StreamEvent]:
-        """Drive a run under its lease, yielding its stream events."""
+        """Drive a run under its lease, yielding its stream events (none with `emit=False`)."""
         if journal.state.status.is_terminal:
-            yield Done(journal.run_id, journal.state.status.value)
+            if emit:
+                yield Done(journal.run_id, journal.state.status.value)
             return
         keeper = await self._take_over(journal, wait)
         try:
-            async for event in drive(journal, self.config, cancel=cancel, stream_model=stream_model):
+            async for event in drive(journal, self.config, cancel=cancel, stream_model=stream_model, emit=emit):
                 yield event
         finally:
             await self._let_go(journal, keeper)
         await self.remember(journal.state)
 
     async def run(self, journal: RunJournal, cancel: CancellationToken | None, *, wait: bool = True) -> None:
-        """`drive` for a caller that wants only the outcome (`prompt`, `resume`): the same run,
-        with no stream event built and no generator between the caller and the loop."""
-        if journal.state.status.is_terminal:
-            return
-        keeper = await self._take_over(journal, wait)
-        try:
-            async for _ in drive(journal, self.config, cancel=cancel, emit=False):
-                pass
-        finally:
-            await self._let_go(journal, keeper)
-        await self.remember(journal.state)
+        """`drive` for a caller that wants only the outcome (`prompt`, `resume`): no stream
+        event is built."""
+        async for _ in self.drive(journal, cancel, stream_model=False, wait=wait, emit=False):
+            pass
 
     async def _take_over(self, journal: RunJournal, wait: bool) -> LeaseKeeper:
         """Take the run's lease. A run that already has events catches up with the journal once

@@ -8,8 +8,6 @@ runs and folds in any it has not counted, so a lost or stale cache costs time, n
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 from eudaimon.memory.thread import ThreadState
 from eudaimon.runtime.clock import now
@@ -30,16 +28,6 @@ async def hold_thread(
     keeper = LeaseKeeper(store, snapshot_key(thread_id), ttl_s=ttl_s)
     await keeper.acquire(wait=wait)
     return keeper
-
-
-@asynccontextmanager
-async def holding_thread(store: EventStore, thread_id: str, *, wait: bool = True) -> AsyncIterator[None]:
-    """`hold_thread` for the length of a `with` block."""
-    keeper = await hold_thread(store, thread_id, wait=wait)
-    try:
-        yield
-    finally:
-        await keeper.release()
 
 
 async def thread_state(store: EventStore, thread_id: str) -> ThreadState:
