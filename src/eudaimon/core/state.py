@@ -37,7 +37,7 @@ from eudaimon.core.events import (
     ToolReconciled,
     ToolStarted,
 )
-from eudaimon.core.messages import JsonObject, Message, Usage
+from eudaimon.core.messages import Message, ToolCall, Usage
 
 
 class Status(StrEnum):
@@ -89,13 +89,9 @@ class BudgetLimit:
     unit: str = "usd"
 
 
-@dataclass(frozen=True, slots=True)
-class PendingCall:
-    """A tool call that has no result yet."""
-
-    id: str
-    name: str
-    arguments: JsonObject | str = field(default_factory=dict)
+PendingCall = ToolCall
+"""A tool call that has no result yet: the model's own `ToolCall`, shared by the state rather
+than copied, since a call's id, name and arguments never change while it waits."""
 
 
 @dataclass(slots=True)
@@ -195,11 +191,8 @@ class RunState:
                 self._bill(data.usage, data.cost_usd)
                 message = data.message if data.message.id else _with_id(data.message, f"{self.run_id}:{event.seq}")
                 self.messages.append(message)
-                calls: dict[str, CallProgress] = {}
-                pending: list[PendingCall] = []
-                for c in message.tool_calls:
-                    pending.append(call := PendingCall(c.id, c.name, c.arguments))
-                    calls[c.id] = CallProgress(call)
+                calls = {c.id: CallProgress(c) for c in message.tool_calls}
+                pending = list(message.tool_calls)
                 if len(pending) != len(calls):  # a repeated call id: the batch holds it once
                     pending = [p.call for p in calls.values()]
                 self.calls, self.pending = calls, pending

@@ -32,7 +32,7 @@ class FunctionModel:
 
     async def generate(self, request: ChatRequest) -> ChatResponse:
         result = self._fn(request)
-        if not isinstance(result, str | Message | ChatResponse) and inspect.isawaitable(result):
+        if not isinstance(result, (str, Message, ChatResponse)) and inspect.isawaitable(result):
             result = await result  # an async fn
         if isinstance(result, ChatResponse):
             return result

@@ -68,7 +68,7 @@ async def run_alone(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Too
 
 
 async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> Ready | ToolResult | None:
-    call = ToolCall(plan.call.id, plan.call.name, plan.call.arguments)
+    call = plan.call
     tool = cfg.tools.get(call.name)
     if plan.decision is Decision.DENY:
         return _deny(journal, call, "a human denied the call")

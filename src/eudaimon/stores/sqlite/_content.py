@@ -41,6 +41,8 @@ _CHUNK = 500
 
 def store(conn: sqlite3.Connection, run_id: str, batch: PackedBatch) -> list[str]:
     """Insert what `batch` needs and count the references it makes; the rows' payload JSON."""
+    if not (batch.texts or batch.messages or batch.direct_texts):
+        return batch.payloads()  # most batches of a step: nothing to store or count
     for name, body in batch.texts.items():
         digest = bytes.fromhex(name)
         if conn.execute("SELECT 1 FROM texts WHERE digest = ?", (digest,)).fetchone() is None:

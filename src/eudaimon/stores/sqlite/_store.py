@@ -18,6 +18,8 @@ Why it is built this way:
 - The expected-seq check is `UPDATE runs … WHERE next_seq = expected` after `BEGIN IMMEDIATE`,
   which holds SQLite's write lock across processes, so two processes cannot both win a seq; the
   PRIMARY KEY (run_id, seq) of `events` is the hard fence behind that check.
+- A durable commit's sync costs more when its frames lengthen the WAL, so the store keeps
+  synced zeros ahead of them (`_wal_room`).
 - A lease matters only to live processes on this machine, which all read the same page cache,
   so a transaction that only takes or gives up leases commits without an fsync.
 - Leases expire by the wall clock (`time.time()`), the clock every process on the machine shares.
@@ -31,8 +33,9 @@ import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,7 +45,7 @@ from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, Corrup
 from eudaimon.core.events import Event
 from eudaimon.core.packing import PackedBatch, pack
 from eudaimon.stores.base import Lease, RunSummary, Snapshot, check_batch, summary_fields
-from eudaimon.stores.sqlite import _content
+from eudaimon.stores.sqlite import _content, _wal_room
 
 T = TypeVar("T")
 Synchronous = Literal["full", "normal"]
@@ -124,6 +127,9 @@ class SqliteStore:
         """The worker's connection, once open; used on the caller's thread only under `_using`."""
         self._using = threading.Lock()
         self._last_run: str | None = None
+        self._roomy_wal = synchronous == "full" and self._path != ":memory:"
+        """Whether durable commits keep room ahead of the WAL (`_wal_room`): only fsynced commits
+        gain from it, and a private in-memory database has no WAL file."""
         self._since_checkpoint = 0
 
     @property
@@ -250,13 +256,14 @@ class SqliteStore:
                         for job in jobs:
                             job.done.set_exception(_failed(self._path, conn))
                     else:
-                        self._write_group(conn, [job for job in jobs if job.writes])
-                        for job in jobs:
-                            if not job.writes:
-                                _settle(job, self._path, conn)
-                        if self._since_checkpoint >= _CHECKPOINT_EVERY:
-                            self._since_checkpoint = 0
-                            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                        with self._patient(conn):
+                            self._write_group(conn, [job for job in jobs if job.writes])
+                            for job in jobs:
+                                if not job.writes:
+                                    _settle(job, self._path, conn)
+                            if self._since_checkpoint >= _CHECKPOINT_EVERY:
+                                self._since_checkpoint = 0
+                                conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
                 except BaseException as exc:  # a bug here must never leave a caller awaiting forever
                     for job in jobs:
                         if not job.done.done():
@@ -312,6 +319,7 @@ class SqliteStore:
                     conn.execute(statement)
                 conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
                 conn.execute("COMMIT")
+            conn.execute("PRAGMA busy_timeout = 0")  # at rest: see `_patient`
         except BaseException:
             conn.close()
             raise
@@ -352,16 +360,27 @@ class SqliteStore:
         return True
 
     def _begin_now(self, conn: sqlite3.Connection) -> bool:
-        """`BEGIN IMMEDIATE` for a durable write without waiting: False if the lock is taken."""
+        """`BEGIN IMMEDIATE` for a durable write without waiting (the connection is at rest,
+        so impatient): False if another process holds the lock."""
         self._set_synchronous(conn, self._synchronous)
-        conn.execute("PRAGMA busy_timeout = 0")
         try:
             conn.execute("BEGIN IMMEDIATE")
             return True
         except sqlite3.OperationalError:
             return False
+
+    @contextmanager
+    def _patient(self, conn: sqlite3.Connection) -> Iterator[None]:
+        """Wait up to `busy_timeout_s` for other processes' locks while the worker runs a group.
+
+        At rest the connection waits for nothing, so a write on the caller's thread (most
+        writes, for a run appending alone) begins without setting it: each PRAGMA costs about
+        as much as the UPDATE an append makes."""
+        conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_s * 1000)}")
+        try:
+            yield
         finally:
-            conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_s * 1000)}")
+            conn.execute("PRAGMA busy_timeout = 0")
 
     def _write_group(self, conn: sqlite3.Connection, jobs: list[_Job[Any]], *, begun: bool = False) -> None:
         """Run every write of the group in one transaction; each succeeds or fails alone."""
@@ -395,6 +414,8 @@ class SqliteStore:
                             wrote = wrote or conn.total_changes > changes
                             outcomes.append((True, result))
                         conn.execute("RELEASE job")
+                if wrote and durable and self._roomy_wal:
+                    _wal_room.make_room(self._path)
                 conn.execute("COMMIT" if wrote else "ROLLBACK")  # nothing written: spare the fsync
                 self._commits += wrote and durable
                 self._since_checkpoint += wrote
