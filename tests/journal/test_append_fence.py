@@ -77,7 +77,7 @@ def test_processes_racing_on_one_run_win_each_seq_exactly_once(tmp_path: Path) -
         assert event.data.request_id == f"{winner[event.seq]}:{event.seq}"
     with contextlib.closing(sqlite3.connect(db)) as conn:
         rows, distinct = conn.execute("SELECT COUNT(*), COUNT(DISTINCT seq) FROM events").fetchone()
-        (next_seq,) = conn.execute("SELECT next_seq FROM runs WHERE run_id = 'run-fence'").fetchone()
+        (next_seq,) = conn.execute("SELECT MAX(seq) + 1 FROM events WHERE run_id = 'run-fence'").fetchone()
     assert rows == distinct == next_seq == SEQS
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, Journa
 from eudaimon.stores import SqliteStore as ExportedSqliteStore
 from eudaimon.stores import open_store
 from eudaimon.stores.base import Snapshot
-from eudaimon.stores.sqlite import SqliteStore
+from eudaimon.stores.sqlite import SqliteStore, _store
 
 
 def test_store_serves_event_loops_one_after_another(tmp_path: Path, samples: Any) -> None:
@@ -247,5 +248,29 @@ async def test_a_lone_runs_stale_append_conflicts_and_writes_nothing(tmp_path: P
         more = samples.make_events("r", [samples.attempt(2)], start=2)
         await store.append("r", 2, more)  # the connection is left clean for the next write
         assert await store.load("r") == [*events, *more]
+    finally:
+        await store.close()
+
+
+async def test_checkpoints_copy_the_wal_into_the_file_while_the_loop_writes_on(
+    tmp_path: Path, samples: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Invariant: every `_CHECKPOINT_EVERY` commits the worker checkpoints on a connection of its
+    own, so the database file (without its WAL) holds the committed events, while appends go on
+    committing one each on the caller's thread."""
+    monkeypatch.setattr(_store, "_CHECKPOINT_EVERY", 5)
+    db = tmp_path / "checkpointed.db"
+    store = SqliteStore(db)
+    events = samples.make_events("r", [samples.started(), *(samples.attempt(i) for i in range(1, 30))])
+    try:
+        for seq, event in enumerate(events):
+            await store.append("r", seq, [event])
+        assert store.commit_count == len(events)
+        await store.list_runs()  # the worker's queue is served in order: earlier checkpoints are done
+        alone = tmp_path / "alone.db"
+        shutil.copyfile(db, alone)  # the database file alone, as the last checkpoint left it
+        with contextlib.closing(sqlite3.connect(alone)) as conn:
+            assert conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] >= len(events) - 5
+        assert await store.load("r") == events
     finally:
         await store.close()

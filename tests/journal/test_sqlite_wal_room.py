@@ -83,9 +83,9 @@ async def test_writers_sharing_a_file_make_the_room_once(tmp_path: Path, samples
 
     async def write(db: Path, writers: list[SqliteStore]) -> int:
         try:
-            for n in range(40):
+            for n in range(30):
                 await writers[n % len(writers)].append(f"r{n}", 0, samples.make_events(f"r{n}", [samples.started()]))
-            assert len(await writers[-1].list_runs(limit=50)) == 40
+            assert len(await writers[-1].list_runs(limit=50)) == 30
             return _wal_size(db)
         finally:
             for writer in writers:

@@ -197,6 +197,18 @@ async def test_list_runs_is_most_recently_updated_first_with_limit_and_thread(st
     assert [s.agent for s in await store.list_runs(thread_id="t2")] == ["agent-b"]
 
 
+async def test_list_runs_puts_the_run_made_first_first_among_runs_updated_at_once(
+    store: EventStore, samples: Any
+) -> None:
+    """Invariant: runs whose last events carry the same time list in the order they were made,
+    so a listing is stable from call to call."""
+    for run in ("m", "k", "z"):
+        await store.append(run, 0, [Event.of(run, 0, samples.T0, samples.started())])
+
+    assert [s.run_id for s in await store.list_runs()] == ["m", "k", "z"]
+    assert [s.run_id for s in await store.list_runs(limit=2)] == ["m", "k"]
+
+
 async def test_delete_run_removes_events_summary_and_run_snapshot(store: EventStore, samples: Any) -> None:
     """Invariant: retention deletes a run whole (events, summary, its snapshot) and nothing else;
     deleting an unknown run is a no-op; the id is then free (next seq 0 again)."""

@@ -129,6 +129,23 @@ async def test_long_texts_and_histories_read_back_exactly(store: EventStore, sam
     assert await store.load("run-1", after_seq=2) == events[3:]
 
 
+async def test_short_payloads_read_back_exactly(store: EventStore, samples: Any) -> None:
+    """Invariant: events too short to store anything apart are written whole by pydantic's JSON
+    encoder; NUL and text outside ASCII survive it, and a lone surrogate (which UTF-8 cannot
+    encode) survives the escaping encoder the store falls back to."""
+    odd = "\x00 ünïcode ✓ \U0001f600"
+    payloads: list[EventData] = [
+        RunStarted(agent="a", input=odd, messages=()),
+        ModelCalled(step=1, request_id="r", message=Message.assistant(odd, [ToolCall("c1", "f", {"k": odd})])),
+        ToolCompleted(call_id="c1", tool="f", output="lone \ud800 surrogate"),
+        RunCompleted(output=odd),
+    ]
+    events = samples.make_events("run-short", payloads)
+    await store.append("run-short", 0, events[:2])
+    await store.append("run-short", 2, events[2:])
+    assert await store.load("run-short") == events
+
+
 @PACKED
 async def test_a_thread_stores_each_text_and_message_once(store: EventStore, samples: Any) -> None:
     """Invariant: resending a history costs a few numbers, not the history; storage is linear."""
@@ -202,7 +219,7 @@ async def test_a_version_1_file_reads_its_inline_rows_and_takes_new_ones(tmp_pat
         more = samples.make_events("old", [RunCompleted(output=LONG)], start=1)
         await store.append("old", 1, more)
         assert await store.load("old") == [started, *more]
-        assert _count(store, "PRAGMA user_version") == 2
+        assert _count(store, "PRAGMA user_version") == 3
     finally:
         await store.close()
 

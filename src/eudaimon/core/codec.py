@@ -45,6 +45,17 @@ def payload_dict(data: EventData) -> dict[str, Any]:
     return payload
 
 
+def payload_json(data: EventData) -> str:
+    """`payload_dict` as compact JSON, written by pydantic in one pass: several times as fast as
+    `json.dumps` of the dict. Text outside ASCII is written as UTF-8 rather than escaped.
+
+    Raises:
+        ValueError: a string holds a lone surrogate, which UTF-8 cannot encode (`json.dumps`
+            of `payload_dict` can: it escapes it).
+    """
+    return _ADAPTERS[data.type].serializer.to_json(data, exclude_defaults=True).decode()
+
+
 def event_to_json(event: Event) -> str:
     return json.dumps(event_to_dict(event), separators=(",", ":"))
 

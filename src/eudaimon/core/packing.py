@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from eudaimon.core.codec import event_from_dict, payload_dict
+from eudaimon.core.codec import event_from_dict, payload_dict, payload_json
 from eudaimon.core.errors import CorruptEvent
 from eudaimon.core.events import Event
 
@@ -34,6 +34,8 @@ TEXT_MIN = 512
 _TEXT = "$text"
 _RANGES = "$ranges"
 _OUTPUT_TYPES = frozenset({"tool_completed", "tool_reconciled", "run_completed"})
+_JSON = json.JSONEncoder(separators=(",", ":"))
+"""One compact encoder for every body: `json.dumps` with `separators` builds a new one per call."""
 
 Row = tuple[int, str, str, str]
 """A stored event as read back: seq, at (ISO 8601), type, payload JSON."""
@@ -60,7 +62,8 @@ class PackedBatch:
     message_texts: dict[str, str | None] = field(default_factory=dict)
     direct_texts: list[str] = field(default_factory=list)
     """Every reference the events make to a text themselves, once per occurrence."""
-    _payloads: list[dict[str, Any]] = field(default_factory=list)
+    _payloads: list[dict[str, Any] | str] = field(default_factory=list)
+    """Each event's payload: its JSON when nothing in it is stored apart, else a dict to encode."""
     _histories: dict[int, list[str]] = field(default_factory=dict)
 
     def payloads(self, keys: Mapping[str, int] | None = None) -> list[str]:
@@ -68,10 +71,13 @@ class PackedBatch:
         keys = keys or {}
         rows: list[str] = []
         for index, payload in enumerate(self._payloads):
+            if isinstance(payload, str):
+                rows.append(payload)
+                continue
             history = self._histories.get(index)
             if history is not None:
                 payload = {**payload, "messages": {_RANGES: ranges(keys[d] for d in history)}}
-            rows.append(json.dumps(payload, separators=(",", ":")))
+            rows.append(_JSON.encode(payload))
         return rows
 
     def message_ranges(self, keys: Mapping[str, int]) -> list[tuple[int, int]]:
@@ -84,12 +90,22 @@ class PackedBatch:
 def pack(events: Sequence[Event]) -> PackedBatch:
     batch = PackedBatch()
     for index, event in enumerate(events):
+        if event.type != "run_started":
+            # Most events are short: JSON under `TEXT_MIN` characters holds no string that long,
+            # so nothing in it is stored apart and pydantic's JSON is the row as it stands.
+            try:
+                short = payload_json(event.data)
+            except ValueError:  # a lone surrogate: json.dumps below escapes it
+                short = ""
+            if short and len(short) < TEXT_MIN:
+                batch._payloads.append(short)
+                continue
         payload = payload_dict(event.data)
         if event.type == "run_started":
             history: list[str] = []
             for message in payload["messages"]:
                 text = _pack_content(message, batch.texts)
-                body = json.dumps(message, separators=(",", ":"))
+                body = _JSON.encode(message)
                 name = digest(body)
                 batch.messages.setdefault(name, body)
                 batch.message_texts[name] = text

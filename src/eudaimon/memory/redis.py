@@ -9,14 +9,16 @@ atomically, so two processes feeding the same run's messages never duplicate one
 from __future__ import annotations
 
 from types import TracebackType
-
-from redis.asyncio import Redis
-from redis.commands.core import AsyncScript
+from typing import TYPE_CHECKING
 
 from eudaimon.core.messages import Message, Role
 from eudaimon.memory._codec import message_from_json, message_to_json
 from eudaimon.memory._groups import drop_partial_head, opens_group, visible
 from eudaimon.memory.base import check_window, require_id, thread_key
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+    from redis.commands.core import AsyncScript
 
 _ADD = """
 if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then
@@ -64,6 +66,10 @@ class RedisMemory:
 
     def _redis(self) -> Redis:
         if self._client is None:
+            # Imported here: redis-py takes longer to import than the rest of eudaimon's
+            # memory, and most programs never build a RedisMemory.
+            from redis.asyncio import Redis
+
             self._client = Redis.from_url(self.url)
             self._add = self._client.register_script(_ADD)
         return self._client

@@ -15,6 +15,7 @@ import os
 import secrets
 import socket
 import time
+import weakref
 
 from eudaimon.core.errors import LeaseHeld, LeaseLost
 from eudaimon.stores.base import EventStore
@@ -49,6 +50,56 @@ def new_owner() -> str:
     return f"{_PROCESS}.{next(_DRIVERS)}"
 
 
+class _FirstRenewals:
+    """The first renewal of every lease held on one event loop, behind a single timer.
+
+    Most runs end long before their first renewal is due, so a timer armed and cancelled per
+    lease was pure cost: it was the larger part of a short run's lease work. Keepers wait here
+    instead; one timer fires for the earliest, and a keeper whose first renewal comes renews on
+    its own from then on.
+    """
+
+    def __init__(self) -> None:
+        # No reference to the loop: it keys this schedule weakly.
+        self._due: dict[LeaseKeeper, float] = {}
+        self._timer: asyncio.TimerHandle | None = None
+
+    def add(self, keeper: LeaseKeeper, delay_s: float) -> None:
+        loop = asyncio.get_running_loop()
+        due = loop.time() + delay_s
+        self._due[keeper] = due
+        timer = self._timer
+        if timer is None or due < timer.when():
+            if timer is not None:
+                timer.cancel()
+            self._timer = loop.call_at(due, self._fire)
+
+    def discard(self, keeper: LeaseKeeper) -> None:
+        self._due.pop(keeper, None)
+
+    def _fire(self) -> None:
+        self._timer = None
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        for keeper, due in list(self._due.items()):
+            if due <= now:
+                del self._due[keeper]
+                keeper._start_renewing()
+        if self._due:
+            self._timer = loop.call_at(min(self._due.values()), self._fire)
+
+
+_FIRST_RENEWALS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _FirstRenewals] = weakref.WeakKeyDictionary()
+
+
+def _first_renewals() -> _FirstRenewals:
+    loop = asyncio.get_running_loop()
+    schedule = _FIRST_RENEWALS.get(loop)
+    if schedule is None:
+        schedule = _FIRST_RENEWALS[loop] = _FirstRenewals()
+    return schedule
+
+
 class LeaseKeeper:
     def __init__(self, store: EventStore, name: str, *, ttl_s: float | None = None) -> None:
         self.store = store
@@ -57,7 +108,7 @@ class LeaseKeeper:
         self.ttl_s = ttl_s if ttl_s is not None else lease_ttl_s()
         self._deadline = 0.0
         self._renewer: asyncio.Task[None] | None = None
-        self._timer: asyncio.TimerHandle | None = None
+        self._waiting: _FirstRenewals | None = None
 
     async def acquire(self, *, wait: bool = True) -> None:
         """Take the lease; while another live holder has it, wait for it to lapse (or raise)."""
@@ -72,11 +123,12 @@ class LeaseKeeper:
                 continue
             self._deadline = started + lease.expires_in_s
             break
-        # Most runs end before the first renewal is due: a timer costs less than a task.
-        self._timer = asyncio.get_running_loop().call_later(self.ttl_s / 3, self._start_renewing)
+        # Most runs end before the first renewal is due: waiting costs less than a task.
+        self._waiting = _first_renewals()
+        self._waiting.add(self, self.ttl_s / 3)
 
     def _start_renewing(self) -> None:
-        self._timer = None
+        self._waiting = None
         self._renewer = asyncio.ensure_future(self._renew_forever())
 
     def check(self) -> None:
@@ -86,9 +138,9 @@ class LeaseKeeper:
 
     async def release(self, *, write: bool = True) -> None:
         """Stop renewing and, with `write`, free the lease for others now rather than at expiry."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        if self._waiting is not None:
+            self._waiting.discard(self)
+            self._waiting = None
         if self._renewer is not None:
             self._renewer.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -12,12 +12,14 @@ Why it is built this way:
   the transaction runs in its own SAVEPOINT: an append that conflicts fails alone, the others
   still commit.
 - A run appending alone (the worker idle, no other run's append in between) commits on the
-  caller's thread instead: the two thread switches of a round trip cost about what the fsync
-  does. The event loop then waits for that commit, never for another process's lock, and
-  never for a checkpoint: the worker runs those, every `_CHECKPOINT_EVERY` commits.
-- The expected-seq check is `UPDATE runs … WHERE next_seq = expected` after `BEGIN IMMEDIATE`,
-  which holds SQLite's write lock across processes, so two processes cannot both win a seq; the
-  PRIMARY KEY (run_id, seq) of `events` is the hard fence behind that check.
+  caller's thread instead, and so does a lease: the two thread switches of a round trip cost
+  about what the fsync does. The event loop then waits for that commit, never for another
+  process's lock, and never for a checkpoint: the worker runs those, every `_CHECKPOINT_EVERY`
+  commits, on a connection of its own, while writes go on.
+- The expected-seq check reads the run's last seq (one seek in the `events` key) after
+  `BEGIN IMMEDIATE`, which holds SQLite's write lock across processes, so two processes cannot
+  both win a seq; the PRIMARY KEY (run_id, seq) of `events` is the hard fence behind that check.
+  An append writes nothing else (`_schema`): a run's summary is read from its last event.
 - A durable commit's sync costs more when its frames lengthen the WAL, so the store keeps
   synced zeros ahead of them (`_wal_room`).
 - A lease matters only to live processes on this machine, which all read the same page cache,
@@ -45,34 +47,17 @@ from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, Corrup
 from eudaimon.core.events import Event
 from eudaimon.core.packing import PackedBatch, pack
 from eudaimon.stores.base import Lease, RunSummary, Snapshot, check_batch, summary_fields
-from eudaimon.stores.sqlite import _content, _wal_room
+from eudaimon.stores.sqlite import _content, _schema, _wal_room
 
 T = TypeVar("T")
 Synchronous = Literal["full", "normal"]
 
-_SCHEMA_VERSION = 2
-# Pages written per commit are what an fsync'ed commit costs: events live in one B-tree keyed
-# by (run, seq) (WITHOUT ROWID), and only one index moves when an append touches `updated_at`.
-# Files made with the first layout (a rowid events table, a wider thread index) read the same;
-# version 1 files gain the tables of texts and messages (`_content`) when first opened.
-_SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS events (
-        run_id TEXT NOT NULL, seq INTEGER NOT NULL, at TEXT NOT NULL, type TEXT NOT NULL, payload TEXT NOT NULL,
-        PRIMARY KEY (run_id, seq)) WITHOUT ROWID""",
-    """CREATE TABLE IF NOT EXISTS runs (
-        run_id TEXT PRIMARY KEY, agent TEXT NOT NULL, thread_id TEXT, created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL, next_seq INTEGER NOT NULL, last_type TEXT NOT NULL)""",
-    "CREATE INDEX IF NOT EXISTS runs_by_updated_at ON runs (updated_at)",
-    "CREATE INDEX IF NOT EXISTS runs_by_thread ON runs (thread_id)",
-    "CREATE TABLE IF NOT EXISTS leases (name TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at REAL NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS snapshots (key TEXT PRIMARY KEY, version INTEGER NOT NULL, data TEXT NOT NULL)",
-    *_content.SCHEMA,
-)
 _LEASE_GRACE_S = 60.0
 """How long after expiring a lease row is kept (it only says who held it last)."""
 _CHECKPOINT_EVERY = 200
-"""Commits between checkpoints, which the worker runs (SQLite's own would run inside whichever
-commit crosses its threshold, possibly one made on the event loop's thread)."""
+"""Commits between checkpoints, which the worker runs on a connection of its own (SQLite's own
+would run inside whichever commit crosses its threshold, possibly one made on the event loop's
+thread; one on the writers' connection would hold up their next commit for milliseconds)."""
 _MAX_GROUP = 512
 """Most jobs taken from the queue at once: bounds how long one transaction holds the lock."""
 
@@ -93,6 +78,16 @@ class _Job(Generic[T]):
 @dataclass(eq=False)
 class _Stop:
     done: Future[None] = field(default_factory=Future)
+
+
+class _Checkpoint:
+    """Asks the worker for a checkpoint: a commit found one due."""
+
+
+_CHECKPOINT = _Checkpoint()
+_Outcome = tuple[Future[Any], bool, Any]
+"""A job's future, whether it succeeded, and its result or error: set once the connection is
+free again, so that a caller woken by it finds the connection free for its next write."""
 
 
 class SqliteStore:
@@ -117,7 +112,7 @@ class SqliteStore:
             Path(self._path).parent.mkdir(parents=True, exist_ok=True)
         self._synchronous: Synchronous = synchronous
         self._busy_timeout_s = busy_timeout_s
-        self._jobs: queue.SimpleQueue[_Job[Any] | _Stop] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[_Job[Any] | _Stop | _Checkpoint] = queue.SimpleQueue()
         self._lock = threading.Lock()  # orders "closed?" checks against enqueues and the stop
         self._thread: threading.Thread | None = None
         self._closed = False
@@ -127,10 +122,12 @@ class SqliteStore:
         """The worker's connection, once open; used on the caller's thread only under `_using`."""
         self._using = threading.Lock()
         self._last_run: str | None = None
-        self._roomy_wal = synchronous == "full" and self._path != ":memory:"
-        """Whether durable commits keep room ahead of the WAL (`_wal_room`): only fsynced commits
-        gain from it, and a private in-memory database has no WAL file."""
+        self._room = _wal_room.WalRoom(self._path) if synchronous == "full" and self._path != ":memory:" else None
+        """The room durable commits keep ahead of the WAL: only fsynced commits gain from it, and
+        a private in-memory database has no WAL file."""
         self._since_checkpoint = 0
+        self._checkpointer: sqlite3.Connection | None = None
+        """The worker's second connection, for checkpoints alone; opened at the first one."""
 
     @property
     def path(self) -> str:
@@ -162,8 +159,8 @@ class SqliteStore:
             def write(conn: sqlite3.Connection) -> None:
                 _append(conn, run_id, expected_seq, batch, packed, snapshot)
 
-            alone, self._last_run = run_id == self._last_run, run_id
-            if not (alone and self._write_here(write)):
+            alone, self._last_run = self._last_run in (None, run_id), run_id
+            if not (alone and self._write_here(write, durable=True)):
                 await self._do(True, write)
         else:
             await self._do(False, lambda conn: None)  # a no-op, but not on a closed store
@@ -190,12 +187,12 @@ class SqliteStore:
         Raises:
             LeaseHeld: another owner holds it and it has not expired.
         """
-        return await self._do(True, lambda conn: _acquire_lease(conn, name, owner, ttl_s), durable=False)
+        return await self._write_lease(lambda conn: _acquire_lease(conn, name, owner, ttl_s))
 
     async def release_lease(self, name: str, owner: str) -> None:
         """Give the lease up, if `owner` holds it."""
         sql = "DELETE FROM leases WHERE name = ? AND owner = ?"
-        await self._do(True, lambda conn: conn.execute(sql, (name, owner)).close(), durable=False)
+        await self._write_lease(lambda conn: conn.execute(sql, (name, owner)).close())
 
     async def save_snapshot(self, snapshot: Snapshot) -> None:
         """Keep `snapshot` as the latest for its key unless a newer version is already kept."""
@@ -226,6 +223,13 @@ class SqliteStore:
     def __repr__(self) -> str:
         return f"SqliteStore({self._path!r})"
 
+    async def _write_lease(self, run: Callable[[sqlite3.Connection], T]) -> T:
+        """A lease's write, on the caller's thread when the worker is idle (it takes no fsync)."""
+        done: Future[T] = Future()
+        if self._write_here(lambda conn: done.set_result(run(conn)), durable=False):
+            return done.result()
+        return await self._do(True, run, durable=False)
+
     async def _do(self, writes: bool, run: Callable[[sqlite3.Connection], T], *, durable: bool = True) -> T:
         job = _Job(run, writes, durable)
         with self._lock:
@@ -250,37 +254,55 @@ class SqliteStore:
         while True:
             group = self._take_group()
             jobs = [job for job in group if isinstance(job, _Job)]
-            with self._using:
-                try:
-                    if isinstance(conn, BaseException):
-                        for job in jobs:
-                            job.done.set_exception(_failed(self._path, conn))
-                    else:
-                        with self._patient(conn):
-                            self._write_group(conn, [job for job in jobs if job.writes])
-                            for job in jobs:
-                                if not job.writes:
-                                    _settle(job, self._path, conn)
-                            if self._since_checkpoint >= _CHECKPOINT_EVERY:
-                                self._since_checkpoint = 0
-                                conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-                except BaseException as exc:  # a bug here must never leave a caller awaiting forever
-                    for job in jobs:
-                        if not job.done.done():
-                            job.done.set_exception(_failed(self._path, exc))
-                stop = next((s for s in group if isinstance(s, _Stop)), None)
-                if stop is not None:
-                    self._conn = None
+            stop = next((s for s in group if isinstance(s, _Stop)), None)
+            if jobs or stop is not None:
+                _settle(self._run_jobs(conn, jobs, stopping=stop is not None))
             if stop is not None:
                 try:
-                    if isinstance(conn, sqlite3.Connection):
-                        conn.close()
+                    for connection in (self._checkpointer, conn):
+                        if isinstance(connection, sqlite3.Connection):
+                            connection.close()
+                    if self._room is not None:
+                        self._room.close()
                 finally:
                     if stop.done.set_running_or_notify_cancel():  # close() may have been cancelled
                         stop.done.set_result(None)
                 return
+            if _CHECKPOINT in group and isinstance(conn, sqlite3.Connection):
+                self._checkpoint()
 
-    def _take_group(self) -> list[_Job[Any] | _Stop]:
+    def _run_jobs(
+        self, conn: sqlite3.Connection | BaseException, jobs: list[_Job[Any]], *, stopping: bool
+    ) -> list[_Outcome]:
+        """The group's writes (in one transaction), then its reads; their outcomes, to be set
+        once the connection is free again."""
+        with self._using:
+            try:
+                if isinstance(conn, BaseException):
+                    return [(job.done, False, _failed(self._path, conn)) for job in jobs]
+                with self._patient(conn):
+                    outcomes = self._write_group(conn, [job for job in jobs if job.writes])
+                    return outcomes + [_read(job, self._path, conn) for job in jobs if not job.writes]
+            except BaseException as exc:  # a bug here must never leave a caller awaiting forever
+                return [(job.done, False, _failed(self._path, exc)) for job in jobs]
+            finally:
+                if stopping:
+                    self._conn = None
+
+    def _checkpoint(self) -> None:
+        """Copy the WAL's frames into the database, on a connection of our own, so that writes
+        on the main one (the event loop's among them) go on meanwhile; SQLite then starts the
+        WAL again from the top at the next write. Only the WAL's length depends on it, so a
+        failure is left for the next checkpoint."""
+        try:
+            if self._checkpointer is None:
+                self._checkpointer = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+                self._checkpointer.execute(f"PRAGMA synchronous = {self._synchronous.upper()}")
+            self._checkpointer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        except sqlite3.Error:
+            pass
+
+    def _take_group(self) -> list[_Job[Any] | _Stop | _Checkpoint]:
         """Block for one job, then take every job already waiting (up to `_MAX_GROUP`)."""
         group = [self._jobs.get()]
         while len(group) < _MAX_GROUP and not isinstance(group[-1], _Stop):
@@ -289,7 +311,7 @@ class SqliteStore:
             except queue.Empty:
                 break
         # A caller cancelled before we began: drop its job. After this, we decide its outcome.
-        return [job for job in group if isinstance(job, _Stop) or job.done.set_running_or_notify_cancel()]
+        return [job for job in group if not isinstance(job, _Job) or job.done.set_running_or_notify_cancel()]
 
     def _enter_wal_mode(self, conn: sqlite3.Connection) -> None:
         """Switching a new file to WAL needs it to itself, and SQLite answers "locked" at once,
@@ -310,15 +332,7 @@ class SqliteStore:
             self._enter_wal_mode(conn)
             conn.execute("PRAGMA wal_autocheckpoint = 0")  # the worker checkpoints
             conn.execute(f"PRAGMA synchronous = {self._synchronous.upper()}")
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version > _SCHEMA_VERSION:
-                raise JournalError(f"schema version {version} is newer than {_SCHEMA_VERSION}; upgrade eudaimon")
-            if version < _SCHEMA_VERSION:
-                conn.execute("BEGIN IMMEDIATE")  # several processes may create the schema at once
-                for statement in _SCHEMA:
-                    conn.execute(statement)
-                conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
-                conn.execute("COMMIT")
+            _schema.ensure(conn)
             conn.execute("PRAGMA busy_timeout = 0")  # at rest: see `_patient`
         except BaseException:
             conn.close()
@@ -331,26 +345,26 @@ class SqliteStore:
             conn.execute(f"PRAGMA synchronous = {synchronous.upper()}")
             self._synchronous_now = synchronous
 
-    def _write_here(self, write: Callable[[sqlite3.Connection], None]) -> bool:
+    def _write_here(self, write: Callable[[sqlite3.Connection], None], *, durable: bool) -> bool:
         """Commit `write` on the caller's thread if the worker is idle and no other process
         holds the write lock; False if it must go through the worker instead.
 
         A run appending alone gains most: the two thread switches of a round trip through the
         worker cost about as much as the commit's fsync. The event loop waits for the commit,
         as for any work of that length; it never waits for another process's lock (that write
-        goes to the worker), nor for a checkpoint (the worker runs them)."""
+        goes to the worker), nor for a checkpoint (the worker runs them on its own connection)."""
         conn = self._conn
-        if conn is None or self._since_checkpoint >= _CHECKPOINT_EVERY or not self._jobs.empty():
+        if conn is None or not self._jobs.empty():
             return False
         if not self._using.acquire(blocking=False):
             return False
         try:
-            if self._conn is None or not self._jobs.empty() or not self._begin_now(conn):
+            if self._conn is None or not self._jobs.empty() or not self._begin_now(conn, durable):
                 return False
-            job: _Job[None] = _Job(write, True)
+            job: _Job[None] = _Job(write, True, durable)
             job.done.set_running_or_notify_cancel()
             try:
-                self._write_group(conn, [job], begun=True)
+                _settle(self._write_group(conn, [job], begun=True))
             finally:
                 if conn.in_transaction:  # only a bug gets here: leave no transaction open
                     conn.execute("ROLLBACK")
@@ -359,10 +373,10 @@ class SqliteStore:
         job.done.result()  # raises what the write raised
         return True
 
-    def _begin_now(self, conn: sqlite3.Connection) -> bool:
-        """`BEGIN IMMEDIATE` for a durable write without waiting (the connection is at rest,
-        so impatient): False if another process holds the lock."""
-        self._set_synchronous(conn, self._synchronous)
+    def _begin_now(self, conn: sqlite3.Connection, durable: bool) -> bool:
+        """`BEGIN IMMEDIATE` without waiting (the connection is at rest, so impatient): False
+        if another process holds the lock."""
+        self._set_synchronous(conn, self._synchronous if durable else "normal")
         try:
             conn.execute("BEGIN IMMEDIATE")
             return True
@@ -382,10 +396,10 @@ class SqliteStore:
         finally:
             conn.execute("PRAGMA busy_timeout = 0")
 
-    def _write_group(self, conn: sqlite3.Connection, jobs: list[_Job[Any]], *, begun: bool = False) -> None:
+    def _write_group(self, conn: sqlite3.Connection, jobs: list[_Job[Any]], *, begun: bool = False) -> list[_Outcome]:
         """Run every write of the group in one transaction; each succeeds or fails alone."""
         if not jobs:
-            return
+            return []
         outcomes: list[tuple[bool, Any]] = []
         wrote = False
         durable = any(job.durable for job in jobs)
@@ -414,24 +428,21 @@ class SqliteStore:
                             wrote = wrote or conn.total_changes > changes
                             outcomes.append((True, result))
                         conn.execute("RELEASE job")
-                if wrote and durable and self._roomy_wal:
-                    _wal_room.make_room(self._path)
+                if wrote and durable and self._room is not None:
+                    self._room.make()
                 conn.execute("COMMIT" if wrote else "ROLLBACK")  # nothing written: spare the fsync
                 self._commits += wrote and durable
                 self._since_checkpoint += wrote
+                if self._since_checkpoint >= _CHECKPOINT_EVERY:
+                    self._since_checkpoint = 0
+                    self._jobs.put(_CHECKPOINT)
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
         except sqlite3.Error as exc:
-            for job in jobs:
-                job.done.set_exception(_failed(self._path, exc))
-            return
-        for job, (ok, value) in zip(jobs, outcomes, strict=True):
-            if ok:
-                job.done.set_result(value)
-            else:
-                job.done.set_exception(value)
+            return [(job.done, False, _failed(self._path, exc)) for job in jobs]
+        return [(job.done, ok, value) for job, (ok, value) in zip(jobs, outcomes, strict=True)]
 
 
 _SAVE_SNAPSHOT = (
@@ -449,51 +460,23 @@ def _append(
     snapshot: Snapshot | None,
 ) -> None:
     """One compare-and-append; raising undoes it (its savepoint, or its transaction)."""
-    if expected > 0:  # the common case: one guarded UPDATE of the summary is the compare
-        check_batch(run_id, expected, events)
-        last = events[-1]
-        moved = conn.execute(
-            "UPDATE runs SET updated_at = ?, next_seq = ?, last_type = ? WHERE run_id = ? AND next_seq = ?",
-            (_sortable(last.at), expected + len(events), last.type, run_id, expected),
-        ).rowcount
-        if moved == 1:
-            _insert_events(conn, run_id, expected, events, _content.store(conn, run_id, packed))
-            if snapshot is not None:
-                conn.execute(_SAVE_SNAPSHOT, (snapshot.key, snapshot.version, snapshot.data))
-            return
-    found = conn.execute("SELECT next_seq FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-    actual = int(found[0]) if found else 0
+    last = conn.execute("SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,)).fetchone()[0]
+    actual = 0 if last is None else int(last) + 1
     if expected != actual:
         raise ConcurrencyConflict(run_id, expected, actual)
     check_batch(run_id, expected, events)
-    _insert_events(conn, run_id, expected, events, _content.store(conn, run_id, packed))
-    last, next_seq = events[-1], expected + len(events)
-    if found is None:
+    if expected == 0:
+        # OR REPLACE: a summary left without events (a hand edit) must not block the run's id.
         agent, thread_id = summary_fields(events)
         conn.execute(
-            "INSERT INTO runs (run_id, agent, thread_id, created_at, updated_at, next_seq, last_type)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (run_id, agent, thread_id, _sortable(events[0].at), _sortable(last.at), next_seq, last.type),
+            "INSERT OR REPLACE INTO runs (run_id, agent, thread_id, created_at) VALUES (?, ?, ?, ?)",
+            (run_id, agent, thread_id, _sortable(events[0].at)),
         )
-    else:
-        conn.execute(
-            "UPDATE runs SET updated_at = ?, next_seq = ?, last_type = ? WHERE run_id = ?",
-            (_sortable(last.at), next_seq, last.type, run_id),
-        )
+    payloads = _content.store(conn, run_id, packed)
+    rows = [(e.run_id, e.seq, e.at.isoformat(), e.type, p) for e, p in zip(events, payloads, strict=True)]
+    conn.executemany("INSERT INTO events (run_id, seq, at, type, payload) VALUES (?, ?, ?, ?, ?)", rows)
     if snapshot is not None:
         conn.execute(_SAVE_SNAPSHOT, (snapshot.key, snapshot.version, snapshot.data))
-
-
-def _insert_events(
-    conn: sqlite3.Connection, run_id: str, expected: int, events: Sequence[Event], payloads: list[str]
-) -> None:
-    rows = [(e.run_id, e.seq, e.at.isoformat(), e.type, p) for e, p in zip(events, payloads, strict=True)]
-    try:
-        conn.executemany("INSERT INTO events (run_id, seq, at, type, payload) VALUES (?, ?, ?, ?, ?)", rows)
-    except sqlite3.IntegrityError:
-        # `runs` disagrees with `events` (a foreign writer, a hand edit): the key still fences.
-        top = conn.execute("SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,)).fetchone()[0]
-        raise ConcurrencyConflict(run_id, expected, int(top) + 1) from None
 
 
 def _load(conn: sqlite3.Connection, run_id: str, after_seq: int) -> list[Event]:
@@ -507,16 +490,23 @@ def _load(conn: sqlite3.Connection, run_id: str, after_seq: int) -> list[Event]:
 
 
 def _list_runs(conn: sqlite3.Connection, limit: int, thread_id: str | None) -> list[RunSummary]:
-    where, args = ("WHERE thread_id = ?", (thread_id,)) if thread_id is not None else ("", ())
+    """Each run's summary from its row in `runs` and its last event (one seek per run), most
+    recently updated first. Nothing orders runs by update in the file (keeping such an index
+    would cost every append a page), so every run (of the thread) is read, then sorted."""
+    where, args = ("WHERE r.thread_id = ?", (thread_id,)) if thread_id is not None else ("", ())
     rows = conn.execute(
-        "SELECT run_id, agent, thread_id, created_at, updated_at, next_seq, last_type FROM runs "
-        f"{where} ORDER BY updated_at DESC, rowid ASC LIMIT ?",
-        (*args, limit),
+        "SELECT r.run_id, r.agent, r.thread_id, r.created_at, e.at, e.seq, e.type FROM runs AS r"
+        " JOIN events AS e ON e.run_id = r.run_id AND e.seq = (SELECT MAX(seq) FROM events WHERE run_id = r.run_id)"
+        f" {where} ORDER BY r.rowid",
+        args,
     ).fetchall()
-    return [
-        RunSummary(run, agent, thread, datetime.fromisoformat(created), datetime.fromisoformat(updated), count, last)
-        for run, agent, thread, created, updated, count, last in rows
+    summaries = [
+        RunSummary(run, agent, thread, datetime.fromisoformat(created), datetime.fromisoformat(at), seq + 1, tag)
+        for run, agent, thread, created, at, seq, tag in rows
     ]
+    # Stable sort: among runs updated at the same moment, the oldest stays first (as `MemoryStore`).
+    summaries.sort(key=lambda summary: _sortable(summary.updated_at), reverse=True)
+    return summaries[:limit]
 
 
 def _delete_run(conn: sqlite3.Connection, run_id: str) -> None:
@@ -538,11 +528,19 @@ def _acquire_lease(conn: sqlite3.Connection, name: str, owner: str, ttl_s: float
     return Lease(name, owner, ttl_s)
 
 
-def _settle(job: _Job[Any], path: str, conn: sqlite3.Connection) -> None:
+def _read(job: _Job[Any], path: str, conn: sqlite3.Connection) -> _Outcome:
     try:
-        job.done.set_result(job.run(conn))
+        return job.done, True, job.run(conn)
     except Exception as exc:
-        job.done.set_exception(_as_raised(path, exc))
+        return job.done, False, _as_raised(path, exc)
+
+
+def _settle(outcomes: list[_Outcome]) -> None:
+    for done, ok, value in outcomes:
+        if ok:
+            done.set_result(value)
+        else:
+            done.set_exception(value)
 
 
 def _sortable(at: datetime) -> str:

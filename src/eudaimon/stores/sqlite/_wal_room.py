@@ -25,26 +25,42 @@ makes little, one that commits often soon has what SQLite's own checkpoint thres
 pages of 4 KiB) lets a WAL grow to. Past the last step the WAL grows as SQLite makes it."""
 
 
-def make_room(database: str) -> bool:
-    """Lengthen `database`'s WAL with synced zeros to the next of `STEPS`, unless it is at one
-    (the room made there may not be used up yet) or past the last; True if it was lengthened.
+class WalRoom:
+    """The room ahead of one database's WAL, made through a descriptor held open (opening the
+    file for every commit cost a few µs each). SQLite deletes the WAL only when the last
+    connection to the database closes, so the descriptor stays good while the store's own
+    connection is open; close it with that connection."""
 
-    Call inside a durable write transaction, before its COMMIT. A WAL whose frames outgrew the
-    room is at no step, so the next commit makes more. A failure costs only speed, so it is
-    not raised: the commit then lengthens the file as SQLite would anyway.
-    """
-    wal = database + "-wal"
-    try:
-        size = os.stat(wal).st_size
-        if size in STEPS or size > STEPS[-1]:
-            return False
-        step = next(step for step in STEPS if step > size)
-        fd = os.open(wal, os.O_WRONLY)
+    def __init__(self, database: str) -> None:
+        self._wal = database + "-wal"
+        self._fd: int | None = None
+
+    def make(self) -> bool:
+        """Lengthen the WAL with synced zeros to the next of `STEPS`, unless it is at one (the
+        room made there may not be used up yet) or past the last; True if it was lengthened.
+
+        Call inside a durable write transaction, before its COMMIT. A WAL whose frames outgrew
+        the room is at no step, so the next commit makes more. A failure costs only speed, so
+        it is not raised: the commit then lengthens the file as SQLite would anyway.
+
+        The size is read with `lseek`, not `stat`: on our test machine (ext4) a `stat` or
+        `fstat` of the WAL just before a commit made that commit's sync about 55 µs slower,
+        every commit, while seeking to its end cost the sync nothing.
+        """
         try:
-            os.pwrite(fd, bytes(step - size), size)
-            os.fdatasync(fd)
-        finally:
-            os.close(fd)
-    except OSError:
-        return False
-    return True
+            if self._fd is None:
+                self._fd = os.open(self._wal, os.O_WRONLY)
+            size = os.lseek(self._fd, 0, os.SEEK_END)
+            if size in STEPS or size > STEPS[-1]:
+                return False
+            step = next(step for step in STEPS if step > size)
+            os.pwrite(self._fd, bytes(step - size), size)
+            os.fdatasync(self._fd)
+        except OSError:
+            return False
+        return True
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None

@@ -1,0 +1,56 @@
+"""A driver keeps its leases for as long as it runs, and lets them go when it stops.
+
+Keepers on one event loop share a single timer for their first renewal (`runtime/leases.py`),
+so these tests hold several leases of different lifetimes at once: each must be renewed before
+it lapses, whichever keeper the shared timer was set for, and a released one never again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from eudaimon.core.errors import LeaseHeld
+from eudaimon.runtime.leases import LeaseKeeper
+from eudaimon.stores import MemoryStore
+
+
+async def test_held_leases_of_different_ttls_outlive_their_ttl_while_held() -> None:
+    """Invariant: a held lease is renewed before it lapses, however many keepers of whatever
+    lifetimes share the loop; no other owner can take it meanwhile and the holder stays valid."""
+    store = MemoryStore()
+    slow = LeaseKeeper(store, "run:slow", ttl_s=0.9)
+    fast = LeaseKeeper(store, "run:fast", ttl_s=0.3)
+    await slow.acquire()
+    await fast.acquire()  # due before the timer armed for `slow`: the timer must move earlier
+    try:
+        await asyncio.sleep(1.2)  # over four of `fast`'s lifetimes, over one of `slow`'s
+
+        fast.check()
+        slow.check()
+        for name in ("run:fast", "run:slow"):
+            with pytest.raises(LeaseHeld):
+                await store.acquire_lease(name, "someone-else", 30)
+    finally:
+        await fast.release()
+        await slow.release()
+
+
+async def test_released_lease_is_not_renewed_and_lapses_for_others() -> None:
+    """Invariant: a keeper released before its first renewal never renews again, so the lease is
+    free at once (released) and stays free (no stray renewal takes it back)."""
+    store = MemoryStore()
+    keeper = LeaseKeeper(store, "run:r", ttl_s=0.3)
+    other = LeaseKeeper(store, "run:other", ttl_s=0.3)  # keeps the shared timer busy meanwhile
+    await keeper.acquire()
+    await other.acquire()
+    try:
+        await keeper.release()
+        await asyncio.sleep(0.5)  # past the first renewal `keeper` would have made
+
+        taken = await store.acquire_lease("run:r", "someone-else", 30)
+        assert taken.owner == "someone-else"
+        other.check()
+    finally:
+        await other.release()
