@@ -39,12 +39,13 @@ _VERSION_2 = """
 
 
 def _version_2_file(path: Path, samples: Any) -> None:
-    """Runs "b" (made first, 1 event), "a" (2 events, thread t) and "c" (made last, updated at
-    the same moment as "b"), with their rows as version 2 kept them."""
+    """Runs "b" (made first, 1 event), "a" (2 events, thread t), "d" (ended) and "c" (made last,
+    updated at the same moment as "b"), with their rows as version 2 kept them."""
     t0 = samples.T0
     runs = [
         ("b", None, [(t0, "run_started")]),
         ("a", "t", [(t0, "run_started"), (t0 + timedelta(minutes=5), "model_attempt_started")]),
+        ("d", None, [(t0, "run_started"), (t0 + timedelta(minutes=2), "run_completed")]),
         ("c", None, [(t0, "run_started")]),
     ]
     conn = sqlite3.connect(path)
@@ -52,9 +53,13 @@ def _version_2_file(path: Path, samples: Any) -> None:
         conn.executescript(_VERSION_2)
         for run_id, thread, events in runs:
             started = '{"agent":"bot","input":"hi","messages":[]' + (f',"thread_id":"{thread}"' if thread else "") + "}"
-            payloads = [started, '{"step":0,"request_id":"r0","request_digest":""}']
+            payloads = {
+                "run_started": started,
+                "model_attempt_started": '{"step":0,"request_id":"r0","request_digest":""}',
+                "run_completed": '{"output":"ok"}',
+            }
             for seq, (at, tag) in enumerate(events):
-                row = (run_id, seq, at.isoformat(), tag, payloads[seq])
+                row = (run_id, seq, at.isoformat(), tag, payloads[tag])
                 conn.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?)", row)
             last_at, last_type = events[-1]
             summary = (run_id, "bot", thread, t0.isoformat(), last_at.isoformat(), len(events), last_type)
@@ -75,6 +80,7 @@ async def test_a_version_2_file_keeps_its_summaries_order_and_fence(tmp_path: Pa
         summaries = await store.list_runs()
         assert summaries == [
             RunSummary("a", "bot", "t", t0, t0 + timedelta(minutes=5), 2, "model_attempt_started"),
+            RunSummary("d", "bot", None, t0, t0 + timedelta(minutes=2), 2, "run_completed"),
             RunSummary("b", "bot", None, t0, t0, 1, "run_started"),
             RunSummary("c", "bot", None, t0, t0, 1, "run_started"),
         ]
@@ -83,7 +89,7 @@ async def test_a_version_2_file_keeps_its_summaries_order_and_fence(tmp_path: Pa
             await store.append("a", 1, samples.make_events("a", [samples.attempt(1)], start=1))
         assert raised.value.actual_seq == 2
         await store.append("b", 1, [Event.of("b", 1, t0 + timedelta(minutes=9), samples.attempt(1))])
-        assert [(s.run_id, s.event_count) for s in await store.list_runs()] == [("b", 2), ("a", 2), ("c", 1)]
+        assert [(s.run_id, s.event_count) for s in await store.list_runs()] == [("b", 2), ("a", 2), ("d", 2), ("c", 1)]
     finally:
         await store.close()
 
@@ -91,10 +97,12 @@ async def test_a_version_2_file_keeps_its_summaries_order_and_fence(tmp_path: Pa
     try:
         assert conn.execute("PRAGMA user_version").fetchone() == (3,)
         columns = [row[1] for row in conn.execute("PRAGMA table_info(runs)")]
-        assert columns == ["run_id", "agent", "thread_id", "created_at"]
+        assert columns == ["run_id", "agent", "thread_id", "created_at", "ended_at"]
+        ended = dict(conn.execute("SELECT run_id, ended_at FROM runs").fetchall())
+        assert ended == {"a": None, "b": None, "c": None, "d": (t0 + timedelta(minutes=2)).isoformat()}
         indexes = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE tbl_name = 'runs'")}
         assert "runs_by_updated_at" not in indexes
-        assert "runs_by_thread" in indexes
+        assert {"runs_by_thread", "runs_by_end"} <= indexes
     finally:
         conn.close()
 

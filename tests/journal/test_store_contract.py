@@ -209,6 +209,27 @@ async def test_list_runs_puts_the_run_made_first_first_among_runs_updated_at_onc
     assert [s.run_id for s in await store.list_runs(limit=2)] == ["m", "k"]
 
 
+async def test_list_runs_interleaves_ended_and_live_runs_by_last_update(store: EventStore, samples: Any) -> None:
+    """Invariant: ended runs and runs still going (live, paused, abandoned) are listed in one
+    order, by last update, whatever the limit; the newest ended runs are never crowded out by
+    older live ones, nor live ones by ended ones (SQLite keeps only ended runs in an index)."""
+    t0 = samples.T0
+    ends = {"e1": 1, "e2": 5, "e3": 9}  # minutes: each ended run ends then
+    live = {"l1": 3, "l2": 7, "l3": 11}  # minutes: each live run's last event
+    for n, run in enumerate([*ends, *live]):
+        await store.append(run, 0, [Event.of(run, 0, t0 + timedelta(seconds=n), samples.started())])
+    for run, minute in ends.items():
+        await store.append(run, 1, [Event.of(run, 1, t0 + timedelta(minutes=minute), RunCompleted(output="ok"))])
+    for run, minute in live.items():
+        await store.append(run, 1, [Event.of(run, 1, t0 + timedelta(minutes=minute), samples.attempt(0))])
+
+    newest_first = ["l3", "e3", "l2", "e2", "l1", "e1"]
+    assert [s.run_id for s in await store.list_runs()] == newest_first
+    for limit in range(1, 7):
+        assert [s.run_id for s in await store.list_runs(limit=limit)] == newest_first[:limit]
+    assert [s.is_finished for s in await store.list_runs()] == [False, True, False, True, False, True]
+
+
 async def test_delete_run_removes_events_summary_and_run_snapshot(store: EventStore, samples: Any) -> None:
     """Invariant: retention deletes a run whole (events, summary, its snapshot) and nothing else;
     deleting an unknown run is a no-op; the id is then free (next seq 0 again)."""

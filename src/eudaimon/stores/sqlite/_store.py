@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
 from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, CorruptEvent, JournalError, LeaseHeld
-from eudaimon.core.events import Event
+from eudaimon.core.events import TERMINAL_TYPES, Event
 from eudaimon.core.packing import PackedBatch, pack
 from eudaimon.stores.base import Lease, RunSummary, Snapshot, check_batch, summary_fields
 from eudaimon.stores.sqlite import _content, _schema, _wal_room
@@ -475,6 +475,9 @@ def _append(
     payloads = _content.store(conn, run_id, packed)
     rows = [(e.run_id, e.seq, e.at.isoformat(), e.type, p) for e, p in zip(events, payloads, strict=True)]
     conn.executemany("INSERT INTO events (run_id, seq, at, type, payload) VALUES (?, ?, ?, ?, ?)", rows)
+    final = events[-1]
+    if final.type in TERMINAL_TYPES:  # once per run: what lets `list_runs` read the newest ended runs alone
+        conn.execute("UPDATE runs SET ended_at = ? WHERE run_id = ?", (_sortable(final.at), run_id))
     if snapshot is not None:
         conn.execute(_SAVE_SNAPSHOT, (snapshot.key, snapshot.version, snapshot.data))
 
@@ -489,23 +492,33 @@ def _load(conn: sqlite3.Connection, run_id: str, after_seq: int) -> list[Event]:
         raise CorruptEvent(run_id, after_seq + 1, str(exc)) from exc
 
 
+_SELECT_SUMMARIES = (
+    "SELECT r.rowid, r.run_id, r.agent, r.thread_id, r.created_at, e.at, e.seq, e.type FROM runs AS r"
+    " JOIN events AS e ON e.run_id = r.run_id AND e.seq = (SELECT MAX(seq) FROM events WHERE run_id = r.run_id)"
+)
+"""Each run's summary: its row in `runs` and its last event (one seek in the events key)."""
+
+
 def _list_runs(conn: sqlite3.Connection, limit: int, thread_id: str | None) -> list[RunSummary]:
-    """Each run's summary from its row in `runs` and its last event (one seek per run), most
-    recently updated first. Nothing orders runs by update in the file (keeping such an index
-    would cost every append a page), so every run (of the thread) is read, then sorted."""
-    where, args = ("WHERE r.thread_id = ?", (thread_id,)) if thread_id is not None else ("", ())
-    rows = conn.execute(
-        "SELECT r.run_id, r.agent, r.thread_id, r.created_at, e.at, e.seq, e.type FROM runs AS r"
-        " JOIN events AS e ON e.run_id = r.run_id AND e.seq = (SELECT MAX(seq) FROM events WHERE run_id = r.run_id)"
-        f" {where} ORDER BY r.rowid",
-        args,
-    ).fetchall()
+    """Most recently updated first; among runs updated at once, the one made first first.
+
+    No index orders runs by their last update (keeping one would cost every append a page), but
+    an ended run's last update is its end (`runs_by_end`): only the runs still going (few: live,
+    paused or abandoned) and the newest `limit` ended runs are read. A thread's runs are read
+    whole (`runs_by_thread`)."""
+    if thread_id is not None:
+        rows = conn.execute(f"{_SELECT_SUMMARIES} WHERE r.thread_id = ?", (thread_id,)).fetchall()
+    else:
+        rows = conn.execute(f"{_SELECT_SUMMARIES} WHERE r.ended_at IS NULL").fetchall()
+        rows += conn.execute(
+            f"{_SELECT_SUMMARIES} WHERE r.ended_at IS NOT NULL ORDER BY r.ended_at DESC, r.rowid LIMIT ?", (limit,)
+        ).fetchall()
+        rows.sort(key=lambda row: int(row[0]))
     summaries = [
         RunSummary(run, agent, thread, datetime.fromisoformat(created), datetime.fromisoformat(at), seq + 1, tag)
-        for run, agent, thread, created, at, seq, tag in rows
+        for _, run, agent, thread, created, at, seq, tag in rows
     ]
-    # Stable sort: among runs updated at the same moment, the oldest stays first (as `MemoryStore`).
-    summaries.sort(key=lambda summary: _sortable(summary.updated_at), reverse=True)
+    summaries.sort(key=lambda summary: _sortable(summary.updated_at), reverse=True)  # stable: ties keep rowid order
     return summaries[:limit]
 
 
