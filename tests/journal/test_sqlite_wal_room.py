@@ -4,10 +4,13 @@ must never be read as data, never overwrite a frame, and be made once between wr
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from eudaimon.stores.sqlite import SqliteStore
 from eudaimon.stores.sqlite._wal_room import STEPS
@@ -129,3 +132,22 @@ async def test_commits_without_an_fsync_make_no_room(tmp_path: Path, samples: An
     finally:
         await normal.close()
         await full.close()
+
+
+async def test_a_platform_without_fdatasync_commits_without_room(
+    tmp_path: Path, samples: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Portability: where `os.fdatasync` or `os.pwrite` is missing (macOS, Windows) the store
+    makes no room and every durable commit still succeeds, rather than failing for want of
+    an optimisation."""
+    monkeypatch.delattr(os, "fdatasync", raising=False)
+    db = tmp_path / "portable.db"
+    store = SqliteStore(db)
+    try:
+        events = samples.make_events("r", [samples.started(), samples.attempt(1), samples.attempt(2)])
+        for seq, event in enumerate(events):
+            await store.append("r", seq, [event])
+        assert await store.load("r") == events
+        assert _wal_size(db) not in STEPS, "no zeros were written ahead of the WAL"
+    finally:
+        await store.close()

@@ -122,7 +122,8 @@ class SqliteStore:
         """The worker's connection, once open; used on the caller's thread only under `_using`."""
         self._using = threading.Lock()
         self._last_run: str | None = None
-        self._room = _wal_room.WalRoom(self._path) if synchronous == "full" and self._path != ":memory:" else None
+        roomy = synchronous == "full" and self._path != ":memory:" and _wal_room.supported()
+        self._room = _wal_room.WalRoom(self._path) if roomy else None
         """The room durable commits keep ahead of the WAL: only fsynced commits gain from it, and
         a private in-memory database has no WAL file."""
         self._since_checkpoint = 0

@@ -25,6 +25,12 @@ makes little, one that commits often soon has what SQLite's own checkpoint thres
 pages of 4 KiB) lets a WAL grow to. Past the last step the WAL grows as SQLite makes it."""
 
 
+def supported() -> bool:
+    """Whether this platform has what the room needs: `os.pwrite` and `os.fdatasync` (Linux and
+    most Unixes; not macOS or Windows, where commits lengthen the WAL as SQLite makes it)."""
+    return hasattr(os, "pwrite") and hasattr(os, "fdatasync")
+
+
 class WalRoom:
     """The room ahead of one database's WAL, made through a descriptor held open (opening the
     file for every commit cost a few µs each). SQLite deletes the WAL only when the last
