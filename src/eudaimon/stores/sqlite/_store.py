@@ -161,8 +161,11 @@ class SqliteStore:
                 _append(conn, run_id, expected_seq, batch, packed, snapshot)
 
             alone, self._last_run = self._last_run in (None, run_id), run_id
-            if not (alone and self._write_here(write, durable=True)):
+            done = self._write_here(write, durable=True) if alone else None
+            if done is None:
                 await self._do(True, write)
+            else:
+                done.result()  # raises what the write raised
         else:
             await self._do(False, lambda conn: None)  # a no-op, but not on a closed store
 
@@ -226,10 +229,8 @@ class SqliteStore:
 
     async def _write_lease(self, run: Callable[[sqlite3.Connection], T]) -> T:
         """A lease's write, on the caller's thread when the worker is idle (it takes no fsync)."""
-        done: Future[T] = Future()
-        if self._write_here(lambda conn: done.set_result(run(conn)), durable=False):
-            return done.result()
-        return await self._do(True, run, durable=False)
+        done = self._write_here(run, durable=False)
+        return done.result() if done is not None else await self._do(True, run, durable=False)
 
     async def _do(self, writes: bool, run: Callable[[sqlite3.Connection], T], *, durable: bool = True) -> T:
         job = _Job(run, writes, durable)
@@ -346,9 +347,10 @@ class SqliteStore:
             conn.execute(f"PRAGMA synchronous = {synchronous.upper()}")
             self._synchronous_now = synchronous
 
-    def _write_here(self, write: Callable[[sqlite3.Connection], None], *, durable: bool) -> bool:
+    def _write_here(self, write: Callable[[sqlite3.Connection], T], *, durable: bool) -> Future[T] | None:
         """Commit `write` on the caller's thread if the worker is idle and no other process
-        holds the write lock; False if it must go through the worker instead.
+        holds the write lock, and return its settled outcome; None if it must go through the
+        worker instead.
 
         A run appending alone gains most: the two thread switches of a round trip through the
         worker cost about as much as the commit's fsync. The event loop waits for the commit,
@@ -356,13 +358,13 @@ class SqliteStore:
         goes to the worker), nor for a checkpoint (the worker runs them on its own connection)."""
         conn = self._conn
         if conn is None or not self._jobs.empty():
-            return False
+            return None
         if not self._using.acquire(blocking=False):
-            return False
+            return None
         try:
             if self._conn is None or not self._jobs.empty() or not self._begin_now(conn, durable):
-                return False
-            job: _Job[None] = _Job(write, True, durable)
+                return None
+            job: _Job[T] = _Job(write, True, durable)
             job.done.set_running_or_notify_cancel()
             try:
                 _settle(self._write_group(conn, [job], begun=True))
@@ -371,8 +373,7 @@ class SqliteStore:
                     conn.execute("ROLLBACK")
         finally:
             self._using.release()
-        job.done.result()  # raises what the write raised
-        return True
+        return job.done
 
     def _begin_now(self, conn: sqlite3.Connection, durable: bool) -> bool:
         """`BEGIN IMMEDIATE` without waiting (the connection is at rest, so impatient): False
