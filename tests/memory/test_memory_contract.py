@@ -9,6 +9,7 @@ from _memory_backends import user
 
 from eudaimon.core.messages import Message, ToolCall
 from eudaimon.memory import Memory
+from eudaimon.memory.base import feed
 
 
 async def test_messages_come_back_in_the_order_added(memory: Memory) -> None:
@@ -62,6 +63,23 @@ async def test_a_message_without_id_is_refused(memory: Memory) -> None:
     """Idempotency needs ids: a message without one is refused loudly, not stored unkeyed."""
     with pytest.raises(ValueError, match="non-empty id"):
         await memory.add_message(Message.user("no id"))
+    assert await memory.get_messages() == []
+
+
+async def test_a_batch_is_the_same_as_adding_one_at_a_time(memory: Memory) -> None:
+    """Batches (`feed`, how the runtime adds a run's messages): order kept, and an id already
+    held or repeated within the batch stored once, in the thread named."""
+    held, answer = user("held"), Message.assistant("two", id="a-two")
+    await memory.add_message(held, "t")
+    await feed(memory, [user("one"), held, answer, user("one")], "t")
+    assert await memory.get_messages("t") == [held, user("one"), answer]
+    assert await memory.get_messages() == []
+
+
+async def test_a_batch_with_a_message_without_id_adds_nothing(memory: Memory) -> None:
+    """A batch is refused whole: no message of it is stored when one has no id."""
+    with pytest.raises(ValueError, match="non-empty id"):
+        await feed(memory, [user("first"), Message.user("no id"), user("last")])
     assert await memory.get_messages() == []
 
 

@@ -7,6 +7,7 @@ a run that crashed and resumed feed its messages again without duplicating the t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from eudaimon.core.messages import Message
@@ -26,6 +27,11 @@ class Memory(Protocol):
       thread does nothing. A message without an id is refused with `ValueError`.
     - `clear` forgets the thread's messages and ids; other threads are untouched.
     - `thread_id=None` is the memory's default thread.
+
+    A backend may also offer `add_messages(messages, thread_id=None)`: `add_message` for each,
+    in order, in one call (one transaction, one round trip), refusing the whole batch if one
+    message has no id. The runtime feeds a run's messages through `feed`, which uses it where
+    it exists.
     """
 
     async def get_messages(self, thread_id: str | None = None) -> list[Message]:
@@ -39,6 +45,19 @@ class Memory(Protocol):
     async def clear(self, thread_id: str | None = None) -> None:
         """Forget every message (and id) of `thread_id`."""
         ...
+
+
+async def feed(memory: Memory, messages: Sequence[Message], thread_id: str | None = None) -> None:
+    """Add `messages` in order: in one `add_messages` call where the backend has it, else one
+    `add_message` at a time. A message without an id is refused before any is added."""
+    add_messages = getattr(memory, "add_messages", None)
+    if add_messages is not None:
+        await add_messages(messages, thread_id)
+        return
+    for message in messages:
+        require_id(message)
+    for message in messages:
+        await memory.add_message(message, thread_id)
 
 
 def thread_key(thread_id: str | None) -> str:

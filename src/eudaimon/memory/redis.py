@@ -3,11 +3,13 @@
 Each thread is a Redis list of JSON messages at `key + ":" + thread` (the default thread is
 `key + ":"`), with a set of its message ids at `key + ":" + thread + ":ids"`. One Lua script
 adds a message: SADD the id, RPUSH the message only if the id was new. Redis runs a script
-atomically, so two processes feeding the same run's messages never duplicate one.
+atomically, so two processes feeding the same run's messages never duplicate one. A batch (a
+run's messages) is one MULTI/EXEC of such scripts: one round trip, applied all together.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -18,7 +20,6 @@ from eudaimon.memory.base import check_window, require_id, thread_key
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
-    from redis.commands.core import AsyncScript
 
 _ADD = """
 if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then
@@ -51,7 +52,6 @@ class RedisMemory:
         self.key = key
         self.max_messages = max_messages
         self._client: Redis | None = None
-        self._add: AsyncScript | None = None
 
     @classmethod
     async def connect(cls, url: str, key: str, *, max_messages: int | None = None) -> RedisMemory:
@@ -71,7 +71,6 @@ class RedisMemory:
             from redis.asyncio import Redis
 
             self._client = Redis.from_url(self.url)
-            self._add = self._client.register_script(_ADD)
         return self._client
 
     def _keys(self, thread_id: str | None) -> tuple[str, str]:
@@ -111,11 +110,20 @@ class RedisMemory:
         return []
 
     async def add_message(self, message: Message, thread_id: str | None = None) -> None:
-        message_id = require_id(message)
+        await self.add_messages((message,), thread_id)
+
+    async def add_messages(self, messages: Sequence[Message], thread_id: str | None = None) -> None:
+        """`add_message` for each, in order, in one round trip: the add script once a message,
+        in one MULTI/EXEC. The script's text rides along (EVAL, not EVALSHA): a pipeline of
+        EVALSHA would first ask Redis whether it knows the script, a second round trip."""
+        ids = [require_id(message) for message in messages]
+        if not ids:
+            return
         messages_key, ids_key = self._keys(thread_id)
-        self._redis()
-        assert self._add is not None
-        await self._add(keys=[messages_key, ids_key], args=[message_id, message_to_json(message)])
+        async with self._redis().pipeline(transaction=True) as pipe:
+            for message_id, message in zip(ids, messages, strict=True):
+                pipe.eval(_ADD, 2, messages_key, ids_key, message_id, message_to_json(message))
+            await pipe.execute()
 
     async def clear(self, thread_id: str | None = None) -> None:
         await self._redis().delete(*self._keys(thread_id))
@@ -123,7 +131,7 @@ class RedisMemory:
     async def close(self) -> None:
         """Close the connection pool; a later use reconnects."""
         if self._client is not None:
-            client, self._client, self._add = self._client, None, None
+            client, self._client = self._client, None
             await client.aclose()
 
     async def __aenter__(self) -> RedisMemory:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from types import TracebackType
@@ -132,10 +132,14 @@ class SqliteMemory:
         return await self._db.run(_read, self.session_id, thread_key(thread_id), self.max_messages)
 
     async def add_message(self, message: Message, thread_id: str | None = None) -> None:
-        message_id = require_id(message)
+        await self.add_messages((message,), thread_id)
+
+    async def add_messages(self, messages: Sequence[Message], thread_id: str | None = None) -> None:
+        """`add_message` for each, in order, in one transaction: all are added or none."""
         session, thread = self.session_id, thread_key(thread_id)
-        row = (session, thread, message_id, message.role.value, message_to_json(message), session, thread)
-        await self._db.run(_execute, _INSERT, row)
+        rows = [(session, thread, require_id(m), m.role.value, message_to_json(m), session, thread) for m in messages]
+        if rows:
+            await self._db.run(_insert_all, rows)
 
     async def clear(self, thread_id: str | None = None) -> None:
         await self._db.run(_execute, f"DELETE FROM eudaimon_memory {_WHERE}", (self.session_id, thread_key(thread_id)))
@@ -158,6 +162,17 @@ class SqliteMemory:
 
 def _execute(connection: sqlite3.Connection, sql: str, params: tuple[str, ...]) -> None:
     connection.execute(sql, params)
+
+
+def _insert_all(connection: sqlite3.Connection, rows: list[tuple[str, ...]]) -> None:
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        connection.executemany(_INSERT, rows)
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
 
 
 def _read(connection: sqlite3.Connection, session: str, thread: str, limit: int | None) -> list[Message]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from eudaimon.core.groups import TokenCounter, estimate_tokens
 from eudaimon.core.messages import Message
@@ -30,13 +30,20 @@ class _WindowMemory:
         return window.visible() if window is not None else []
 
     async def add_message(self, message: Message, thread_id: str | None = None) -> None:
-        message_id = require_id(message)
+        await self.add_messages((message,), thread_id)
+
+    async def add_messages(self, messages: Sequence[Message], thread_id: str | None = None) -> None:
+        """`add_message` for each, in order; nothing is added if one has no id."""
+        ids = [require_id(message) for message in messages]
+        if not ids:
+            return
         key = thread_key(thread_id)
         window = self._threads.get(key)
         if window is None:
             window = self._threads[key] = GroupWindow(self._limit, self._weigh)
-        if message_id not in window.ids:
-            window.add(message)
+        for message_id, message in zip(ids, messages, strict=True):
+            if message_id not in window.ids:
+                window.add(message)
 
     async def clear(self, thread_id: str | None = None) -> None:
         self._threads.pop(thread_key(thread_id), None)

@@ -25,6 +25,7 @@ from eudaimon.core.errors import (
 from eudaimon.core.events import RunStarted
 from eudaimon.core.messages import Message, Role
 from eudaimon.core.state import RunState, Status
+from eudaimon.memory.base import feed
 from eudaimon.response import AgentResponse
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.clock import new_message_id, new_run_id
@@ -144,9 +145,7 @@ class RunDriver:
         if self.memory is None or not state.uses_memory:
             return
         own = state.messages[state.input_index : len(state.messages) - 1 if state.pending else None]
-        for message in own:
-            if message.role is not Role.SYSTEM:
-                await self.memory.add_message(message, state.memory_thread)
+        await feed(self.memory, [m for m in own if m.role is not Role.SYSTEM], state.memory_thread)
 
     def respond(self, state: RunState) -> AgentResponse:
         """The response for a run that answered or is waiting; the error for one that ended badly."""
