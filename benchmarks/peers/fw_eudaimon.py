@@ -8,6 +8,7 @@ fake costs the same O(1) per call as every peer's fake.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from importlib.metadata import version as _dist_version
 from pathlib import Path
 from typing import Any
@@ -63,11 +64,18 @@ def _message(turn: Turn) -> Message:
     return Message.assistant(turn.text)
 
 
-def _model(transcript: Any, latency_s: float) -> FunctionModel:
+def answerer(transcript: Any) -> Callable[[ChatRequest], Message]:
+    """The transcript's answer to a request: the fake model's whole work."""
+
     def answer(request: ChatRequest) -> Message:
         question, results = _latest(request)
         return _message(transcript.first(question) if question is not None else transcript.after_tools(results))
 
+    return answer
+
+
+def _model(transcript: Any, latency_s: float) -> FunctionModel:
+    answer = answerer(transcript)
     if latency_s:
 
         async def slow(request: ChatRequest) -> Message:
@@ -84,10 +92,17 @@ def construct() -> Any:
 
 
 def make(
-    transcript: Any, *, latency_s: float = 0.0, store: Any = None, memory: Any = None, max_steps: int = 25
+    transcript: Any,
+    *,
+    latency_s: float = 0.0,
+    store: Any = None,
+    memory: Any = None,
+    max_steps: int = 25,
+    model: FunctionModel | None = None,
 ) -> Agent:
+    """An agent for `transcript`; `model` replaces the transcript's fake (`cold_start.py` times its calls)."""
     return Agent(
-        _model(transcript, latency_s),
+        model or _model(transcript, latency_s),
         tools=[_TOOLS[transcript.tool]] if getattr(transcript, "tool", None) else [],
         store=store if store is not None else MemoryStore(),
         memory=memory,

@@ -147,7 +147,9 @@ def tables(res: dict[str, Any]) -> list[str]:
             "A run of K steps = K model calls, K−1 of which call one async tool; time of `run` / K "
             f"(agent built outside the timing; medians of {rounds} rounds). "
             f"`marginal` = (T(K={ks[-1]}) − T(K={ks[-2]})) / {ks[-1] - ks[-2]}: the cost of one more step, "
-            "fixed per-run costs excluded.",
+            "fixed per-run costs excluded. Every timed run follows a `gc.collect()` of the whole process, "
+            "the four frameworks loaded, which leaves the CPU caches cold: a short run pays most for that "
+            "(`peers/cold_start.py` measures what it costs eudaimon).",
             "",
             "| config | "
             + " | ".join(f"K={k}" for k in ks)
