@@ -29,7 +29,6 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
@@ -63,19 +62,16 @@ def churn(objects: int) -> None:
 
 async def conditions(k: int, rounds: int) -> dict[str, float]:
     loop = Loop(k)
-    build: Callable[[], Any] = lambda: fw_eudaimon.make(loop, max_steps=k)  # noqa: E731
     samples: dict[str, list[float]] = {"collected": [], "warm": [], "built after collecting": [], "churned": []}
     for r in range(rounds):
         for name in runner.rotate(list(samples), r):
             if name == "built after collecting":
                 gc.collect()
-                agent = build()
-            else:
-                agent = build()
-                if name != "warm":
-                    gc.collect()
-                if name == "churned":
-                    churn(8000)
+            agent = fw_eudaimon.make(loop, max_steps=k)
+            if name in ("collected", "churned"):
+                gc.collect()
+            if name == "churned":
+                churn(8000)
             start = time.perf_counter()
             await fw_eudaimon.run(agent, loop.question())
             samples[name].append(time.perf_counter() - start)
