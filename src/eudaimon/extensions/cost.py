@@ -18,7 +18,7 @@ rest of the input at the input rate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
@@ -78,9 +78,21 @@ class UsagePricer(Protocol):
 def as_cost_model(value: object) -> CostModel:
     """Check that `value` can price tokens, for the Agent to refuse a wrong `cost_model` at build.
 
+    A cost model class (`cost_model=OpenAICostModel`, as the Daimon reference writes it) is
+    instantiated here, with no arguments.
+
     Raises:
-        ConfigurationError: `value` has no `cost_per_token` method.
+        ConfigurationError: `value` has no `cost_per_token` method, or is a class that cannot
+            be built without arguments.
     """
+    if isinstance(value, type) and callable(getattr(value, "cost_per_token", None)):
+        cls: type = value
+        try:
+            value = cls()
+        except TypeError as exc:
+            raise ConfigurationError(
+                f"cost_model={cls.__name__} is a class that needs arguments ({exc}); pass an instance"
+            ) from exc
     if not callable(getattr(value, "cost_per_token", None)):
         raise ConfigurationError(
             f"cost_model {value!r} has no cost_per_token(model_id, direction) method; "
@@ -104,6 +116,9 @@ class GenAIPricesCostModel:
         if provider_id is not None:
             self.provider_id = provider_id
         self._found: dict[str, Any] = {}
+        self._rates: dict[str, tuple[date, Any]] = {}
+        """model id -> (the UTC day, genai-prices' `ModelPrice` on that day): a lookup walks
+        the model's price constraints, and prices change by date, not by call."""
 
     def _lookup(self, model_id: str) -> tuple[Any, Any] | None:
         """genai-prices' (provider, model info) for `model_id`, or None when it has none."""
@@ -123,12 +138,23 @@ class GenAIPricesCostModel:
         self._found[model_id] = found
         return found
 
+    def _prices(self, model_id: str) -> Any:
+        """genai-prices' `ModelPrice` of `model_id` today, or None when it has none; cached per
+        model and day."""
+        today = datetime.now(tz=UTC).date()
+        cached = self._rates.get(model_id)
+        if cached is not None and cached[0] == today:
+            return cached[1]
+        found = self._lookup(model_id)
+        prices = found[1].get_prices(datetime.now(tz=UTC)) if found is not None else None
+        self._rates[model_id] = (today, prices)
+        return prices
+
     def cost_per_token(self, model_id: str, direction: TokenDirection) -> float | None:
         """USD per token of `model_id` in `direction`, at today's base rate; None if unpriced."""
-        found = self._lookup(model_id)
-        if found is None:
+        prices = self._prices(model_id)
+        if prices is None:
             return None
-        prices = found[1].get_prices(datetime.now(tz=UTC))
         key = {
             TokenDirection.INPUT: "input_mtok",
             TokenDirection.OUTPUT: "output_mtok",
@@ -142,18 +168,16 @@ class GenAIPricesCostModel:
 
     def price(self, model_id: str, usage: Usage) -> float | None:
         """USD for one call's `usage`, with genai-prices' own rules (tiers, cached input)."""
-        found = self._lookup(model_id)
-        if found is None or not has_price(self, model_id):
+        prices = self._prices(model_id)
+        if prices is None or prices.input_mtok is None or prices.output_mtok is None:
             return None
-        provider, info = found
         cached = min(usage.cached_tokens, usage.input_tokens)
         prices_usage = _PricesUsage(
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             cache_read_tokens=cached or None,
         )
-        result = info.calc_price(prices_usage, provider, genai_request_timestamp=datetime.now(tz=UTC))
-        return float(result.total_price)
+        return float(prices.calc_price(prices_usage)["total_price"])
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(provider_id={self.provider_id!r})"
