@@ -104,11 +104,17 @@ def summarize(event: Event) -> str:
         case ModelRetryScheduled():
             return f"step {data.step}: retry {data.retry_number} in {data.delay_ms} ms after {clip(data.error, 50)}"
         case ModelContextRejected():
-            return f"step {data.step}: context too long; input budget now {data.input_budget_tokens} tokens"
+            out = f", output budget {data.output_budget_tokens}" if data.output_budget_tokens is not None else ""
+            return (
+                f"step {data.step}: context too long (retry {data.retry_number}); "
+                f"input budget now {data.input_budget_tokens} tokens{out}"
+            )
         case ModelCalled():
             said = f"{clip(data.message.content, 50)!r} " if data.message.content else ""
             calls = ", ".join(call_text(c) for c in data.message.tool_calls)
             asked = f"→ {clip(calls, 60)} " if calls else ""
+            if data.short_circuited_by:
+                return f"step {data.step}: {said}{asked}[answered by middleware {data.short_circuited_by}; no model called]"
             return f"step {data.step}: {said}{asked}[{usage_text(data.usage)}, {cost_text(data.cost_usd)}]"
         case ModelFailed():
             return f"step {data.step}: {clip(data.error, 70)}"
