@@ -17,6 +17,7 @@ from eudaimon.core.events import (
     ApprovalRequested,
     BudgetExceeded,
     Event,
+    FailureKind,
     FinishRejected,
     GuardrailRejected,
     ModelAttemptStarted,
@@ -91,6 +92,14 @@ def cost_text(cost_usd: float | None, known: bool = True) -> str:
     return f"${cost_usd:.6f}"
 
 
+def failure_text(kind: FailureKind | None, guardrail: str, error: str | None) -> str:
+    """Why a run failed, in one line: the kind, unless the error text already names the
+    exception (it starts with its type), and the guardrail that blocked."""
+    shown = f"{kind}: " if kind is not None and kind not in (FailureKind.EXCEPTION, FailureKind.MODEL_ERROR) else ""
+    who = f"{guardrail}: " if guardrail else ""
+    return f"{shown}{who}{error or ''}"
+
+
 def summarize(event: Event) -> str:
     """One line saying what `event` recorded."""
     data = event.data
@@ -148,8 +157,7 @@ def summarize(event: Event) -> str:
         case RunCompleted():
             return clip(data.output, 80)
         case RunFailed():
-            kind = f"{data.kind}: " if data.kind else ""
-            return f"{kind}{clip(data.error, 70)}"
+            return clip(failure_text(data.kind, data.guardrail, data.error), 80)
         case RunCancelled():
             return clip(data.reason or "cancelled", 80)
         case _:
@@ -214,7 +222,7 @@ def overview(state: RunState, event_count: int | None = None) -> Table:
     if state.output is not None:
         grid.add_row("output", escape(state.output))
     if state.error is not None:
-        grid.add_row("error", Text(f"{state.error_kind + ': ' if state.error_kind else ''}{state.error}", style="red"))
+        grid.add_row("error", Text(failure_text(state.error_kind, state.error_guardrail, state.error), style="red"))
     return grid
 
 

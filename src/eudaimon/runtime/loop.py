@@ -95,7 +95,7 @@ async def drive(
                             response = await call(journal, cfg.model, request, step=number, retry=cfg.model_retry)
                     except ContextRejected as exc:
                         if emit:
-                            yield Error(f"context too long, retrying with less history: {exc}")
+                            yield Error(f"context too long, retrying with a smaller request: {exc}")
                         continue
                     assert response is not None
                 answered_by = short[0] if short is not None else ""
