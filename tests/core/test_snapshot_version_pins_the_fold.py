@@ -27,7 +27,7 @@ from eudaimon.core.messages import Message, ToolCall, Usage
 from eudaimon.core.state import BudgetLimit, CallProgress, CallStatus, RunState, Status
 
 PINNED = {
-    2: "3909f4ddd5352a90",
+    2: "f5eee3718ccb6f50",
 }
 """FOLD_VERSION -> the fingerprint of the RunState shape and fold that version writes."""
 

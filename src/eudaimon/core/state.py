@@ -144,7 +144,7 @@ class RunState:
     output_budget_tokens: int | None = None
     """The `max_tokens` a context rejection reserved for the step's later requests."""
     context_rejections: int = 0
-    """Context rejections of the current step; reset when the model answers."""
+    """Context rejections of the current step; reset when the model answers (even rejected)."""
     guardrail_rejections: int = 0
     """Consecutive output-guardrail rejections; reset when an answer is accepted."""
     model_retries: int = 0
@@ -242,6 +242,7 @@ class RunState:
             case GuardrailRejected():
                 self.open_attempt = None
                 self.steps += 1
+                self.context_rejections = 0
                 self.guardrail_rejections += 1
                 self._bill(data.usage, data.cost_usd)
                 self.messages.append(Message.user(data.feedback, id=self._derived_id(event)))
