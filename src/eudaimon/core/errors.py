@@ -25,6 +25,9 @@
     │   └── LeaseLost             this process stalled past its lease and must stop
     └── InvalidOperation          an approval, reconciliation or resume the run's state forbids
 
+    ModelRetry                    (not an EudaimonError) raised by a tool or an output
+                                  validator to hand the model a correction
+
 Messages say what happened and what to do; they never contain secrets.
 """
 
@@ -33,6 +36,19 @@ from __future__ import annotations
 
 class EudaimonError(Exception):
     """Base of every error eudaimon raises."""
+
+
+class ModelRetry(Exception):
+    """Raised by a tool or an output validator: `message` goes back to the model as a correction.
+
+    A tool's correction is its (error) result, journaled like any result; a tool may be
+    corrected `@tool(max_retries=n)` times in a row. An output validator's correction asks for
+    another final answer, up to `Agent(max_output_retries=n)` times.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 class ConfigurationError(EudaimonError, ValueError):

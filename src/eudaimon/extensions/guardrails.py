@@ -16,7 +16,6 @@ The runtime runs them with one call each:
 
 from __future__ import annotations
 
-import inspect
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -25,6 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 from eudaimon.core.errors import ConfigurationError, GuardrailBlocked
 from eudaimon.core.messages import Message
 from eudaimon.models.base import ChatRequest, Model
+from eudaimon.tools._context import ToolContext, call_with_context
 
 __all__ = [
     "Block",
@@ -124,13 +124,11 @@ class OutputGuardrail(_Base):
     """
 
 
-async def _check(guard: object, text: str) -> GuardrailResult:
+async def _check(guard: object, text: str, ctx: ToolContext[Any] | None) -> GuardrailResult:
     check = getattr(guard, "check", None)
     if check is None:
         raise ConfigurationError(f"guardrail {guardrail_name(guard)} has no check(text) method")
-    result = check(text)
-    if inspect.isawaitable(result):
-        result = await result
+    result = await call_with_context(check, ctx, text)
     if not isinstance(result, Pass | Block | Transform | RetryWithFeedback):
         # Failing open here would let a guardrail that forgot to return anything pass everything.
         raise ConfigurationError(
@@ -140,8 +138,9 @@ async def _check(guard: object, text: str) -> GuardrailResult:
     return result
 
 
-async def run_input_guardrails(guards: Iterable[object], text: str) -> str:
-    """Run input guardrails in order; each sees the text the previous ones left.
+async def run_input_guardrails(guards: Iterable[object], text: str, ctx: ToolContext[Any] | None = None) -> str:
+    """Run input guardrails in order; each sees the text the previous ones left. A guardrail
+    whose `check` takes a `ToolContext` parameter gets `ctx` (the run to be, with its deps).
 
     Returns:
         The input to use: `text`, or what the Transforms made of it.
@@ -151,7 +150,7 @@ async def run_input_guardrails(guards: Iterable[object], text: str) -> str:
         ConfigurationError: a guardrail answered something that is not a result.
     """
     for guard in guards:
-        result = await _check(guard, text)
+        result = await _check(guard, text, ctx)
         if isinstance(result, Transform):
             text = result.text
         elif isinstance(result, Block):
@@ -161,7 +160,9 @@ async def run_input_guardrails(guards: Iterable[object], text: str) -> str:
     return text
 
 
-async def run_output_guardrails(guards: Iterable[object], text: str) -> GuardrailResult:
+async def run_output_guardrails(
+    guards: Iterable[object], text: str, ctx: ToolContext[Any] | None = None
+) -> GuardrailResult:
     """Run output guardrails in order and combine their verdicts into one.
 
     Transforms chain (each guardrail sees the text the previous ones left); the first `Block`
@@ -176,7 +177,7 @@ async def run_output_guardrails(guards: Iterable[object], text: str) -> Guardrai
     """
     current = text
     for guard in guards:
-        result = await _check(guard, current)
+        result = await _check(guard, current, ctx)
         if isinstance(result, Transform):
             current = result.text
         elif isinstance(result, Block | RetryWithFeedback):
