@@ -147,3 +147,22 @@ async def test_unparameterised_tool_context_still_works() -> None:
     agent = Agent(ScriptedModel([_call("whoami"), "ok"]), tools=[whoami])
     response = await agent.prompt("who?", deps="anything")
     assert response.messages[-2].content == f"{response.run_id}:c1:anything"
+
+
+async def test_context_is_found_when_other_hints_do_not_resolve() -> None:
+    """Bug guard: a hook whose other annotations name a class local to a function (which
+    `get_type_hints` cannot resolve under `from __future__ import annotations`) still gets
+    its context."""
+
+    class Local:
+        pass
+
+    seen: list[object] = []
+
+    class Hook(AgentHook):
+        def on_model_response(self, response: Local, ctx: ToolContext[Deps]) -> None:
+            seen.append(ctx.deps)
+
+    deps = Deps("x", [])
+    await Agent(ScriptedModel(["ok"]), hooks=Hook()).prompt("hi", deps=deps)
+    assert seen == [deps]

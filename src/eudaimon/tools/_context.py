@@ -43,7 +43,11 @@ class ToolContext(Generic[DepsT]):
 
 
 def is_context_annotation(annotation: Any) -> bool:
-    """True for `ToolContext` and any `ToolContext[T]`."""
+    """True for `ToolContext` and any `ToolContext[T]`, also when the annotation is still the
+    string `from __future__ import annotations` left (its names could not be resolved)."""
+    if isinstance(annotation, str):
+        head = annotation.split("[", 1)[0].strip()
+        return head == "ToolContext" or head.endswith(".ToolContext")
     return annotation is ToolContext or get_origin(annotation) is ToolContext
 
 
@@ -66,12 +70,13 @@ def _context_slot(fn: Callable[..., Any]) -> tuple[int, str] | None:
     except (NameError, TypeError, AttributeError):
         hints = {}
     try:
-        parameters = list(inspect.signature(fn).parameters)
+        parameters = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         parameters = []
-    for position, name in enumerate(parameters):
-        if is_context_annotation(hints.get(name)):
-            found = (position, name)
+    for position, parameter in enumerate(parameters):
+        # A hint that did not resolve (a class local to a function) is read as written.
+        if is_context_annotation(hints.get(parameter.name, parameter.annotation)):
+            found = (position, parameter.name)
             break
     with contextlib.suppress(TypeError):
         _SLOTS[key] = found
