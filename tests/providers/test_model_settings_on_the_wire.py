@@ -100,7 +100,7 @@ async def test_settings_a_provider_lacks_are_refused_before_anything_runs(anthro
     """Invariant: a setting the provider has no field for is a ConfigurationError at build (agent
     settings) or at the prompt (prompt settings), with nothing journaled; so is a tool_choice
     naming no tool."""
-    with pytest.raises(ConfigurationError, match="no thinking budget.*reasoning_effort"):
+    with pytest.raises(ConfigurationError, match=r"no thinking budget.*reasoning_effort"):
         Agent(openai_model, model_settings=ModelSettings(thinking_budget_tokens=100))
     with pytest.raises(ConfigurationError, match="tool_choice='nope'"):
         Agent(openai_model, tools=[get_weather], model_settings=ModelSettings(tool_choice="nope"))
