@@ -50,3 +50,30 @@ def test_parts_check_their_own_shape() -> None:
         DocumentPart(data=b"x", media_type="")
     with pytest.raises(TypeError, match="TextPart, ImagePart or DocumentPart"):
         Message.user([TextPart(text="a"), 3])  # type: ignore[list-item]
+
+
+async def test_prompt_stream_takes_the_same_input_and_options() -> None:
+    """Invariant: `prompt_stream` checks and journals the same input as `prompt`, with deps and
+    settings (one loop, one `_begin`)."""
+    from eudaimon import ModelSettings, ToolContext
+    from eudaimon.streaming import Done
+
+    seen: list[ChatRequest] = []
+
+    def answer(request: ChatRequest) -> str:
+        seen.append(request)
+        return "streamed"
+
+    def instructions(ctx: ToolContext[str]) -> str:
+        return f"for {ctx.deps}"
+
+    agent = Agent(FunctionModel(answer), system_prompt=instructions)
+    image = ImagePart(url="https://example.com/a.png")
+    events = [e async for e in agent.prompt_stream(["see", image], deps="ada", model_settings=ModelSettings(seed=1))]
+    assert isinstance(events[-1], Done) and events[-1].status == "completed"
+    assert seen[0].messages[0].content == "for ada"
+    assert seen[0].messages[-1].parts == (TextPart(text="see"), image)
+    assert seen[0].settings.seed == 1
+    with pytest.raises(TypeError):
+        async for _ in agent.prompt_stream(3.5):  # type: ignore[arg-type]
+            pass
