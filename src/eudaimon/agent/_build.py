@@ -87,6 +87,8 @@ def build_runtime_config(
     if model_settings is not None and not isinstance(model_settings, ModelSettings):
         raise ConfigurationError(f"model_settings must be a ModelSettings, got {type(model_settings).__name__}")
     settings = ModelSettings(temperature=temperature, max_tokens=max_tokens).merged(model_settings)
+    if settings == NO_SETTINGS:
+        settings = NO_SETTINGS  # the shared value: a step then skips settings work by identity
     check_settings(resolved, settings, compiled)
     price = _pricer(cost_model, max_budget, resolved)
     hook_set = HookSet(hooks) if hooks else None

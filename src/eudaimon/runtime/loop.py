@@ -189,7 +189,7 @@ def build_request(state: RunState, cfg: RuntimeConfig, tools: Sequence[ToolSpec]
         messages = History(state.messages)
     else:
         messages = state.messages[:]
-    settings = cfg.model_settings.merged(state.model_settings)
+    settings = cfg.model_settings if state.model_settings is None else cfg.model_settings.merged(state.model_settings)
     specs = cfg.tool_specs if tools is None else tools
     return ChatRequest(messages, specs, settings.temperature, settings.max_tokens, settings)
 

@@ -45,6 +45,8 @@ class MemoryStore:
         """`event` with its parts' data replaced by the copy already kept, if any (bytes hash
         once and compare by value): the same image in every later run's history costs its
         bytes once, as it does in the persistent stores."""
+        if event.type != "tool_completed" and event.type != "run_started":
+            return event  # most events: one comparison
         data = event.data
         if isinstance(data, ToolCompleted) and data.parts:
             return replace(event, data=replace(data, parts=self._parts(data.parts)))

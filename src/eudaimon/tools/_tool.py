@@ -184,8 +184,15 @@ def render_output(result: Any) -> tuple[str, tuple[ContentPart, ...]]:
     """A tool's result as the text the model reads, and its content parts (when it returned
     `ImagePart`s or `DocumentPart`s, alone or in a list with text): the text then names each
     part, so a reader of the text alone still knows what was there."""
-    items = result if isinstance(result, list | tuple) else [result]
-    if not any(isinstance(item, PART_TYPES) for item in items):
+    if isinstance(result, str):
+        return result, ()
+    if isinstance(result, list | tuple):
+        items = result
+        if not any(isinstance(item, PART_TYPES) for item in items):
+            return render_result(result), ()
+    elif isinstance(result, PART_TYPES):
+        items = [result]
+    else:
         return render_result(result), ()
     parts: list[ContentPart] = []
     for item in items:
