@@ -3,6 +3,8 @@
 A guardrail has one method, `check(text)` (`def` or `async def`), and answers with one of four
 results: `Pass()`, `Block(reason)`, `Transform(text)` (use this text instead) or, for output,
 `RetryWithFeedback(feedback)` (reject the answer and tell the model why, so it tries again).
+`check` may also take a `ctx: ToolContext[Deps]` parameter (found by its annotation): it then
+gets the run's context, with the caller's `deps`.
 
 Guardrails fail closed: an exception in a guardrail propagates, a guardrail that answers
 something other than a result is an error, a regex that does not compile is refused when the

@@ -53,8 +53,9 @@ class ToolOutput:
 class AgentHook:
     """Base class of lifecycle observers. Override only the methods you need.
 
-    Each method may be defined `def` or `async def`; the defaults do nothing and are skipped
-    by `HookSet` without being called.
+    Each method may be defined `def` or `async def`, and may add a `ctx: ToolContext[Deps]`
+    parameter (anywhere; found by its annotation) to get the run's context and deps. The
+    defaults do nothing and are skipped by `HookSet` without being called.
     """
 
     def on_iteration_start(self, state: LoopState) -> Any:
