@@ -1,7 +1,7 @@
 """Shared by the multi-process durability tests and the worker processes they start.
 
 - The LEDGER is the outside world: every tool execution appends one JSON line (tool, call id,
-  idempotency key, attempt, pid, incarnation) to a file of its own process, opened O_APPEND and
+  idempotency key, attempt, pid, incarnation, fencing token) to a file of its own process, opened O_APPEND and
   fsync'ed, BEFORE the tool returns. It never goes through eudaimon, so it shows what really
   ran, whatever the journal says. One file per worker process means a SIGKILL can tear at most
   the last line of that process's file, and a torn line is read as "may have run".
@@ -90,6 +90,8 @@ class Execution:
     attempt: int
     pid: int
     incarnation: str
+    token: int = 0
+    """The call's `ToolContext.fencing_token`."""
 
 
 class LedgerWriter:
@@ -110,6 +112,7 @@ class LedgerWriter:
                 "attempt": ctx.attempt,
                 "pid": os.getpid(),
                 "incarnation": self.incarnation,
+                "token": ctx.fencing_token,
             },
             separators=(",", ":"),
         )

@@ -250,7 +250,14 @@ class Agent:
     async def reconcile(
         self, run_id: str, call_id: str, *, output: str | None = None, retry: bool = False, by: str | None = None
     ) -> RunState:
-        """Settle a call whose outcome is unknown: give the `output` it had, or `retry=True`."""
+        """Settle a call whose outcome is unknown: give the `output` it had, or `retry=True`.
+
+        "No effect seen" is not proof while the process that started the call may still be
+        alive (stopped, not dead): see `eudaimon.runtime.operations.reconcile`.
+
+        Raises:
+            InvalidOperation: the call has no unknown outcome, or the run has finished.
+        """
         return await operations.reconcile(self.store, run_id, call_id, output=output, retry=retry, by=by)
 
     async def fork(self, run_id: str, at_seq: int) -> str:

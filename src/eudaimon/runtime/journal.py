@@ -27,6 +27,13 @@ class RunJournal:
         self.state = state
         self.guard: Callable[[], None] | None = None
         """Called before every commit; raises to stop a driver that must not act (a lapsed lease)."""
+        self.effect_guard: Callable[[], None] | None = None
+        """Called immediately before a tool that may not run twice is invoked; raises unless
+        the driver's lease surely still holds (`LeaseKeeper.check_effect`)."""
+        self.fencing_token = 0
+        """What `ToolContext.fencing_token` carries: the number of events the journal held when
+        this driver took the run over. A later driver that may act took over after every commit
+        of this one, so it holds a larger token (see `RunDriver._take_over`)."""
         self.snapshot_every = snapshot_every
         self._committed_seq = state.next_seq
         self._buffer: list[Event] = []

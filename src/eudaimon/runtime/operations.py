@@ -89,7 +89,19 @@ async def reconcile(
     retry: bool = False,
     by: str | None = None,
 ) -> RunState:
-    """Settle a call whose outcome is unknown, with the output it had or by retrying it."""
+    """Settle a call whose outcome is unknown, with the output it had or by retrying it.
+
+    An unknown outcome means a process started the call and was not seen to finish it. Not
+    seeing its effect is no proof that it did not happen while that process may still be
+    alive: a stopped process (SIGSTOP, a paused VM, a long GC) may wake and act. The runtime
+    refuses to invoke such a tool once its lease may have lapsed, but a process stopped between
+    that check and the effect is stopped only by a system that refuses stale fencing tokens
+    (`ToolContext.fencing_token`). Before `retry=True`, make sure the earlier process is gone.
+
+    Raises:
+        InvalidOperation: not exactly one of `output` and `retry`; the call has no unknown
+            outcome; or the run has finished (a finished run takes no more events).
+    """
     if (output is None) == (not retry):
         raise InvalidOperation("reconcile needs exactly one of output=... or retry=True")
 

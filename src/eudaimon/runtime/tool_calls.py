@@ -226,7 +226,9 @@ async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> tupl
     attempt = item.attempt
     started = time.perf_counter()
     while True:
-        ctx = ToolContext(journal.state.run_id, item.call.id, key, attempt)
+        ctx = ToolContext(journal.state.run_id, item.call.id, key, attempt, journal.fencing_token)
+        if journal.effect_guard is not None and not item.tool.traits.rerunnable:
+            journal.effect_guard()  # the last moment to find out this process was replaced
         try:
             output = await item.tool.invoke(item.arguments, ctx)
             return output, False, round((time.perf_counter() - started) * 1000)

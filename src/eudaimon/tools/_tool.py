@@ -31,12 +31,18 @@ class ToolContext:
 
     `idempotency_key` is the same for every attempt of a call, across retries and crash
     recovery: pass it to the system you change so that a repeated call is recognised.
+    `fencing_token` grows whenever another process takes the run over: a system that keeps
+    the largest token it has seen and refuses smaller ones turns away a stalled process that
+    woke up after it was replaced.
     """
 
     run_id: str
     call_id: str
     idempotency_key: str
     attempt: int = 1
+    fencing_token: int = 0
+    """The count of events the journal held when this call's driver took the run over: every
+    driver that takes over later and acts holds a larger one (DESIGN §8)."""
 
 
 class ToolPolicy(StrEnum):
