@@ -48,9 +48,18 @@ async def load_state(store: EventStore, run_id: str, at_seq: int | None = None) 
 
 
 async def append_decision(store: EventStore, run_id: str, decide: Decide) -> RunState:
-    """Append the event `decide` derives from the latest state; decide again after a race."""
+    """Append the event `decide` derives from the latest state; decide again after a race.
+
+    A finished run takes no decision: its terminal event is its last (and `gc` deletes only
+    runs whose last event is terminal).
+    """
     while True:
         state = await load_state(store, run_id)
+        if state.status.is_terminal:
+            raise InvalidOperation(
+                f"run {run_id} is {state.status.value}: a finished run takes no more decisions; "
+                f"fork it (`eudaimon runs fork {run_id} --at SEQ`) to go on from an earlier point"
+            )
         journal = RunJournal(store, state, snapshot_every=0)
         journal.record(decide(state))
         try:
