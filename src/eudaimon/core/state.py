@@ -102,6 +102,9 @@ class CallProgress:
     status: CallStatus = CallStatus.REQUESTED
     attempt: int = 0
     """The number of the last journaled attempt (0: never started)."""
+    borrowed: bool = False
+    """The last decision on the call (an approval, an operator's retry) is one a fork copied
+    from its parent: the fork did not make it, so it asks again before the call runs."""
 
 
 @dataclass(slots=True)
@@ -237,6 +240,7 @@ class RunState:
             case ApprovalDecided():
                 self.approvals[data.call_id] = data.approved
                 self._set_call(data.call_id, CallStatus.APPROVED if data.approved else CallStatus.REJECTED, event)
+                self.calls[data.call_id].borrowed = self._copied(event)
             case ToolDenied():
                 reason = data.reason or "the call was denied"
                 self._settle(data.call_id, f"Tool call denied: {reason}", True, event)
@@ -245,6 +249,7 @@ class RunState:
             case ToolReconciled():
                 if data.retry:
                     self._set_call(data.call_id, CallStatus.RETRY, event)
+                    self.calls[data.call_id].borrowed = self._copied(event)
                 else:
                     self._settle(data.call_id, data.output or "", False, event)
             case FinishRejected():
@@ -259,6 +264,10 @@ class RunState:
                 self._end(Status.CANCELLED, error=data.reason or "cancelled", kind="Cancelled")
             case _:
                 assert_never(data)
+
+    def _copied(self, event: Event) -> bool:
+        """Whether `event` is part of the history a fork copied from its parent."""
+        return self.parent is not None and event.seq <= self.parent.seq
 
     def _derived_id(self, event: Event) -> str:
         return f"{self.run_id}:{event.seq}"

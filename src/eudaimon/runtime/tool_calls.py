@@ -75,6 +75,12 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> R
     if tool is None:
         known = ", ".join(sorted(cfg.tools)) or "none"
         return _complete(journal, call, f"Unknown tool {call.name!r}; available tools: {known}", True)
+    if plan.decision is Decision.ASK:
+        parent = journal.state.parent
+        copied_from = f"run {parent.run_id}" if parent is not None else "another run"
+        reason = f"this fork asks again: the approval it copied from {copied_from} does not carry over"
+        journal.record(ApprovalRequested(call_id=call.id, tool=call.name, arguments=call.arguments, reason=reason))
+        return None
     if plan.decision is Decision.POLICY:
         if cfg.approval_policy is None:  # the default policy, without a coroutine to await
             policy = ToolPolicy.REQUIRE_APPROVAL if tool.needs_approval else ToolPolicy.ALLOW
