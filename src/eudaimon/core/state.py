@@ -37,7 +37,7 @@ from eudaimon.core.events import (
     ToolReconciled,
     ToolStarted,
 )
-from eudaimon.core.messages import Message, ToolCall, Usage
+from eudaimon.core.messages import JsonObject, Message, ToolCall, Usage
 
 
 class Status(StrEnum):
@@ -102,6 +102,9 @@ class CallProgress:
     status: CallStatus = CallStatus.REQUESTED
     attempt: int = 0
     """The number of the last journaled attempt (0: never started)."""
+    asked: JsonObject | str | None = None
+    """The arguments the last `approval_requested` of the call showed a human: an approval is
+    for those, and a call whose arguments differ when it is about to run is asked about again."""
     borrowed: bool = False
     """The last decision on the call (an approval, an operator's retry) is one a fork copied
     from its parent: the fork did not make it, so it asks again before the call runs."""
@@ -237,6 +240,7 @@ class RunState:
                 self.messages.append(Message.user(data.feedback, id=self._derived_id(event)))
             case ApprovalRequested():
                 self._set_call(data.call_id, CallStatus.AWAITING_APPROVAL, event)
+                self.calls[data.call_id].asked = data.arguments
             case ApprovalDecided():
                 self.approvals[data.call_id] = data.approved
                 self._set_call(data.call_id, CallStatus.APPROVED if data.approved else CallStatus.REJECTED, event)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from eudaimon.core.decide import CallPlan, Decision, RunTools
 from eudaimon.core.digest import idempotency_key
 from eudaimon.core.events import ApprovalRequested, ToolCompleted, ToolDenied, ToolOutcomeUnknown, ToolStarted
-from eudaimon.core.messages import ToolCall
+from eudaimon.core.messages import JsonObject, ToolCall
 from eudaimon.extensions.hooks import ToolOutput
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.config import RuntimeConfig
@@ -112,12 +113,41 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> R
                 arguments = tool.parse_arguments(call.arguments, validate=cfg.validate_tool_inputs)
             except ToolArgumentsError as exc:
                 return _complete(journal, call, str(exc), True)
+    asked = journal.state.calls[call.id].asked if call.id in journal.state.calls else None
+    if asked is not None and not same_arguments(asked, call.arguments):
+        # A human approved other arguments than those about to run (middleware rewrote them):
+        # they decide again, on what will run.
+        journal.record(
+            ApprovalRequested(
+                call_id=call.id,
+                tool=call.name,
+                arguments=call.arguments,
+                reason="the arguments changed after they were approved (middleware rewrote them)",
+            )
+        )
+        return None
     if cfg.hooks is not None:
         # Before any call of the batch runs: a hook that raises fails the run with nothing started.
         await cfg.hooks.on_tool_call(call)
     key = idempotency_key(journal.state.run_id, call.id)
-    journal.record(ToolStarted(call_id=call.id, tool=call.name, idempotency_key=key, attempt=plan.attempt))
+    journal.record(
+        ToolStarted(call_id=call.id, tool=call.name, idempotency_key=key, attempt=plan.attempt, arguments=call.arguments)
+    )
     return Ready(call, tool, arguments, plan.attempt, key)
+
+
+def same_arguments(approved: JsonObject | str, running: JsonObject | str) -> bool:
+    """Whether two forms of a call's arguments (raw JSON text or an object) say the same."""
+    if approved is running or approved == running:
+        return True
+    try:
+        return _as_object(approved) == _as_object(running)
+    except (ValueError, RecursionError):
+        return False
+
+
+def _as_object(arguments: JsonObject | str) -> object:
+    return json.loads(arguments) if isinstance(arguments, str) else arguments
 
 
 async def _reroute(cfg: RuntimeConfig, original: Tool, call: ToolCall) -> Tool | str:

@@ -144,7 +144,11 @@ class Tool:
         try:
             if strict:
                 # JSON mode, strict: the types mean what the published JSON Schema says.
-                text = raw if isinstance(raw, str) else _json_text(raw)
+                if isinstance(raw, str):
+                    _decode(raw, self.name)  # refuses what pydantic would read loosely: repeated keys
+                    text: str | bytes = raw
+                else:
+                    text = _json_text(raw)
                 parsed = self.args_model.model_validate_json(text or "{}", strict=True)
             else:
                 parsed = self.args_model.model_validate(_decode(raw, self.name))
@@ -163,10 +167,29 @@ def _json_text(arguments: JsonObject) -> str | bytes:
         return json.dumps(arguments)
 
 
+class _RepeatedKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refusing a key given twice: `{"amount": 1, "amount": 1000000}` must not
+    mean whichever came last (what was shown for approval may be the first)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        keys = [key for key, _ in pairs]
+        repeated = next(key for index, key in enumerate(keys) if key in keys[:index])
+        raise _RepeatedKey(f"the key {repeated!r} appears more than once")
+    return obj
+
+
 def _decode(raw: JsonObject | str, tool_name: str) -> dict[str, Any]:
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw) if raw.strip() else {}
+            raw = json.loads(raw, object_pairs_hook=_unique_keys) if raw.strip() else {}
+        except RecursionError:
+            raise ToolArgumentsError(
+                f"the arguments are nested too deeply to read; send a flatter JSON object for {tool_name!r}"
+            ) from None
         except ValueError as exc:
             raise ToolArgumentsError(
                 f"the arguments are not valid JSON ({exc}); send a JSON object matching the schema of {tool_name!r}"
