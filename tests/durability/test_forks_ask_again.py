@@ -9,9 +9,9 @@ from __future__ import annotations
 from eudaimon import Agent, Message, ToolCall, tool
 from eudaimon.core.digest import idempotency_key
 from eudaimon.core.events import ApprovalDecided, ApprovalRequested, ToolOutcomeUnknown, ToolReconciled, ToolStarted
+from eudaimon.models import ChatRequest, FunctionModel
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.operations import load_state
-from eudaimon.models import ChatRequest, FunctionModel
 from eudaimon.stores import MemoryStore
 
 

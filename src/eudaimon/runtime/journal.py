@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import fields
 
 from eudaimon.core.codec import state_to_json
+from eudaimon.core.errors import InvalidEvent
 from eudaimon.core.events import Event, EventData
 from eudaimon.core.state import RunState
+from eudaimon.core.validity import check_payload
 from eudaimon.runtime.clock import now
 from eudaimon.stores.base import EventStore, Snapshot
 
 SNAPSHOT_EVERY = 200
 """Events between snapshots of a run's state."""
+_STATE_FIELDS = tuple(f.name for f in fields(RunState))
 
 
 class RunJournal:
@@ -58,11 +62,25 @@ class RunJournal:
         self._committed_seq = state.next_seq
 
     def record(self, data: EventData) -> Event:
+        """Fold `data` into the state and buffer it for the next commit.
+
+        Raises:
+            InvalidEvent: `data` would not read back from the journal; neither the state nor
+                the buffer changed.
+        """
         state = self.state
+        check_payload(data, run_id=state.run_id)
         event = Event(state.run_id, state.next_seq, now(), data.type, data)
         state.apply(event)
         self._buffer.append(event)
         return event
+
+    async def _roll_back(self) -> None:
+        """Make the state (the same object: the loop holds it) the fold of the committed events."""
+        events = await self.store.load(self.run_id)
+        folded = RunState.from_events(events) or RunState(run_id=self.run_id)
+        for name in _STATE_FIELDS:
+            setattr(self.state, name, getattr(folded, name))
 
     async def flush(self) -> None:
         """Commit what is buffered. Concurrent callers queue; events recorded meanwhile ride along.
@@ -87,6 +105,13 @@ class RunJournal:
         try:
             await self.store.append(self.state.run_id, before, batch, snapshot)
             self._committed_seq = after
+        except (ValueError, TypeError, RecursionError) as exc:
+            # The store could not encode the batch (what `check_payload` should have refused):
+            # nothing was written, so the state goes back to what the journal holds.
+            await self._roll_back()
+            raise InvalidEvent(
+                batch[0].type, f"the store could not encode the batch: {exc}", run_id=self.run_id
+            ) from exc
         finally:
             self._committing = False
             waiters, self._waiters = self._waiters, []

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from eudaimon.core.decide import CallPlan, Decision, RunTools
 from eudaimon.core.digest import idempotency_key
+from eudaimon.core.errors import InvalidEvent
 from eudaimon.core.events import ApprovalRequested, ToolCompleted, ToolDenied, ToolOutcomeUnknown, ToolStarted
 from eudaimon.core.messages import JsonObject, ToolCall
 from eudaimon.extensions.hooks import ToolOutput
@@ -130,9 +131,14 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> R
         # Before any call of the batch runs: a hook that raises fails the run with nothing started.
         await cfg.hooks.on_tool_call(call)
     key = idempotency_key(journal.state.run_id, call.id)
-    journal.record(
-        ToolStarted(call_id=call.id, tool=call.name, idempotency_key=key, attempt=plan.attempt, arguments=call.arguments)
-    )
+    try:
+        journal.record(
+            ToolStarted(
+                call_id=call.id, tool=call.name, idempotency_key=key, attempt=plan.attempt, arguments=call.arguments
+            )
+        )
+    except InvalidEvent as exc:  # e.g. arguments nested deeper than a journal row may hold
+        return _complete(journal, call, f"the call cannot be journaled, so it did not run: {exc.problem}", True)
     return Ready(call, tool, arguments, plan.attempt, key)
 
 
@@ -190,9 +196,13 @@ def _deny(journal: RunJournal, call: ToolCall, reason: str) -> ToolResult:
 
 
 def _complete(journal: RunJournal, call: ToolCall, output: str, is_error: bool, duration_ms: int = 0) -> ToolResult:
-    journal.record(
-        ToolCompleted(call_id=call.id, tool=call.name, output=output, is_error=is_error, duration_ms=duration_ms)
-    )
+    try:
+        journal.record(
+            ToolCompleted(call_id=call.id, tool=call.name, output=output, is_error=is_error, duration_ms=duration_ms)
+        )
+    except InvalidEvent as exc:  # a result that is not text (middleware's short circuit, say)
+        output, is_error = f"the tool's result cannot be journaled: {exc.problem}", True
+        journal.record(ToolCompleted(call_id=call.id, tool=str(call.name), output=output, is_error=True))
     return ToolResult(call.id, output, is_error)
 
 

@@ -115,7 +115,12 @@ class Tool:
             return self._bind(raw, validate)
         arguments = _decode(raw, self.name)
         if validate and self._validator is not None:
-            errors = sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+            try:
+                errors = sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+            except RecursionError:
+                raise ToolArgumentsError(
+                    f"the arguments are nested too deeply to check; send a flatter JSON object for {self.name!r}"
+                ) from None
             if errors:
                 detail = "; ".join(
                     f"{'.'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors[:5]
@@ -154,6 +159,11 @@ class Tool:
                 parsed = self.args_model.model_validate(_decode(raw, self.name))
         except ValidationError as exc:
             raise ToolArgumentsError(_describe_errors(self.name, exc)) from None
+        except (RecursionError, ValueError, TypeError) as exc:  # arguments too deep, or not JSON at all
+            raise ToolArgumentsError(
+                f"the arguments cannot be read ({type(exc).__name__}: nested too deeply or not JSON); "
+                f"send a flatter JSON object for {self.name!r}"
+            ) from None
         return dict(parsed.__dict__)
 
 
