@@ -48,18 +48,9 @@ async def load_state(store: EventStore, run_id: str, at_seq: int | None = None) 
 
 
 async def append_decision(store: EventStore, run_id: str, decide: Decide) -> RunState:
-    """Append the event `decide` derives from the latest state; decide again after a race.
-
-    A finished run takes no decision: its terminal event is its last (and `gc` deletes only
-    runs whose last event is terminal).
-    """
+    """Append the event `decide` derives from the latest state; decide again after a race."""
     while True:
         state = await load_state(store, run_id)
-        if state.status.is_terminal:
-            raise InvalidOperation(
-                f"run {run_id} is {state.status.value}: a finished run takes no more decisions; "
-                f"fork it (`eudaimon runs fork {run_id} --at SEQ`) to go on from an earlier point"
-            )
         journal = RunJournal(store, state, snapshot_every=0)
         journal.record(decide(state))
         try:
@@ -75,6 +66,7 @@ async def approve(
     """Record a human's decision on a call awaiting approval."""
 
     def decide(state: RunState) -> EventData:
+        _refuse_if_finished(state, call_id)
         progress = state.calls.get(call_id)
         if progress is None:
             waiting = ", ".join(c.id for c in state.awaiting_approval()) or "none"
@@ -115,6 +107,7 @@ async def reconcile(
         raise InvalidOperation("reconcile needs exactly one of output=... or retry=True")
 
     def decide(state: RunState) -> EventData:
+        _refuse_if_finished(state, call_id)
         progress = state.calls.get(call_id)
         if progress is None or progress.status is not CallStatus.UNKNOWN:
             unknown = ", ".join(c.id for c in state.unknown_outcomes()) or "none"
@@ -122,6 +115,17 @@ async def reconcile(
         return ToolReconciled(call_id=call_id, output=output, retry=retry, by=by)
 
     return await append_decision(store, run_id, decide)
+
+
+def _refuse_if_finished(state: RunState, call_id: str) -> None:
+    """A finished run takes no decision: its terminal event stays its last (and `gc` deletes
+    only runs whose last event is terminal)."""
+    if state.status.is_terminal:
+        run_id = state.run_id
+        raise InvalidOperation(
+            f"run {run_id} is {state.status.value}: a finished run takes no more decisions, so call {call_id!r} "
+            f"was left as it is; fork the run (`eudaimon runs fork {run_id} --at SEQ`) to go on from an earlier point"
+        )
 
 
 async def fork(store: EventStore, run_id: str, at_seq: int, *, new_run_id: str | None = None) -> str:
