@@ -73,6 +73,7 @@ class Agent:
         store: EventStore | str | None = None,
         name: str = "agent",
         approval_policy: ApprovalPolicy | None = None,
+        tool_timeout_s: float | None = None,
     ) -> None:
         built = build_runtime_config(
             model=model,
@@ -95,6 +96,7 @@ class Agent:
             output_type=output_type,
             store=store,
             approval_policy=approval_policy,
+            tool_timeout_s=tool_timeout_s,
         )
         self.name = name
         self.model = built.config.model

@@ -59,9 +59,12 @@ def build_runtime_config(
     output_type: Any,
     store: EventStore | str | None,
     approval_policy: Any,
+    tool_timeout_s: float | None = None,
 ) -> BuiltAgent:
     if max_iterations < 1:
         raise ConfigurationError(f"max_iterations must be at least 1, got {max_iterations}")
+    if tool_timeout_s is not None and not tool_timeout_s > 0:
+        raise ConfigurationError(f"tool_timeout_s must be a positive number of seconds, got {tool_timeout_s!r}")
     resolved = infer_model(model)
     compiled = _compile_tools(tools, human_input)
     prompt = _system_prompt(system_prompt, prompt_template)
@@ -88,6 +91,7 @@ def build_runtime_config(
         tool_retry_policy=tool_retry_policy,
         approval_policy=approval_policy,
         output_validator=output.validate if output is not None else None,
+        tool_timeout_s=tool_timeout_s,
     )
     config_digest = digest(
         {

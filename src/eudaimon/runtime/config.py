@@ -44,3 +44,5 @@ class RuntimeConfig:
     approval_policy: ApprovalPolicy | None = None
     output_validator: OutputValidator | None = None
     model_retry: RetrySettings = field(default_factory=RetrySettings)
+    tool_timeout_s: float | None = None
+    """How long a tool call may take when its tool sets no `timeout_s` (None: no limit)."""

@@ -66,7 +66,7 @@ async def prepare_batch(
 
 async def run_alone(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> ToolResult:
     """Execute one call and record its result."""
-    return await _finish_call(journal, cfg, item, *await _run_one(journal, cfg, item))
+    return await _finish_call(journal, cfg, item, await _run_one(journal, cfg, item))
 
 
 async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> Ready | ToolResult | None:
@@ -222,7 +222,7 @@ async def run_together(
             finished = [t for t in tasks if t in done]
             for task in sorted(finished, key=lambda t: ready.index(tasks[t])):
                 item = tasks.pop(task)
-                yield await _finish_call(journal, cfg, item, *task.result())
+                yield await _finish_call(journal, cfg, item, task.result())
             if waiter is not None and waiter in done:
                 _abandon(journal, cfg, list(tasks.values()))
                 for task in tasks:
@@ -237,9 +237,11 @@ async def run_together(
             task.cancel()
 
 
-async def _finish_call(
-    journal: RunJournal, cfg: RuntimeConfig, item: Ready, output: str, is_error: bool, duration_ms: int
-) -> ToolResult:
+async def _finish_call(journal: RunJournal, cfg: RuntimeConfig, item: Ready, outcome: Outcome) -> ToolResult:
+    if outcome is None:
+        journal.record(ToolOutcomeUnknown(call_id=item.call.id, tool=item.call.name))
+        return ToolResult(item.call.id, "timed out: the outcome is unknown until an operator reconciles it", True)
+    output, is_error, duration_ms = outcome
     result = _complete(journal, item.call, output, is_error, duration_ms)
     if cfg.hooks is not None:
         await cfg.hooks.on_tool_result(item.call, ToolOutput(output, is_error))
@@ -259,38 +261,70 @@ def _abandon(journal: RunJournal, cfg: RuntimeConfig, running: list[Ready]) -> N
             journal.record(ToolOutcomeUnknown(call_id=item.call.id, tool=item.call.name))
 
 
-async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> tuple[str, bool, int]:
+Outcome = tuple[str, bool, int] | None
+"""A call's output, whether it is an error, and its duration in ms; None when what it did is
+unknown (a WRITE or IRREVERSIBLE call that timed out)."""
+
+
+async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Outcome:
     """Execute with the retry policy; every attempt after the first is journaled as an intent.
 
     Only a tool that may run twice (READ, or WRITE declared idempotent) is retried: a plain
-    WRITE or IRREVERSIBLE call that raised may have half-acted, so its error is final.
+    WRITE or IRREVERSIBLE call that raised may have half-acted, so its error is final. A call
+    that outlives its timeout is abandoned: an error result if it may run twice, else an
+    unknown outcome for an operator to reconcile (it may have acted, or may still act: a sync
+    tool's thread cannot be stopped).
     """
     policy = None
-    if cfg.tool_retry_policy is not None and item.tool.traits.rerunnable:
+    rerunnable = item.tool.traits.rerunnable
+    if cfg.tool_retry_policy is not None and rerunnable:
         policy = cfg.tool_retry_policy.policy_for(item.tool.name)
+    timeout_s = item.tool.timeout_s if item.tool.timeout_s is not None else cfg.tool_timeout_s
     key = item.key
     attempt = item.attempt
     started = time.perf_counter()
     while True:
         ctx = ToolContext(journal.state.run_id, item.call.id, key, attempt, journal.fencing_token)
-        if journal.effect_guard is not None and not item.tool.traits.rerunnable:
+        if journal.effect_guard is not None and not rerunnable:
             journal.effect_guard()  # the last moment to find out this process was replaced
+        deadline = asyncio.timeout(timeout_s)
         try:
-            output = await item.tool.invoke(item.arguments, ctx)
+            async with deadline:
+                output = await item.tool.invoke(item.arguments, ctx)
             return output, False, round((time.perf_counter() - started) * 1000)
         except asyncio.CancelledError:
             raise
+        except (SystemExit, KeyboardInterrupt) as exc:  # a tool may not end the host process
+            if cfg.hooks is not None:
+                await cfg.hooks.on_error(exc)
+            return f"{type(exc).__name__}: the tool tried to stop the process ({exc})", True, _ms_since(started)
         except Exception as exc:  # a tool's failure is the model's to see, never the run's end
+            if isinstance(exc, TimeoutError) and deadline.expired():
+                if not rerunnable:
+                    return None
+                exc = TimeoutError(f"the tool did not finish within timeout_s={timeout_s:g}")
             if cfg.hooks is not None:
                 await cfg.hooks.on_error(exc)
             tries = attempt - item.attempt + 1
             # Arguments the tool refused will not get better by waiting.
             if policy is None or isinstance(exc, ToolArgumentsError) or not policy.should_retry(exc, tries):
-                return _describe(exc), True, round((time.perf_counter() - started) * 1000)
+                return _describe(exc), True, _ms_since(started)
             await asyncio.sleep(policy.delay_for(tries))
             attempt += 1
-            journal.record(ToolStarted(call_id=item.call.id, tool=item.call.name, idempotency_key=key, attempt=attempt))
+            journal.record(
+                ToolStarted(
+                    call_id=item.call.id,
+                    tool=item.call.name,
+                    idempotency_key=key,
+                    attempt=attempt,
+                    arguments=item.call.arguments,
+                )
+            )
             await journal.flush()
+
+
+def _ms_since(started: float) -> int:
+    return round((time.perf_counter() - started) * 1000)
 
 
 def _describe(exc: Exception) -> str:

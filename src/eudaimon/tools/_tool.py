@@ -72,6 +72,9 @@ class Tool:
     args_model: type[BaseModel] | None = None
     context_param: str | None = None
     is_async: bool = False
+    timeout_s: float | None = None
+    """How long a call may take (None: the agent's `tool_timeout_s`). A READ or idempotent call
+    that times out is an error result; a WRITE or IRREVERSIBLE one an unknown outcome."""
     _validator: Any = field(default=None, repr=False, compare=False)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -95,6 +98,8 @@ class Tool:
         A tool compiled from a signature validates with its pydantic model, which holds the
         same schema; only a tool given a bare JSON Schema needs a schema validator.
         """
+        if self.timeout_s is not None and not self.timeout_s > 0:
+            raise ConfigurationError(f"tool {self.name!r}: timeout_s must be a positive number of seconds")
         if self.args_model is not None or self._validator is not None:
             return self
         cls = jsonschema.validators.validator_for(self.parameters)
@@ -249,6 +254,7 @@ def tool(
     effect: Effect | str = Effect.WRITE,
     idempotent: bool = False,
     requires_approval: bool | None = None,
+    timeout_s: float | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -261,13 +267,16 @@ def tool(
     effect: Effect | str = Effect.WRITE,
     idempotent: bool = False,
     requires_approval: bool | None = None,
+    timeout_s: float | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function (sync or async) into a `Tool`.
 
     The description is the docstring's summary; parameter descriptions come from its `Args:`
     section. A parameter annotated `ToolContext` receives the call's context. The default
     effect is `WRITE`: declare `effect="read"` or `idempotent=True` when running the tool
-    twice is harmless, so that recovery may re-run it.
+    twice is harmless, so that recovery may re-run it. `timeout_s` bounds a call: a READ or
+    idempotent call that outlives it is an error result, a WRITE or IRREVERSIBLE one an
+    unknown outcome awaiting reconciliation (it may have acted).
     """
 
     def build(func: Callable[..., Any]) -> Tool:
@@ -287,6 +296,7 @@ def tool(
             args_model=schema.args_model,
             context_param=schema.context_param,
             is_async=schema.is_async,
+            timeout_s=timeout_s,
         )
 
     return build(fn) if fn is not None else build
