@@ -69,6 +69,19 @@ class StopAfterIntent:
         return getattr(self._store, name)
 
 
+class Countdown:
+    """Stops the process the `nth` time it is called (for the soak's `tool` and `model` points)."""
+
+    def __init__(self, point: str, nth: int) -> None:
+        self.point = point
+        self.left = nth
+
+    def __call__(self, *_: object) -> None:
+        self.left -= 1
+        if self.left == 0:
+            stop_here(self.point)
+
+
 def is_stopped(pid: int) -> bool:
     """Whether the process is stopped by a signal (state `T` in /proc)."""
     try:

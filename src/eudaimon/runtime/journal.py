@@ -9,6 +9,7 @@ and when the run stops. A failed flush (another process appended first) ends thi
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from dataclasses import fields
 
@@ -31,9 +32,13 @@ class RunJournal:
         self.state = state
         self.guard: Callable[[], None] | None = None
         """Called before every commit; raises to stop a driver that must not act (a lapsed lease)."""
-        self.effect_guard: Callable[[], None] | None = None
-        """Called immediately before a tool that may not run twice is invoked; raises unless
-        the driver's lease surely still holds (`LeaseKeeper.check_effect`)."""
+        self.effect_guard: Callable[[float], None] | None = None
+        """Called with `committed_at` immediately before a tool that may not run twice is
+        invoked; raises unless the driver's lease surely still holds and has held since that
+        commit (`LeaseKeeper.check_effect`)."""
+        self.committed_at = float("-inf")
+        """When (monotonic) the last successful commit began: it proved that nobody else had
+        appended; a lease held since then proves nobody else has acted."""
         self.fencing_token = 0
         """What `ToolContext.fencing_token` carries: the number of events the journal held when
         this driver took the run over. A later driver that may act took over after every commit
@@ -103,8 +108,10 @@ class RunJournal:
             snapshot = Snapshot(f"run:{self.run_id}", after - 1, state_to_json(self.state))
         self._committing = True
         try:
+            began = time.monotonic()
             await self.store.append(self.state.run_id, before, batch, snapshot)
             self._committed_seq = after
+            self.committed_at = began
         except (ValueError, TypeError, RecursionError) as exc:
             # The store could not encode the batch (what `check_payload` should have refused):
             # nothing was written, so the state goes back to what the journal holds.

@@ -111,6 +111,10 @@ class LeaseKeeper:
         self.owner = new_owner()
         self.ttl_s = ttl_s if ttl_s is not None else lease_ttl_s()
         self._deadline = 0.0
+        self._taken_at = float("inf")
+        """When (monotonic) the current unbroken holding of the lease began; whoever takes the
+        lease again after it lapsed must set it anew (`acquire` does), so that `check_effect`
+        refuses an effect whose intent was committed before the lapse."""
         self._renewer: asyncio.Task[None] | None = None
         self._waiting: _FirstRenewals | None = None
 
@@ -126,6 +130,7 @@ class LeaseKeeper:
                 await asyncio.sleep(min(max(held.expires_in_s, 0.02), 0.2))
                 continue
             self._deadline = started + lease.expires_in_s
+            self._taken_at = started
             break
         # Most runs end before the first renewal is due: waiting costs less than a task.
         self._waiting = _first_renewals()
@@ -140,9 +145,10 @@ class LeaseKeeper:
         if time.monotonic() >= self._deadline:
             raise LeaseLost(self.name)
 
-    def check_effect(self) -> None:
-        """Raise `LeaseLost` unless the lease surely still holds, with a margin: called
-        immediately before invoking a tool that may not run twice.
+    def check_effect(self, since: float) -> None:
+        """Raise `LeaseLost` unless the lease surely still holds, with a margin, and has been
+        held without a break since `since` (monotonic: when the driver's last successful commit
+        began). Called immediately before invoking a tool that may not run twice.
 
         A process stopped (SIGSTOP, a VM pause, a long GC) after its intent was committed may
         wake long after another process took the run over and an operator had the call
@@ -150,7 +156,7 @@ class LeaseKeeper:
         cannot cover is a stop between this check and the effect itself: that is what a
         tool's `ctx.fencing_token` is for.
         """
-        if time.monotonic() >= self._deadline - self.ttl_s * EFFECT_MARGIN:
+        if time.monotonic() >= self._deadline - self.ttl_s * EFFECT_MARGIN or since < self._taken_at:
             raise LeaseLost(self.name)
 
     async def release(self, *, write: bool = True) -> None:

@@ -286,7 +286,7 @@ async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Outc
     while True:
         ctx = ToolContext(journal.state.run_id, item.call.id, key, attempt, journal.fencing_token)
         if journal.effect_guard is not None and not rerunnable:
-            journal.effect_guard()  # the last moment to find out this process was replaced
+            journal.effect_guard(journal.committed_at)  # the last moment to find out this process was replaced
         deadline = asyncio.timeout(timeout_s)
         try:
             async with deadline:

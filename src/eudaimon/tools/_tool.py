@@ -164,6 +164,8 @@ class Tool:
                 parsed = self.args_model.model_validate(_decode(raw, self.name))
         except ValidationError as exc:
             raise ToolArgumentsError(_describe_errors(self.name, exc)) from None
+        except ToolArgumentsError:
+            raise
         except (RecursionError, ValueError, TypeError) as exc:  # arguments too deep, or not JSON at all
             raise ToolArgumentsError(
                 f"the arguments cannot be read ({type(exc).__name__}: nested too deeply or not JSON); "
