@@ -130,7 +130,59 @@ def _model_attempt_started(data: ModelAttemptStarted) -> str | None:
     )
 
 
+_SCALARS = frozenset({str, int, bool, type(None)})
+
+
+def _flat_ok(arguments: dict[Any, Any]) -> bool:
+    """Whether arguments are the usual kind — string keys, scalar values — that need no writer."""
+    for key, value in arguments.items():
+        if type(key) is not str or type(value) not in _SCALARS:
+            return False
+    return True
+
+
+def _message_ok(message: object) -> bool:
+    """The common case of `message_problem`, answered with plain type tests only."""
+    if not (
+        type(message) is Message
+        and type(message.role) is Role
+        and type(message.content) is str
+        and type(message.id) is str
+        and type(message.is_error) is bool
+        and (message.tool_call_id is None or type(message.tool_call_id) is str)
+        and type(message.tool_calls) is tuple
+    ):
+        return False
+    for call in message.tool_calls:
+        if not (type(call) is ToolCall and type(call.id) is str and type(call.name) is str):
+            return False
+        arguments = call.arguments
+        if type(arguments) is not str and not (type(arguments) is dict and _flat_ok(arguments)):
+            return False
+    return True
+
+
 def _model_called(data: ModelCalled) -> str | None:
+    usage, cost = data.usage, data.cost_usd
+    if (
+        _FAST_MESSAGES
+        and type(data.step) is int
+        and type(data.request_id) is str
+        and type(data.model) is str
+        and type(data.duration_ms) is int
+        and type(data.stop_reason) is str
+        and type(usage) is Usage
+        and type(usage.input_tokens) is int
+        and type(usage.output_tokens) is int
+        and type(usage.cached_tokens) is int
+        and (cost is None or type(cost) is int or (type(cost) is float and math.isfinite(cost)))
+        and _message_ok(data.message)
+    ):
+        return None
+    return _explain_model_called(data)
+
+
+def _explain_model_called(data: ModelCalled) -> str | None:
     problem = (
         _int(data.step, "step")
         or _text(data.request_id, "request_id")
@@ -148,6 +200,15 @@ def _model_called(data: ModelCalled) -> str | None:
 
 
 def _tool_started(data: ToolStarted) -> str | None:
+    arguments = data.arguments
+    if (
+        type(data.call_id) is str
+        and type(data.tool) is str
+        and type(data.idempotency_key) is str
+        and type(data.attempt) is int
+        and (type(arguments) is str or (type(arguments) is dict and _flat_ok(arguments)))
+    ):
+        return None
     return (
         _text(data.call_id, "call_id")
         or _text(data.tool, "tool")
