@@ -135,10 +135,7 @@ _SCALARS = frozenset({str, int, bool, type(None)})
 
 def _flat_ok(arguments: dict[Any, Any]) -> bool:
     """Whether arguments are the usual kind — string keys, scalar values — that need no writer."""
-    for key, value in arguments.items():
-        if type(key) is not str or type(value) not in _SCALARS:
-            return False
-    return True
+    return all(type(key) is str and type(value) in _SCALARS for key, value in arguments.items())
 
 
 def _message_ok(message: object) -> bool:
