@@ -5,9 +5,11 @@ from eudaimon.core.errors import (
     Cancelled,
     ConcurrencyConflict,
     ConfigurationError,
+    ContextExhausted,
     ContextTooLong,
     CorruptEvent,
     EudaimonError,
+    EudaimonWarning,
     GuardrailBlocked,
     InvalidOperation,
     JournalError,
@@ -25,6 +27,7 @@ from eudaimon.core.errors import (
     RunError,
     RunFailedError,
     RunNotFound,
+    ToolRetryIgnored,
     UnknownEventType,
 )
 
@@ -33,9 +36,11 @@ __all__ = [
     "Cancelled",
     "ConcurrencyConflict",
     "ConfigurationError",
+    "ContextExhausted",
     "ContextTooLong",
     "CorruptEvent",
     "EudaimonError",
+    "EudaimonWarning",
     "GuardrailBlocked",
     "InvalidOperation",
     "JournalError",
@@ -53,5 +58,6 @@ __all__ = [
     "RunError",
     "RunFailedError",
     "RunNotFound",
+    "ToolRetryIgnored",
     "UnknownEventType",
 ]

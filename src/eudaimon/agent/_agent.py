@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any, Generic
+from enum import Enum
+from typing import Any, Final, Generic, Literal
 
 from eudaimon.agent._build import build_runtime_config, check_settings
-from eudaimon.agent._input import PromptInput, check_deps, check_history, check_input, with_instructions
+from eudaimon.agent._input import (
+    PromptInput,
+    check_deps,
+    check_history,
+    check_input,
+    check_messages,
+    with_instructions,
+)
 from eudaimon.agent.response import AgentResponse, OutputT
 from eudaimon.core.decide import DecideConfig
 from eudaimon.core.errors import ConfigurationError, EudaimonError, InvalidOperation
@@ -35,6 +43,23 @@ from eudaimon.tools import Tool, ToolContext, call_with_context
 from eudaimon.tools._context import DepsT
 
 
+class _Default(Enum):
+    """The type of `DEFAULT_MEMORY`: "not passed" differs from `memory=None` (no memory)."""
+
+    MEMORY = "default memory"
+
+
+DEFAULT_MEMORY: Final = _Default.MEMORY
+"""`Agent(memory=...)` when not passed: a `SlidingWindowMemory(50)`, as in Daimon."""
+
+
+class _NoThread:
+    """The lease of a prompt that belongs to no thread: there is nothing to hold or release."""
+
+    async def release(self) -> None:
+        return None
+
+
 class Agent(Generic[DepsT, OutputT]):
     """An agent: a model, its tools and the rules it runs by, journaled to a store.
 
@@ -51,8 +76,13 @@ class Agent(Generic[DepsT, OutputT]):
         prompt_template: a `PromptTemplate`, `PromptBuilder` or template string rendered
             once, at build; it wins over a string `system_prompt`.
         tools: `Tool`s or plain typed functions (wrapped with `@tool`); names must be unique.
-        memory: where a thread's history comes from and goes (default: the last 50
-            messages, in process).
+        memory: which history a prompt is sent. Not passed: a `SlidingWindowMemory(50)`,
+            as in Daimon, and a prompt without `thread_id` continues the agent's one default
+            thread (`"{name}:default"`): every such prompt shares that history, and they run
+            one at a time. `None`: no memory; a prompt without `thread_id` then belongs to no
+            thread at all (its own history only, no thread lease), which is what a server
+            answering many users wants. With a `thread_id`, a prompt always continues that
+            thread.
         hooks: an `AgentHook` (or any object with some of its methods), or a sequence of
             them; a method may take a `ctx: ToolContext` parameter.
         max_iterations: model calls a run may make before it fails with `MaxIterations`.
@@ -96,7 +126,7 @@ class Agent(Generic[DepsT, OutputT]):
         system_prompt: str | Callable[..., Any] | None = None,
         prompt_template: PromptTemplate | PromptBuilder | str | None = None,
         tools: Sequence[Tool | Callable[..., Any]] = (),
-        memory: Memory | None = None,
+        memory: Memory | Literal[_Default.MEMORY] | None = DEFAULT_MEMORY,
         hooks: object | Sequence[object] | None = None,
         max_iterations: int = 25,
         temperature: float | None = None,
@@ -150,9 +180,9 @@ class Agent(Generic[DepsT, OutputT]):
         self._instructions = built.instructions
         self._output_instruction = built.output_instruction
         self.tools = dict(built.config.tools)
-        self.memory = SlidingWindowMemory(50) if memory is None else memory
-        self.default_thread = f"{name}:default"
-        """The thread of prompts that name none."""
+        self.memory: Memory | None = SlidingWindowMemory(50) if memory is DEFAULT_MEMORY else memory
+        self.default_thread: str | None = f"{name}:default" if self.memory is not None else None
+        """The thread of prompts that name none; None (no thread) for an agent without memory."""
         self.deps_type = deps_type
         self._carries_rejections = bool(output_guardrails)
         self.store: EventStore = built.store
@@ -190,8 +220,9 @@ class Agent(Generic[DepsT, OutputT]):
             input: the user's message: a string, or a list of `TextPart`, `ImagePart` and
                 `DocumentPart` (strings in the list are text).
             thread_id: the conversation this prompt continues; memory supplies its history.
-                Without one the agent's own default thread is used. A thread runs one prompt
-                at a time: a second one waits, or raises `LeaseHeld` when `wait=False`.
+                Without one the agent's own default thread is used, shared by every prompt
+                that names none (none at all for `Agent(memory=None)`). A thread runs one
+                prompt at a time: a second one waits, or raises `LeaseHeld` when `wait=False`.
             run_id: the id to give the run (a fresh one when None).
             cancel: a token that stops the run at its next check.
             deps: what tools and instructions get as `ctx.deps` (required when the agent
@@ -214,7 +245,7 @@ class Agent(Generic[DepsT, OutputT]):
             await self._driver.run(journal, cancel)
         finally:
             await keeper.release()
-        return self._driver.respond(journal.state)
+        return self._driver.respond(journal)
 
     async def prompt_stream(
         self,
@@ -250,7 +281,7 @@ class Agent(Generic[DepsT, OutputT]):
         model_settings: ModelSettings | None = None,
     ) -> AgentResponse[OutputT]:
         """Run on a conversation you assembled yourself: memory and input guardrails are bypassed."""
-        history = _messages(messages)
+        history = check_messages(messages)
         if not history:
             raise InvalidOperation("prompt_with_messages needs at least one message")
         check_deps(self.name, self.deps_type, deps, "prompt_with_messages(...)")
@@ -265,10 +296,11 @@ class Agent(Generic[DepsT, OutputT]):
             deps=deps,
         )
         await self._driver.run(journal, cancel)
-        return self._driver.respond(journal.state)
+        return self._driver.respond(journal)
 
     def prompt_sync(self, input: PromptInput, **options: Any) -> AgentResponse[OutputT]:
         """`prompt` for code that is not async. Not for use inside a running event loop."""
+        check_input(input)
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -291,7 +323,7 @@ class Agent(Generic[DepsT, OutputT]):
         deps: Any,
         model_settings: ModelSettings | None,
         message_history: Sequence[Message] | None,
-    ) -> tuple[LeaseKeeper, RunJournal]:
+    ) -> tuple[LeaseKeeper | _NoThread, RunJournal]:
         """One prompt's start: checks, guardrails, then, holding the thread, history and `run_started`.
 
         The caller drives the run and then releases the thread's lease returned.
@@ -305,13 +337,17 @@ class Agent(Generic[DepsT, OutputT]):
         if self.input_guardrails:
             user = user.with_text(await run_input_guardrails(self.input_guardrails, user.text, ctx))
         thread = thread_id or self.default_thread
-        keeper = await hold_thread(self.store, thread, wait=wait, ttl_s=self._driver.lease_ttl_s)
+        keeper: LeaseKeeper | _NoThread = _NoThread()
+        if thread is not None:
+            keeper = await hold_thread(self.store, thread, wait=wait, ttl_s=self._driver.lease_ttl_s)
         try:
             if history_given is not None:
                 history = history_given
             else:
                 history = await self.memory.get_messages(thread_id) if self.memory is not None else []
-            carried = (await thread_state(self.store, thread)).guardrail_retries if self._carries_rejections else 0
+            carried = 0
+            if self._carries_rejections and thread is not None:
+                carried = (await thread_state(self.store, thread)).guardrail_retries
             system = await self._render_instructions(ctx)
             # Ids given here, at construction, spare `start` a copy of each message to give one.
             journal = self._driver.start(
@@ -343,8 +379,15 @@ class Agent(Generic[DepsT, OutputT]):
         return "\n\n".join(parts) or None
 
     async def thread(self, thread_id: str | None = None) -> ThreadState:
-        """The thread's snapshot: turns, usage, consecutive guardrail rejections, cost."""
-        return await thread_state(self.store, thread_id or self.default_thread)
+        """The thread's snapshot: turns, usage, consecutive guardrail rejections, cost.
+
+        Raises:
+            InvalidOperation: no `thread_id` for an agent without memory, which has no default thread.
+        """
+        thread = thread_id or self.default_thread
+        if thread is None:
+            raise InvalidOperation("this agent has no memory, so no default thread; name the thread: thread(thread_id)")
+        return await thread_state(self.store, thread)
 
     # -- durable operations --------------------------------------------------------------
 
@@ -379,7 +422,7 @@ class Agent(Generic[DepsT, OutputT]):
         if not journal.state.status.is_terminal:
             check_deps(self.name, self.deps_type, deps, f"resume({run_id!r}, deps=...)")
         await self._driver.run(journal, cancel, wait=wait)
-        return self._driver.respond(journal.state)
+        return self._driver.respond(journal)
 
     async def approve(
         self, run_id: str, call_id: str, approved: bool = True, *, by: str | None = None, note: str | None = None
@@ -418,9 +461,3 @@ class Agent(Generic[DepsT, OutputT]):
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={self.model.model_id!r}, tools={sorted(self.tools)!r})"
-
-
-def _messages(messages: Sequence[Message]) -> list[Message]:
-    if isinstance(messages, str) or not all(isinstance(m, Message) for m in messages):
-        raise TypeError("prompt_with_messages takes a list of Message")
-    return list(messages)

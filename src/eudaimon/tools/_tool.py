@@ -59,6 +59,11 @@ class Tool:
     """How many `ModelRetry` corrections in a row the model gets before the tool refuses."""
     prepare: Prepare | None = None
     """Decides per step whether the tool is offered, and with which spec."""
+    retryable: bool | None = None
+    """Whether the agent's `tool_retry_policy` may run the tool again after it raised. None:
+    only when a second run is harmless (READ, or WRITE declared idempotent). True: the tool's
+    author says a call that raised did nothing, so running it again is safe. Recovery after a
+    crash does not change: it still follows `effect` and `idempotent`."""
     _validator: Any = field(default=None, repr=False, compare=False)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -67,6 +72,11 @@ class Tool:
     @property
     def needs_approval(self) -> bool:
         return self.effect is Effect.IRREVERSIBLE if self.requires_approval is None else self.requires_approval
+
+    @property
+    def retries_on_error(self) -> bool:
+        """Whether `tool_retry_policy` applies to this tool (see `retryable`)."""
+        return self.traits.rerunnable if self.retryable is None else self.retryable
 
     @property
     def traits(self) -> ToolTraits:
@@ -234,6 +244,7 @@ def tool(
     requires_approval: bool | None = None,
     max_retries: int = 1,
     prepare: Prepare | None = None,
+    retryable: bool | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -248,6 +259,7 @@ def tool(
     requires_approval: bool | None = None,
     max_retries: int = 1,
     prepare: Prepare | None = None,
+    retryable: bool | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function (sync or async) into a `Tool`.
 
@@ -263,6 +275,9 @@ def tool(
         effect: `"read"`, `"write"` or `"irreversible"` (see `Effect`).
         idempotent: a WRITE that is safe to run twice with the same idempotency key.
         requires_approval: True or False overrides the default (IRREVERSIBLE needs approval).
+        retryable: Whether the agent's `tool_retry_policy` may run the tool again after it
+            raised. By default only READ and idempotent tools are retried; `retryable=True`
+            opts a WRITE tool in (its failures leave nothing behind), `False` opts any tool out.
         max_retries: corrections in a row the tool may ask for by raising `ModelRetry`; the
             next one is answered with an error result saying the budget is spent.
         prepare: `fn(ctx, spec)` (sync or async), asked before every model call: returns the
@@ -291,6 +306,7 @@ def tool(
             is_async=schema.is_async,
             max_retries=max_retries,
             prepare=prepare,
+            retryable=retryable,
         )
 
     return build(fn) if fn is not None else build
