@@ -2,9 +2,8 @@
 
 `prompt(input)` takes a string or a list of content parts (`TextPart`, `ImagePart`,
 `DocumentPart`; plain strings in the list are text parts). Anything else is a `TypeError`
-naming what is accepted, raised before a guardrail runs or a thread is held. One function
-owns the rule; caller-kept history (`message_history=`), `prompt_with_messages`' messages and
-the agent's deps are checked here too.
+naming what is accepted, raised before a guardrail runs or a thread is held. Caller-kept
+history (`message_history=`) and the agent's deps are checked here too.
 """
 
 from __future__ import annotations
@@ -20,9 +19,8 @@ Part = TextPart | ImagePart | DocumentPart
 PromptInput = str | Sequence[str | TextPart | ImagePart | DocumentPart]
 """What `prompt` accepts: text, or a list of parts."""
 
-ACCEPTED = "a str, or a list of TextPart, ImagePart and DocumentPart (str items are text)"
-"""What `prompt`, `prompt_sync` and `prompt_stream` take as input, in the words errors use."""
-_HINT = "to send a conversation you assembled, use prompt_with_messages([Message, …])"
+_ACCEPTED = "a string, or a list of TextPart, ImagePart and DocumentPart (strings in the list are text)"
+_CONVERSATION = "; to send a conversation you assembled, use prompt_with_messages([Message, …])"
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,28 +62,13 @@ def check_input(input: object) -> UserInput:
             elif isinstance(item, PART_TYPES):
                 parts.append(item)
             else:
-                raise TypeError(f"prompt input must be {ACCEPTED}, got {type(item).__name__} as item {index}; {_HINT}")
+                raise TypeError(
+                    f"prompt input item {index} is a {type(item).__name__}; the input must be {_ACCEPTED}{_CONVERSATION}"
+                )
         if not any(not isinstance(p, TextPart) for p in parts):
             return UserInput(parts_text(parts))
         return UserInput(parts_text(parts), tuple(parts))
-    raise TypeError(f"prompt input must be {ACCEPTED}, got {type(input).__name__}; {_HINT}")
-
-
-def check_messages(messages: Sequence[object]) -> list[Message]:
-    """`messages` for `prompt_with_messages`, each a `Message`.
-
-    Raises:
-        TypeError: an item is not a `Message`; the message names its position and type.
-    """
-    if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
-        raise TypeError(f"prompt_with_messages takes a sequence of Message, got {type(messages).__name__}")
-    for index, message in enumerate(messages):
-        if not isinstance(message, Message):
-            raise TypeError(
-                f"prompt_with_messages takes Message items; item {index} is a {type(message).__name__} "
-                "(build one with Message.user(text), Message.assistant(text), …)"
-            )
-    return list(messages)  # type: ignore[arg-type]
+    raise TypeError(f"prompt input is a {type(input).__name__}; it must be {_ACCEPTED}{_CONVERSATION}")
 
 
 def check_history(history: object) -> list[Message]:
@@ -130,3 +113,20 @@ def check_deps(agent: str, deps_type: Any, deps: Any, call: str) -> None:
 def with_instructions(messages: list[Message], system: str | None, id: str) -> list[Message]:
     """`[system] + messages`, the system prompt first when there is one."""
     return [Message.system(system, id=id), *messages] if system else messages
+
+
+def check_messages(messages: Sequence[object]) -> list[Message]:
+    """`messages` for `prompt_with_messages`, each a `Message`.
+
+    Raises:
+        TypeError: an item is not a `Message`; the message names its position and type.
+    """
+    if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
+        raise TypeError(f"prompt_with_messages takes a sequence of Message, got {type(messages).__name__}")
+    for index, message in enumerate(messages):
+        if not isinstance(message, Message):
+            raise TypeError(
+                f"prompt_with_messages takes Message items; item {index} is a {type(message).__name__} "
+                "(build one with Message.user(text), Message.assistant(text), …)"
+            )
+    return list(messages)  # type: ignore[arg-type]

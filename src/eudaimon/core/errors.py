@@ -26,10 +26,11 @@
     │   └── LeaseLost             this process stalled past its lease and must stop
     └── InvalidOperation          an approval, reconciliation or resume the run's state forbids
 
-    ModelRetry                    (not an EudaimonError) raised by a tool or an output
-                                  validator to hand the model a correction
     EudaimonWarning (a UserWarning)
     └── ToolRetryIgnored          tool_retry_policy will not re-run some tools; names them
+
+    ModelRetry                    (not an EudaimonError) raised by a tool or an output
+                                  validator to hand the model a correction
 
 Messages say what happened and what to do; they never contain secrets. A run error raised in
 the process where user code raised carries that exception as its `__cause__`.

@@ -211,11 +211,11 @@ def build_request(state: RunState, cfg: RuntimeConfig, tools: Sequence[ToolSpec]
     else:
         messages = state.messages[:]
     settings = cfg.model_settings if state.model_settings is None else cfg.model_settings.merged(state.model_settings)
+    specs = cfg.tool_specs if tools is None else tools
     max_tokens = settings.max_tokens
     if state.output_budget_tokens is not None:
         # A context rejection reserved a smaller output budget for the newest turn to fit.
         max_tokens = min(max_tokens or state.output_budget_tokens, state.output_budget_tokens)
-    specs = cfg.tool_specs if tools is None else tools
     return ChatRequest(messages, specs, settings.temperature, max_tokens, settings)
 
 

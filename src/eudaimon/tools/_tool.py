@@ -55,15 +55,15 @@ class Tool:
     args_model: type[BaseModel] | None = None
     context_param: str | None = None
     is_async: bool = False
-    max_retries: int = 1
-    """How many `ModelRetry` corrections in a row the model gets before the tool refuses."""
-    prepare: Prepare | None = None
-    """Decides per step whether the tool is offered, and with which spec."""
     retryable: bool | None = None
     """Whether the agent's `tool_retry_policy` may run the tool again after it raised. None:
     only when a second run is harmless (READ, or WRITE declared idempotent). True: the tool's
     author says a call that raised did nothing, so running it again is safe. Recovery after a
     crash does not change: it still follows `effect` and `idempotent`."""
+    max_retries: int = 1
+    """How many `ModelRetry` corrections in a row the model gets before the tool refuses."""
+    prepare: Prepare | None = None
+    """Decides per step whether the tool is offered, and with which spec."""
     _validator: Any = field(default=None, repr=False, compare=False)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -242,9 +242,9 @@ def tool(
     effect: Effect | str = Effect.WRITE,
     idempotent: bool = False,
     requires_approval: bool | None = None,
+    retryable: bool | None = None,
     max_retries: int = 1,
     prepare: Prepare | None = None,
-    retryable: bool | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -257,9 +257,9 @@ def tool(
     effect: Effect | str = Effect.WRITE,
     idempotent: bool = False,
     requires_approval: bool | None = None,
+    retryable: bool | None = None,
     max_retries: int = 1,
     prepare: Prepare | None = None,
-    retryable: bool | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function (sync or async) into a `Tool`.
 
@@ -304,9 +304,9 @@ def tool(
             args_model=schema.args_model,
             context_param=schema.context_param,
             is_async=schema.is_async,
+            retryable=retryable,
             max_retries=max_retries,
             prepare=prepare,
-            retryable=retryable,
         )
 
     return build(fn) if fn is not None else build
