@@ -13,7 +13,7 @@ from eudaimon.models import ChatRequest, FunctionModel, ScriptedModel
 async def test_other_input_types_are_refused_before_the_journal(bad: object) -> None:
     """Invariant: a wrong input type raises TypeError saying what prompt takes; no run exists."""
     agent = Agent(ScriptedModel(["never"]))
-    with pytest.raises(TypeError, match="must be a str, or a list of TextPart, ImagePart and DocumentPart"):
+    with pytest.raises(TypeError, match="a string, or a list of TextPart, ImagePart and DocumentPart"):
         await agent.prompt(bad)  # type: ignore[arg-type]
     assert await agent.store.list_runs() == []
 

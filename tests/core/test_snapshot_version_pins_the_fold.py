@@ -23,8 +23,7 @@ from typing import Any
 from eudaimon.core import state as state_module
 from eudaimon.core.codec import FOLD_VERSION
 from eudaimon.core.events import FailureKind, ParentRef
-from eudaimon.core.messages import DocumentPart, ImagePart, Message, TextPart, ToolCall, ToolSpec, Usage
-from eudaimon.core.settings import ModelSettings
+from eudaimon.core.messages import Message, ToolCall, Usage
 from eudaimon.core.state import BudgetLimit, CallProgress, CallStatus, RunState, Status
 
 PINNED = {
@@ -33,20 +32,7 @@ PINNED = {
 }
 """FOLD_VERSION -> the fingerprint of the RunState shape and fold that version writes."""
 
-SHAPES: tuple[type, ...] = (
-    RunState,
-    CallProgress,
-    BudgetLimit,
-    ParentRef,
-    Message,
-    ToolCall,
-    Usage,
-    TextPart,
-    ImagePart,
-    DocumentPart,
-    ToolSpec,
-    ModelSettings,
-)
+SHAPES: tuple[type, ...] = (RunState, CallProgress, BudgetLimit, ParentRef, Message, ToolCall, Usage)
 """Every dataclass a snapshot holds."""
 ENUMS: tuple[type[enum.Enum], ...] = (Status, CallStatus, FailureKind)
 FOLD: tuple[Callable[..., Any], ...] = (
@@ -60,7 +46,6 @@ FOLD: tuple[Callable[..., Any], ...] = (
     RunState._end,
     state_module._with_id,
     state_module.finish_correction,
-    state_module.validator_correction,
 )
 """`apply` and everything it calls to write the state."""
 
