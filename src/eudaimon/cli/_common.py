@@ -10,7 +10,6 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
-from urllib.parse import urlsplit
 
 import platformdirs
 import typer
@@ -18,8 +17,10 @@ from rich.console import Console
 from rich.text import Text
 
 from eudaimon.agent import Agent
+from eudaimon.cli._escape import visible
 from eudaimon.core.errors import ConfigurationError, EudaimonError, RunNotFound
 from eudaimon.core.events import Event
+from eudaimon.core.redact import redact
 from eudaimon.core.state import RunState, Status
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.url import open_store
@@ -53,13 +54,8 @@ def resolve_store_url(store: str | None) -> str:
 
 
 def shown_url(url: str) -> str:
-    """`url` without its password, for printing."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    user = f"{parts.username}:***@" if parts.username else ""
-    return parts._replace(netloc=f"{user}{host}").geturl()
+    """`url` with every credential in it masked (`eudaimon.core.redact`), for printing."""
+    return redact(url)
 
 
 def out() -> Console:
@@ -70,7 +66,7 @@ def out() -> Console:
 
 def fail(message: str) -> NoReturn:
     error = Console(stderr=True, highlight=False)
-    error.print(Text("error: ", style="bold red") + Text(message), soft_wrap=True)
+    error.print(Text("error: ", style="bold red") + Text(visible(redact(message))), soft_wrap=True)
     raise typer.Exit(1)
 
 

@@ -13,7 +13,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -37,6 +36,7 @@ from eudaimon.cli._common import (
     shown_url,
     with_store,
 )
+from eudaimon.cli._escape import json_visible, shown
 from eudaimon.cli._render import (
     StreamPrinter,
     cost_text,
@@ -90,9 +90,9 @@ def runs_list(
     rows = run_async(with_store(url, work))
     console = out()
     if not rows:
-        console.print(f"No runs in {escape(shown_url(url))}. Try `eudaimon demo`.")
+        console.print(shown(f"No runs in {shown_url(url)}. Try `eudaimon demo`."))
         return
-    table = Table(title=f"Runs in {escape(shown_url(url))}", title_justify="left")
+    table = Table(title=shown(f"Runs in {shown_url(url)}", newlines=False), title_justify="left")
     threads = any(summary.thread_id for summary, _ in rows)
     table.add_column("run", no_wrap=True, min_width=max(len(summary.run_id) for summary, _ in rows))
     table.add_column("agent", min_width=5)
@@ -106,14 +106,20 @@ def runs_list(
         status = status_text(folded.status) if isinstance(folded, RunState) else Text("corrupt", style="bold red")
         steps = str(folded.steps) if isinstance(folded, RunState) else "?"
         updated = summary.updated_at.astimezone().strftime("%m-%d %H:%M")
-        thread_cell = [escape(summary.thread_id or "-")] if threads else []
+        thread_cell = [shown(summary.thread_id or "-", newlines=False)] if threads else []
         table.add_row(
-            summary.run_id, escape(summary.agent), status, *thread_cell, steps, str(summary.event_count), updated
+            shown(summary.run_id, newlines=False),
+            shown(summary.agent, newlines=False),
+            status,
+            *thread_cell,
+            steps,
+            str(summary.event_count),
+            updated,
         )
     console.print(table)
     for summary, folded in rows:
         if isinstance(folded, str):
-            console.print(Text(f"{summary.run_id}: {folded}", style="red"))
+            console.print(shown(f"{summary.run_id}: {folded}", "red"))
 
 
 @runs_app.command("show")
@@ -133,7 +139,7 @@ def runs_events(run_id: RunArgument, store: StoreOption = None, as_json: JsonOpt
     events = run_async(with_store(url, lambda journal: load_events(journal, run_id)))
     if as_json:
         for event in events:
-            typer.echo(event_to_json(event))
+            typer.echo(json_visible(event_to_json(event)))
         return
     out().print(timeline_table(events, title=f"Journal of {run_id} ({len(events)} events)"))
 
@@ -155,7 +161,7 @@ def runs_state(
     except EudaimonError as exc:
         fail(str(exc))
     if as_json:
-        typer.echo(json.dumps(state_to_dict(state), ensure_ascii=False, indent=2))
+        typer.echo(json_visible(json.dumps(state_to_dict(state), ensure_ascii=False, indent=2)))
         return
     out().print(state_view(state, prefix[-1]))
 
@@ -179,7 +185,7 @@ def demo(
         console.print(
             Text.assemble(
                 ("eudaimon demo", "bold"),
-                f" — agent {agent.name!r} on a scripted model (offline), journal {shown_url(url)}\n",
+                shown(f" — agent {agent.name!r} on a scripted model (offline), journal {shown_url(url)}\n"),
                 ("tools: ", "dim"),
                 ", ".join(
                     f"{t.name} ({t.effect.value}{', idempotent' if t.idempotent else ''})" for t in agent.tools.values()
@@ -243,7 +249,9 @@ async def _stream(agent: Agent, console: Console, text: str, thread: str | None)
         printer.show(event)
     if printer.done is None:
         raise EudaimonError("the run's stream ended without Done")
-    console.print(Text("run ", style="bold") + Text(printer.done.run_id) + Text(" ") + status_text(printer.done.status))
+    console.print(
+        Text("run ", style="bold") + shown(printer.done.run_id) + Text(" ") + status_text(printer.done.status)
+    )
     return printer.done.run_id, printer.done.status
 
 
@@ -254,7 +262,7 @@ def _print_hint(console: Console, run_id: str, url: str, in_memory: bool) -> Non
     store = f" --store {shown_url(url)}" if url != default_store_url() else ""
     console.print(Text("\nInspect it again with:", style="bold"))
     for command in (f"runs events {run_id}", f"runs show {run_id}", f"runs state {run_id} --at 2"):
-        console.print(Text(f"  eudaimon {command}{store}", style="cyan"), soft_wrap=True)
+        console.print(shown(f"  eudaimon {command}{store}", "cyan"), soft_wrap=True)
 
 
 def main() -> None:  # pragma: no cover - the console script calls `app`

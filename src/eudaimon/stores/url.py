@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from eudaimon.core.errors import ConfigurationError
+from eudaimon.core.redact import redact
 from eudaimon.stores.base import EventStore
 
 
@@ -22,7 +21,7 @@ def open_store(url: str) -> EventStore:
             path = path[3:]
         elif path.startswith("//"):
             raise ConfigurationError(
-                f"SQLite URL {url!r} has a host part; write sqlite:///relative.db or sqlite:////abs.db"
+                f"SQLite URL {redact(url)!r} has a host part; write sqlite:///relative.db or sqlite:////abs.db"
             )
         if not path:
             raise ConfigurationError("a SQLite store URL needs a path: sqlite:///runs.db")
@@ -33,7 +32,6 @@ def open_store(url: str) -> EventStore:
         from eudaimon.stores.postgres import PostgresStore
 
         return PostgresStore(url)
-    shown = urlsplit(url)._replace(netloc=urlsplit(url).hostname or "").geturl() if "@" in url else url
     raise ConfigurationError(
-        f"unsupported store URL {shown!r}; use 'memory:', 'sqlite:///path.db' or 'postgresql://user@host/db'"
+        f"unsupported store URL {redact(url)!r}; use 'memory:', 'sqlite:///path.db' or 'postgresql://user@host/db'"
     )
