@@ -23,6 +23,7 @@ from eudaimon.cli._common import (
     fail,
     journal_url,
     load_agent,
+    make_default_directory,
     out,
     resolve_store_url,
     run_async,
@@ -140,6 +141,7 @@ def gc(
 def resume(run_id: RunArgument, agent: AgentOption, store: StoreOption = None) -> None:
     """Continue a run from its journal with its agent: after a crash, an approval or a reconciliation."""
     url = resolve_store_url(store)
+    make_default_directory(url)
     with environ("EUDAIMON_STORE", url):
         built = load_agent(agent)
 

@@ -39,7 +39,7 @@ def threads_list(
                 by_thread.setdefault(summary.thread_id, []).append(summary)
         return by_thread
 
-    by_thread = run_async(with_store(url, work))
+    by_thread = run_async(with_store(url, work, read_only=True))
     console = out()
     if not by_thread:
         console.print(shown(f"No threads in {shown_url(url)}."))
@@ -68,9 +68,9 @@ def threads_show(thread_id: ThreadArgument, store: StoreOption = None) -> None:
         runs = await journal.list_runs(limit=_ALL, thread_id=thread_id)
         if not runs:
             fail(f"no thread {thread_id!r} in {shown_url(url)}; see `eudaimon threads list`")
-        return await thread_state(journal, thread_id), runs
+        return await thread_state(journal, thread_id, cache=False), runs
 
-    state, runs = run_async(with_store(url, work))
+    state, runs = run_async(with_store(url, work, read_only=True))
     console = out()
     usage = state.total_usage
     cost = "unknown (no priced call)" if state.accumulated_cost_usd is None else f"${state.accumulated_cost_usd:.6f}"

@@ -27,9 +27,11 @@ from eudaimon.cli._common import (
     exit_for,
     fail,
     fold,
+    folded,
     journal_url,
     load_agent,
     load_events,
+    make_default_directory,
     out,
     resolve_store_url,
     run_async,
@@ -87,7 +89,7 @@ def runs_list(
                 rows.append((summary, str(exc)))
         return rows
 
-    rows = run_async(with_store(url, work))
+    rows = run_async(with_store(url, work, read_only=True))
     console = out()
     if not rows:
         console.print(shown(f"No runs in {shown_url(url)}. Try `eudaimon demo`."))
@@ -102,9 +104,13 @@ def runs_list(
     table.add_column("steps", justify="right", no_wrap=True)
     table.add_column("events", justify="right", no_wrap=True)
     table.add_column("updated", no_wrap=True)
-    for summary, folded in rows:
-        status = status_text(folded.status) if isinstance(folded, RunState) else Text("corrupt", style="bold red")
-        steps = str(folded.steps) if isinstance(folded, RunState) else "?"
+    for summary, state_or_error in rows:
+        status = (
+            status_text(state_or_error.status)
+            if isinstance(state_or_error, RunState)
+            else Text("corrupt", style="bold red")
+        )
+        steps = str(state_or_error.steps) if isinstance(state_or_error, RunState) else "?"
         updated = summary.updated_at.astimezone().strftime("%m-%d %H:%M")
         thread_cell = [shown(summary.thread_id or "-", newlines=False)] if threads else []
         table.add_row(
@@ -117,16 +123,18 @@ def runs_list(
             updated,
         )
     console.print(table)
-    for summary, folded in rows:
-        if isinstance(folded, str):
-            console.print(shown(f"{summary.run_id}: {folded}", "red"))
+    for summary, state_or_error in rows:
+        if isinstance(state_or_error, str):
+            console.print(shown(f"{summary.run_id}: {state_or_error}", "red"))
 
 
 @runs_app.command("show")
 def runs_show(run_id: RunArgument, store: StoreOption = None) -> None:
     """Show a run: status, agent, thread, steps, usage, cost and its messages."""
-    events = run_async(with_store(resolve_store_url(store), lambda journal: load_events(journal, run_id)))
-    state = fold(events)
+    events = run_async(
+        with_store(resolve_store_url(store), lambda journal: load_events(journal, run_id), read_only=True)
+    )
+    state = folded(events)
     console = out()
     console.print(overview(state, len(events)))
     console.print(messages_table(state.messages))
@@ -136,7 +144,7 @@ def runs_show(run_id: RunArgument, store: StoreOption = None) -> None:
 def runs_events(run_id: RunArgument, store: StoreOption = None, as_json: JsonOption = False) -> None:
     """Show a run's journal as a timeline; `--json` prints the raw event rows, one per line."""
     url = resolve_store_url(store)
-    events = run_async(with_store(url, lambda journal: load_events(journal, run_id)))
+    events = run_async(with_store(url, lambda journal: load_events(journal, run_id), read_only=True))
     if as_json:
         for event in events:
             typer.echo(json_visible(event_to_json(event)))
@@ -152,14 +160,13 @@ def runs_state(
     as_json: JsonOption = False,
 ) -> None:
     """The run's state folded from its journal, after event `--at SEQ` (default: the last)."""
-    events = run_async(with_store(resolve_store_url(store), lambda journal: load_events(journal, run_id)))
+    events = run_async(
+        with_store(resolve_store_url(store), lambda journal: load_events(journal, run_id), read_only=True)
+    )
     if at is not None and not 0 <= at < len(events):
         fail(f"run {run_id} has events 0..{len(events) - 1}; --at {at} is outside them")
     prefix = events if at is None else events[: at + 1]
-    try:
-        state = fold(prefix)
-    except EudaimonError as exc:
-        fail(str(exc))
+    state = folded(prefix)
     if as_json:
         typer.echo(json_visible(json.dumps(state_to_dict(state), ensure_ascii=False, indent=2)))
         return
@@ -199,7 +206,7 @@ def demo(
         how = f" in {commits} commits" if isinstance(commits, int) and commits else ""
         console.print()
         console.print(timeline_table(events, title=f"Journal of {run_id}: {len(events)} events{how}"))
-        state = fold(events)
+        state = folded(events)
         console.print(
             Text.assemble(
                 ("status ", "bold"),
@@ -226,6 +233,7 @@ def run_agent(
     An agent built without a store journals to `--store` (default: as for `runs`).
     """
     url = resolve_store_url(store)
+    make_default_directory(url)
     with environ("EUDAIMON_STORE", url):
         agent = load_agent(target)
     console = out()

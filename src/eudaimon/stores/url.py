@@ -7,9 +7,12 @@ from eudaimon.core.redact import redact
 from eudaimon.stores.base import EventStore
 
 
-def open_store(url: str) -> EventStore:
+def open_store(url: str, *, read_only: bool = False) -> EventStore:
     """The store a URL names. Relative SQLite paths (`sqlite:///runs.db`) are relative to the cwd;
-    `sqlite:////abs/path.db` is absolute."""
+    `sqlite:////abs/path.db` is absolute.
+
+    With `read_only`, a SQLite journal is opened for reading only: a missing file is an error,
+    never a new journal, and a read-only file can be read (other stores ignore the flag)."""
     scheme = url.split(":", 1)[0].lower() if ":" in url else ""
     if scheme == "memory":
         from eudaimon.stores.memory import MemoryStore
@@ -27,7 +30,7 @@ def open_store(url: str) -> EventStore:
             raise ConfigurationError("a SQLite store URL needs a path: sqlite:///runs.db")
         from eudaimon.stores.sqlite import SqliteStore
 
-        return SqliteStore(path)
+        return SqliteStore(path, read_only=read_only)
     if scheme in ("postgresql", "postgres"):
         from eudaimon.stores.postgres import PostgresStore
 

@@ -40,14 +40,13 @@ from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
 from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, CorruptEvent, JournalError, LeaseHeld
 from eudaimon.core.events import TERMINAL_TYPES, Event
 from eudaimon.stores.base import Lease, RunSummary, Snapshot, check_batch, summary_fields
 from eudaimon.stores.packing import PackedBatch, pack
-from eudaimon.stores.sqlite import _content, _schema, _wal_room
+from eudaimon.stores.sqlite import _content, _files, _schema, _wal_room
 
 T = TypeVar("T")
 Synchronous = Literal["full", "normal"]
@@ -94,22 +93,31 @@ class SqliteStore:
     """The journal in one SQLite file, safe for many tasks and many processes at once.
 
     Args:
-        path: The database file; its parent directories are created. `":memory:"` gives a
-            private, throwaway database.
+        path: The database file, created (with its tables) at first use if missing; its
+            directory must exist (a typo'd path fails instead of journaling somewhere
+            unexpected). `":memory:"` gives a private, throwaway database.
         synchronous: `"full"` (default) makes every commit durable with an fsync; `"normal"`
             skips the fsync of WAL commits, so a power loss (not a process crash) may lose the
             last commits.
         busy_timeout_s: How long to wait for another process's write lock before failing.
+        read_only: Open an existing journal for reading only (`mode=ro`): nothing is created,
+            upgraded or written, so a read-only file, or one in a read-only directory, can be
+            read, and a typo'd path is an error rather than a new empty journal. Writes raise
+            `JournalError`.
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], *, synchronous: Synchronous = "full", busy_timeout_s: float = 30.0
+        self,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: Synchronous = "full",
+        busy_timeout_s: float = 30.0,
+        read_only: bool = False,
     ) -> None:
         if synchronous not in ("full", "normal"):
             raise ConfigurationError(f"SqliteStore synchronous={synchronous!r}; use 'full' or 'normal'")
         self._path = os.fspath(path)
-        if self._path != ":memory:":
-            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
+        self._read_only = read_only
         self._synchronous: Synchronous = synchronous
         self._busy_timeout_s = busy_timeout_s
         self._jobs: queue.SimpleQueue[_Job[Any] | _Stop | _Checkpoint] = queue.SimpleQueue()
@@ -122,7 +130,7 @@ class SqliteStore:
         """The worker's connection, once open; used on the caller's thread only under `_using`."""
         self._using = threading.Lock()
         self._last_run: str | None = None
-        roomy = synchronous == "full" and self._path != ":memory:" and _wal_room.supported()
+        roomy = synchronous == "full" and self._path != ":memory:" and not read_only and _wal_room.supported()
         self._room = _wal_room.WalRoom(self._path) if roomy else None
         """The room durable commits keep ahead of the WAL: only fsynced commits gain from it, and
         a private in-memory database has no WAL file."""
@@ -225,7 +233,7 @@ class SqliteStore:
         await asyncio.wrap_future(stop.done)
 
     def __repr__(self) -> str:
-        return f"SqliteStore({self._path!r})"
+        return f"SqliteStore({self._path!r}{', read_only=True' if self._read_only else ''})"
 
     async def _write_lease(self, run: Callable[[sqlite3.Connection], T]) -> T:
         """A lease's write, on the caller's thread when the worker is idle (it takes no fsync)."""
@@ -234,6 +242,10 @@ class SqliteStore:
 
     async def _do(self, writes: bool, run: Callable[[sqlite3.Connection], T], *, durable: bool = True) -> T:
         job = _Job(run, writes, durable)
+        if writes and self._read_only:
+            raise JournalError(
+                f"the SQLite journal {self._path!r} was opened read-only; open it without read_only to write"
+            )
         with self._lock:
             if self._closed:
                 raise JournalError(f"{self!r} is closed; open a new store to use this journal")
@@ -329,6 +341,10 @@ class SqliteStore:
                 time.sleep(0.005)
 
     def _connect(self) -> sqlite3.Connection:
+        if self._path != ":memory:":
+            _files.check_path(self._path, read_only=self._read_only)
+        if self._read_only:
+            return _files.connect_read_only(self._path)
         conn = sqlite3.connect(self._path, timeout=self._busy_timeout_s, isolation_level=None, check_same_thread=False)
         try:
             self._enter_wal_mode(conn)
@@ -565,6 +581,8 @@ def _sortable(at: datetime) -> str:
 
 def _failed(path: str, exc: BaseException) -> JournalError:
     """A fresh JournalError naming the file, one per caller, so none shares another's traceback."""
+    if type(exc) is JournalError:  # already says what is wrong with the file, and names it
+        return JournalError(str(exc))
     error = JournalError(f"the SQLite journal {path!r} failed: {exc}")
     error.__cause__ = exc
     return error
