@@ -9,13 +9,13 @@ and when the run stops. A failed flush (another process appended first) ends thi
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from eudaimon.core.codec import state_to_json
 from eudaimon.core.events import Event, EventData
 from eudaimon.core.state import RunState
 from eudaimon.runtime.clock import now
-from eudaimon.stores.base import EventStore, Snapshot
+from eudaimon.stores.base import EventStore, Fence, Snapshot
 
 SNAPSHOT_EVERY = 200
 """Events between snapshots of a run's state."""
@@ -25,8 +25,10 @@ class RunJournal:
     def __init__(self, store: EventStore, state: RunState, *, snapshot_every: int = SNAPSHOT_EVERY) -> None:
         self.store = store
         self.state = state
-        self.guard: Callable[[], None] | None = None
-        """Called before every commit; raises to stop a driver that must not act (a lapsed lease)."""
+        self.guard: Callable[[], Awaitable[None]] | None = None
+        """Awaited before every commit; raises to stop a driver that must not act (a lost lease)."""
+        self.fence: Fence | None = None
+        """The lease every commit is made under, checked by the store in the commit itself."""
         self.snapshot_every = snapshot_every
         self._committed_seq = state.next_seq
         self._buffer: list[Event] = []
@@ -69,16 +71,19 @@ class RunJournal:
             await waiter
         if not self._buffer:
             return
-        if self.guard is not None:
-            self.guard()
-        batch, self._buffer = self._buffer, []
-        before, after = self._committed_seq, self._committed_seq + len(batch)
-        snapshot = None
-        if self.snapshot_every and before // self.snapshot_every != after // self.snapshot_every:
-            snapshot = Snapshot(f"run:{self.run_id}", after - 1, state_to_json(self.state))
         self._committing = True
         try:
-            await self.store.append(self.state.run_id, before, batch, snapshot)
+            if self.guard is not None:
+                await self.guard()  # may take the lease back: events recorded meanwhile ride along
+            batch, self._buffer = self._buffer, []
+            before, after = self._committed_seq, self._committed_seq + len(batch)
+            snapshot = None
+            if self.snapshot_every and before // self.snapshot_every != after // self.snapshot_every:
+                snapshot = Snapshot(f"run:{self.run_id}", after - 1, state_to_json(self.state))
+            if self.fence is None:
+                await self.store.append(self.state.run_id, before, batch, snapshot)
+            else:
+                await self.store.append(self.state.run_id, before, batch, snapshot, fence=self.fence)
             self._committed_seq = after
         finally:
             self._committing = False

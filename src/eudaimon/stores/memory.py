@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from eudaimon.core.errors import ConcurrencyConflict, LeaseHeld
+from eudaimon.core.errors import ConcurrencyConflict, LeaseHeld, LeaseLost
 from eudaimon.core.events import Event
-from eudaimon.stores.base import Lease, RunSummary, Snapshot, check_batch, summary_fields
+from eudaimon.stores.base import Fence, Lease, RunSummary, Snapshot, check_batch, summary_fields
 
 
 class MemoryStore:
@@ -21,10 +21,20 @@ class MemoryStore:
         self._snapshots: dict[str, Snapshot] = {}
 
     async def append(
-        self, run_id: str, expected_seq: int, events: Sequence[Event], snapshot: Snapshot | None = None
+        self,
+        run_id: str,
+        expected_seq: int,
+        events: Sequence[Event],
+        snapshot: Snapshot | None = None,
+        *,
+        fence: Fence | None = None,
     ) -> None:
         if not events:
             return
+        if fence is not None:
+            holder = self._leases.get(fence.name)
+            if holder is None or holder[0] != fence.owner or holder[1] <= time.monotonic():
+                raise LeaseLost(fence.name)
         journal = self._events.get(run_id)
         actual = len(journal) if journal is not None else 0
         if expected_seq != actual:
@@ -66,6 +76,18 @@ class MemoryStore:
             raise LeaseHeld(name, holder[0], holder[1] - now)
         self._leases[name] = (owner, now + ttl_s)
         return Lease(name, owner, ttl_s)
+
+    async def renew_leases(self, leases: Sequence[tuple[str, str]], ttl_s: float) -> list[bool]:
+        """Renew each (name, owner) still naming that owner, lapsed or not: which were."""
+        until = time.monotonic() + ttl_s
+        held = []
+        for name, owner in leases:
+            holder = self._leases.get(name)
+            ok = holder is not None and holder[0] == owner
+            if ok:
+                self._leases[name] = (owner, until)
+            held.append(ok)
+        return held
 
     async def release_lease(self, name: str, owner: str) -> None:
         holder = self._leases.get(name)

@@ -115,13 +115,27 @@ _UPGRADE_FROM_1 = (
     "UPDATE {s}.meta SET value = 2 WHERE name = 'schema_version' AND value = 1",
 )
 
-_CREATE_RUN = """claimed AS (INSERT INTO {s}.runs
-        (run_id, agent, thread_id, created_at, updated_at, next_seq, last_type)
-    VALUES (%(run)s, %(agent)s, %(thread)s, %(created)s, %(updated)s, %(next)s, %(last)s)
-    ON CONFLICT (run_id) DO NOTHING RETURNING run_id)"""
+_FENCED = """(%(lease)s::text IS NULL OR EXISTS (SELECT 1 FROM {s}.leases
+        WHERE name = %(lease)s AND owner = %(owner)s AND expires_at > now() FOR SHARE))"""
+"""An append's fence (`stores.base.Fence`): its lease is still its owner's, unexpired. FOR SHARE
+makes a takeover committing meanwhile wait for this statement, or be seen by it."""
 
-_EXTEND_RUN = """claimed AS (UPDATE {s}.runs SET updated_at = %(updated)s, next_seq = %(next)s, last_type = %(last)s
-    WHERE run_id = %(run)s AND next_seq = %(expected)s RETURNING run_id)"""
+_CREATE_RUN = (
+    """claimed AS (INSERT INTO {s}.runs
+        (run_id, agent, thread_id, created_at, updated_at, next_seq, last_type)
+    SELECT %(run)s, %(agent)s, %(thread)s, %(created)s::timestamptz, %(updated)s::timestamptz, %(next)s::bigint,
+        %(last)s WHERE """
+    + _FENCED
+    + """
+    ON CONFLICT (run_id) DO NOTHING RETURNING run_id)"""
+)
+
+_EXTEND_RUN = (
+    """claimed AS (UPDATE {s}.runs SET updated_at = %(updated)s, next_seq = %(next)s, last_type = %(last)s
+    WHERE run_id = %(run)s AND next_seq = %(expected)s AND """
+    + _FENCED
+    + " RETURNING run_id)"
+)
 
 # What an append with content writes beside its events, from the claim: nothing if it failed.
 _COUNT_CONTENT = """, counted AS (INSERT INTO {s}.texts AS kept (digest, refs, body)
@@ -188,6 +202,7 @@ class Statements:
     delete_texts: str
     delete_run: str
     take_lease: str
+    renew_leases: str
     lease_holder: str
     release_lease: str
     save_snapshot: str
@@ -258,6 +273,11 @@ class Statements:
                 " VALUES (%s, %s, now() + %s * interval '1 second')"
                 " ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at"
                 " WHERE held.owner = EXCLUDED.owner OR held.expires_at <= now()"
+            ),
+            renew_leases=(
+                f"UPDATE {s}.leases AS held SET expires_at = now() + %s * interval '1 second'"
+                " FROM unnest(%s::text[], %s::text[]) AS r(name, owner)"
+                " WHERE held.name = r.name AND held.owner = r.owner RETURNING held.name, held.owner"
             ),
             lease_holder=(
                 f"SELECT owner, EXTRACT(EPOCH FROM expires_at - now())::float8 FROM {s}.leases WHERE name = %s"

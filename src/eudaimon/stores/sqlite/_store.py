@@ -42,9 +42,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Generic, Literal, TypeVar
 
-from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, CorruptEvent, JournalError, LeaseHeld
+from eudaimon.core.errors import (
+    ConcurrencyConflict,
+    ConfigurationError,
+    CorruptEvent,
+    JournalError,
+    LeaseHeld,
+    LeaseLost,
+)
 from eudaimon.core.events import TERMINAL_TYPES, Event
-from eudaimon.stores.base import Lease, RunSummary, Snapshot, check_batch, summary_fields
+from eudaimon.stores.base import Fence, Lease, RunSummary, Snapshot, check_batch, summary_fields
 from eudaimon.stores.packing import PackedBatch, pack
 from eudaimon.stores.sqlite import _content, _files, _schema, _wal_room
 
@@ -57,6 +64,11 @@ _CHECKPOINT_EVERY = 200
 """Commits between checkpoints, which the worker runs on a connection of its own (SQLite's own
 would run inside whichever commit crosses its threshold, possibly one made on the event loop's
 thread; one on the writers' connection would hold up their next commit for milliseconds)."""
+_SWEEP_EVERY = 512
+"""Lease takings between sweeps of long-expired lease rows (a scan of the table: once per
+taking, it made 10,000 concurrent runs quadratic)."""
+_RENEW_CHUNK = 400
+"""Leases per renewing statement: two parameters each, under SQLite's oldest limit of 999."""
 _MAX_GROUP = 512
 """Most jobs taken from the queue at once: bounds how long one transaction holds the lock."""
 
@@ -134,6 +146,7 @@ class SqliteStore:
         self._room = _wal_room.WalRoom(self._path) if roomy else None
         """The room durable commits keep ahead of the WAL: only fsynced commits gain from it, and
         a private in-memory database has no WAL file."""
+        self._lease_writes = 0
         self._since_checkpoint = 0
         self._checkpointer: sqlite3.Connection | None = None
         """The worker's second connection, for checkpoints alone; opened at the first one."""
@@ -150,13 +163,21 @@ class SqliteStore:
         return self._commits
 
     async def append(
-        self, run_id: str, expected_seq: int, events: Sequence[Event], snapshot: Snapshot | None = None
+        self,
+        run_id: str,
+        expected_seq: int,
+        events: Sequence[Event],
+        snapshot: Snapshot | None = None,
+        *,
+        fence: Fence | None = None,
     ) -> None:
         """Append `events` atomically if the run's next seq is `expected_seq`; `snapshot`, if
-        given, is kept in the same transaction.
+        given, is kept in the same transaction; with a `fence`, only while its owner holds the
+        lease unexpired (checked last, just before the commit).
 
         Raises:
             ConcurrencyConflict: another writer appended first; nothing was written.
+            LeaseLost: the fence's lease lapsed or another owner holds it; nothing was written.
             CorruptEvent: the batch does not follow on from `expected_seq`.
             JournalError: the database failed, or the store is closed.
         """
@@ -167,6 +188,8 @@ class SqliteStore:
 
             def write(conn: sqlite3.Connection) -> None:
                 _append(conn, run_id, expected_seq, batch, packed, snapshot)
+                if fence is not None:
+                    _check_fence(conn, fence)
 
             alone, self._last_run = self._last_run in (None, run_id), run_id
             done = self._write_here(write, durable=True) if alone else None
@@ -199,7 +222,18 @@ class SqliteStore:
         Raises:
             LeaseHeld: another owner holds it and it has not expired.
         """
-        return await self._write_lease(lambda conn: _acquire_lease(conn, name, owner, ttl_s))
+        self._lease_writes += 1
+        sweep = self._lease_writes % _SWEEP_EVERY == 1
+        return await self._write_lease(lambda conn: _acquire_lease(conn, name, owner, ttl_s, sweep=sweep))
+
+    async def renew_leases(self, leases: Sequence[tuple[str, str]], ttl_s: float) -> list[bool]:
+        """Renew every (name, owner) still naming that owner, lapsed or not, in one transaction
+        (a statement per `_RENEW_CHUNK` leases): which were renewed. A lease no longer naming
+        its owner was taken by another (or given up, or swept long after it lapsed)."""
+        pairs = list(leases)
+        if not pairs:
+            return []
+        return await self._write_lease(lambda conn: _renew_leases(conn, pairs, ttl_s))
 
     async def release_lease(self, name: str, owner: str) -> None:
         """Give the lease up, if `owner` holds it."""
@@ -547,16 +581,38 @@ def _delete_run(conn: sqlite3.Connection, run_id: str) -> None:
     conn.execute("DELETE FROM snapshots WHERE key = ?", (f"run:{run_id}",))
 
 
-def _acquire_lease(conn: sqlite3.Connection, name: str, owner: str, ttl_s: float) -> Lease:
+def _acquire_lease(conn: sqlite3.Connection, name: str, owner: str, ttl_s: float, *, sweep: bool) -> Lease:
     now = time.time()  # read under the write lock: no other process can grant meanwhile
     held = conn.execute("SELECT owner, expires_at FROM leases WHERE name = ?", (name,)).fetchone()
     if held is not None and held[0] != owner and held[1] > now:
         raise LeaseHeld(name, held[0], held[1] - now)
-    # A finished run's lease is left to expire rather than released (that would cost a commit),
-    # so expired ones are swept here, in a transaction that writes anyway.
-    conn.execute("DELETE FROM leases WHERE expires_at < ?", (now - _LEASE_GRACE_S,))
+    if sweep:  # the leases of crashed processes, now and then, in a transaction that writes anyway
+        conn.execute("DELETE FROM leases WHERE expires_at < ?", (now - _LEASE_GRACE_S,))
     conn.execute("INSERT OR REPLACE INTO leases (name, owner, expires_at) VALUES (?, ?, ?)", (name, owner, now + ttl_s))
     return Lease(name, owner, ttl_s)
+
+
+def _renew_leases(conn: sqlite3.Connection, pairs: list[tuple[str, str]], ttl_s: float) -> list[bool]:
+    until = time.time() + ttl_s
+    renewed: set[tuple[str, str]] = set()
+    for start in range(0, len(pairs), _RENEW_CHUNK):
+        chunk = pairs[start : start + _RENEW_CHUNK]
+        values = ", ".join("(?, ?)" for _ in chunk)
+        rows = conn.execute(
+            f"UPDATE leases SET expires_at = ? WHERE (name, owner) IN (VALUES {values}) RETURNING name, owner",
+            (until, *(part for pair in chunk for part in pair)),
+        ).fetchall()
+        renewed.update((str(name), str(owner)) for name, owner in rows)
+    return [pair in renewed for pair in pairs]
+
+
+def _check_fence(conn: sqlite3.Connection, fence: Fence) -> None:
+    """The last statement of a fenced append: the lease is still the fence owner's, unexpired,
+    read inside the transaction (the write lock is held, so no one can take it over until the
+    commit). Raising undoes the append."""
+    held = conn.execute("SELECT owner, expires_at FROM leases WHERE name = ?", (fence.name,)).fetchone()
+    if held is None or held[0] != fence.owner or held[1] <= time.time():
+        raise LeaseLost(fence.name)
 
 
 def _read(job: _Job[Any], path: str, conn: sqlite3.Connection) -> _Outcome:
@@ -583,7 +639,14 @@ def _failed(path: str, exc: BaseException) -> JournalError:
     """A fresh JournalError naming the file, one per caller, so none shares another's traceback."""
     if type(exc) is JournalError:  # already says what is wrong with the file, and names it
         return JournalError(str(exc))
-    error = JournalError(f"the SQLite journal {path!r} failed: {exc}")
+    if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+        error = JournalError(
+            f"the SQLite journal {path!r} stayed locked by another process ({exc}); a process stopped or "
+            f"paused inside a commit holds the lock until it continues or ends: find it (fuser {path}), "
+            "then let it continue or end it"
+        )
+    else:
+        error = JournalError(f"the SQLite journal {path!r} failed: {exc}")
     error.__cause__ = exc
     return error
 
