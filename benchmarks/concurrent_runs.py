@@ -11,7 +11,7 @@ the wall time; `--ttl-s` is short so that renewals happen while the runs are in 
 runs that did not complete (a `LeaseLost` is one). Target (issue 14): every run completes, and
 CPU per step at the largest N is within `FLAT_RATIO` of the smallest N's.
 
-    .venv/bin/python benchmarks/concurrent_runs.py [--ns 1000 3000 10000] [--latency-ms 50] [--ttl-s 3]
+    .venv/bin/python benchmarks/concurrent_runs.py [--ns 1000 3000 10000] [--latency-ms 50] [--ttl-s 10]
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ns", type=int, nargs="+", default=[1000, 3000, 10000], help="concurrent runs")
     parser.add_argument("--latency-ms", type=float, default=50.0, help="the model's latency per call")
-    parser.add_argument("--ttl-s", type=float, default=3.0, help="EUDAIMON_LEASE_TTL_S for the runs")
+    parser.add_argument("--ttl-s", type=float, default=10.0, help="EUDAIMON_LEASE_TTL_S for the runs")
     parser.add_argument("--max-active", type=int, default=None, help="EUDAIMON_MAX_ACTIVE_RUNS (default: eudaimon's)")
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -36,11 +36,13 @@ def check_path(path: str, *, read_only: bool) -> None:
         )
     if file.exists():
         return
+    parent = file.parent
+    if parent.exists() and not parent.is_dir():
+        raise JournalError(f"cannot use the SQLite journal {path!r}: {str(parent)!r} is a file, not a directory")
     if read_only:
         raise JournalError(
             f"no SQLite journal at {path!r}: check the path (or --store); reading never creates a journal"
         )
-    parent = file.parent
     if not parent.is_dir():
         raise JournalError(
             f"cannot create the SQLite journal {path!r}: the directory {str(parent)!r} does not exist; "
