@@ -106,8 +106,8 @@ def _unwritable_copy(db: Path, tmp_path: Path) -> Iterator[Path]:
     copy = folder / "runs.db"
     shutil.copy(db, copy)
     root = os.geteuid() == 0
-    chattr = shutil.which("chattr")
-    if root and chattr is None:
+    chattr = shutil.which("chattr") or ""
+    if root and not chattr:
         pytest.skip("running as root without chattr: no way to make a file read-only for this process")
     if root:
         subprocess.run([chattr, "+i", str(copy), str(folder)], check=True)

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -147,7 +146,9 @@ async def test_a_run_started_inside_a_tool_does_not_wait_for_its_parents_slot(
         """Ask the inner agent."""
         return (await inner.prompt(question, thread_id="inner")).final_text or ""
 
-    script = iter([Message.assistant(tool_calls=[ToolCall("c1", "ask_inner", {"question": "q"})]), "outer done"])
+    script: Iterator[Message | str] = iter(
+        [Message.assistant(tool_calls=[ToolCall("c1", "ask_inner", {"question": "q"})]), "outer done"]
+    )
     outer = Agent(FunctionModel(lambda request: next(script)), tools=[ask_inner], store=store, name="outer")
     try:
         response = await asyncio.wait_for(outer.prompt("go", thread_id="outer"), timeout=60)
@@ -162,7 +163,7 @@ async def test_a_finished_runs_lease_is_given_up_so_resumers_do_not_wait(tmp_pat
     the run ends, instead of each waiting for the last one's lease to expire (30 s)."""
     gate = asyncio.Event()
 
-    async def answer(request: ChatRequest) -> Any:
+    async def answer(request: ChatRequest) -> str:
         await gate.wait()
         return "answered"
 
