@@ -23,8 +23,21 @@ Why it is built this way:
 - A durable commit's sync costs more when its frames lengthen the WAL, so the store keeps
   synced zeros ahead of them (`_wal_room`).
 - A lease matters only to live processes on this machine, which all read the same page cache,
-  so a transaction that only takes or gives up leases commits without an fsync.
-- Leases expire by the wall clock (`time.time()`), the clock every process on the machine shares.
+  so a transaction that only takes, renews or gives up leases commits without an fsync. Every
+  lease a process holds is renewed in one statement (`_leases`), and a fenced append (the
+  runtime's every commit) checks, as its last statement before COMMIT, that its lease is still
+  its owner's and unexpired, so a process that stalled past its lease never lands a commit.
+- What a stopped process (SIGSTOP, a paused VM, a debugger) can still block: stopped INSIDE a
+  transaction it holds SQLite's write lock, which is a lock on the file, until it continues or
+  dies. Every writer of the file (other runs, leases, approvals, in every process) then waits
+  `busy_timeout_s` and fails with a `JournalError` saying so; readers go on (WAL). Its commit,
+  once it continues, fails if its lease lapsed meanwhile (the check runs after the stop, unless
+  the stop fell between that check and COMMIT: microseconds, during which no one could take the
+  lease anyway, since taking it needs the lock). Stopped OUTSIDE a transaction it blocks
+  nothing: its leases lapse, another process takes its runs over, and its late commits fail
+  (`LeaseLost`). A process stopped while reading holds back checkpoints: the WAL grows until
+  it goes on or ends. Encoding and packing run before `BEGIN`, so the lock is held for the
+  commit's own statements and its fsync only.
 """
 
 from __future__ import annotations
@@ -47,28 +60,19 @@ from eudaimon.core.errors import (
     ConfigurationError,
     CorruptEvent,
     JournalError,
-    LeaseHeld,
-    LeaseLost,
 )
 from eudaimon.core.events import TERMINAL_TYPES, Event
 from eudaimon.stores.base import Fence, Lease, RunSummary, Snapshot, check_batch, summary_fields
 from eudaimon.stores.packing import PackedBatch, pack
-from eudaimon.stores.sqlite import _content, _files, _schema, _wal_room
+from eudaimon.stores.sqlite import _content, _files, _leases, _schema, _wal_room
 
 T = TypeVar("T")
 Synchronous = Literal["full", "normal"]
 
-_LEASE_GRACE_S = 60.0
-"""How long after expiring a lease row is kept (it only says who held it last)."""
 _CHECKPOINT_EVERY = 200
 """Commits between checkpoints, which the worker runs on a connection of its own (SQLite's own
 would run inside whichever commit crosses its threshold, possibly one made on the event loop's
 thread; one on the writers' connection would hold up their next commit for milliseconds)."""
-_SWEEP_EVERY = 512
-"""Lease takings between sweeps of long-expired lease rows (a scan of the table: once per
-taking, it made 10,000 concurrent runs quadratic)."""
-_RENEW_CHUNK = 400
-"""Leases per renewing statement: two parameters each, under SQLite's oldest limit of 999."""
 _MAX_GROUP = 512
 """Most jobs taken from the queue at once: bounds how long one transaction holds the lock."""
 
@@ -189,7 +193,7 @@ class SqliteStore:
             def write(conn: sqlite3.Connection) -> None:
                 _append(conn, run_id, expected_seq, batch, packed, snapshot)
                 if fence is not None:
-                    _check_fence(conn, fence)
+                    _leases.check_fence(conn, fence)
 
             alone, self._last_run = self._last_run in (None, run_id), run_id
             done = self._write_here(write, durable=True) if alone else None
@@ -223,17 +227,17 @@ class SqliteStore:
             LeaseHeld: another owner holds it and it has not expired.
         """
         self._lease_writes += 1
-        sweep = self._lease_writes % _SWEEP_EVERY == 1
-        return await self._write_lease(lambda conn: _acquire_lease(conn, name, owner, ttl_s, sweep=sweep))
+        sweep = self._lease_writes % _leases.SWEEP_EVERY == 1
+        return await self._write_lease(lambda conn: _leases.acquire(conn, name, owner, ttl_s, sweep=sweep))
 
     async def renew_leases(self, leases: Sequence[tuple[str, str]], ttl_s: float) -> list[bool]:
         """Renew every (name, owner) still naming that owner, lapsed or not, in one transaction
-        (a statement per `_RENEW_CHUNK` leases): which were renewed. A lease no longer naming
+        (a statement per `_leases.RENEW_CHUNK` leases): which were renewed. A lease no longer naming
         its owner was taken by another (or given up, or swept long after it lapsed)."""
         pairs = list(leases)
         if not pairs:
             return []
-        return await self._write_lease(lambda conn: _renew_leases(conn, pairs, ttl_s))
+        return await self._write_lease(lambda conn: _leases.renew(conn, pairs, ttl_s))
 
     async def release_lease(self, name: str, owner: str) -> None:
         """Give the lease up, if `owner` holds it."""
@@ -579,40 +583,6 @@ def _delete_run(conn: sqlite3.Connection, run_id: str) -> None:
     conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
     conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
     conn.execute("DELETE FROM snapshots WHERE key = ?", (f"run:{run_id}",))
-
-
-def _acquire_lease(conn: sqlite3.Connection, name: str, owner: str, ttl_s: float, *, sweep: bool) -> Lease:
-    now = time.time()  # read under the write lock: no other process can grant meanwhile
-    held = conn.execute("SELECT owner, expires_at FROM leases WHERE name = ?", (name,)).fetchone()
-    if held is not None and held[0] != owner and held[1] > now:
-        raise LeaseHeld(name, held[0], held[1] - now)
-    if sweep:  # the leases of crashed processes, now and then, in a transaction that writes anyway
-        conn.execute("DELETE FROM leases WHERE expires_at < ?", (now - _LEASE_GRACE_S,))
-    conn.execute("INSERT OR REPLACE INTO leases (name, owner, expires_at) VALUES (?, ?, ?)", (name, owner, now + ttl_s))
-    return Lease(name, owner, ttl_s)
-
-
-def _renew_leases(conn: sqlite3.Connection, pairs: list[tuple[str, str]], ttl_s: float) -> list[bool]:
-    until = time.time() + ttl_s
-    renewed: set[tuple[str, str]] = set()
-    for start in range(0, len(pairs), _RENEW_CHUNK):
-        chunk = pairs[start : start + _RENEW_CHUNK]
-        values = ", ".join("(?, ?)" for _ in chunk)
-        rows = conn.execute(
-            f"UPDATE leases SET expires_at = ? WHERE (name, owner) IN (VALUES {values}) RETURNING name, owner",
-            (until, *(part for pair in chunk for part in pair)),
-        ).fetchall()
-        renewed.update((str(name), str(owner)) for name, owner in rows)
-    return [pair in renewed for pair in pairs]
-
-
-def _check_fence(conn: sqlite3.Connection, fence: Fence) -> None:
-    """The last statement of a fenced append: the lease is still the fence owner's, unexpired,
-    read inside the transaction (the write lock is held, so no one can take it over until the
-    commit). Raising undoes the append."""
-    held = conn.execute("SELECT owner, expires_at FROM leases WHERE name = ?", (fence.name,)).fetchone()
-    if held is None or held[0] != fence.owner or held[1] <= time.time():
-        raise LeaseLost(fence.name)
 
 
 def _read(job: _Job[Any], path: str, conn: sqlite3.Connection) -> _Outcome:
