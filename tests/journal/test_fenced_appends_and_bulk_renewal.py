@@ -75,3 +75,15 @@ async def test_renew_leases_renews_many_at_once_and_only_its_own(store: EventSto
     with pytest.raises(Exception, match="held by me"):
         await store.acquire_lease("run:3", "taker", 30)
     assert await renew([], 30) == []
+
+
+async def test_a_fenced_append_takes_back_a_lapsed_lease_no_one_took(store: EventStore, samples: Any) -> None:
+    """A busy process whose lease lapsed before its commit, with no one taking it, keeps its
+    run: a fence with a lifetime takes the lease back, the commit lands, and the lease is
+    exclusive again (bug: 10,000 runs lost their leases to their own process's load)."""
+    await store.acquire_lease("run:r1", "busy", SHORT_TTL_S)
+    await asyncio.sleep(SHORT_TTL_S * 1.5)
+    await store.append("r1", 0, samples.make_events("r1", [samples.started()]), fence=Fence("run:r1", "busy", 30))
+    assert [e.seq for e in await store.load("r1")] == [0]
+    with pytest.raises(Exception, match="held by busy"):
+        await store.acquire_lease("run:r1", "taker", 30)

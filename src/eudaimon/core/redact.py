@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from urllib.parse import quote
 
 MASK = "***"
 
@@ -60,7 +59,7 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     """
     for secret in sorted({s for s in secrets if s and len(s) >= _MIN_SECRET}, key=len, reverse=True):
         text = text.replace(secret, MASK)
-        encoded = quote(secret, safe="")
+        encoded = _percent_encoded(secret)
         if encoded != secret:
             text = text.replace(encoded, MASK)
         partial = _partials(secret)
@@ -72,6 +71,15 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     text = _AUTHORIZATION.sub(lambda m: m.group("head") + MASK, text)
     text = _KEY_SHAPE.sub(MASK, text)
     return _MASKED_KEY.sub(_mask_masked, text)
+
+
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def _percent_encoded(text: str) -> str:
+    """`text` as a URL carries it (`urllib.parse.quote(text, safe="")`; `core` imports no I/O
+    modules, urllib among them)."""
+    return "".join(chr(b) if b in _UNRESERVED else f"%{b:02X}" for b in text.encode())
 
 
 def _mask_userinfo(match: re.Match[str]) -> str:

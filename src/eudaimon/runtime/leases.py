@@ -201,7 +201,7 @@ class LeaseKeeper:
     @property
     def fence(self) -> Fence:
         """What a commit made under this lease names, so that the store can check it."""
-        return Fence(self.name, self.owner)
+        return Fence(self.name, self.owner, self.ttl_s)
 
     async def acquire(self, *, wait: bool = True) -> None:
         """Take the lease; while another live holder has it, wait for it to lapse (or raise)."""

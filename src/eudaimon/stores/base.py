@@ -59,10 +59,16 @@ class Fence:
     (SIGSTOP, a VM pause, a long GC) between that check and the commit; meanwhile its lease
     lapses and another process takes the run over. The fence makes the store refuse the late
     commit (`LeaseLost`), so the stalled process never records an intent it would then act on.
+
+    A lease that lapsed before the commit began (a busy process, a commit queued behind many
+    others) but still names its owner, so that no one took it, is taken back by the commit for
+    `ttl_s` (none when 0): a busy process keeps the runs nobody else took. One that lapsed while
+    the commit held the store's write lock (the process stopped inside it) is refused.
     """
 
     name: str
     owner: str
+    ttl_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,9 +32,11 @@ class MemoryStore:
         if not events:
             return
         if fence is not None:
-            holder = self._leases.get(fence.name)
-            if holder is None or holder[0] != fence.owner or holder[1] <= time.monotonic():
+            holder, now = self._leases.get(fence.name), time.monotonic()
+            if holder is None or holder[0] != fence.owner or (holder[1] <= now and fence.ttl_s <= 0):
                 raise LeaseLost(fence.name)
+            if holder[1] <= now:  # lapsed, and no one took it: taken back (`Fence`)
+                self._leases[fence.name] = (fence.owner, now + fence.ttl_s)
         journal = self._events.get(run_id)
         actual = len(journal) if journal is not None else 0
         if expected_seq != actual:

@@ -116,9 +116,14 @@ _UPGRADE_FROM_1 = (
 )
 
 _FENCED = """(%(lease)s::text IS NULL OR EXISTS (SELECT 1 FROM {s}.leases
-        WHERE name = %(lease)s AND owner = %(owner)s AND expires_at > now() FOR SHARE))"""
-"""An append's fence (`stores.base.Fence`): its lease is still its owner's, unexpired. FOR SHARE
-makes a takeover committing meanwhile wait for this statement, or be seen by it."""
+        WHERE name = %(lease)s AND owner = %(owner)s AND expires_at > now() FOR SHARE)
+    OR EXISTS (SELECT 1 FROM retaken))"""
+"""An append's fence (`stores.base.Fence`): its lease is still its owner's, unexpired, or lapsed
+with no one taking it and so taken back (`retaken`). FOR SHARE makes a takeover committing
+meanwhile wait for this statement, or be seen by it."""
+
+_RETAKE = """retaken AS (UPDATE {s}.leases SET expires_at = now() + %(lease_ttl)s * interval '1 second'
+    WHERE name = %(lease)s AND owner = %(owner)s AND expires_at <= now() AND %(lease_ttl)s > 0 RETURNING 1), """
 
 _CREATE_RUN = (
     """claimed AS (INSERT INTO {s}.runs
@@ -230,10 +235,10 @@ class Statements:
             upgrade_from_1=tuple(statement.format(s=s) for statement in _UPGRADE_FROM_1),
             meta_table=f"{s}.meta",
             schema_version=f"SELECT value FROM {s}.meta WHERE name = 'schema_version'",
-            create_run=("WITH " + _CREATE_RUN + _INSERT_EVENTS).format(s=s),
-            extend_run=("WITH " + _EXTEND_RUN + _INSERT_EVENTS).format(s=s),
-            create_run_content=("WITH " + _CREATE_RUN + _COUNT_CONTENT + _INSERT_EVENTS).format(s=s),
-            extend_run_content=("WITH " + _EXTEND_RUN + _COUNT_CONTENT + _INSERT_EVENTS).format(s=s),
+            create_run=("WITH " + _RETAKE + _CREATE_RUN + _INSERT_EVENTS).format(s=s),
+            extend_run=("WITH " + _RETAKE + _EXTEND_RUN + _INSERT_EVENTS).format(s=s),
+            create_run_content=("WITH " + _RETAKE + _CREATE_RUN + _COUNT_CONTENT + _INSERT_EVENTS).format(s=s),
+            extend_run_content=("WITH " + _RETAKE + _EXTEND_RUN + _COUNT_CONTENT + _INSERT_EVENTS).format(s=s),
             share_content=f"SELECT pg_advisory_xact_lock_shared({content_key})",
             lock_content=f"SELECT pg_advisory_xact_lock({content_key})",
             insert_messages=_INSERT_MESSAGES.format(s=s),

@@ -184,6 +184,7 @@ class PostgresStore:
         packed = pack(batch)  # encoded before any connection is taken
         params = _append_params(run_id, expected_seq, batch, packed)
         params["lease"], params["owner"] = (fence.name, fence.owner) if fence is not None else (None, None)
+        params["lease_ttl"] = fence.ttl_s if fence is not None else 0.0
         async with self._connection() as conn:
             try:
                 appended = await self._append(conn, params, packed, snapshot)

@@ -48,10 +48,22 @@ def renew(conn: sqlite3.Connection, pairs: list[tuple[str, str]], ttl_s: float) 
     return [pair in renewed for pair in pairs]
 
 
-def check_fence(conn: sqlite3.Connection, fence: Fence) -> None:
-    """The last statement of a fenced append: the lease is still the fence owner's, unexpired,
-    read inside the transaction (the write lock is held, so no one can take it over until the
-    commit). Raising undoes the append."""
+def check_fence(conn: sqlite3.Connection, fence: Fence, began_at: float) -> None:
+    """The last statement of a fenced append, in its transaction (which began at `began_at`,
+    by `time.time()`, and has held the write lock since): the lease still names the fence's
+    owner, and is unexpired or is taken back (`Fence`). Raising undoes the append.
+
+    Raises:
+        LeaseLost: another owner holds the lease, or it is gone; or it lapsed while this
+            transaction held the lock (the process stalled inside its commit), or lapsed and
+            the fence takes nothing back.
+    """
     held = conn.execute("SELECT owner, expires_at FROM leases WHERE name = ?", (fence.name,)).fetchone()
-    if held is None or held[0] != fence.owner or held[1] <= time.time():
+    if held is None or held[0] != fence.owner:
         raise LeaseLost(fence.name)
+    now = time.time()
+    if held[1] > now:
+        return
+    if held[1] > began_at or fence.ttl_s <= 0:
+        raise LeaseLost(fence.name)
+    conn.execute("UPDATE leases SET expires_at = ? WHERE name = ?", (now + fence.ttl_s, fence.name))

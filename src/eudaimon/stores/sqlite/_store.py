@@ -151,6 +151,8 @@ class SqliteStore:
         """The room durable commits keep ahead of the WAL: only fsynced commits gain from it, and
         a private in-memory database has no WAL file."""
         self._lease_writes = 0
+        self._began_at = 0.0
+        """When the transaction in progress took the write lock, by `time.time()`."""
         self._since_checkpoint = 0
         self._checkpointer: sqlite3.Connection | None = None
         """The worker's second connection, for checkpoints alone; opened at the first one."""
@@ -193,7 +195,7 @@ class SqliteStore:
             def write(conn: sqlite3.Connection) -> None:
                 _append(conn, run_id, expected_seq, batch, packed, snapshot)
                 if fence is not None:
-                    _leases.check_fence(conn, fence)
+                    _leases.check_fence(conn, fence, self._began_at)
 
             alone, self._last_run = self._last_run in (None, run_id), run_id
             done = self._write_here(write, durable=True) if alone else None
@@ -435,9 +437,10 @@ class SqliteStore:
         self._set_synchronous(conn, self._synchronous if durable else "normal")
         try:
             conn.execute("BEGIN IMMEDIATE")
-            return True
         except sqlite3.OperationalError:
             return False
+        self._began_at = time.time()
+        return True
 
     @contextmanager
     def _patient(self, conn: sqlite3.Connection) -> Iterator[None]:
@@ -463,6 +466,7 @@ class SqliteStore:
             if not begun:
                 self._set_synchronous(conn, self._synchronous if durable else "normal")
                 conn.execute("BEGIN IMMEDIATE")
+                self._began_at = time.time()
             try:
                 if len(jobs) == 1:  # alone in its transaction: the ROLLBACK below undoes it if it fails
                     changes = conn.total_changes
