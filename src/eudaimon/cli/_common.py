@@ -18,10 +18,11 @@ from rich.text import Text
 
 from eudaimon.agent import Agent
 from eudaimon.cli._escape import visible
-from eudaimon.core.errors import ConfigurationError, EudaimonError, JournalError, RunNotFound
+from eudaimon.core.errors import ConfigurationError, CorruptEvent, EudaimonError, JournalError, RunNotFound
 from eudaimon.core.events import Event
 from eudaimon.core.redact import redact
 from eudaimon.core.state import RunState, Status
+from eudaimon.runtime.operations import load_state
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.url import open_store
 
@@ -136,6 +137,28 @@ def fold(events: list[Event]) -> RunState:
             ) from exc
     assert state is not None  # callers pass a non-empty journal
     return state
+
+
+async def read_state(store: EventStore, run_id: str, at_seq: int | None = None) -> RunState:
+    """`load_state` (the path `agent.state()` takes), for a command: a journal the fold refuses
+    is a `JournalError` naming the run and saying how to see its rows, whatever the fold raised.
+
+    Raises:
+        RunNotFound: no such run.
+        JournalError: a row does not parse, or the rows do not fold.
+    """
+    try:
+        return await load_state(store, run_id, at_seq)
+    except (RunNotFound, ConfigurationError):
+        raise
+    except CorruptEvent as exc:
+        raise JournalError(f"{exc}; the journal is damaged: {_rows_hint(run_id)}") from exc
+    except EudaimonError:
+        raise
+    except Exception as exc:  # the fold's own checks missed it: still one line, with the facts
+        raise JournalError(
+            f"run {run_id} cannot be folded ({type(exc).__name__}: {exc}); the journal is damaged: {_rows_hint(run_id)}"
+        ) from exc
 
 
 def folded(events: list[Event]) -> RunState:
