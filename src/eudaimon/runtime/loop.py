@@ -76,6 +76,10 @@ async def drive(
             if isinstance(step, CallModel):
                 if (cancel is not None or cfg.budget is not None) and _stopped_before_call(journal, cfg, cancel):
                     break
+                requested = await journal.cancel_request()  # left by another process; read now and then
+                if requested is not None:
+                    journal.record(RunCancelled(reason=requested.reason, by=requested.by))
+                    break
                 number = step.step
                 request, response, started = await _before_call(journal, cfg, number)
                 if response is None:
@@ -111,7 +115,7 @@ async def drive(
                         if emit:
                             yield result
                 if cancel is not None and cancel.is_cancelled:
-                    journal.record(RunCancelled(reason=cancel.reason))
+                    journal.record(RunCancelled(reason=cancel.reason, by=cancel.by))
                     break
                 if not state.pending and cfg.hooks is not None:
                     await cfg.hooks.on_iteration_end(_loop_state(state, cfg, state.steps))
@@ -152,7 +156,7 @@ async def drive(
 def _stopped_before_call(journal: RunJournal, cfg: RuntimeConfig, cancel: CancellationToken | None) -> bool:
     state = journal.state
     if cancel is not None and cancel.is_cancelled:
-        journal.record(RunCancelled(reason=cancel.reason))
+        journal.record(RunCancelled(reason=cancel.reason, by=cancel.by))
         return True
     breach = cfg.budget.breach(state.cost_usd, state.usage.total_tokens) if cfg.budget is not None else None
     if breach is not None:
