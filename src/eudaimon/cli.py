@@ -50,6 +50,7 @@ from eudaimon.agent import Agent
 from eudaimon.core.codec import event_to_json
 from eudaimon.core.errors import EudaimonError
 from eudaimon.core.state import RunState
+from eudaimon.server import _cli as _serve
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
 
@@ -64,6 +65,7 @@ runs_app = typer.Typer(help="Inspect the runs in a journal, and decide for the o
 app.add_typer(runs_app, name="runs")
 _cli_ops.register(runs_app)
 _cli_threads.register(app)
+_serve.register(app)
 
 
 # -- runs ----------------------------------------------------------------------------------
