@@ -49,15 +49,21 @@ async def charge_card(amount_usd: float) -> str:
     return f"charged ${amount_usd:.2f}"
 
 
+def _this_turn(request: ChatRequest) -> list[Message]:
+    """The messages since the last user message (memory adds earlier turns before it)."""
+    last_user = max(i for i, m in enumerate(request.messages) if m.role is Role.USER)
+    return request.messages[last_user:]
+
+
 def _tool_results(request: ChatRequest) -> list[Message]:
-    return [m for m in request.messages if m.role is Role.TOOL]
+    return [m for m in _this_turn(request) if m.role is Role.TOOL]
 
 
 def _pay(request: ChatRequest) -> Message | str:
     results = _tool_results(request)
     if results:
         return f"Done: {results[-1].content}."
-    found = re.search(r"(\d+(?:\.\d+)?)\s+to\s+(\S+)", request.messages[-1].content)
+    found = re.search(r"(\d+(?:\.\d+)?)\s+to\s+(\S+)", _this_turn(request)[0].content)
     amount, payee = (float(found.group(1)), found.group(2)) if found else (10.0, "ACME")
     return Message.assistant(
         "I will send the wire.", tool_calls=[ToolCall("wire_1", "send_wire", {"amount_usd": amount, "to": payee})]
@@ -66,7 +72,7 @@ def _pay(request: ChatRequest) -> Message | str:
 
 async def _tick(request: ChatRequest) -> Message | str:
     await asyncio.sleep(STEP_S)
-    user = next(m for m in request.messages if m.role is Role.USER)
+    user = _this_turn(request)[0]
     found = re.search(r"ticks=(\d+)", user.content)
     wanted = int(found.group(1)) if found else 3
     done = len(_tool_results(request))
