@@ -22,6 +22,8 @@ import httpx2
 
 HERE = Path(__file__).parent
 AGENTS = ("payer", "ticker", "charger")
+KEYS = "op-key-1:alice:operator,view-key-2:victor:viewer"
+OPERATOR, VIEWER = "op-key-1", "view-key-2"
 
 
 def free_port() -> int:

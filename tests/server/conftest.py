@@ -6,10 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _server_support import Server
-
-KEYS = "op-key-1:alice:operator,view-key-2:victor:viewer"
-OPERATOR, VIEWER = "op-key-1", "view-key-2"
+from _server_support import KEYS, Server
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _server_support import Server, free_port
-from conftest import OPERATOR, VIEWER
+from _server_support import OPERATOR, VIEWER, Server, free_port
 
 from eudaimon.errors import ConfigurationError
 from eudaimon.server import ApiKeys, Principal, Role

@@ -15,7 +15,7 @@ from eudaimon.runtime.clock import new_run_id
 from eudaimon.runtime.operations import load_state
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
-from eudaimon.server.schemas import StartRun
+from eudaimon.server.schemas import SEQ_MAX, StartRun
 from eudaimon.server.views import TERMINAL_STATUS, event_dict, run_dict, state_dict, summary_dict
 from eudaimon.stores.base import RunSummary
 
@@ -150,7 +150,7 @@ def router(ctx: ServerContext) -> APIRouter:
     async def get_events(
         run_id: str,
         principal: Annotated[Principal, Depends(viewer)],
-        after_seq: Annotated[int, Query(ge=-1)] = -1,
+        after_seq: Annotated[int, Query(ge=-1, le=SEQ_MAX)] = -1,
         limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
     ) -> dict[str, Any]:
         """The journal rows after `after_seq`, in order, at most `limit` of them."""
@@ -164,7 +164,9 @@ def router(ctx: ServerContext) -> APIRouter:
     async def get_state(
         run_id: str,
         principal: Annotated[Principal, Depends(viewer)],
-        at_seq: Annotated[int | None, Query(ge=0, description="The event after which to show the state.")] = None,
+        at_seq: Annotated[
+            int | None, Query(ge=0, le=SEQ_MAX, description="The event after which to show the state.")
+        ] = None,
     ) -> dict[str, Any]:
         """The folded state after event `at_seq` (the latest when left out): time travel."""
         return state_dict(await load_state(ctx.store, run_id, at_seq))

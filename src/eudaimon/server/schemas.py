@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+SEQ_MAX = 2**62
+"""No journal gets near it; larger numbers are refused (422) before they reach a store."""
 RUN_ID_PATTERN = r"^[A-Za-z0-9_.:\-]{1,128}$"
 
 
@@ -37,7 +39,7 @@ class Reconciliation(_Body):
 
 
 class Fork(_Body):
-    at_seq: int = Field(ge=0, description="The last event of the parent's history the fork keeps.")
+    at_seq: int = Field(ge=0, le=SEQ_MAX, description="The last event of the parent's history the fork keeps.")
 
 
 class Cancel(_Body):

@@ -24,6 +24,7 @@ from eudaimon.runtime.operations import load_state
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
 from eudaimon.server.hub import Item
+from eudaimon.server.schemas import SEQ_MAX
 from eudaimon.server.views import event_dict
 from eudaimon.streaming import (
     Done,
@@ -70,7 +71,7 @@ def stream_event_sse(item: StreamEvent) -> str:
 def _resume_point(last_event_id: str | None, after_seq: int | None) -> int:
     if last_event_id is not None and last_event_id.strip():
         value = last_event_id.strip()
-        if not value.lstrip("-").isdigit() or int(value) < -1:
+        if not value.lstrip("-").isdigit() or not -1 <= int(value) <= SEQ_MAX:
             raise HTTPException(
                 422, f"Last-Event-ID must be the seq of a journal event (an integer), got {value[:40]!r}"
             )
@@ -93,7 +94,9 @@ def router(ctx: ServerContext) -> APIRouter:
         request: Request,
         principal: Annotated[Principal, Depends(viewer)],
         last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", max_length=32)] = None,
-        after_seq: Annotated[int | None, Query(ge=-1, description="Start after this seq (Last-Event-ID wins).")] = None,
+        after_seq: Annotated[
+            int | None, Query(ge=-1, le=SEQ_MAX, description="Start after this seq (Last-Event-ID wins).")
+        ] = None,
     ) -> StreamingResponse:
         after = _resume_point(last_event_id, after_seq)
         state: RunState | None = None

@@ -24,6 +24,11 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
+// `replaceChildren` would write a null child as the text "null": this skips it.
+function fill(node, ...children) {
+  node.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+}
+
 function json(value) {
   return typeof value === "string" ? value : JSON.stringify(value, null, 2);
 }
@@ -42,8 +47,8 @@ function statusBadge(status) {
 
 function notice(text, kind) {
   const box = document.getElementById("notice");
-  box.replaceChildren(el("span", { class: kind || "ok" }, text));
-  if (kind !== "err") setTimeout(() => { if (box.textContent === text) box.replaceChildren(); }, 4000);
+  fill(box, el("span", { class: kind || "ok" }, text));
+  if (kind !== "err") setTimeout(() => { if (box.textContent === text) fill(box, ); }, 4000);
 }
 
 function apiKey() {
@@ -154,7 +159,7 @@ function runsPage(main) {
   filter.value = params.get("status") || "";
   const body = el("tbody", { "data-testid": "runs" });
   const more = el("div", { class: "row" });
-  main.replaceChildren(
+  fill(main, 
     el("h1", {}, "Runs"),
     el("div", { class: "filters" }, el("label", { for: "status-filter" }, "Status"), filter, el("span", { class: "muted" }, "updates live")),
     el("section", {}, el("table", {}, el("thead", {}, el("tr", {}, ["run", "agent", "status", "thread", "events", "updated"].map((h) => el("th", {}, h)))), body), more),
@@ -173,13 +178,13 @@ function runsPage(main) {
         cursor = answer.next_cursor;
         if (!cursor) break;
       }
-      body.replaceChildren(...rows.map((run) => el("tr", { "data-run": run.run_id },
+      fill(body, ...rows.map((run) => el("tr", { "data-run": run.run_id },
         el("td", { class: "mono" }, link("/runs/" + encodeURIComponent(run.run_id), run.run_id, "run-link")),
         el("td", {}, run.agent), el("td", {}, statusBadge(run.status)),
         el("td", {}, run.thread_id ? link("/threads/" + encodeURIComponent(run.thread_id), run.thread_id) : ""),
         el("td", {}, run.event_count), el("td", {}, when(run.updated_at)))));
-      if (!rows.length) body.replaceChildren(el("tr", {}, el("td", { colspan: 6, class: "muted" }, "No runs" + (filter.value ? " with status " + filter.value : "") + ".")));
-      more.replaceChildren(cursor ? el("button", { onclick: () => { pages += 1; load(); } }, "More") : "");
+      if (!rows.length) fill(body, el("tr", {}, el("td", { colspan: 6, class: "muted" }, "No runs" + (filter.value ? " with status " + filter.value : "") + ".")));
+      fill(more, cursor ? el("button", { onclick: () => { pages += 1; load(); } }, "More") : "");
     } catch (error) { failed(error); }
   }
   filter.addEventListener("change", () => {
@@ -235,7 +240,7 @@ function runPage(main, runId) {
   const slider = el("input", { type: "range", min: 0, max: 0, value: 0, id: "travel", "data-testid": "travel", "aria-label": "Time travel: the state after event" });
   const travelLabel = el("div", { class: "muted", "data-testid": "travel-label" }, "Move the slider to see the run as it was after any event.");
   const travelState = el("div", { "data-testid": "travel-state" });
-  main.replaceChildren(
+  fill(main, 
     title, facts, actions, waiting,
     el("div", { class: "grid" },
       el("div", {},
@@ -267,8 +272,8 @@ function runPage(main, runId) {
 
   function render(run) {
     view = run;
-    title.replaceChildren("Run ", el("span", { class: "mono" }, run.run_id), " ", statusBadge(run.status));
-    facts.replaceChildren(
+    fill(title, "Run ", el("span", { class: "mono" }, run.run_id), " ", statusBadge(run.status));
+    fill(facts, 
       el("span", {}, "agent ", el("b", {}, run.agent)),
       run.thread_id ? el("span", {}, "thread ", link("/threads/" + encodeURIComponent(run.thread_id), run.thread_id)) : null,
       el("span", {}, "steps ", el("b", { "data-testid": "steps-count" }, run.steps)),
@@ -278,7 +283,7 @@ function runPage(main, runId) {
       run.parent ? el("span", {}, "forked from ", link("/runs/" + encodeURIComponent(run.parent.run_id), run.parent.run_id + "@" + run.parent.seq)) : null,
       run.error ? el("span", { class: "err" }, run.error) : null);
     const ended = ["completed", "failed", "cancelled", "budget_exceeded"].includes(run.status);
-    actions.replaceChildren(
+    fill(actions, 
       !ended && run.status === "running" && !run.driven_here ? act("Resume", "/v1/runs/" + encodeURIComponent(runId) + "/resume") : null,
       !ended ? act("Cancel run", "/v1/runs/" + encodeURIComponent(runId) + "/cancel", null, "danger") : null);
     const blocks = [];
@@ -304,15 +309,15 @@ function runPage(main, runId) {
           act("Settle with this output", path, () => ({ output: output.value }), "primary"),
           act("Retry the call", path, () => ({ retry: true })))));
     }
-    waiting.replaceChildren(...blocks);
-    conversation.replaceChildren(...run.messages.filter((m) => m.role !== "system").map(messageView));
-    decisions.replaceChildren(...run.decisions.map((d) => el("tr", { "data-testid": "decision" },
+    fill(waiting, ...blocks);
+    fill(conversation, ...run.messages.filter((m) => m.role !== "system").map(messageView));
+    fill(decisions, ...run.decisions.map((d) => el("tr", { "data-testid": "decision" },
       el("td", {}, d.seq),
       el("td", {}, d.kind === "approval" ? (d.approved ? "approved" : "denied") : d.kind === "reconcile" ? (d.retry ? "retry" : "settled") : "cancelled"),
       el("td", { class: "mono" }, d.call_id || ""), el("td", { "data-testid": "decided-by" }, d.by || "—"),
       el("td", {}, d.note || d.output || ""))));
-    if (!run.decisions.length) decisions.replaceChildren(el("tr", {}, el("td", { colspan: 5, class: "muted" }, "No human decisions yet.")));
-    steps.replaceChildren(...run.step_usage.map((s) => el("tr", {},
+    if (!run.decisions.length) fill(decisions, el("tr", {}, el("td", { colspan: 5, class: "muted" }, "No human decisions yet.")));
+    fill(steps, ...run.step_usage.map((s) => el("tr", {},
       el("td", {}, s.step), el("td", {}, s.model), el("td", {}, s.usage.input_tokens), el("td", {}, s.usage.output_tokens),
       el("td", {}, money(s.cost_usd)), el("td", {}, s.duration_ms))));
   }
@@ -347,8 +352,8 @@ function runPage(main, runId) {
       if (kind === "tool_call_start") { live.append("\n→ " + data.name + " "); return; }
       if (kind === "tool_call_delta") { live.append(data.arguments_delta); return; }
       if (kind === "tool_call_end") { live.append("\n"); return; }
-      if (kind === "end") { live.replaceChildren(); refresh(); return; }
-      if (kind === "model_called") live.replaceChildren();
+      if (kind === "end") { fill(live, ); refresh(); return; }
+      if (kind === "model_called") fill(live, );
       addEvent(data);
       refresh();
     }, () => refresh());
@@ -360,9 +365,9 @@ function runPage(main, runId) {
       const state = await api("/v1/runs/" + encodeURIComponent(runId) + "/state?at_seq=" + seq);
       const row = timeline.querySelector('[data-seq="' + seq + '"]');
       const type = row ? row.children[1].textContent : "";
-      travelLabel.replaceChildren("State after event " + seq + (type ? " (" + type + ")" : "") + ": ", statusBadge(state.status),
+      fill(travelLabel, "State after event " + seq + (type ? " (" + type + ")" : "") + ": ", statusBadge(state.status),
         " · " + state.steps + " step(s) · " + state.messages.length + " message(s)" + (state.pending.length ? " · waiting: " + state.pending.map((p) => p.tool).join(", ") : ""));
-      travelState.replaceChildren(...state.messages.filter((m) => m.role !== "system").map(messageView));
+      fill(travelState, ...state.messages.filter((m) => m.role !== "system").map(messageView));
     } catch (error) { failed(error); }
   });
 
@@ -372,18 +377,18 @@ function runPage(main, runId) {
 
 function threadsPage(main) {
   const body = el("tbody", { "data-testid": "threads" });
-  main.replaceChildren(el("h1", {}, "Threads"),
+  fill(main, el("h1", {}, "Threads"),
     el("section", {}, el("table", {}, el("thead", {}, el("tr", {}, ["thread", "agent", "runs", "finished", "last active"].map((h) => el("th", {}, h)))), body)));
   api("/v1/threads").then((answer) => {
-    body.replaceChildren(...answer.threads.map((t) => el("tr", {},
+    fill(body, ...answer.threads.map((t) => el("tr", {},
       el("td", {}, link("/threads/" + encodeURIComponent(t.thread_id), t.thread_id)), el("td", {}, t.agent),
       el("td", {}, t.runs), el("td", {}, t.finished), el("td", {}, when(t.updated_at)))));
-    if (!answer.threads.length) body.replaceChildren(el("tr", {}, el("td", { colspan: 5, class: "muted" }, "No threads yet.")));
+    if (!answer.threads.length) fill(body, el("tr", {}, el("td", { colspan: 5, class: "muted" }, "No threads yet.")));
   }, failed);
 }
 
 function threadPage(main, threadId) {
-  main.replaceChildren(el("h1", {}, "Thread ", el("span", { class: "mono" }, threadId)));
+  fill(main, el("h1", {}, "Thread ", el("span", { class: "mono" }, threadId)));
   api("/v1/threads/" + encodeURIComponent(threadId)).then((t) => {
     main.append(
       el("div", { class: "facts" },
