@@ -8,10 +8,11 @@ reached the page as markup (the script only ever sets it as text).
 
 from __future__ import annotations
 
+import html
 from importlib.resources import files
 from pathlib import Path
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 
@@ -31,23 +32,26 @@ def router() -> APIRouter:
     pages = APIRouter(include_in_schema=False)
     shell = (ASSETS / "index.html").read_text(encoding="utf-8")
 
-    def page() -> Response:
-        return HTMLResponse(shell, headers=_HEADERS)
+    def page(request: Request) -> Response:
+        # Mounted under a prefix (`app.mount("/eudaimon", …)`), the page's links and API calls
+        # must carry it: the shell names it once, and the script prefixes every path with it.
+        root = html.escape(str(request.scope.get("root_path", "")).rstrip("/"), quote=True)
+        return HTMLResponse(shell.replace("__ROOT__", root), headers=_HEADERS)
 
     @pages.get("/")
-    async def runs_page() -> Response:
-        return page()
+    async def runs_page(request: Request) -> Response:
+        return page(request)
 
     @pages.get("/runs/{run_id}")
-    async def run_page(run_id: str) -> Response:
-        return page()
+    async def run_page(request: Request, run_id: str) -> Response:
+        return page(request)
 
     @pages.get("/threads")
-    async def threads_page() -> Response:
-        return page()
+    async def threads_page(request: Request) -> Response:
+        return page(request)
 
     @pages.get("/threads/{thread_id}")
-    async def thread_page(thread_id: str) -> Response:
-        return page()
+    async def thread_page(request: Request, thread_id: str) -> Response:
+        return page(request)
 
     return pages

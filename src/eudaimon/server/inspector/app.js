@@ -6,6 +6,7 @@
 const KEY_STORAGE = "eudaimon.apiKey";
 const STATUSES = ["running", "awaiting_approval", "awaiting_reconciliation", "completed", "failed", "cancelled", "budget_exceeded"];
 let stopPage = () => {};
+let ROOT = "";  // where the app is mounted: "" at the root of its server
 
 // -- small helpers ---------------------------------------------------------------------------
 
@@ -65,7 +66,7 @@ async function api(path, options) {
   const init = Object.assign({}, options || {});
   init.headers = headers(init.body ? { "Content-Type": "application/json" } : {});
   if (init.body && typeof init.body !== "string") init.body = JSON.stringify(init.body);
-  const response = await fetch(path, init);
+  const response = await fetch(ROOT + path, init);
   const text = await response.text();
   let body = null;
   try { body = text ? JSON.parse(text) : null; } catch (e) { body = { detail: text }; }
@@ -93,7 +94,7 @@ function follow(path, lastId, onEvent, onEnd) {
       try {
         const h = headers({ Accept: "text/event-stream" });
         if (cursor !== null && cursor !== undefined) h["Last-Event-ID"] = String(cursor);
-        const response = await fetch(path, { headers: h, signal: controller.signal });
+        const response = await fetch(ROOT + path, { headers: h, signal: controller.signal });
         if (!response.ok) throw Object.assign(new Error("stream: " + response.status), { status: response.status });
         const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
         let buffer = "";
@@ -140,7 +141,7 @@ function route() {
   stopPage();
   stopPage = () => {};
   const main = document.getElementById("main");
-  const path = decodeURIComponent(location.pathname);
+  const path = decodeURIComponent(location.pathname).slice(ROOT.length) || "/";
   let match;
   if ((match = path.match(/^\/runs\/(.+)$/))) runPage(main, match[1]);
   else if ((match = path.match(/^\/threads\/(.+)$/))) threadPage(main, match[1]);
@@ -149,7 +150,7 @@ function route() {
 }
 
 function link(href, text, testid) {
-  return el("a", { href, "data-testid": testid, onclick: (event) => { event.preventDefault(); history.pushState(null, "", href); route(); } }, text);
+  return el("a", { href: ROOT + href, "data-testid": testid, onclick: (event) => { event.preventDefault(); history.pushState(null, "", ROOT + href); route(); } }, text);
 }
 
 function runsPage(main) {
@@ -189,7 +190,7 @@ function runsPage(main) {
   }
   filter.addEventListener("change", () => {
     const query = filter.value ? "?status=" + filter.value : "";
-    history.replaceState(null, "", "/" + query);
+    history.replaceState(null, "", ROOT + "/" + query);
     load();
   });
   load();
@@ -263,7 +264,7 @@ function runPage(main, runId) {
       try {
         const answer = await api(path, { method: "POST", body: body ? body() : {} });
         notice(label + ": done");
-        if (answer && answer.run_id && answer.run_id !== runId) { history.pushState(null, "", "/runs/" + encodeURIComponent(answer.run_id)); route(); return; }
+        if (answer && answer.run_id && answer.run_id !== runId) { history.pushState(null, "", ROOT + "/runs/" + encodeURIComponent(answer.run_id)); route(); return; }
         await refresh();
         startStream();
       } catch (error) { failed(error); } finally { event.target.disabled = false; }
@@ -407,6 +408,7 @@ function threadPage(main, threadId) {
 // -- start -----------------------------------------------------------------------------------
 
 document.addEventListener("DOMContentLoaded", () => {
+  ROOT = (document.body.dataset.root || "").replace(/\/$/, "");
   const input = document.getElementById("api-key");
   input.value = apiKey();
   document.getElementById("key-form").addEventListener("submit", (event) => {
