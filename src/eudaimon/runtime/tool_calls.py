@@ -19,7 +19,7 @@ from eudaimon.core.decide import CallPlan, Decision, RunTools
 from eudaimon.core.digest import idempotency_key
 from eudaimon.core.events import ApprovalRequested, ToolCompleted, ToolDenied, ToolOutcomeUnknown, ToolStarted
 from eudaimon.core.messages import ToolCall
-from eudaimon.hooks import ToolOutput
+from eudaimon.extensions.hooks import ToolOutput
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.journal import RunJournal

@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from eudaimon._cli_common import StoreOption, environ, fail, load_agent, out, resolve_store_url, shown_url
+from eudaimon.cli._common import StoreOption, environ, fail, load_agent, out, resolve_store_url, shown_url
 from eudaimon.core.errors import ConfigurationError
 
 LOOPBACK_NAMES = {"localhost", "ip6-localhost"}

@@ -6,19 +6,19 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
-from eudaimon._build import build_runtime_config
+from eudaimon.agent._build import build_runtime_config
+from eudaimon.agent.response import AgentResponse
 from eudaimon.core.decide import DecideConfig
 from eudaimon.core.errors import EudaimonError, InvalidOperation
 from eudaimon.core.messages import Message
 from eudaimon.core.state import RunState
-from eudaimon.cost import CostModel
-from eudaimon.guardrails import Guardrail, run_input_guardrails
-from eudaimon.hitl import HumanInputHandler
+from eudaimon.extensions.cost import CostModel
+from eudaimon.extensions.guardrails import Guardrail, run_input_guardrails
+from eudaimon.extensions.hitl import HumanInputHandler
+from eudaimon.extensions.prompts import PromptBuilder, PromptTemplate
+from eudaimon.extensions.retry import ToolRetryPolicy
 from eudaimon.memory import Memory, SlidingWindowMemory, ThreadState
 from eudaimon.models.base import Model
-from eudaimon.prompts import PromptBuilder, PromptTemplate
-from eudaimon.response import AgentResponse
-from eudaimon.retry import ToolRetryPolicy
 from eudaimon.runtime import operations
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.clock import new_message_id
