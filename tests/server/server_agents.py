@@ -38,14 +38,14 @@ async def tick(n: int) -> str:
     return f"tick {n}"
 
 
-CHARGE_GATE = asyncio.Event()
-"""Never set in a server: a test that drives `charger` itself stops it mid-call."""
+CHARGE_S = float(os.environ.get("EUDAIMON_TEST_CHARGE_S", "3600"))
+"""How long a charge takes: long enough that a test stops it mid-call, as a crash would."""
 
 
 @tool(effect="write")
 async def charge_card(amount_usd: float) -> str:
     """Charge the customer's card."""
-    await CHARGE_GATE.wait()
+    await asyncio.sleep(CHARGE_S)
     return f"charged ${amount_usd:.2f}"
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import httpx2
@@ -83,16 +84,16 @@ async def _stranded_charge(db: Path) -> str:
         name="charger",
         store=store,
     )
-    task = asyncio.create_task(agent.prompt("charge it"))
+    run_id = f"stranded-{uuid.uuid4().hex[:8]}"
+    task = asyncio.create_task(agent.prompt("charge it", run_id=run_id, thread_id=run_id))
     for _ in range(1000):
-        runs = await store.list_runs()
-        if runs and runs[0].last_event_type == "tool_started":
+        events = await store.load(run_id)
+        if events and events[-1].type == "tool_started":
             break
         await asyncio.sleep(0.01)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    run_id = (await store.list_runs())[0].run_id
     await store.close()
     return run_id
 
