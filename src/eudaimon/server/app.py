@@ -55,7 +55,7 @@ def create_app(
         if len(stores) != 1:
             raise ConfigurationError("the agents use different stores; pass the one to serve as `store=`")
         store = next(iter(stores.values()))
-    hub = Hub()
+    hub = Hub(store)
     ctx = ServerContext(agents=served, store=store, auth=auth, hub=hub, runner=Runner(hub))
     interval = recovery_interval_s if recovery_interval_s is not None else lease_ttl_s()
 

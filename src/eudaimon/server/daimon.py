@@ -17,8 +17,9 @@ from eudaimon.core.state import RunState
 from eudaimon.runtime.clock import new_run_id
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
+from eudaimon.server.hub import stream_event_sse
 from eudaimon.server.schemas import Prompt
-from eudaimon.server.stream import SSE_HEADERS, stream_event_sse
+from eudaimon.server.stream import SSE_HEADERS
 from eudaimon.server.views import message_dict, usage_dict
 from eudaimon.streaming import Done
 

@@ -10,8 +10,6 @@ facts, and a reconnect neither repeats nor counts them.
 """
 
 import asyncio
-import dataclasses
-import json
 from collections.abc import AsyncIterator
 from typing import Annotated
 
@@ -19,53 +17,18 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from fastapi.responses import StreamingResponse
 
 from eudaimon.core.errors import RunNotFound
+from eudaimon.core.events import Event
 from eudaimon.core.state import RunState
 from eudaimon.runtime.operations import load_state
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
-from eudaimon.server.hub import Item
+from eudaimon.server.hub import Fed, event_sse, sse
 from eudaimon.server.schemas import SEQ_MAX
-from eudaimon.server.views import event_dict
-from eudaimon.streaming import (
-    Done,
-    Error,
-    StreamEvent,
-    TextDelta,
-    ToolCallDelta,
-    ToolCallEnd,
-    ToolCallStart,
-    ToolResult,
-)
-from eudaimon.streaming import Usage as UsageEvent
 
-POLL_S = 0.25
-"""How often a stream looks at the store when nothing in this process says the run moved."""
 KEEPALIVE_S = 15.0
-
-_NAMES: dict[type[StreamEvent], str] = {
-    TextDelta: "text_delta",
-    ToolCallStart: "tool_call_start",
-    ToolCallDelta: "tool_call_delta",
-    ToolCallEnd: "tool_call_end",
-    ToolResult: "tool_result",
-    UsageEvent: "usage",
-    Error: "error",
-    Done: "done",
-}
-DELTAS = (TextDelta, ToolCallStart, ToolCallDelta, ToolCallEnd)
-"""What a journal stream carries besides the journal: what the model is writing right now."""
-
+WAIT_S = 1.0
+"""How long a stream waits for its feed before it checks that its client is still there."""
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-
-
-def sse(data: object, *, event: str | None = None, id: int | None = None) -> str:
-    """One server-sent event; `data` as compact JSON (one line, so one `data:` field)."""
-    head = (f"id: {id}\n" if id is not None else "") + (f"event: {event}\n" if event else "")
-    return f"{head}data: {json.dumps(data, separators=(',', ':'), ensure_ascii=False)}\n\n"
-
-
-def stream_event_sse(item: StreamEvent) -> str:
-    return sse(dataclasses.asdict(item), event=_NAMES.get(type(item), type(item).__name__))
 
 
 def _resume_point(last_event_id: str | None, after_seq: int | None) -> int:
@@ -115,33 +78,52 @@ def router(ctx: ServerContext) -> APIRouter:
 async def _follow(
     ctx: ServerContext, request: Request, run_id: str, cursor: int, state: RunState | None
 ) -> AsyncIterator[str]:
-    with ctx.hub.subscribe(run_id) as queue:
-        yield "retry: 1000\n\n"
-        deltas: list[StreamEvent] = []
+    """The journal after `cursor`, then live: first what the store has now, then what the run's
+    shared feed brings (skipping what was sent; a gap, which the feed never leaves, is read
+    from the store). Everything that arrives together goes out in one write."""
+    with ctx.hub.follow(run_id, cursor) as queue:
+        out = ["retry: 1000\n\n"]
+        backlog: list[Fed] = [Fed(event_sse(e), e) for e in await ctx.store.load(run_id, after_seq=cursor)]
         quiet = 0.0
         while True:
-            for event in await ctx.store.load(run_id, after_seq=cursor):
-                if state is None:
-                    state = RunState(run_id=run_id)
-                state.apply(event)
-                cursor = event.seq
-                yield sse(event_dict(event), event=event.type, id=event.seq)
-            for delta in deltas:
-                yield stream_event_sse(delta)
+            for item in backlog:
+                event = item.event
+                if event is None:
+                    out.append(item.text)
+                    continue
+                if event.seq <= cursor:
+                    continue
+                if event.seq > cursor + 1:  # never expected: fill the gap from the journal itself
+                    for missing in await ctx.store.load(run_id, after_seq=cursor):
+                        if missing.seq >= event.seq:
+                            break
+                        state, cursor = _apply(state, missing), missing.seq
+                        out.append(event_sse(missing))
+                state, cursor = _apply(state, event), event.seq
+                out.append(item.text)
+            if out:
+                yield "".join(out)
+                out = []
             if state is not None and (state.status.is_terminal or state.status.is_paused):
                 yield sse({"status": state.status.value, "seq": cursor}, event="end")
                 return
-            items = await _gather(queue, POLL_S)
-            deltas = [item for item in items if isinstance(item, DELTAS)]
-            quiet = 0.0 if items else quiet + POLL_S
+            backlog = await _gather(queue, WAIT_S)
+            quiet = 0.0 if backlog else quiet + WAIT_S
             if quiet >= KEEPALIVE_S:
                 quiet = 0.0
-                yield ": keep-alive\n\n"
+                out.append(": keep-alive\n\n")
             if await request.is_disconnected():
                 return
 
 
-async def _gather(queue: asyncio.Queue[Item], timeout_s: float) -> list[Item]:
+def _apply(state: RunState | None, event: Event) -> RunState:
+    if state is None:
+        state = RunState(run_id=event.run_id)
+    state.apply(event)
+    return state
+
+
+async def _gather(queue: asyncio.Queue[Fed], timeout_s: float) -> list[Fed]:
     """What arrives within `timeout_s` (at least one item, or none at the timeout), all of it."""
     try:
         first = await asyncio.wait_for(queue.get(), timeout_s)
