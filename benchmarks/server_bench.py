@@ -5,8 +5,10 @@ Starts a real `eudaimon serve` (uvicorn, SQLite file, the agents of
 
 1. **fan-out** — K SSE clients (default 1, then 100) follow one `ticker` run of `--ticks` steps
    from its first event to its end. Each client checks it saw every journal event once, in
-   order; reported: per-event delivery latency (client receive time − the event's `at`), p50 and
-   p99 over all clients' events, and the ratio of 100 clients to 1.
+   order; reported: the delivery latency (client receive time − the event's `at`) of the events
+   appended after the client's stream opened, p50 and p99 over all clients, and the ratio of
+   100 clients to 1. The clients run in one Python process beside the server: on a small
+   machine part of the latency is theirs.
 2. **reads under load** — p50/p99 of `GET /v1/runs/{id}` and `GET /health`, first on an idle
    server, then while `--runs` (default 500) ticker runs progress at once; the ratio of each.
 
@@ -56,11 +58,13 @@ def pct(values: list[float], q: float) -> float:
 
 
 async def follow(client: httpx2.AsyncClient, run_id: str) -> list[float]:
-    """Follow the run to its end; return each journal event's delivery latency (ms)."""
+    """Follow the run to its end; return the delivery latency (ms) of each journal event appended
+    after the stream opened (older ones are replay, not delivery)."""
     latencies: list[float] = []
     expected = 0
     fields: dict[str, str] = {}
     async with client.stream("GET", f"/v1/runs/{run_id}/events/stream") as response:
+        opened = time.time()
         async for line in response.aiter_lines():
             if line == "":
                 if fields.get("event") == "end":
@@ -70,7 +74,8 @@ async def follow(client: httpx2.AsyncClient, run_id: str) -> list[float]:
                     assert int(fields["id"]) == expected, f"got seq {fields['id']}, expected {expected}"
                     expected += 1
                     sent = datetime.fromisoformat(row["at"]).timestamp()
-                    latencies.append((time.time() - sent) * 1000)
+                    if sent >= opened:
+                        latencies.append((time.time() - sent) * 1000)
                 fields = {}
             elif not line.startswith(":"):
                 name, _, value = line.partition(":")
@@ -86,8 +91,6 @@ async def fan_out(server: Server, clients: int, ticks: int) -> list[float]:
         )
         run_id = run.json()["run_id"]
         results = await asyncio.gather(*(follow(client, run_id) for _ in range(clients)))
-    counts = {len(r) for r in results}
-    assert len(counts) == 1, f"clients saw different event counts: {counts}"
     return [latency for r in results for latency in r]
 
 
@@ -125,40 +128,46 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=500)
     parser.add_argument("--ticks", type=int, default=40)
     parser.add_argument("--reads", type=int, default=300)
+    parser.add_argument("--only", choices=("fanout", "reads"), help="Run one phase only.")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         server = Server(Path(scratch) / "runs.db", env={"EUDAIMON_TEST_STEP_S": "0.02", "EUDAIMON_LEASE_TTL_S": "30"})
         server.start()
         try:
-            print(f"fan-out: {args.ticks}-step run, delivery latency per journal event (ms)")
-            single = in_thread(lambda: fan_out(server, 1, args.ticks))
-            many = in_thread(lambda: fan_out(server, args.clients, args.ticks))
-            for label, values in (("1 client", single), (f"{args.clients} clients", many)):
-                print(
-                    f"  {label:>12}: p50 {pct(values, 0.5):7.1f}  p99 {pct(values, 0.99):7.1f}  ({len(values)} events)"
-                )
-            print(f"  ratio p99 {args.clients}/1: {pct(many, 0.99) / pct(single, 0.99):.1f}x")
-
-            async def probe_run() -> str:
-                async with httpx2.AsyncClient(base_url=server.url, timeout=60) as client:
-                    answer = await client.post("/v1/agents/ticker/runs?wait=true", json={"input": "ticks=5"})
-                    return str(answer.json()["run_id"])
-
-            probe = in_thread(probe_run)
-            idle = in_thread(lambda: read_latencies(server, probe, args.reads))
-            loaded, driving = in_thread(lambda: under_load(server, args.runs, args.ticks * 5, args.reads, probe))
-            print(
-                f"reads: {args.reads} each, idle vs while {args.runs} runs progress ({driving} still driven at the end)"
-            )
-            for name in ("run", "health"):
-                a, b = idle[name], loaded[name]
-                print(
-                    f"  GET {'/v1/runs/{id}' if name == 'run' else '/health':<14} idle p50 {statistics.median(a):6.1f} "
-                    f"p99 {pct(a, 0.99):6.1f}   loaded p50 {statistics.median(b):6.1f} p99 {pct(b, 0.99):7.1f} "
-                    f"  ratio p99 {pct(b, 0.99) / pct(a, 0.99):.1f}x"
-                )
+            if args.only != "reads":
+                fan_out_phase(server, args.clients, args.ticks)
+            if args.only != "fanout":
+                reads_phase(server, args.runs, args.ticks, args.reads)
         finally:
             server.stop()
+
+
+def fan_out_phase(server: Server, clients: int, ticks: int) -> None:
+    print(f"fan-out: {ticks}-step run, delivery latency per journal event (ms)")
+    single = in_thread(lambda: fan_out(server, 1, ticks))
+    many = in_thread(lambda: fan_out(server, clients, ticks))
+    for label, values in (("1 client", single), (f"{clients} clients", many)):
+        print(f"  {label:>12}: p50 {pct(values, 0.5):7.1f}  p99 {pct(values, 0.99):7.1f}  ({len(values)} events)")
+    print(f"  ratio p99 {clients}/1: {pct(many, 0.99) / pct(single, 0.99):.1f}x")
+
+
+def reads_phase(server: Server, runs: int, ticks: int, reads: int) -> None:
+    async def probe_run() -> str:
+        async with httpx2.AsyncClient(base_url=server.url, timeout=60) as client:
+            answer = await client.post("/v1/agents/ticker/runs?wait=true", json={"input": "ticks=5"})
+            return str(answer.json()["run_id"])
+
+    probe = in_thread(probe_run)
+    idle = in_thread(lambda: read_latencies(server, probe, reads))
+    loaded, driving = in_thread(lambda: under_load(server, runs, ticks * 5, reads, probe))
+    print(f"reads: {reads} each, idle vs while {runs} runs progress ({driving} still driven at the end)")
+    for name in ("run", "health"):
+        a, b = idle[name], loaded[name]
+        print(
+            f"  GET {'/v1/runs/{id}' if name == 'run' else '/health':<14} idle p50 {statistics.median(a):6.1f} "
+            f"p99 {pct(a, 0.99):6.1f}   loaded p50 {statistics.median(b):6.1f} p99 {pct(b, 0.99):7.1f} "
+            f"  ratio p99 {pct(b, 0.99) / pct(a, 0.99):.1f}x"
+        )
 
 
 if __name__ == "__main__":
