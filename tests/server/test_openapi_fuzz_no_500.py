@@ -27,7 +27,7 @@ def test_no_endpoint_answers_500(keyed: Server, tmp_path: Path) -> None:
         "--exclude-path-regex", "stream", "--seed", "16", "--request-timeout", "20",
         "-H", f"Authorization: Bearer {OPERATOR}", "--report-dir", str(tmp_path),
     ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, timeout=400)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=400, cwd=tmp_path)  # its cache goes there
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
     assert "500" not in keyed.output()
     with httpx2.Client(base_url=keyed.url) as anon:
