@@ -20,3 +20,11 @@ def test_the_cli_imports_without_loading_fastapi() -> None:
     code = "import sys, eudaimon.cli; assert not {'fastapi', 'uvicorn'} & set(sys.modules), sorted(sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_the_serve_module_imports_before_the_cli() -> None:
+    """Bug guarded: importing `eudaimon.server._cli` first imported the CLI, which imported the
+    half-made module back to register `serve` (AttributeError, circular import)."""
+    code = "import eudaimon.server._cli, eudaimon.cli; assert 'serve' in [c.name for c in eudaimon.cli.app.registered_commands]"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
