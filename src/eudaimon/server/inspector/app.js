@@ -254,6 +254,7 @@ function runPage(main, runId) {
   );
 
   let lastSeq = -1;
+  let waitingKey = null;
   let stop = () => {};
   let refreshing = null;
   let view = null;
@@ -287,30 +288,35 @@ function runPage(main, runId) {
     fill(actions, 
       !ended && run.status === "running" && !run.driven_here ? act("Resume", "/v1/runs/" + encodeURIComponent(runId) + "/resume") : null,
       !ended ? act("Cancel run", "/v1/runs/" + encodeURIComponent(runId) + "/cancel", null, "danger") : null);
-    const blocks = [];
-    for (const call of run.pending_approvals) {
-      const note = el("input", { type: "text", placeholder: "note (optional)", "data-testid": "approval-note", "aria-label": "Note" });
-      const path = "/v1/runs/" + encodeURIComponent(runId) + "/approvals/" + encodeURIComponent(call.call_id);
-      blocks.push(el("div", { class: "call", "data-testid": "pending-approval", "data-call": call.call_id },
-        el("h2", {}, "Waiting for approval: ", el("span", { class: "mono" }, call.tool)),
-        call.reason ? el("div", { class: "muted" }, call.reason) : null,
-        el("pre", { "data-testid": "arguments" }, json(call.arguments)),
-        el("div", { class: "row" }, note,
-          act("Approve", path, () => ({ approved: true, note: note.value || null }), "primary"),
-          act("Deny", path, () => ({ approved: false, note: note.value || null }), "danger"))));
+    // Rebuilt only when what waits changes: a refresh must not wipe a note being typed.
+    const key = JSON.stringify([run.pending_approvals.map((c) => c.call_id), run.unknown_outcomes.map((c) => c.call_id)]);
+    if (key !== waitingKey) {
+      waitingKey = key;
+      const blocks = [];
+      for (const call of run.pending_approvals) {
+        const note = el("input", { type: "text", placeholder: "note (optional)", "data-testid": "approval-note", "aria-label": "Note" });
+        const path = "/v1/runs/" + encodeURIComponent(runId) + "/approvals/" + encodeURIComponent(call.call_id);
+        blocks.push(el("div", { class: "call", "data-testid": "pending-approval", "data-call": call.call_id },
+          el("h2", {}, "Waiting for approval: ", el("span", { class: "mono" }, call.tool)),
+          call.reason ? el("div", { class: "muted" }, call.reason) : null,
+          el("pre", { "data-testid": "arguments" }, json(call.arguments)),
+          el("div", { class: "row" }, note,
+            act("Approve", path, () => ({ approved: true, note: note.value || null }), "primary"),
+            act("Deny", path, () => ({ approved: false, note: note.value || null }), "danger"))));
+      }
+      for (const call of run.unknown_outcomes) {
+        const output = el("textarea", { placeholder: "what the call did, as its result", "data-testid": "reconcile-output", "aria-label": "Output" });
+        const path = "/v1/runs/" + encodeURIComponent(runId) + "/reconcile/" + encodeURIComponent(call.call_id);
+        blocks.push(el("div", { class: "call", "data-testid": "unknown-outcome", "data-call": call.call_id },
+          el("h2", {}, "Outcome unknown: ", el("span", { class: "mono" }, call.tool)),
+          el("div", { class: "muted" }, "The call started but its result was never recorded. Did it happen? Give its result, or run it again."),
+          el("pre", {}, json(call.arguments)), output,
+          el("div", { class: "row" },
+            act("Settle with this output", path, () => ({ output: output.value }), "primary"),
+            act("Retry the call", path, () => ({ retry: true })))));
+      }
+      fill(waiting, ...blocks);
     }
-    for (const call of run.unknown_outcomes) {
-      const output = el("textarea", { placeholder: "what the call did, as its result", "data-testid": "reconcile-output", "aria-label": "Output" });
-      const path = "/v1/runs/" + encodeURIComponent(runId) + "/reconcile/" + encodeURIComponent(call.call_id);
-      blocks.push(el("div", { class: "call", "data-testid": "unknown-outcome", "data-call": call.call_id },
-        el("h2", {}, "Outcome unknown: ", el("span", { class: "mono" }, call.tool)),
-        el("div", { class: "muted" }, "The call started but its result was never recorded. Did it happen? Give its result, or run it again."),
-        el("pre", {}, json(call.arguments)), output,
-        el("div", { class: "row" },
-          act("Settle with this output", path, () => ({ output: output.value }), "primary"),
-          act("Retry the call", path, () => ({ retry: true })))));
-    }
-    fill(waiting, ...blocks);
     fill(conversation, ...run.messages.filter((m) => m.role !== "system").map(messageView));
     fill(decisions, ...run.decisions.map((d) => el("tr", { "data-testid": "decision" },
       el("td", {}, d.seq),
