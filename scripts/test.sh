@@ -122,6 +122,21 @@ MSG
     say "Redis answers at $REDIS_HOST:$REDIS_PORT"
 }
 
+# -- the browser the inspector's tests drive (Playwright's own browser download is not used) --
+
+ensure_chromium() {
+    local chromium=${EUDAIMON_TEST_CHROMIUM:-/usr/bin/chromium}
+    if [ -x "$chromium" ]; then say "chromium: $chromium"; return; fi
+    command -v apt-get >/dev/null \
+        || die "$chromium not found and no apt-get: install Chromium and set EUDAIMON_TEST_CHROMIUM=/path/to/chromium"
+    say "installing chromium (apt-get) for the browser tests"
+    local install=(env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
+    as_root "${install[@]}" >/dev/null 2>&1 \
+        || { as_root apt-get update -qq >/dev/null 2>&1 && as_root "${install[@]}" >/dev/null; } \
+        || die "could not install chromium; run: sudo apt-get install chromium (or set EUDAIMON_TEST_CHROMIUM)"
+    [ -x "$chromium" ] || die "chromium installed, but $chromium is missing; set EUDAIMON_TEST_CHROMIUM=/path/to/chromium"
+}
+
 if [ -n "${EUDAIMON_TEST_PG_DSN:-}" ]; then
     say "PostgreSQL: using EUDAIMON_TEST_PG_DSN as set"
 else
@@ -133,6 +148,7 @@ export EUDAIMON_TEST_PG_DSN=${EUDAIMON_TEST_PG_DSN:-postgresql://postgres@$PG_HO
 export EUDAIMON_TEST_REDIS_URL=${EUDAIMON_TEST_REDIS_URL:-redis://$REDIS_HOST:$REDIS_PORT/0}
 
 ensure_venv "[dev]"
+ensure_chromium
 
 # -- the checks: each runs, failures are summed up at the end ---------------------------------
 

@@ -78,7 +78,7 @@ def one_of_each() -> list[EventData]:
         ev.BudgetExceeded(reason="usd", spent=1.5, limit=1.0),
         ev.RunCompleted(output="done", structured={"a": [1, 2, {"b": None}]}),
         ev.RunFailed(error="bad", kind="MaxIterations"),
-        ev.RunCancelled(reason="user"),
+        ev.RunCancelled(reason="user", by="ann"),
     ]
     assert {type(p) for p in payloads} == set(EVENT_TYPES), "a new event type needs a sample here"
     return payloads

@@ -429,6 +429,14 @@ class Agent(Generic[DepsT, OutputT]):
         await self._driver.run(journal, cancel, wait=wait)
         return self._driver.respond(journal)
 
+    async def resume_stream(
+        self, run_id: str, *, cancel: CancellationToken | None = None, wait: bool = True
+    ) -> AsyncIterator[StreamEvent]:
+        """`resume`, yielding the stream events of what the run does from here (as `prompt_stream`)."""
+        journal = await self._driver.reopen(run_id)
+        async for event in self._driver.drive(journal, cancel, stream_model=True, wait=wait):
+            yield event
+
     async def approve(
         self, run_id: str, call_id: str, approved: bool = True, *, by: str | None = None, note: str | None = None
     ) -> RunState:

@@ -54,6 +54,7 @@ from eudaimon.core.errors import EudaimonError
 from eudaimon.core.events import Event
 from eudaimon.core.state import RunState
 from eudaimon.runtime.operations import load_state
+from eudaimon.server import _cli as _serve
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
 
@@ -68,6 +69,7 @@ runs_app = typer.Typer(help="Inspect the runs in a journal, and decide for the o
 app.add_typer(runs_app, name="runs")
 _ops.register(runs_app)
 _threads.register(app)
+_serve.register(app)
 
 
 # -- runs ----------------------------------------------------------------------------------

@@ -274,6 +274,8 @@ class RunFailed:
 class RunCancelled:
     type: ClassVar[str] = "run_cancelled"
     reason: str = ""
+    by: str | None = None
+    """Who cancelled, when the canceller named itself (an operator of the HTTP API always does)."""
 
 
 EventData = (

@@ -14,11 +14,14 @@ class CancellationToken:
 
     def __init__(self) -> None:
         self._reason: str | None = None
+        self._by: str | None = None
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
 
-    def cancel(self, reason: str = "cancelled by the caller") -> None:
+    def cancel(self, reason: str = "cancelled by the caller", *, by: str | None = None) -> None:
+        """Stop the run at its next check; `by` names who cancelled in its `run_cancelled` event."""
         if self._reason is not None:
             return
+        self._by = by
         self._reason = reason
         for loop, waiter in list(self._waiters):
             loop.call_soon_threadsafe(waiter.set)
@@ -30,6 +33,10 @@ class CancellationToken:
     @property
     def reason(self) -> str:
         return self._reason or ""
+
+    @property
+    def by(self) -> str | None:
+        return self._by
 
     async def wait(self) -> str:
         """Return the reason once cancelled."""

@@ -19,6 +19,7 @@ from eudaimon.core.errors import InvalidEvent
 from eudaimon.core.events import Event, EventData
 from eudaimon.core.state import RunState
 from eudaimon.core.validity import check_payload
+from eudaimon.runtime.cancel_requests import CANCEL_POLL_S, CancelRequest, read_cancel_request
 from eudaimon.runtime.clock import now
 from eudaimon.stores.base import EventStore, Fence, Snapshot
 
@@ -58,6 +59,9 @@ class RunJournal:
         # loop flushes twice a step, nearly always alone).
         self._committing = False
         self._waiters: list[asyncio.Future[None]] = []
+        # A new run cannot have been asked to stop yet; a reopened one (resumed) may have been
+        # while nobody drove it, so it looks at once.
+        self._cancel_check_at = time.monotonic() + CANCEL_POLL_S if state.next_seq == 0 else 0.0
 
     @property
     def run_id(self) -> str:
@@ -73,6 +77,15 @@ class RunJournal:
         assert not self._buffer, "cannot reload a journal with uncommitted events"
         self.state = state
         self._committed_seq = state.next_seq
+
+    async def cancel_request(self) -> CancelRequest | None:
+        """A cancel request another process left for this run (`cancel_requests`), read from
+        the store at most every `CANCEL_POLL_S` seconds: None between reads."""
+        moment = time.monotonic()
+        if moment < self._cancel_check_at:
+            return None
+        self._cancel_check_at = moment + CANCEL_POLL_S
+        return await read_cancel_request(self.store, self.run_id)
 
     def record(self, data: EventData) -> Event:
         """Fold `data` into the state and buffer it for the next commit.

@@ -79,6 +79,10 @@ async def drive(
             if isinstance(step, CallModel):
                 if (cancel is not None or cfg.budget is not None) and _stopped_before_call(journal, cfg, cancel):
                     break
+                requested = await journal.cancel_request()  # left by another process; read now and then
+                if requested is not None:
+                    journal.record(RunCancelled(reason=requested.reason, by=requested.by))
+                    break
                 number = step.step
                 request, short, started = await _before_call(journal, cfg, number)
                 response = short[1] if short is not None else None
@@ -124,7 +128,7 @@ async def drive(
                         if emit:
                             yield result
                 if cancel is not None and cancel.is_cancelled:
-                    journal.record(RunCancelled(reason=cancel.reason))
+                    journal.record(RunCancelled(reason=cancel.reason, by=cancel.by))
                     break
                 if not state.pending and cfg.hooks is not None:
                     await cfg.hooks.on_iteration_end(_loop_state(state, cfg, state.steps), run_context(journal))
@@ -182,7 +186,7 @@ def failure_kind(exc: Exception) -> FailureKind:
 def _stopped_before_call(journal: RunJournal, cfg: RuntimeConfig, cancel: CancellationToken | None) -> bool:
     state = journal.state
     if cancel is not None and cancel.is_cancelled:
-        journal.record(RunCancelled(reason=cancel.reason))
+        journal.record(RunCancelled(reason=cancel.reason, by=cancel.by))
         return True
     breach = cfg.budget.breach(state.cost_usd, state.usage.total_tokens) if cfg.budget is not None else None
     if breach is not None:

@@ -11,12 +11,22 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from eudaimon.core.codec import state_from_json
-from eudaimon.core.errors import ConcurrencyConflict, InvalidOperation, RunNotFound
-from eudaimon.core.events import ApprovalDecided, Event, EventData, ParentRef, RunStarted, ToolReconciled
+from eudaimon.core.errors import ConcurrencyConflict, InvalidOperation, LeaseHeld, RunNotFound
+from eudaimon.core.events import (
+    ApprovalDecided,
+    Event,
+    EventData,
+    ParentRef,
+    RunCancelled,
+    RunStarted,
+    ToolReconciled,
+)
 from eudaimon.core.state import CallStatus, RunState
+from eudaimon.runtime.cancel_requests import CancelRequest, request_cancel
 from eudaimon.runtime.clock import new_run_id as fresh_run_id
 from eudaimon.runtime.clock import now
 from eudaimon.runtime.journal import RunJournal
+from eudaimon.runtime.leases import LeaseKeeper
 from eudaimon.stores.base import EventStore
 
 Decide = Callable[[RunState], EventData]
@@ -126,6 +136,42 @@ def _refuse_if_finished(state: RunState, call_id: str) -> None:
             f"run {run_id} is {state.status.value}: a finished run takes no more decisions, so call {call_id!r} "
             f"was left as it is; fork the run (`eudaimon runs fork {run_id} --at SEQ`) to go on from an earlier point"
         )
+
+
+async def cancel(
+    store: EventStore, run_id: str, *, reason: str = "cancelled", by: str | None = None
+) -> RunState | None:
+    """Cancel a run that has not ended, wherever it is driven.
+
+    The request is left in the store first (`cancel_requests`). Then, if no process holds the
+    run's lease (the run waits for a human, or its driver died), `run_cancelled` is appended
+    here, under the lease, and the cancelled state returned. If a driver holds the lease, None
+    is returned: that driver journals `run_cancelled` at its next step boundary, and a run
+    paused before it looked is cancelled when it is next resumed.
+
+    Raises:
+        RunNotFound: no such run.
+        InvalidOperation: the run has already ended.
+    """
+
+    def decide(state: RunState) -> EventData:
+        if state.status.is_terminal:
+            raise InvalidOperation(
+                f"run {run_id} is {state.status.value}; only a run that has not ended can be cancelled"
+            )
+        return RunCancelled(reason=reason, by=by)
+
+    decide(await load_state(store, run_id))
+    await request_cancel(store, run_id, CancelRequest(reason=reason, by=by))
+    keeper = LeaseKeeper(store, f"run:{run_id}")
+    try:
+        await keeper.acquire(wait=False)
+    except LeaseHeld:
+        return None
+    try:
+        return await append_decision(store, run_id, decide)
+    finally:
+        await keeper.release()
 
 
 async def fork(store: EventStore, run_id: str, at_seq: int, *, new_run_id: str | None = None) -> str:

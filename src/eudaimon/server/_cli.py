@@ -1,0 +1,101 @@
+"""`eudaimon serve`: the HTTP API and web inspector for the agents named, on one store.
+
+FastAPI and uvicorn are imported only when the command runs, so `eudaimon` works without the
+`server` extra and says how to get it. The CLI's helpers are imported when the command is
+registered, not with this module: importing this module first must not import the CLI (which
+imports this module to register the command).
+"""
+
+import ipaddress
+import os
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from eudaimon.core.errors import ConfigurationError
+
+LOOPBACK_NAMES = {"localhost", "ip6-localhost"}
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def register(app: typer.Typer) -> None:
+    """Add `serve` to the `eudaimon` command."""
+    from eudaimon.cli._common import StoreOption, environ, fail, load_agent, out, resolve_store_url, shown_url
+
+    def serve(
+        agent: Annotated[
+            list[str], typer.Option("--agent", help="An agent to serve, as MODULE:ATTR (repeat for several).")
+        ],
+        store: StoreOption = None,
+        host: Annotated[
+            str, typer.Option(help="The address to bind; without API keys only loopback is allowed.")
+        ] = "127.0.0.1",
+        port: Annotated[int, typer.Option(help="The TCP port.")] = 8000,
+        api_key_file: Annotated[
+            str | None,
+            typer.Option("--api-key-file", help="A file of `KEY PRINCIPAL ROLE` lines (roles: viewer, operator)."),
+        ] = None,
+        insecure: Annotated[
+            bool, typer.Option("--insecure", help="Allow binding a non-loopback address without API keys.")
+        ] = False,
+        log_level: Annotated[str, typer.Option(help="uvicorn's log level.")] = "info",
+    ) -> None:
+        """Serve the HTTP API (/v1, /openapi.json) and the web inspector (/) for the agents given.
+
+        API keys come from $EUDAIMON_API_KEYS ("KEY:PRINCIPAL:ROLE,…") and --api-key-file.
+        """
+        try:
+            import uvicorn
+
+            from eudaimon.server import ApiKeys, create_app
+        except ImportError as exc:
+            fail(f"`eudaimon serve` needs the server extra ({exc.name} is missing): pip install 'eudaimon[server]'")
+        try:
+            sources = []
+            if os.environ.get("EUDAIMON_API_KEYS", "").strip():
+                sources.append(ApiKeys.parse(os.environ["EUDAIMON_API_KEYS"]))
+            if api_key_file is not None:
+                sources.append(ApiKeys.from_file(api_key_file))
+            keys = ApiKeys.merged(sources)
+        except ConfigurationError as exc:
+            fail(str(exc))
+        console = out()
+        if keys is None:
+            if not is_loopback(host) and not insecure:
+                fail(
+                    f"refusing to serve {host} without API keys: anyone who reaches it could approve and cancel runs. "
+                    "Set EUDAIMON_API_KEYS or --api-key-file, bind 127.0.0.1, or pass --insecure"
+                )
+            console.print(
+                Text("no API keys: every request is an operator; ", style="yellow")
+                + Text("serving loopback only" if is_loopback(host) else f"serving {host} because of --insecure")
+            )
+        url = resolve_store_url(store)
+        with environ("EUDAIMON_STORE", url):
+            agents = [load_agent(target) for target in agent]
+        try:
+            shared = {id(a.store): a.store for a in agents}
+            journal = next(iter(shared.values())) if len(shared) == 1 else None
+            if journal is None:
+                from eudaimon.stores.url import open_store
+
+                journal = open_store(url)
+            application = create_app(agents, journal, auth=keys)
+        except ConfigurationError as exc:
+            fail(str(exc))
+        where = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
+        names = ", ".join(a.name for a in agents)
+        console.print(Text(f"eudaimon serves {names} on {where}  (store {shown_url(url)})", style="bold"))
+        console.print(Text(f"inspector: {where}/   API: {where}/v1   OpenAPI: {where}/openapi.json", style="cyan"))
+        uvicorn.run(application, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5)
+
+    app.command("serve")(serve)

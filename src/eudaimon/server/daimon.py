@@ -1,0 +1,124 @@
+"""The Daimon-compatible endpoints: `POST /prompt`, `POST /prompt/stream`, `/health`, `/ready`.
+
+A prompt is a durable run like any other (it shows in `/v1/runs` and the inspector); these
+answer in the shape of `AgentResponse` and of the stream events of `prompt_stream`.
+"""
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException
+from fastapi.responses import JSONResponse, StreamingResponse
+
+from eudaimon.agent import Agent
+from eudaimon.core.errors import GuardrailBlocked, RunNotFound
+from eudaimon.core.state import RunState
+from eudaimon.runtime.clock import new_run_id
+from eudaimon.server.auth import Principal
+from eudaimon.server.context import ServerContext, guards
+from eudaimon.server.hub import stream_event_sse
+from eudaimon.server.schemas import Prompt
+from eudaimon.server.stream import SSE_HEADERS
+from eudaimon.server.views import message_dict, usage_dict
+from eudaimon.streaming import Done
+
+
+def response_dict(state: RunState) -> dict[str, Any]:
+    """What `AgentResponse` says of a run, as JSON."""
+    answer = state.output if state.output is not None else None
+    if answer is None:
+        answers = [m.content for m in state.messages if m.role.value == "assistant" and m.content]
+        answer = answers[-1] if answers else ""
+    return {
+        "run_id": state.run_id,
+        "status": state.status.value,
+        "text": answer,
+        "error": state.error,
+        "iterations": state.steps,
+        "usage": usage_dict(state.usage),
+        "cost": state.cost_usd,
+        "messages": [message_dict(m) for m in state.messages],
+        "pending_approvals": [
+            {"id": c.id, "name": c.name, "arguments": c.arguments} for c in state.awaiting_approval()
+        ],
+    }
+
+
+def router(ctx: ServerContext) -> APIRouter:
+    _, operator = guards(ctx)
+    api = APIRouter(tags=["daimon"])
+
+    def pick(body: Prompt) -> Agent:
+        if body.agent is not None:
+            return ctx.agent(body.agent)
+        if len(ctx.agents) == 1:
+            return next(iter(ctx.agents.values()))
+        raise HTTPException(
+            422, f"this server serves several agents; name one in `agent`: {', '.join(sorted(ctx.agents))}"
+        )
+
+    @api.post("/prompt", summary="Prompt an agent and wait for its answer")
+    async def prompt(body: Prompt, principal: Annotated[Principal, Depends(operator)]) -> dict[str, Any]:
+        """Run the agent until it answers, fails or waits for a human; answer like `AgentResponse`."""
+        run_id = new_run_id()
+        error = await asyncio.shield(ctx.runner.start(pick(body), body.input, run_id=run_id, thread_id=body.thread_id))
+        events = await ctx.store.load(run_id)
+        state = RunState.from_events(events)
+        if state is None:
+            if isinstance(error, GuardrailBlocked):
+                raise HTTPException(422, f"the input was refused by an input guardrail: {error}")
+            raise RunNotFound(run_id)
+        return response_dict(state)
+
+    @api.post(
+        "/prompt/stream",
+        summary="Prompt an agent, streaming what it does",
+        response_class=StreamingResponse,
+        responses={200: {"content": {"text/event-stream": {}}, "description": "prompt_stream's events."}},
+    )
+    async def prompt_stream(body: Prompt, principal: Annotated[Principal, Depends(operator)]) -> StreamingResponse:
+        """The events of `prompt_stream` as server-sent events (`text_delta`, `tool_call_start`,
+        `tool_result`, `usage`, `error`, `done`). The run goes on if the client leaves."""
+        agent = pick(body)
+        run_id = new_run_id()
+
+        async def events() -> AsyncIterator[str]:
+            with ctx.hub.subscribe(run_id) as queue:
+                task = ctx.runner.start(agent, body.input, run_id=run_id, thread_id=body.thread_id)
+                while True:
+                    getter = asyncio.ensure_future(queue.get())
+                    await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+                    if not getter.done():
+                        getter.cancel()
+                        error = task.result()
+                        if error is not None:
+                            yield stream_event_sse(Done(run_id, "failed"))  # nothing journaled: refused input
+                        return
+                    item = getter.result()
+                    if item is not None:
+                        yield stream_event_sse(item)
+                        if isinstance(item, Done):
+                            return
+
+        return StreamingResponse(events(), media_type="text/event-stream", headers=SSE_HEADERS)
+
+    @api.get("/health", summary="Liveness", tags=["service"])
+    async def health() -> dict[str, Any]:
+        """The process answers; how many runs it drives and how many streams are open."""
+        return {"status": "ok", "driving": ctx.runner.driving_count, "streams": ctx.hub.subscriber_count}
+
+    @api.get(
+        "/ready", summary="Readiness", tags=["service"], responses={503: {"description": "The store does not answer."}}
+    )
+    async def ready() -> JSONResponse:
+        """Ready when the store answers a read."""
+        try:
+            await ctx.store.list_runs(limit=1)
+        except Exception as exc:
+            return JSONResponse(
+                {"status": "unavailable", "detail": f"the store does not answer: {type(exc).__name__}"}, 503
+            )
+        return JSONResponse({"status": "ready", "agents": sorted(ctx.agents)})
+
+    return api

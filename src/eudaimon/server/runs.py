@@ -1,0 +1,187 @@
+"""`/v1/agents/{agent}/runs` and `/v1/runs…`: start runs, list them, read one, its events, its state."""
+
+import asyncio
+import base64
+import binascii
+import hashlib
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Response
+
+from eudaimon.core.errors import GuardrailBlocked, RunNotFound
+from eudaimon.core.state import RunState, Status
+from eudaimon.runtime.clock import new_run_id
+from eudaimon.runtime.operations import load_state
+from eudaimon.server.auth import Principal
+from eudaimon.server.context import ServerContext, guards
+from eudaimon.server.schemas import SEQ_MAX, StartRun
+from eudaimon.server.views import TERMINAL_STATUS, event_dict, run_dict, state_dict, summary_dict
+from eudaimon.stores.base import RunSummary
+
+ALL = 1_000_000_000
+VISIBLE_WITHIN_S = 10.0
+"""How long a start waits for its run's first event before answering `queued` (its thread is busy)."""
+
+
+async def run_view(ctx: ServerContext, run_id: str) -> dict[str, Any]:
+    """The run as `GET /v1/runs/{id}` shows it; `RunNotFound` (404) when there is none."""
+    events = await ctx.store.load(run_id)
+    state = RunState.from_events(events)
+    if state is None:
+        raise RunNotFound(run_id)
+    view = run_dict(state, events)
+    view["driven_here"] = ctx.runner.is_driving(run_id)
+    return view
+
+
+async def status_of(ctx: ServerContext, summary: RunSummary) -> Status:
+    terminal = TERMINAL_STATUS.get(summary.last_event_type)
+    if terminal is not None:
+        return terminal
+    return (await load_state(ctx.store, summary.run_id)).status
+
+
+def _cursor(summary: RunSummary) -> str:
+    raw = json.dumps([summary.updated_at.isoformat(), summary.run_id]).encode()
+    return base64.urlsafe_b64encode(raw).decode()
+
+
+def _uncursor(cursor: str) -> tuple[str, str]:
+    try:
+        updated, run_id = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+        return str(updated), str(run_id)
+    except (ValueError, TypeError, binascii.Error):
+        raise HTTPException(
+            422, "cursor is not one this server gave; pass `next_cursor` from the previous page"
+        ) from None
+
+
+def idempotent_run_id(principal: Principal, agent: str, key: str) -> str:
+    """The run an `Idempotency-Key` names: the same key (from the same principal, for the same
+    agent) always names the same run, in any process."""
+    return "run_" + hashlib.sha256(f"{principal.name}\0{agent}\0{key}".encode()).hexdigest()[:32]
+
+
+def router(ctx: ServerContext) -> APIRouter:
+    viewer, operator = guards(ctx)
+    api = APIRouter(prefix="/v1", tags=["runs"])
+
+    @api.post("/agents/{agent}/runs", status_code=202, summary="Start a run")
+    async def start_run(
+        agent: str,
+        body: StartRun,
+        response: Response,
+        principal: Annotated[Principal, Depends(operator)],
+        wait: Annotated[bool, Query(description="Answer when the run ends or waits, not at once.")] = False,
+        idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", max_length=200)] = None,
+    ) -> dict[str, Any]:
+        """Start a run of `agent`, driven by this server in the background (202), or wait for it
+        to end or pause with `?wait=true` (200). The same `run_id` or `Idempotency-Key` sent
+        again answers with the run it started (200) and never starts a second one."""
+        driver = ctx.agent(agent)
+        if body.run_id is not None:
+            run_id = body.run_id
+        elif idempotency_key:
+            run_id = idempotent_run_id(principal, agent, idempotency_key)
+        else:
+            run_id = new_run_id()
+        existing = await ctx.store.load(run_id)
+        if existing:
+            owner = existing[0].data
+            if getattr(owner, "agent", agent) != agent:
+                raise HTTPException(409, f"run id {run_id!r} is taken by a run of another agent")
+            task = ctx.runner.task(run_id)
+            if wait and task is not None:
+                await asyncio.shield(task)
+            response.status_code = 200
+            return await run_view(ctx, run_id)
+        task = ctx.runner.task(run_id) or ctx.runner.start(driver, body.input, run_id=run_id, thread_id=body.thread_id)
+        if wait:
+            error = await asyncio.shield(task)
+            response.status_code = 200
+        else:
+            error = await _until_journaled(ctx, run_id, task)
+        if isinstance(error, GuardrailBlocked) and not await ctx.store.load(run_id):
+            raise HTTPException(422, f"the input was refused by an input guardrail: {error}")
+        try:
+            return await run_view(ctx, run_id)
+        except RunNotFound:
+            return {"run_id": run_id, "agent": agent, "status": "queued", "thread_id": body.thread_id}
+
+    @api.get("/runs", summary="List runs")
+    async def list_runs(
+        principal: Annotated[Principal, Depends(viewer)],
+        status: Status | None = None,
+        agent: str | None = None,
+        thread_id: str | None = None,
+        limit: Annotated[int, Query(ge=1, le=500)] = 50,
+        cursor: str | None = None,
+    ) -> dict[str, Any]:
+        """Runs, most recently updated first; pass `next_cursor` back as `cursor` for the next page."""
+        summaries = await ctx.store.list_runs(limit=ALL, thread_id=thread_id)
+        summaries.sort(key=lambda s: (s.updated_at.isoformat(), s.run_id), reverse=True)
+        if cursor is not None:
+            after = _uncursor(cursor)
+            summaries = [s for s in summaries if (s.updated_at.isoformat(), s.run_id) < after]
+        page: list[dict[str, Any]] = []
+        last: RunSummary | None = None
+        more = False
+        for summary in summaries:
+            if agent is not None and summary.agent != agent:
+                continue
+            run_status = await status_of(ctx, summary)
+            if status is not None and run_status is not status:
+                continue
+            if len(page) == limit:
+                more = True
+                break
+            page.append(summary_dict(summary, run_status))
+            last = summary
+        return {"runs": page, "next_cursor": _cursor(last) if more and last is not None else None}
+
+    @api.get("/runs/{run_id}", summary="Read a run")
+    async def get_run(run_id: str, principal: Annotated[Principal, Depends(viewer)]) -> dict[str, Any]:
+        """Status, steps, usage and cost (per step too), the conversation, pending approvals,
+        unknown outcomes, and who decided what."""
+        return await run_view(ctx, run_id)
+
+    @api.get("/runs/{run_id}/events", summary="Read a run's events")
+    async def get_events(
+        run_id: str,
+        principal: Annotated[Principal, Depends(viewer)],
+        after_seq: Annotated[int, Query(ge=-1, le=SEQ_MAX)] = -1,
+        limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
+    ) -> dict[str, Any]:
+        """The journal rows after `after_seq`, in order, at most `limit` of them."""
+        events = await ctx.store.load(run_id, after_seq=after_seq)
+        if not events and (after_seq < 0 or not await ctx.store.load(run_id)):
+            raise RunNotFound(run_id)
+        shown = events[:limit]
+        return {"events": [event_dict(e) for e in shown], "more": len(events) > limit}
+
+    @api.get("/runs/{run_id}/state", summary="Read a run's state at an event")
+    async def get_state(
+        run_id: str,
+        principal: Annotated[Principal, Depends(viewer)],
+        at_seq: Annotated[
+            int | None, Query(ge=0, le=SEQ_MAX, description="The event after which to show the state.")
+        ] = None,
+    ) -> dict[str, Any]:
+        """The folded state after event `at_seq` (the latest when left out): time travel."""
+        return state_dict(await load_state(ctx.store, run_id, at_seq))
+
+    return api
+
+
+async def _until_journaled(ctx: ServerContext, run_id: str, task: asyncio.Task[Exception | None]) -> Exception | None:
+    """Wait until the run's first event is in the store (so a GET finds it), or its task ended."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + VISIBLE_WITHIN_S
+    while loop.time() < deadline:
+        if task.done():
+            return task.result()
+        if await ctx.store.load(run_id):
+            return None
+        await asyncio.sleep(0.01)
+    return None

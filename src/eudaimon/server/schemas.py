@@ -1,0 +1,52 @@
+"""The bodies the API accepts. Unknown fields are refused (422), so a body cannot claim `by`:
+who decided is always the principal of the key that sent it."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+SEQ_MAX = 2**62
+"""No journal gets near it; larger numbers are refused (422) before they reach a store."""
+RUN_ID_PATTERN = r"^[A-Za-z0-9_.:\-]{1,128}$"
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class StartRun(_Body):
+    input: str = Field(description="The user's message that starts the run.", max_length=500_000)
+    thread_id: str | None = Field(None, description="The conversation this run continues.", max_length=256)
+    run_id: str | None = Field(
+        None, description="The id to give the run; sending it again answers with the same run.", pattern=RUN_ID_PATTERN
+    )
+
+
+class Approval(_Body):
+    approved: bool = Field(description="True to let the call run, false to deny it (the model sees the denial).")
+    note: str | None = Field(None, description="Why; kept in the journal with who decided.", max_length=10_000)
+
+
+class Reconciliation(_Body):
+    output: str | None = Field(None, description="What the call did, as its result.", max_length=500_000)
+    retry: bool = Field(False, description="Run the call again instead (its idempotency key is unchanged).")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Reconciliation:
+        if (self.output is None) == (not self.retry):
+            raise ValueError("give exactly one of `output` (what the call did) or `retry: true`")
+        return self
+
+
+class Fork(_Body):
+    at_seq: int = Field(ge=0, le=SEQ_MAX, description="The last event of the parent's history the fork keeps.")
+
+
+class Cancel(_Body):
+    reason: str = Field("cancelled by an operator", max_length=10_000)
+
+
+class Prompt(_Body):
+    input: str = Field(max_length=500_000)
+    thread_id: str | None = Field(None, max_length=256)
+    agent: str | None = Field(None, description="The agent to prompt; may be left out when the server serves one.")

@@ -1,0 +1,143 @@
+"""What the API answers: runs, events and states as JSON-ready dicts, built from the journal.
+
+Everything here is read from events and the fold; nothing is kept beside them. Text a model or
+a tool wrote goes out as plain JSON strings: the inspector renders it as text, never as markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from eudaimon.core.codec import event_to_dict
+from eudaimon.core.events import (
+    ApprovalDecided,
+    ApprovalRequested,
+    Event,
+    ModelCalled,
+    RunCancelled,
+    ToolReconciled,
+)
+from eudaimon.core.messages import Message, Usage
+from eudaimon.core.state import RunState, Status
+from eudaimon.stores.base import RunSummary
+
+TERMINAL_STATUS = {
+    "run_completed": Status.COMPLETED,
+    "run_failed": Status.FAILED,
+    "run_cancelled": Status.CANCELLED,
+    "budget_exceeded": Status.BUDGET_EXCEEDED,
+}
+"""The status of a run whose last event is terminal, known without folding it."""
+
+
+def usage_dict(usage: Usage) -> dict[str, int]:
+    return {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cached_tokens": usage.cached_tokens,
+    }
+
+
+def message_dict(message: Message) -> dict[str, Any]:
+    return {
+        "id": message.id,
+        "role": message.role.value,
+        "content": message.content,
+        "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls],
+        "tool_call_id": message.tool_call_id,
+        "is_error": message.is_error,
+    }
+
+
+def state_dict(state: RunState) -> dict[str, Any]:
+    """The folded state, as `GET /v1/runs/{id}/state` answers it."""
+    return {
+        "run_id": state.run_id,
+        "agent": state.agent,
+        "status": state.status.value,
+        "seq": state.next_seq - 1,
+        "thread_id": state.thread_id,
+        "input": state.input,
+        "output": state.output,
+        "error": state.error,
+        "steps": state.steps,
+        "usage": usage_dict(state.usage),
+        "cost_usd": state.cost_usd if state.cost_known else None,
+        "messages": [message_dict(m) for m in state.messages],
+        "pending": [{"call_id": c.id, "tool": c.name, "arguments": c.arguments} for c in state.pending],
+        "calls": {call_id: progress.status.value for call_id, progress in state.calls.items()},
+        "parent": None if state.parent is None else {"run_id": state.parent.run_id, "seq": state.parent.seq},
+    }
+
+
+def run_dict(state: RunState, events: Sequence[Event]) -> dict[str, Any]:
+    """A run as `GET /v1/runs/{id}` answers it: its state plus what only the events tell (when,
+    usage per step, why a call waits, who decided what)."""
+    reasons: dict[str, str] = {}
+    steps: list[dict[str, Any]] = []
+    decisions: list[dict[str, Any]] = []
+    for event in events:
+        data = event.data
+        if isinstance(data, ModelCalled):
+            steps.append(
+                {
+                    "step": data.step,
+                    "seq": event.seq,
+                    "model": data.model,
+                    "usage": usage_dict(data.usage),
+                    "cost_usd": data.cost_usd,
+                    "duration_ms": data.duration_ms,
+                }
+            )
+        elif isinstance(data, ApprovalRequested):
+            reasons[data.call_id] = data.reason
+        elif isinstance(data, ApprovalDecided):
+            decisions.append(
+                _decision(event, "approval", data.call_id, by=data.by, approved=data.approved, note=data.note)
+            )
+        elif isinstance(data, ToolReconciled):
+            decisions.append(
+                _decision(event, "reconcile", data.call_id, by=data.by, output=data.output, retry=data.retry)
+            )
+        elif isinstance(data, RunCancelled):
+            decisions.append(_decision(event, "cancel", None, by=data.by, note=data.reason))
+    view = state_dict(state)
+    view.pop("seq")
+    view.update(
+        event_count=state.next_seq,
+        created_at=events[0].at.isoformat() if events else None,
+        updated_at=events[-1].at.isoformat() if events else None,
+        pending_approvals=[
+            {"call_id": c.id, "tool": c.name, "arguments": c.arguments, "reason": reasons.get(c.id, "")}
+            for c in state.awaiting_approval()
+        ],
+        unknown_outcomes=[
+            {"call_id": c.id, "tool": c.name, "arguments": c.arguments} for c in state.unknown_outcomes()
+        ],
+        step_usage=steps,
+        decisions=decisions,
+    )
+    return view
+
+
+def _decision(event: Event, kind: str, call_id: str | None, **fields: Any) -> dict[str, Any]:
+    return {"kind": kind, "seq": event.seq, "at": event.at.isoformat(), "call_id": call_id, **fields}
+
+
+def summary_dict(summary: RunSummary, status: Status) -> dict[str, Any]:
+    return {
+        "run_id": summary.run_id,
+        "agent": summary.agent,
+        "thread_id": summary.thread_id,
+        "status": status.value,
+        "event_count": summary.event_count,
+        "last_event_type": summary.last_event_type,
+        "created_at": summary.created_at.isoformat(),
+        "updated_at": summary.updated_at.isoformat(),
+    }
+
+
+def event_dict(event: Event) -> dict[str, Any]:
+    """The journal row as stored (`eudaimon.core.codec`): `v`, `run_id`, `seq`, `at`, `type`, fields."""
+    return event_to_dict(event)
