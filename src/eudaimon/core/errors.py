@@ -24,10 +24,14 @@
     │   ├── UnknownEventType      a row written by a newer eudaimon, or not by eudaimon
     │   ├── LeaseHeld             another process drives the run
     │   └── LeaseLost             this process stalled past its lease and must stop
+    ├── InvalidEvent              an event that would not read back; refused before it is recorded
     └── InvalidOperation          an approval, reconciliation or resume the run's state forbids
 
     EudaimonWarning (a UserWarning)
     └── ToolRetryIgnored          tool_retry_policy will not re-run some tools; names them
+
+    ModelRetry                    (not an EudaimonError) raised by a tool or an output
+                                  validator to hand the model a correction
 
 Messages say what happened and what to do; they never contain secrets. A run error raised in
 the process where user code raised carries that exception as its `__cause__`.
@@ -38,6 +42,19 @@ from __future__ import annotations
 
 class EudaimonError(Exception):
     """Base of every error eudaimon raises."""
+
+
+class ModelRetry(Exception):
+    """Raised by a tool or an output validator: `message` goes back to the model as a correction.
+
+    A tool's correction is its (error) result, journaled like any result; a tool may be
+    corrected `@tool(max_retries=n)` times in a row. An output validator's correction asks for
+    another final answer, up to `Agent(max_output_retries=n)` times.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 class ConfigurationError(EudaimonError, ValueError):
@@ -224,6 +241,18 @@ class EudaimonWarning(UserWarning):
 
 class ToolRetryIgnored(EudaimonWarning):
     """`tool_retry_policy` is set, but some tools may not run twice, so the policy skips them."""
+
+
+class InvalidEvent(EudaimonError, ValueError):
+    """An event the runtime was about to record would not read back from the journal (a value
+    of the wrong type, one JSON cannot hold, nesting too deep): nothing was recorded or written."""
+
+    def __init__(self, event_type: str, problem: str, *, run_id: str | None = None) -> None:
+        where = f"run {run_id}: " if run_id else ""
+        super().__init__(f"{where}a {event_type} event cannot be journaled: {problem}; nothing was written")
+        self.event_type = event_type
+        self.problem = problem
+        self.run_id = run_id
 
 
 class InvalidOperation(EudaimonError):

@@ -29,6 +29,10 @@ from eudaimon.core.errors import LeaseHeld, LeaseLost
 from eudaimon.stores.base import EventStore, Fence
 
 DEFAULT_TTL_S = 30.0
+EFFECT_MARGIN = 0.1
+"""The part of a lease's lifetime an effect keeps clear of: a driver invokes a tool that may not
+run twice only while more than this fraction of the TTL is left on its lease, by its own clock,
+counted from the moment it SENT its last confirmed renewal (the store's TTL started later)."""
 
 
 def lease_ttl_s() -> float:
@@ -196,6 +200,10 @@ class LeaseKeeper:
         """When the lease may lapse, by this process's monotonic clock: `ttl_s` after the start
         of the last request that confirmed it."""
         self.held = False
+        self._taken_at = float("inf")
+        """When (monotonic) the current unbroken holding of the lease began; taking the lease
+        again after it lapsed sets it anew, so that `check_effect` refuses an effect whose
+        intent was committed before the lapse."""
         self._schedule: _Renewals | None = None
 
     @property
@@ -215,13 +223,17 @@ class LeaseKeeper:
                 await asyncio.sleep(min(max(held.expires_in_s, 0.02), 0.2))
                 continue
             self.deadline = started + lease.expires_in_s
+            self._taken_at = started
             break
         self.held = True
         self._schedule = _renewals(self.store)
         self._schedule.add(self)
 
     def confirmed(self, started: float) -> None:
-        """A renewal sent at `started` (monotonic) was granted."""
+        """A renewal sent at `started` (monotonic) was granted; sent after the lease may have
+        lapsed, it took the lease back: a new holding begins (`check_effect`)."""
+        if started >= self.deadline:
+            self._taken_at = started
         self.deadline = started + self.ttl_s
 
     def lost(self) -> None:
@@ -232,6 +244,20 @@ class LeaseKeeper:
     def check(self) -> None:
         """Raise `LeaseLost` when the lease may have lapsed by this process's clock."""
         if time.monotonic() >= self.deadline:
+            raise LeaseLost(self.name)
+
+    def check_effect(self, since: float) -> None:
+        """Raise `LeaseLost` unless the lease surely still holds, with a margin, and has been
+        held without a break since `since` (monotonic: when the driver's last successful commit
+        began). Called immediately before invoking a tool that may not run twice.
+
+        A process stopped (SIGSTOP, a VM pause, a long GC) after its intent was committed may
+        wake long after another process took the run over and an operator had the call
+        retried; its monotonic clock kept counting, so this refuses the stale effect. What it
+        cannot cover is a stop between this check and the effect itself: that is what a
+        tool's `ctx.fencing_token` is for.
+        """
+        if time.monotonic() >= self.deadline - self.ttl_s * EFFECT_MARGIN or since < self._taken_at:
             raise LeaseLost(self.name)
 
     async def ensure(self) -> None:

@@ -18,12 +18,21 @@ import asyncio
 import hashlib
 import random
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from eudaimon.core.errors import ContextTooLong, ModelError, ModelResponseInvalid, ModelRetryableError
-from eudaimon.core.events import ModelAttemptStarted, ModelContextRejected, ModelFailed, ModelRetryScheduled
+from eudaimon.core.digest import canonical_json, specs_digest
+from eudaimon.core.errors import ContextTooLong, InvalidEvent, ModelError, ModelResponseInvalid, ModelRetryableError
+from eudaimon.core.events import (
+    ModelAttemptStarted,
+    ModelCalled,
+    ModelContextRejected,
+    ModelFailed,
+    ModelRetryScheduled,
+)
 from eudaimon.core.groups import estimate_tokens, fit_to_budget
-from eudaimon.core.messages import Message
+from eudaimon.core.messages import Message, Usage
+from eudaimon.core.settings import NO_SETTINGS
+from eudaimon.core.validity import check_payload
 from eudaimon.models.base import ChatRequest, ChatResponse, Model, ModelStreamItem
 from eudaimon.runtime.clock import new_request_id
 from eudaimon.runtime.journal import RunJournal
@@ -52,9 +61,12 @@ class ContextRejected(Exception):
 
 def request_digest(request: ChatRequest, state_messages: int, last_id: str) -> str:
     """Identifies a request without hashing the whole history: within a run, messages are
-    append-only with stable ids, so the count and the last id name the history's prefix."""
+    append-only with stable ids, so the count and the last id name the history's prefix. The
+    model settings the call uses are part of it."""
     tools = ",".join([t.name for t in request.tools])
     key = f"{state_messages}|{len(request.messages)}|{last_id}|{tools}|{request.temperature}|{request.max_tokens}"
+    if request.settings is not NO_SETTINGS:
+        key = f"{key}|{canonical_json(request.settings.as_dict())}"
     return hashlib.sha256(key.encode()).hexdigest()
 
 
@@ -66,6 +78,7 @@ async def attempt(
     step: int,
     stream: bool,
     retry: RetrySettings,
+    offered: bool = False,
 ) -> AsyncIterator[ModelStreamItem | Error]:
     """Call the model, yielding deltas as they arrive, an `Error` for each retry, and the
     `ChatResponse` last.
@@ -74,9 +87,9 @@ async def attempt(
     journaling `model_failed`.
     """
     if not stream:
-        yield await call(journal, model, request, step=step, retry=retry)
+        yield await call(journal, model, request, step=step, retry=retry, offered=offered)
         return
-    request_id = await _start(journal, model, request, step)
+    request_id = await _start(journal, model, request, step, offered)
     retries = 0
     while True:
         content_seen = False
@@ -90,7 +103,7 @@ async def attempt(
                     yield item
             if response is None:
                 raise ModelResponseInvalid("the model's stream ended without a response", model=model.model_id)
-            yield response
+            yield checked_response(response, model)
             return
         except ModelError as exc:
             retries = await _after_failure(journal, model, request, exc, step, request_id, retries, retry, content_seen)
@@ -98,30 +111,75 @@ async def attempt(
 
 
 async def call(
-    journal: RunJournal, model: Model, request: ChatRequest, *, step: int, retry: RetrySettings
+    journal: RunJournal, model: Model, request: ChatRequest, *, step: int, retry: RetrySettings, offered: bool = False
 ) -> ChatResponse:
     """`attempt` without streaming: the same records and retries, and no generator to drive,
     since nothing arrives before the response."""
-    request_id = await _start(journal, model, request, step)
+    request_id = await _start(journal, model, request, step, offered)
     retries = 0
     while True:
         try:
-            return await model.generate(request)
+            return checked_response(await model.generate(request), model)
         except ModelError as exc:
             retries = await _after_failure(journal, model, request, exc, step, request_id, retries, retry, False)
 
 
-async def _start(journal: RunJournal, model: Model, request: ChatRequest, step: int) -> str:
-    """Commit `model_attempt_started`: the attempt is durable before the model is called."""
+def checked_response(response: object, model: Model) -> ChatResponse:
+    """`response` if it can be journaled as the attempt's `model_called`; else the attempt
+    fails with `ModelResponseInvalid` (journaled as `model_failed`), and no tool runs.
+
+    A model or a provider conversion may return a tool call with an int id or no name, list
+    arguments, `content=None` or float token counts: written as they are, such a row would not
+    read back, and every later reader of the run would fail. Tool calls given as a list rather
+    than a tuple are taken as the tuple they mean.
+    """
+    if not isinstance(response, ChatResponse):
+        raise ModelResponseInvalid(
+            f"the model returned {type(response).__name__}, not a ChatResponse", model=model.model_id
+        )
+    message = response.message
+    calls: object = getattr(message, "tool_calls", ())
+    if type(message) is Message and isinstance(calls, list):
+        message = replace(message, tool_calls=tuple(calls))
+        response = replace(response, message=message)
+    observed = ModelCalled(
+        step=0,
+        request_id="",
+        message=message,
+        usage=Usage() if response.usage is None else response.usage,
+        model="" if response.model is None else response.model,
+    )
+    try:
+        check_payload(observed)
+    except InvalidEvent as exc:
+        raise ModelResponseInvalid(
+            f"the model's response cannot be journaled: {exc.problem}", model=model.model_id
+        ) from None
+    return response
+
+
+async def _start(journal: RunJournal, model: Model, request: ChatRequest, step: int, offered: bool) -> str:
+    """Commit `model_attempt_started`: the attempt is durable before the model is called.
+
+    With `offered` (tools decided per step) it names the specs sent, and carries them when
+    they differ from the previous attempt's.
+    """
     state = journal.state
     request_id = new_request_id()
     messages = state.messages
+    tools_digest, tools = "", None
+    if offered:
+        sent = tuple(request.tools)
+        tools_digest = specs_digest(sent)
+        tools = sent if tools_digest != state.tools_digest else None
     journal.record(
         ModelAttemptStarted(
             step=step,
             request_id=request_id,
             request_digest=request_digest(request, len(messages), messages[-1].id if messages else ""),
             model=model.model_id,
+            tools_digest=tools_digest,
+            tools=tools,
         )
     )
     await journal.flush()

@@ -27,6 +27,7 @@ from eudaimon.core.errors import (
 )
 from eudaimon.core.events import FailureKind, RunStarted
 from eudaimon.core.messages import Message, Role
+from eudaimon.core.settings import NO_SETTINGS, ModelSettings
 from eudaimon.core.state import RunState, Status
 from eudaimon.memory.base import feed
 from eudaimon.runtime.admission import max_active_runs, run_slot
@@ -74,6 +75,8 @@ class RunDriver:
         uses_memory: bool = True,
         memory_thread: str | None = None,
         guardrail_retries: int = 0,
+        model_settings: ModelSettings | None = None,
+        deps: Any = None,
     ) -> RunJournal:
         """A new run's journal, its `run_started` recorded (committed with the first attempt)."""
         started = RunStarted(
@@ -86,8 +89,10 @@ class RunDriver:
             uses_memory=uses_memory,
             memory_thread=memory_thread,
             guardrail_retries=guardrail_retries,
+            model_settings=model_settings if model_settings != NO_SETTINGS else None,
         )
         journal = RunJournal(self.store, RunState(run_id=run_id or new_run_id()), snapshot_every=self.snapshot_every)
+        journal.deps = deps
         journal.record(started)
         return journal
 
@@ -133,6 +138,11 @@ class RunDriver:
             raise
         journal.guard = keeper.ensure
         journal.fence = keeper.fence
+        journal.effect_guard = keeper.check_effect
+        # The journal as this driver found it once the lease was its own. Any driver that acts
+        # commits an intent first; one that took over before that commit cannot commit after
+        # it (the append fences), and one that took over after it holds a larger count.
+        journal.fencing_token = journal.committed_seq
         return keeper
 
     async def _let_go(self, journal: RunJournal, keeper: LeaseKeeper) -> None:
@@ -141,8 +151,10 @@ class RunDriver:
         journal.guard = journal.fence = None
         await keeper.release()
 
-    async def reopen(self, run_id: str) -> RunJournal:
-        return RunJournal(self.store, await load_state(self.store, run_id), snapshot_every=self.snapshot_every)
+    async def reopen(self, run_id: str, deps: Any = None) -> RunJournal:
+        journal = RunJournal(self.store, await load_state(self.store, run_id), snapshot_every=self.snapshot_every)
+        journal.deps = deps
+        return journal
 
     async def remember(self, state: RunState) -> None:
         """Feed memory this run's committed messages; memory ignores ids it already has.
@@ -155,7 +167,7 @@ class RunDriver:
         own = state.messages[state.input_index : len(state.messages) - 1 if state.pending else None]
         await feed(self.memory, [m for m in own if m.role is not Role.SYSTEM], state.memory_thread)
 
-    def respond(self, journal: RunJournal) -> AgentResponse:
+    def respond(self, journal: RunJournal) -> AgentResponse[Any]:
         """The response for a run that answered or is waiting; the error for one that ended badly.
 
         The error is built from the journal alone, so every process raises the same one; in the
@@ -165,7 +177,7 @@ class RunDriver:
         if state.status in (Status.FAILED, Status.CANCELLED, Status.BUDGET_EXCEEDED):
             raise error_for(state) from journal.failure
         structured = self.output.restore(state.structured_output) if self.output is not None else None
-        return AgentResponse.from_state(state, structured)
+        return AgentResponse.from_state(state, structured, typed=self.output is not None)
 
 
 def error_for(state: RunState) -> RunError:

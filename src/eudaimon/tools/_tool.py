@@ -20,23 +20,12 @@ from pydantic_core import PydanticSerializationError, to_json
 
 from eudaimon.core.effects import Effect, ToolTraits
 from eudaimon.core.errors import ConfigurationError
-from eudaimon.core.messages import JsonObject
-from eudaimon.models.base import ToolSpec
+from eudaimon.core.messages import PART_TYPES, ContentPart, JsonObject, TextPart, ToolSpec, describe_part
+from eudaimon.tools._context import ToolContext
 from eudaimon.tools._schema import function_schema
 
-
-@dataclass(frozen=True, slots=True)
-class ToolContext:
-    """What a tool may know about the call it serves.
-
-    `idempotency_key` is the same for every attempt of a call, across retries and crash
-    recovery: pass it to the system you change so that a repeated call is recognised.
-    """
-
-    run_id: str
-    call_id: str
-    idempotency_key: str
-    attempt: int = 1
+Prepare = Callable[[ToolContext[Any], ToolSpec], "ToolSpec | Awaitable[ToolSpec | None] | None"]
+"""`fn(ctx, spec)`: the spec to offer at this step (possibly changed), or None to withhold the tool."""
 
 
 class ToolPolicy(StrEnum):
@@ -71,6 +60,13 @@ class Tool:
     only when a second run is harmless (READ, or WRITE declared idempotent). True: the tool's
     author says a call that raised did nothing, so running it again is safe. Recovery after a
     crash does not change: it still follows `effect` and `idempotent`."""
+    max_retries: int = 1
+    """How many `ModelRetry` corrections in a row the model gets before the tool refuses."""
+    prepare: Prepare | None = None
+    """Decides per step whether the tool is offered, and with which spec."""
+    timeout_s: float | None = None
+    """How long a call may take (None: the agent's `tool_timeout_s`). A READ or idempotent call
+    that times out is an error result; a WRITE or IRREVERSIBLE one an unknown outcome."""
     _validator: Any = field(default=None, repr=False, compare=False)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -99,6 +95,8 @@ class Tool:
         A tool compiled from a signature validates with its pydantic model, which holds the
         same schema; only a tool given a bare JSON Schema needs a schema validator.
         """
+        if self.timeout_s is not None and not self.timeout_s > 0:
+            raise ConfigurationError(f"tool {self.name!r}: timeout_s must be a positive number of seconds")
         if self.args_model is not None or self._validator is not None:
             return self
         cls = jsonschema.validators.validator_for(self.parameters)
@@ -119,7 +117,12 @@ class Tool:
             return self._bind(raw, validate)
         arguments = _decode(raw, self.name)
         if validate and self._validator is not None:
-            errors = sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+            try:
+                errors = sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+            except RecursionError:
+                raise ToolArgumentsError(
+                    f"the arguments are nested too deeply to check; send a flatter JSON object for {self.name!r}"
+                ) from None
             if errors:
                 detail = "; ".join(
                     f"{'.'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors[:5]
@@ -127,8 +130,12 @@ class Tool:
                 raise ToolArgumentsError(f"the arguments do not match the schema of {self.name!r}: {detail}")
         return arguments
 
-    async def invoke(self, arguments: Mapping[str, Any], ctx: ToolContext) -> str:
-        """Run the function on `parse_arguments`' result and render its result as text.
+    async def invoke(self, arguments: Mapping[str, Any], ctx: ToolContext[Any]) -> str:
+        """Run the function on `parse_arguments`' result and render its result as text."""
+        return (await self.execute(arguments, ctx))[0]
+
+    async def execute(self, arguments: Mapping[str, Any], ctx: ToolContext[Any]) -> tuple[str, tuple[ContentPart, ...]]:
+        """Run the function; its result as text, and the images or documents it returned.
 
         Sync functions run in a worker thread, so a blocking tool does not stall other runs.
         """
@@ -141,19 +148,30 @@ class Tool:
             result = await asyncio.to_thread(self.function, **kwargs)
             if isinstance(result, Awaitable):
                 result = await result
-        return render_result(result)
+        return render_output(result)
 
     def _bind(self, raw: JsonObject | str, strict: bool) -> dict[str, Any]:
         assert self.args_model is not None
         try:
             if strict:
                 # JSON mode, strict: the types mean what the published JSON Schema says.
-                text = raw if isinstance(raw, str) else _json_text(raw)
+                if isinstance(raw, str):
+                    _decode(raw, self.name)  # refuses what pydantic would read loosely: repeated keys
+                    text: str | bytes = raw
+                else:
+                    text = _json_text(raw)
                 parsed = self.args_model.model_validate_json(text or "{}", strict=True)
             else:
                 parsed = self.args_model.model_validate(_decode(raw, self.name))
         except ValidationError as exc:
             raise ToolArgumentsError(_describe_errors(self.name, exc)) from None
+        except ToolArgumentsError:
+            raise
+        except (RecursionError, ValueError, TypeError) as exc:  # arguments too deep, or not JSON at all
+            raise ToolArgumentsError(
+                f"the arguments cannot be read ({type(exc).__name__}: nested too deeply or not JSON); "
+                f"send a flatter JSON object for {self.name!r}"
+            ) from None
         return dict(parsed.__dict__)
 
 
@@ -167,10 +185,29 @@ def _json_text(arguments: JsonObject) -> str | bytes:
         return json.dumps(arguments)
 
 
+class _RepeatedKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refusing a key given twice: `{"amount": 1, "amount": 1000000}` must not
+    mean whichever came last (what was shown for approval may be the first)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        keys = [key for key, _ in pairs]
+        repeated = next(key for index, key in enumerate(keys) if key in keys[:index])
+        raise _RepeatedKey(f"the key {repeated!r} appears more than once")
+    return obj
+
+
 def _decode(raw: JsonObject | str, tool_name: str) -> dict[str, Any]:
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw) if raw.strip() else {}
+            raw = json.loads(raw, object_pairs_hook=_unique_keys) if raw.strip() else {}
+        except RecursionError:
+            raise ToolArgumentsError(
+                f"the arguments are nested too deeply to read; send a flatter JSON object for {tool_name!r}"
+            ) from None
         except ValueError as exc:
             raise ToolArgumentsError(
                 f"the arguments are not valid JSON ({exc}); send a JSON object matching the schema of {tool_name!r}"
@@ -191,6 +228,31 @@ def _describe_errors(tool_name: str, exc: ValidationError) -> str:
         f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']} (got {e['input']!r})" for e in errors[:5]
     )
     return f"the arguments do not match the schema of {tool_name!r}: {detail}"
+
+
+def render_output(result: Any) -> tuple[str, tuple[ContentPart, ...]]:
+    """A tool's result as the text the model reads, and its content parts (when it returned
+    `ImagePart`s or `DocumentPart`s, alone or in a list with text): the text then names each
+    part, so a reader of the text alone still knows what was there."""
+    if isinstance(result, str):
+        return result, ()
+    if isinstance(result, list | tuple):
+        items = result
+        if not any(isinstance(item, PART_TYPES) for item in items):
+            return render_result(result), ()
+    elif isinstance(result, PART_TYPES):
+        items = [result]
+    else:
+        return render_result(result), ()
+    parts: list[ContentPart] = []
+    for item in items:
+        if isinstance(item, PART_TYPES):
+            parts.append(item)
+        else:
+            parts.append(TextPart(text=render_result(item)))
+    if all(isinstance(p, TextPart) for p in parts):
+        return "\n".join(describe_part(p) for p in parts), ()
+    return "\n".join(describe_part(p) for p in parts), tuple(parts)
 
 
 def render_result(result: Any) -> str:
@@ -221,6 +283,9 @@ def tool(
     idempotent: bool = False,
     requires_approval: bool | None = None,
     retryable: bool | None = None,
+    max_retries: int = 1,
+    prepare: Prepare | None = None,
+    timeout_s: float | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -234,18 +299,35 @@ def tool(
     idempotent: bool = False,
     requires_approval: bool | None = None,
     retryable: bool | None = None,
+    max_retries: int = 1,
+    prepare: Prepare | None = None,
+    timeout_s: float | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function (sync or async) into a `Tool`.
 
     The description is the docstring's summary; parameter descriptions come from its `Args:`
-    section. A parameter annotated `ToolContext` receives the call's context. The default
-    effect is `WRITE`: declare `effect="read"` or `idempotent=True` when running the tool
-    twice is harmless, so that recovery may re-run it.
+    section. A parameter annotated `ToolContext` (or `ToolContext[Deps]`) receives the call's
+    context, with the run's `deps`; it is not part of the schema. The default effect is
+    `WRITE`: declare `effect="read"` or `idempotent=True` when running the tool twice is
+    harmless, so that recovery may re-run it.
 
     Args:
+        name: the name the model calls it by (default: the function's name).
+        description: what the model is told it does (default: the docstring's summary).
+        effect: `"read"`, `"write"` or `"irreversible"` (see `Effect`).
+        idempotent: a WRITE that is safe to run twice with the same idempotency key.
+        requires_approval: True or False overrides the default (IRREVERSIBLE needs approval).
         retryable: Whether the agent's `tool_retry_policy` may run the tool again after it
             raised. By default only READ and idempotent tools are retried; `retryable=True`
             opts a WRITE tool in (its failures leave nothing behind), `False` opts any tool out.
+        max_retries: corrections in a row the tool may ask for by raising `ModelRetry`; the
+            next one is answered with an error result saying the budget is spent.
+        prepare: `fn(ctx, spec)` (sync or async), asked before every model call: returns the
+            `ToolSpec` to offer (possibly with another description or schema) or None to
+            leave the tool out of that step. What was offered is journaled per step.
+        timeout_s: how long a call may take (None: the agent's `tool_timeout_s`). A READ or
+            idempotent call that outlives it is an error result, a WRITE or IRREVERSIBLE one an
+            unknown outcome awaiting reconciliation (it may have acted).
     """
 
     def build(func: Callable[..., Any]) -> Tool:
@@ -253,7 +335,9 @@ def tool(
             effect_value = Effect(effect)
         except ValueError:
             raise ConfigurationError(f"unknown effect {effect!r}; use 'read', 'write' or 'irreversible'") from None
-        schema = function_schema(func, context_type=ToolContext)
+        if max_retries < 0:
+            raise ConfigurationError(f"tool {func.__name__!r}: max_retries must be 0 or more, got {max_retries}")
+        schema = function_schema(func)
         return Tool(
             name=name or func.__name__,
             description=description if description is not None else schema.description,
@@ -266,6 +350,9 @@ def tool(
             context_param=schema.context_param,
             is_async=schema.is_async,
             retryable=retryable,
+            max_retries=max_retries,
+            prepare=prepare,
+            timeout_s=timeout_s,
         )
 
     return build(fn) if fn is not None else build
