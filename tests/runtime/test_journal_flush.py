@@ -9,7 +9,7 @@ from eudaimon.core.events import Event, RunCompleted, RunStarted
 from eudaimon.core.state import RunState
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.stores import MemoryStore
-from eudaimon.stores.base import Snapshot
+from eudaimon.stores.base import Fence, Snapshot
 
 
 class SlowStore(MemoryStore):
@@ -22,13 +22,19 @@ class SlowStore(MemoryStore):
         self.batches: list[list[str]] = []
 
     async def append(
-        self, run_id: str, expected_seq: int, events: Sequence[Event], snapshot: Snapshot | None = None
+        self,
+        run_id: str,
+        expected_seq: int,
+        events: Sequence[Event],
+        snapshot: Snapshot | None = None,
+        *,
+        fence: Fence | None = None,
     ) -> None:
         self.active += 1
         self.most_active = max(self.most_active, self.active)
         await asyncio.sleep(0.01)
         try:
-            await super().append(run_id, expected_seq, events, snapshot)
+            await super().append(run_id, expected_seq, events, snapshot, fence=fence)
             self.batches.append([e.type for e in events])
         finally:
             self.active -= 1

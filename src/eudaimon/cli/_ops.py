@@ -111,9 +111,9 @@ def reconcile(
     out().print(shown(f"reconciled call {call_id} of run {run_id}: " + ("retry" if retry else "output recorded")))
     if retry:
         out().print(
-            Text(
+            shown(
                 "  note: no effect seen is not proof while the process that started the call may still be alive",
-                style="yellow",
+                "yellow",
             )
         )
     _after_decision(run_id, url)

@@ -204,6 +204,10 @@ class LeaseKeeper:
         lease again after it lapsed sets it anew (`acquire`, and a late renewal in `confirmed`),
         so that `check_effect` refuses an effect whose intent was committed before the lapse."""
         self.held = False
+        self._taken_at = float("inf")
+        """When (monotonic) the current unbroken holding of the lease began; taking the lease
+        again after it lapsed sets it anew, so that `check_effect` refuses an effect whose
+        intent was committed before the lapse."""
         self._schedule: _Renewals | None = None
 
     @property
@@ -230,8 +234,8 @@ class LeaseKeeper:
         self._schedule.add(self)
 
     def confirmed(self, started: float) -> None:
-        """A renewal sent at `started` (monotonic) was granted. Sent after the lease had lapsed,
-        it took the lease back: the holding starts anew there."""
+        """A renewal sent at `started` (monotonic) was granted; sent after the lease may have
+        lapsed, it took the lease back: a new holding begins (`check_effect`)."""
         if started >= self.deadline:
             self._taken_at = started
         self.deadline = started + self.ttl_s

@@ -49,13 +49,13 @@ def renew(conn: sqlite3.Connection, pairs: list[tuple[str, str]], ttl_s: float) 
 
 
 def check_fence(conn: sqlite3.Connection, fence: Fence, began_at: float) -> None:
-    """The last statement of a fenced append, in its transaction (which began at `began_at`,
-    by `time.time()`, and has held the write lock since): the lease still names the fence's
-    owner, and is unexpired or is taken back (`Fence`). Raising undoes the append.
+    """The last statement of a fenced append, in its transaction (holding the write lock; the
+    append's own statements began at `began_at`, by `time.time()`): the lease still names the
+    fence's owner, and is unexpired or is taken back (`Fence`). Raising undoes the append.
 
     Raises:
         LeaseLost: another owner holds the lease, or it is gone; or it lapsed while this
-            transaction held the lock (the process stalled inside its commit), or lapsed and
+            append ran under the lock (the process stalled inside its commit), or lapsed and
             the fence takes nothing back.
     """
     held = conn.execute("SELECT owner, expires_at FROM leases WHERE name = ?", (fence.name,)).fetchone()

@@ -151,8 +151,6 @@ class SqliteStore:
         """The room durable commits keep ahead of the WAL: only fsynced commits gain from it, and
         a private in-memory database has no WAL file."""
         self._lease_writes = 0
-        self._began_at = 0.0
-        """When the transaction in progress took the write lock, by `time.time()`."""
         self._since_checkpoint = 0
         self._checkpointer: sqlite3.Connection | None = None
         """The worker's second connection, for checkpoints alone; opened at the first one."""
@@ -193,9 +191,10 @@ class SqliteStore:
             packed = pack(batch)
 
             def write(conn: sqlite3.Connection) -> None:
+                started = time.time()  # under the write lock: this append's own part of the transaction
                 _append(conn, run_id, expected_seq, batch, packed, snapshot)
                 if fence is not None:
-                    _leases.check_fence(conn, fence, self._began_at)
+                    _leases.check_fence(conn, fence, started)
 
             alone, self._last_run = self._last_run in (None, run_id), run_id
             done = self._write_here(write, durable=True) if alone else None
@@ -439,7 +438,6 @@ class SqliteStore:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError:
             return False
-        self._began_at = time.time()
         return True
 
     @contextmanager
@@ -466,7 +464,6 @@ class SqliteStore:
             if not begun:
                 self._set_synchronous(conn, self._synchronous if durable else "normal")
                 conn.execute("BEGIN IMMEDIATE")
-                self._began_at = time.time()
             try:
                 if len(jobs) == 1:  # alone in its transaction: the ROLLBACK below undoes it if it fails
                     changes = conn.total_changes
