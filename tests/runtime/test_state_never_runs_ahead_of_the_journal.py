@@ -74,10 +74,10 @@ async def test_a_batch_the_store_cannot_encode_rolls_the_state_back_and_fails_th
         journal = agent._driver.start([Message.user("go")], input="go", thread_id=None, run_id="r")
         await agent._driver.run(journal, None)
         events = await store.load("r")
-        assert isinstance(events[-1].data, RunFailed) and events[-1].data.kind == "InvalidEvent"
+        assert isinstance(events[-1].data, RunFailed) and events[-1].data.exception == "InvalidEvent"
         folded = RunState.from_events(events)
         assert journal.state == folded
         with pytest.raises(RunFailedError, match="could not encode"):
-            agent._driver.respond(journal.state)
+            agent._driver.respond(journal)
     finally:
         await store.close()

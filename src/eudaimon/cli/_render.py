@@ -17,6 +17,7 @@ from eudaimon.core.events import (
     ApprovalRequested,
     BudgetExceeded,
     Event,
+    FailureKind,
     FinishRejected,
     GuardrailRejected,
     ModelAttemptStarted,
@@ -34,7 +35,17 @@ from eudaimon.core.events import (
     ToolReconciled,
     ToolStarted,
 )
-from eudaimon.core.messages import JsonObject, Message, Role, ToolCall, Usage
+from eudaimon.core.messages import (
+    ContentPart,
+    ImagePart,
+    JsonObject,
+    Message,
+    Role,
+    TextPart,
+    ToolCall,
+    Usage,
+    describe_part,
+)
 from eudaimon.core.state import RunState, Status
 from eudaimon.streaming import (
     Done,
@@ -91,6 +102,14 @@ def cost_text(cost_usd: float | None, known: bool = True) -> str:
     return f"${cost_usd:.6f}"
 
 
+def failure_text(kind: FailureKind | None, guardrail: str, error: str | None) -> str:
+    """Why a run failed, in one line: the kind, unless the error text already names the
+    exception (it starts with its type), and the guardrail that blocked."""
+    shown = f"{kind}: " if kind is not None and kind not in (FailureKind.EXCEPTION, FailureKind.MODEL_ERROR) else ""
+    who = f"{guardrail}: " if guardrail else ""
+    return f"{shown}{who}{error or ''}"
+
+
 def summarize(event: Event) -> str:
     """One line saying what `event` recorded."""
     data = event.data
@@ -100,15 +119,24 @@ def summarize(event: Event) -> str:
             fork = f", forked from {data.parent.run_id}@{data.parent.seq}" if data.parent else ""
             return f"agent {data.agent!r}, {len(data.messages)} message(s){thread}{fork}: {clip(data.input, 50)!r}"
         case ModelAttemptStarted():
-            return f"step {data.step}: calling {data.model or 'the model'} (request {data.request_id[:12]})"
+            offered = (
+                f", offering {', '.join(t.name for t in data.tools) or 'no tools'}" if data.tools is not None else ""
+            )
+            return f"step {data.step}: calling {data.model or 'the model'} (request {data.request_id[:12]}){offered}"
         case ModelRetryScheduled():
             return f"step {data.step}: retry {data.retry_number} in {data.delay_ms} ms after {clip(data.error, 50)}"
         case ModelContextRejected():
-            return f"step {data.step}: context too long; input budget now {data.input_budget_tokens} tokens"
+            out = f", output budget {data.output_budget_tokens}" if data.output_budget_tokens is not None else ""
+            return (
+                f"step {data.step}: context too long (retry {data.retry_number}); "
+                f"input budget now {data.input_budget_tokens} tokens{out}"
+            )
         case ModelCalled():
             said = f"{clip(data.message.content, 50)!r} " if data.message.content else ""
             calls = ", ".join(call_text(c) for c in data.message.tool_calls)
             asked = f"→ {clip(calls, 60)} " if calls else ""
+            if data.short_circuited_by:
+                return f"step {data.step}: {said}{asked}[answered by middleware {data.short_circuited_by}; no model called]"
             return f"step {data.step}: {said}{asked}[{usage_text(data.usage)}, {cost_text(data.cost_usd)}]"
         case ModelFailed():
             return f"step {data.step}: {clip(data.error, 70)}"
@@ -142,8 +170,7 @@ def summarize(event: Event) -> str:
         case RunCompleted():
             return clip(data.output, 80)
         case RunFailed():
-            kind = f"{data.kind}: " if data.kind else ""
-            return f"{kind}{clip(data.error, 70)}"
+            return clip(failure_text(data.kind, data.guardrail, data.error), 80)
         case RunCancelled():
             return clip(data.reason or "cancelled", 80)
         case _:
@@ -183,6 +210,8 @@ def _role_label(message: Message) -> Text:
 
 def _message_body(message: Message) -> str:
     lines = [message.content] if message.content else []
+    if message.parts and message.role is not Role.TOOL:  # a tool's text already names its parts
+        lines = [describe_part(p) for p in message.parts]
     lines += [f"→ {call_text(c)}  [{c.id}]" for c in message.tool_calls]
     if message.role is Role.TOOL and message.is_error:
         lines = [f"error: {line}" for line in lines]
@@ -208,7 +237,7 @@ def overview(state: RunState, event_count: int | None = None) -> Table:
     if state.output is not None:
         grid.add_row("output", escape(state.output))
     if state.error is not None:
-        grid.add_row("error", Text(f"{state.error_kind + ': ' if state.error_kind else ''}{state.error}", style="red"))
+        grid.add_row("error", Text(failure_text(state.error_kind, state.error_guardrail, state.error), style="red"))
     return grid
 
 
@@ -269,7 +298,20 @@ def _message_dict(message: Message) -> dict[str, Any]:
         "tool_calls": [asdict(c) for c in message.tool_calls],
         "tool_call_id": message.tool_call_id,
         "is_error": message.is_error,
+        **({"parts": [_part_dict(p) for p in message.parts]} if message.parts else {}),
     }
+
+
+def _part_dict(part: ContentPart) -> dict[str, Any]:
+    """A part as the CLI shows it: its kind, type and size, never its bytes."""
+    if isinstance(part, TextPart):
+        return {"kind": "text", "text": part.text}
+    shown: dict[str, Any] = {"kind": part.kind, "media_type": part.media_type}
+    if isinstance(part, ImagePart) and part.url is not None:
+        shown["url"] = part.url
+    else:
+        shown["bytes"] = len(part.data or b"")
+    return shown
 
 
 class StreamPrinter:

@@ -9,6 +9,7 @@
     │   ├── BudgetExceeded
     │   ├── OutputRejected        the final answer kept failing the finish schema or a guardrail
     │   └── RunFailedError        any other terminal failure recorded in the journal
+    │       └── ContextExhausted  also a ContextTooLong: no smaller request was possible
     ├── ModelError                a provider or model failed (classified once, by type)
     │   ├── ModelRetryableError   worth retrying before any content arrived
     │   │   ├── ModelRateLimited
@@ -26,7 +27,14 @@
     ├── InvalidEvent              an event that would not read back; refused before it is recorded
     └── InvalidOperation          an approval, reconciliation or resume the run's state forbids
 
-Messages say what happened and what to do; they never contain secrets.
+    EudaimonWarning (a UserWarning)
+    └── ToolRetryIgnored          tool_retry_policy will not re-run some tools; names them
+
+    ModelRetry                    (not an EudaimonError) raised by a tool or an output
+                                  validator to hand the model a correction
+
+Messages say what happened and what to do; they never contain secrets. A run error raised in
+the process where user code raised carries that exception as its `__cause__`.
 """
 
 from __future__ import annotations
@@ -34,6 +42,19 @@ from __future__ import annotations
 
 class EudaimonError(Exception):
     """Base of every error eudaimon raises."""
+
+
+class ModelRetry(Exception):
+    """Raised by a tool or an output validator: `message` goes back to the model as a correction.
+
+    A tool's correction is its (error) result, journaled like any result; a tool may be
+    corrected `@tool(max_retries=n)` times in a row. An output validator's correction asks for
+    another final answer, up to `Agent(max_output_retries=n)` times.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 class ConfigurationError(EudaimonError, ValueError):
@@ -136,6 +157,14 @@ class ContextTooLong(ModelError):
         self.requested_tokens = requested_tokens
 
 
+class ContextExhausted(RunFailedError, ContextTooLong):
+    """A run failed because the model kept refusing its request as too long, and the request
+    could not be made smaller (the newest turn alone does not fit), or the retries ran out.
+
+    It is both a `RunError` (with `run_id`) and a `ContextTooLong`, so either `except` catches it.
+    """
+
+
 class ModelRequestRejected(ModelError):
     """400, 401 or 403: the request or the credentials are wrong, and retrying will not help."""
 
@@ -216,6 +245,14 @@ class InvalidEvent(EudaimonError, ValueError):
         self.event_type = event_type
         self.problem = problem
         self.run_id = run_id
+
+
+class EudaimonWarning(UserWarning):
+    """Base of the warnings eudaimon gives about a configuration that works, but not as written."""
+
+
+class ToolRetryIgnored(EudaimonWarning):
+    """`tool_retry_policy` is set, but some tools may not run twice, so the policy skips them."""
 
 
 class InvalidOperation(EudaimonError):

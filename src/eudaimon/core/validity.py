@@ -58,6 +58,10 @@ def message_problem(message: object, where: str = "message") -> str | None:
         problem = _text(message.tool_call_id, f"{where}.tool_call_id")
     if problem is None and type(message.is_error) is not bool:
         problem = f"{where}.is_error must be a bool, got {_kind(message.is_error)}"
+    if problem is None and type(message.parts) is not tuple:
+        problem = f"{where}.parts must be a tuple of content parts, got {_kind(message.parts)}"
+    if problem is None and message.parts != ():
+        problem = _MESSAGE_PARTS  # content parts: the codec's writer checks them, with the event
     if problem is not None:
         return problem
     calls = message.tool_calls
@@ -122,8 +126,12 @@ def _call_problem(call: object, where: str) -> str | None:
 
 
 def _model_attempt_started(data: ModelAttemptStarted) -> str | None:
+    problem = _text(data.tools_digest, "tools_digest")
+    if problem is None and data.tools is not None:
+        problem = encoding_problem(data)  # the specs offered at this step: rare, the writer checks
     return (
-        _int(data.step, "step")
+        problem
+        or _int(data.step, "step")
         or _text(data.request_id, "request_id")
         or _text(data.request_digest, "request_digest")
         or _text(data.model, "model")
@@ -148,6 +156,7 @@ def _message_ok(message: object) -> bool:
         and type(message.is_error) is bool
         and (message.tool_call_id is None or type(message.tool_call_id) is str)
         and type(message.tool_calls) is tuple
+        and message.parts == ()
     ):
         return False
     for call in message.tool_calls:
@@ -168,6 +177,7 @@ def _model_called(data: ModelCalled) -> str | None:
         and type(data.model) is str
         and type(data.duration_ms) is int
         and type(data.stop_reason) is str
+        and type(data.short_circuited_by) is str
         and type(usage) is Usage
         and type(usage.input_tokens) is int
         and type(usage.output_tokens) is int
@@ -180,8 +190,11 @@ def _model_called(data: ModelCalled) -> str | None:
 
 
 def _explain_model_called(data: ModelCalled) -> str | None:
+    if message_problem(data.message) == _MESSAGE_PARTS:
+        return encoding_problem(data)
     problem = (
-        _int(data.step, "step")
+        _text(data.short_circuited_by, "short_circuited_by")
+        or _int(data.step, "step")
         or _text(data.request_id, "request_id")
         or message_problem(data.message)
         or usage_problem(data.usage)
@@ -216,6 +229,12 @@ def _tool_started(data: ToolStarted) -> str | None:
 
 
 def _tool_completed(data: ToolCompleted) -> str | None:
+    if type(data.retry) is not bool:
+        return f"retry must be a bool, got {_kind(data.retry)}"
+    if type(data.parts) is not tuple:
+        return f"parts must be a tuple of content parts, got {_kind(data.parts)}"
+    if data.parts != ():
+        return encoding_problem(data)  # content parts: the writer checks them
     problem = _text(data.call_id, "call_id") or _text(data.tool, "tool") or _text(data.output, "output")
     if problem is None and type(data.is_error) is not bool:
         problem = f"is_error must be a bool, got {_kind(data.is_error)}"
@@ -261,21 +280,36 @@ def _names(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in fields(cls))
 
 
+_MESSAGE_PARTS = "(content parts)"
+
 _FAST_MESSAGES = (
-    _names(Message) == ("role", "content", "tool_calls", "tool_call_id", "is_error", "id")
+    _names(Message) == ("role", "content", "tool_calls", "tool_call_id", "is_error", "id", "parts")
     and _names(ToolCall) == ("id", "name", "arguments")
     and _names(Usage) == ("input_tokens", "output_tokens", "cached_tokens")
 )
 """Whether `message_problem` knows every field of a message: else the codec's writer checks."""
 
 _COVERED: dict[type[Any], tuple[tuple[str, ...], Callable[[Any], str | None]]] = {
-    ModelAttemptStarted: (("step", "request_id", "request_digest", "model"), _model_attempt_started),
+    ModelAttemptStarted: (
+        ("step", "request_id", "request_digest", "model", "tools_digest", "tools"),
+        _model_attempt_started,
+    ),
     ModelCalled: (
-        ("step", "request_id", "message", "usage", "cost_usd", "model", "duration_ms", "stop_reason"),
+        (
+            "step",
+            "request_id",
+            "message",
+            "usage",
+            "cost_usd",
+            "model",
+            "duration_ms",
+            "stop_reason",
+            "short_circuited_by",
+        ),
         _model_called,
     ),
     ToolStarted: (("call_id", "tool", "idempotency_key", "attempt", "arguments"), _tool_started),
-    ToolCompleted: (("call_id", "tool", "output", "is_error", "duration_ms"), _tool_completed),
+    ToolCompleted: (("call_id", "tool", "output", "is_error", "duration_ms", "parts", "retry"), _tool_completed),
 }
 _FAST: dict[type[Any], Callable[[Any], str | None]] = {
     cls: check for cls, (names, check) in _COVERED.items() if _names(cls) == names

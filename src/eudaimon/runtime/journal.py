@@ -12,6 +12,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import fields
+from typing import Any
 
 from eudaimon.core.codec import state_to_json
 from eudaimon.core.errors import InvalidEvent
@@ -44,6 +45,11 @@ class RunJournal:
         this driver took the run over. A later driver that may act took over after every commit
         of this one, so it holds a larger token (see `RunDriver._take_over`)."""
         self.snapshot_every = snapshot_every
+        self.failure: BaseException | None = None
+        """The exception that ended the run in this process, if one did: the cause of its error."""
+        self.deps: Any = None
+        """The caller's `deps` for this run (`prompt(deps=…)`, `resume(deps=…)`): handed to user
+        code in its `ToolContext`, never journaled."""
         self._committed_seq = state.next_seq
         self._buffer: list[Event] = []
         # One commit at a time, without the cost of an `asyncio.Lock` when uncontended (the

@@ -18,12 +18,13 @@ from dataclasses import dataclass
 
 from eudaimon.core.decide import CallPlan, Decision, RunTools
 from eudaimon.core.digest import idempotency_key
-from eudaimon.core.errors import InvalidEvent
+from eudaimon.core.errors import InvalidEvent, ModelRetry
 from eudaimon.core.events import ApprovalRequested, ToolCompleted, ToolDenied, ToolOutcomeUnknown, ToolStarted
-from eudaimon.core.messages import JsonObject, ToolCall
+from eudaimon.core.messages import ContentPart, JsonObject, ToolCall
 from eudaimon.extensions.hooks import ToolOutput
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.config import RuntimeConfig
+from eudaimon.runtime.context import run_context
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.streaming import ToolResult
 from eudaimon.tools import Tool, ToolArgumentsError, ToolContext, ToolPolicy
@@ -83,6 +84,10 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> R
         reason = f"this fork asks again: the approval it copied from {copied_from} does not carry over"
         journal.record(ApprovalRequested(call_id=call.id, tool=call.name, arguments=call.arguments, reason=reason))
         return None
+    offered = journal.state.offered_tools
+    if offered is not None and all(spec.name != call.name for spec in offered):
+        known = ", ".join(spec.name for spec in offered) or "none"
+        return _complete(journal, call, f"Tool {call.name!r} is not available at this step; available: {known}", True)
     if plan.decision is Decision.POLICY:
         if cfg.approval_policy is None:  # the default policy, without a coroutine to await
             policy = ToolPolicy.REQUIRE_APPROVAL if tool.needs_approval else ToolPolicy.ALLOW
@@ -95,10 +100,8 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> R
                 ApprovalRequested(call_id=call.id, tool=call.name, arguments=call.arguments, reason=_why_approval(tool))
             )
             return None
-    try:
-        arguments = tool.parse_arguments(call.arguments, validate=cfg.validate_tool_inputs)
-    except ToolArgumentsError as exc:
-        return _complete(journal, call, str(exc), True)
+    # The reference's order: middleware (which may repair the arguments), hooks (which see
+    # every call, valid or not), validation, execution.
     if cfg.middleware is not None:
         decided = await cfg.middleware.run_on_tool_call(call)
         if isinstance(decided, ToolOutput):
@@ -110,10 +113,6 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> R
                     return _complete(journal, call, rerouted, True)
                 tool = rerouted
             call = decided
-            try:
-                arguments = tool.parse_arguments(call.arguments, validate=cfg.validate_tool_inputs)
-            except ToolArgumentsError as exc:
-                return _complete(journal, call, str(exc), True)
     asked = journal.state.calls[call.id].asked if call.id in journal.state.calls else None
     if asked is not None and not same_arguments(asked, call.arguments):
         # A human approved other arguments than those about to run (middleware rewrote them):
@@ -129,7 +128,11 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> R
         return None
     if cfg.hooks is not None:
         # Before any call of the batch runs: a hook that raises fails the run with nothing started.
-        await cfg.hooks.on_tool_call(call)
+        await cfg.hooks.on_tool_call(call, run_context(journal, call_id=call.id))
+    try:
+        arguments = tool.parse_arguments(call.arguments, validate=cfg.validate_tool_inputs)
+    except ToolArgumentsError as exc:
+        return _complete(journal, call, str(exc), True)
     key = idempotency_key(journal.state.run_id, call.id)
     try:
         journal.record(
@@ -206,6 +209,17 @@ def _complete(journal: RunJournal, call: ToolCall, output: str, is_error: bool, 
     return ToolResult(call.id, output, is_error)
 
 
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What executing a call gave: its text, whether it failed, its parts, a `ModelRetry`."""
+
+    output: str
+    is_error: bool
+    duration_ms: int
+    parts: tuple[ContentPart, ...] = ()
+    retry: bool = False
+
+
 async def run_together(
     journal: RunJournal, cfg: RuntimeConfig, ready: list[Ready], cancel: CancellationToken | None
 ) -> AsyncIterator[ToolResult]:
@@ -237,15 +251,25 @@ async def run_together(
             task.cancel()
 
 
-async def _finish_call(journal: RunJournal, cfg: RuntimeConfig, item: Ready, outcome: Outcome) -> ToolResult:
+async def _finish_call(journal: RunJournal, cfg: RuntimeConfig, item: Ready, outcome: Outcome | None) -> ToolResult:
     if outcome is None:
         journal.record(ToolOutcomeUnknown(call_id=item.call.id, tool=item.call.name))
         return ToolResult(item.call.id, "timed out: the outcome is unknown until an operator reconciles it", True)
-    output, is_error, duration_ms = outcome
-    result = _complete(journal, item.call, output, is_error, duration_ms)
+    call, output, is_error = item.call, outcome.output, outcome.is_error
+    journal.record(
+        ToolCompleted(
+            call_id=call.id,
+            tool=call.name,
+            output=output,
+            is_error=is_error,
+            duration_ms=outcome.duration_ms,
+            parts=outcome.parts,
+            retry=outcome.retry,
+        )
+    )
     if cfg.hooks is not None:
-        await cfg.hooks.on_tool_result(item.call, ToolOutput(output, is_error))
-    return result
+        await cfg.hooks.on_tool_result(call, ToolOutput(output, is_error), run_context(journal, call_id=call.id))
+    return ToolResult(call.id, output, is_error)
 
 
 def _abandon(journal: RunJournal, cfg: RuntimeConfig, running: list[Ready]) -> None:
@@ -261,54 +285,54 @@ def _abandon(journal: RunJournal, cfg: RuntimeConfig, running: list[Ready]) -> N
             journal.record(ToolOutcomeUnknown(call_id=item.call.id, tool=item.call.name))
 
 
-Outcome = tuple[str, bool, int] | None
-"""A call's output, whether it is an error, and its duration in ms; None when what it did is
-unknown (a WRITE or IRREVERSIBLE call that timed out)."""
-
-
-async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Outcome:
+async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Outcome | None:
     """Execute with the retry policy; every attempt after the first is journaled as an intent.
 
-    Only a tool that may run twice (READ, or WRITE declared idempotent) is retried: a plain
-    WRITE or IRREVERSIBLE call that raised may have half-acted, so its error is final. A call
-    that outlives its timeout is abandoned: an error result if it may run twice, else an
-    unknown outcome for an operator to reconcile (it may have acted, or may still act: a sync
-    tool's thread cannot be stopped).
+    Only a tool that may run twice (READ, or WRITE declared idempotent) is retried, unless it
+    opted in with `@tool(retryable=True)`: a plain WRITE or IRREVERSIBLE call that raised may
+    have half-acted, so its error is final. A call that outlives its timeout is abandoned: an
+    error result if it may run twice, else None — an unknown outcome for an operator to
+    reconcile (it may have acted, or may still act: a sync tool's thread cannot be stopped).
     """
     policy = None
     rerunnable = item.tool.traits.rerunnable
-    if cfg.tool_retry_policy is not None and rerunnable:
+    if cfg.tool_retry_policy is not None and item.tool.retries_on_error:
         policy = cfg.tool_retry_policy.policy_for(item.tool.name)
     timeout_s = item.tool.timeout_s if item.tool.timeout_s is not None else cfg.tool_timeout_s
     key = item.key
     attempt = item.attempt
     started = time.perf_counter()
     while True:
-        ctx = ToolContext(journal.state.run_id, item.call.id, key, attempt, journal.fencing_token)
+        state = journal.state
+        ctx = ToolContext(state.run_id, item.call.id, key, attempt, journal.deps, state.steps, journal.fencing_token)
         if journal.effect_guard is not None and not rerunnable:
             journal.effect_guard(journal.committed_at)  # the last moment to find out this process was replaced
         deadline = asyncio.timeout(timeout_s)
         try:
             async with deadline:
-                output = await item.tool.invoke(item.arguments, ctx)
-            return output, False, round((time.perf_counter() - started) * 1000)
+                output, parts = await item.tool.execute(item.arguments, ctx)
+            return Outcome(output, False, _ms_since(started), parts)
         except asyncio.CancelledError:
             raise
+        except ModelRetry as exc:
+            return _correction(journal, item.tool, exc, _ms_since(started))
         except (SystemExit, KeyboardInterrupt) as exc:  # a tool may not end the host process
             if cfg.hooks is not None:
-                await cfg.hooks.on_error(exc)
-            return f"{type(exc).__name__}: the tool tried to stop the process ({exc})", True, _ms_since(started)
+                await cfg.hooks.on_error(exc, ctx)
+            return Outcome(
+                f"{type(exc).__name__}: the tool tried to stop the process ({exc})", True, _ms_since(started)
+            )
         except Exception as exc:  # a tool's failure is the model's to see, never the run's end
             if isinstance(exc, TimeoutError) and deadline.expired():
                 if not rerunnable:
                     return None
                 exc = TimeoutError(f"the tool did not finish within timeout_s={timeout_s:g}")
             if cfg.hooks is not None:
-                await cfg.hooks.on_error(exc)
+                await cfg.hooks.on_error(exc, ctx)
             tries = attempt - item.attempt + 1
             # Arguments the tool refused will not get better by waiting.
             if policy is None or isinstance(exc, ToolArgumentsError) or not policy.should_retry(exc, tries):
-                return _describe(exc), True, _ms_since(started)
+                return Outcome(_describe(exc), True, _ms_since(started))
             await asyncio.sleep(policy.delay_for(tries))
             attempt += 1
             journal.record(
@@ -325,6 +349,24 @@ async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Outc
 
 def _ms_since(started: float) -> int:
     return round((time.perf_counter() - started) * 1000)
+
+
+def _correction(journal: RunJournal, tool: Tool, exc: ModelRetry, duration_ms: int) -> Outcome:
+    """A `ModelRetry`: the tool's correction for the model, while its budget lasts.
+
+    The budget counts corrections in a row (a success resets it), from the journal, so a
+    resumed run spends the same budget. Once spent, the model gets an error result saying so,
+    rather than the run failing: a tool's trouble is the model's to handle.
+    """
+    spent = journal.state.tool_retries.get(tool.name, 0)
+    if spent >= tool.max_retries:
+        return Outcome(
+            f"{exc.message}\n(Tool {tool.name!r} asked for a correction {spent + 1} times in a row and its retry "
+            f"budget, max_retries={tool.max_retries}, is spent: do not call it again for this.)",
+            True,
+            duration_ms,
+        )
+    return Outcome(exc.message, True, duration_ms, retry=True)
 
 
 def _describe(exc: Exception) -> str:
