@@ -27,7 +27,7 @@ from pathlib import Path
 from eudaimon import Agent, Event, Message, ToolCall, tool
 from eudaimon.models import ScriptedModel
 from eudaimon.stores import MemoryStore
-from eudaimon.stores.base import EventStore, Snapshot
+from eudaimon.stores.base import EventStore, Fence, Snapshot
 from eudaimon.stores.sqlite import SqliteStore
 
 TARGET_MEMORY_US = 100.0
@@ -59,10 +59,16 @@ class CountingSqliteStore(SqliteStore):
     appends = 0
 
     async def append(
-        self, run_id: str, expected_seq: int, events: Sequence[Event], snapshot: Snapshot | None = None
+        self,
+        run_id: str,
+        expected_seq: int,
+        events: Sequence[Event],
+        snapshot: Snapshot | None = None,
+        *,
+        fence: Fence | None = None,
     ) -> None:
         self.appends += 1
-        await super().append(run_id, expected_seq, events, snapshot)
+        await super().append(run_id, expected_seq, events, snapshot, fence=fence)
 
 
 @dataclass(frozen=True)

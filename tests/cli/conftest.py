@@ -14,7 +14,11 @@ from eudaimon.cli import app
 
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "journal" / "runs.db"
+    """An empty journal (read commands never create one), in a directory of its own."""
+    (tmp_path / "journal").mkdir()
+    path = tmp_path / "journal" / "runs.db"
+    assert Journal(path).run_ids() == []  # opening it for writing made its tables
+    return path
 
 
 @pytest.fixture

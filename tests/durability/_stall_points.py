@@ -23,7 +23,7 @@ from eudaimon import ToolCall
 from eudaimon.core.events import Event, ToolStarted
 from eudaimon.extensions.hooks import AgentHook
 from eudaimon.stores import EventStore
-from eudaimon.stores.base import Snapshot
+from eudaimon.stores.base import Fence, Snapshot
 
 ONCE_ONLY = frozenset({"write", "send"})
 """The tools (of `_proc_support.build_tools`) that may not run twice."""
@@ -57,9 +57,15 @@ class StopAfterIntent:
         self.left = nth
 
     async def append(
-        self, run_id: str, expected_seq: int, events: Sequence[Event], snapshot: Snapshot | None = None
+        self,
+        run_id: str,
+        expected_seq: int,
+        events: Sequence[Event],
+        snapshot: Snapshot | None = None,
+        *,
+        fence: Fence | None = None,
     ) -> None:
-        await self._store.append(run_id, expected_seq, events, snapshot)
+        await self._store.append(run_id, expected_seq, events, snapshot, fence=fence)
         if any(isinstance(e.data, ToolStarted) and e.data.tool in ONCE_ONLY for e in events):
             self.left -= 1
             if self.left == 0:

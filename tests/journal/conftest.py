@@ -71,7 +71,7 @@ class ScratchPostgresStore(PostgresStore):
 
 STORE_FACTORIES: dict[str, Callable[[Path], EventStore]] = {
     "memory": lambda tmp_path: MemoryStore(),
-    "sqlite": lambda tmp_path: SqliteStore(tmp_path / "journal" / "runs.db"),
+    "sqlite": lambda tmp_path: SqliteStore(tmp_path / "runs.db"),
     "postgres": lambda tmp_path: ScratchPostgresStore(),
 }
 STORE_PARAMS = [

@@ -51,10 +51,10 @@ async def test_journal_survives_reopening(tmp_path: Path, samples: Any) -> None:
         await second.close()
 
 
-async def test_file_is_in_wal_mode_with_parent_directories_created(tmp_path: Path, samples: Any) -> None:
-    """Invariant: the parent directories of the path are created, and the file uses WAL (readers
-    never block the writer; other processes can read while a run appends)."""
-    db = tmp_path / "a" / "b" / "runs.db"
+async def test_file_is_in_wal_mode(tmp_path: Path, samples: Any) -> None:
+    """Invariant: the file uses WAL (readers never block the writer; other processes can read
+    while a run appends). (Its directory must exist: `test_sqlite_paths.py`.)"""
+    db = tmp_path / "runs.db"
     store = SqliteStore(db, synchronous="normal")
     try:
         await store.append("run-1", 0, samples.make_events("run-1", [samples.started()]))

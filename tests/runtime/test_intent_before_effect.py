@@ -71,9 +71,9 @@ async def test_a_step_costs_at_most_two_commits() -> None:
             super().__init__()
             self.appends = 0
 
-        async def append(self, run_id, expected_seq, events, snapshot=None):  # type: ignore[no-untyped-def]
+        async def append(self, run_id, expected_seq, events, snapshot=None, *, fence=None):  # type: ignore[no-untyped-def]
             self.appends += 1
-            await super().append(run_id, expected_seq, events, snapshot)
+            await super().append(run_id, expected_seq, events, snapshot, fence=fence)
 
     @tool(effect="read")
     async def noop(i: int) -> int:

@@ -20,7 +20,7 @@ from eudaimon.core.state import RunState
 from eudaimon.models import ChatRequest, FunctionModel
 from eudaimon.runtime import operations
 from eudaimon.runtime.journal import RunJournal
-from eudaimon.stores.base import Snapshot
+from eudaimon.stores.base import Fence, Snapshot
 from eudaimon.stores.sqlite import SqliteStore
 
 
@@ -48,11 +48,17 @@ class EncodeFails(SqliteStore):
     on a value `check_payload` did not foresee); everything else it stores as usual."""
 
     async def append(
-        self, run_id: str, expected_seq: int, events: Sequence[Event], snapshot: Snapshot | None = None
+        self,
+        run_id: str,
+        expected_seq: int,
+        events: Sequence[Event],
+        snapshot: Snapshot | None = None,
+        *,
+        fence: Fence | None = None,
     ) -> None:
         if any(isinstance(e.data, ToolStarted) for e in events):
             raise ValueError("cannot encode this batch")
-        await super().append(run_id, expected_seq, events, snapshot)
+        await super().append(run_id, expected_seq, events, snapshot, fence=fence)
 
 
 async def test_a_batch_the_store_cannot_encode_rolls_the_state_back_and_fails_the_run(tmp_path: Path) -> None:

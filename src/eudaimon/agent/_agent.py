@@ -30,6 +30,7 @@ from eudaimon.extensions.retry import ToolRetryPolicy
 from eudaimon.memory import Memory, SlidingWindowMemory, ThreadState
 from eudaimon.models.base import Model
 from eudaimon.runtime import operations
+from eudaimon.runtime.admission import run_slot
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.clock import new_message_id, new_run_id
 from eudaimon.runtime.config import ApprovalPolicy
@@ -171,10 +172,10 @@ class Agent(Generic[DepsT, OutputT]):
             output_type=output_type,
             store=store,
             approval_policy=approval_policy,
-            tool_timeout_s=tool_timeout_s,
             model_settings=model_settings,
             output_validators=output_validators,
             max_output_retries=max_output_retries,
+            tool_timeout_s=tool_timeout_s,
         )
         self.name = name
         self.model = built.config.model
@@ -242,11 +243,12 @@ class Agent(Generic[DepsT, OutputT]):
             MaxIterations, Cancelled, BudgetExceeded, OutputRejected, RunFailedError: the run
                 ended without an answer; `error.run_id` names its journal.
         """
-        keeper, journal = await self._begin(input, thread_id, run_id, wait, deps, model_settings, message_history)
-        try:
-            await self._driver.run(journal, cancel)
-        finally:
-            await keeper.release()
+        async with run_slot(self._driver.max_active_runs):  # before the thread's lease: a queued prompt holds none
+            keeper, journal = await self._begin(input, thread_id, run_id, wait, deps, model_settings, message_history)
+            try:
+                await self._driver.run(journal, cancel)
+            finally:
+                await keeper.release()
         return self._driver.respond(journal)
 
     async def prompt_stream(
@@ -263,12 +265,13 @@ class Agent(Generic[DepsT, OutputT]):
     ) -> AsyncIterator[StreamEvent]:
         """The same run as `prompt`, yielding text and tool-call deltas, tool results, usage
         per iteration and `Done`. A run that ends badly yields `Error` before `Done`."""
-        keeper, journal = await self._begin(input, thread_id, run_id, wait, deps, model_settings, message_history)
-        try:
-            async for event in self._driver.drive(journal, cancel, stream_model=True):
-                yield event
-        finally:
-            await keeper.release()
+        async with run_slot(self._driver.max_active_runs):
+            keeper, journal = await self._begin(input, thread_id, run_id, wait, deps, model_settings, message_history)
+            try:
+                async for event in self._driver.drive(journal, cancel, stream_model=True):
+                    yield event
+            finally:
+                await keeper.release()
 
     async def prompt_with_cancellation(self, input: PromptInput, cancel: CancellationToken) -> AgentResponse[OutputT]:
         return await self.prompt(input, cancel=cancel)

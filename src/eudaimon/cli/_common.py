@@ -10,7 +10,6 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
-from urllib.parse import urlsplit
 
 import platformdirs
 import typer
@@ -18,9 +17,12 @@ from rich.console import Console
 from rich.text import Text
 
 from eudaimon.agent import Agent
-from eudaimon.core.errors import ConfigurationError, EudaimonError, RunNotFound
+from eudaimon.cli._escape import visible
+from eudaimon.core.errors import ConfigurationError, CorruptEvent, EudaimonError, JournalError, RunNotFound
 from eudaimon.core.events import Event
+from eudaimon.core.redact import redact
 from eudaimon.core.state import RunState, Status
+from eudaimon.runtime.operations import load_state
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.url import open_store
 
@@ -53,13 +55,8 @@ def resolve_store_url(store: str | None) -> str:
 
 
 def shown_url(url: str) -> str:
-    """`url` without its password, for printing."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    user = f"{parts.username}:***@" if parts.username else ""
-    return parts._replace(netloc=f"{user}{host}").geturl()
+    """`url` with every credential in it masked (`eudaimon.core.redact`), for printing."""
+    return redact(url)
 
 
 def out() -> Console:
@@ -70,7 +67,7 @@ def out() -> Console:
 
 def fail(message: str) -> NoReturn:
     error = Console(stderr=True, highlight=False)
-    error.print(Text("error: ", style="bold red") + Text(message), soft_wrap=True)
+    error.print(Text("error: ", style="bold red") + Text(visible(redact(message))), soft_wrap=True)
     raise typer.Exit(1)
 
 
@@ -86,9 +83,23 @@ async def _as_coroutine(work: Awaitable[T]) -> T:
     return await work
 
 
-async def with_store(url: str, use: Callable[[EventStore], Awaitable[T]]) -> T:
+def make_default_directory(url: str) -> None:
+    """Create the user data directory when `url` is the default journal, which a writer may
+    create; any other journal's directory must exist (a typo must not journal elsewhere)."""
+    if url == default_store_url():
+        Path(url[len("sqlite:///") :]).parent.mkdir(parents=True, exist_ok=True)
+
+
+async def with_store(url: str, use: Callable[[EventStore], Awaitable[T]], *, read_only: bool = False) -> T:
+    """`use(store)` on the store `url` names, closed afterwards.
+
+    `read_only` is for commands that only read: they never create a journal (nor its
+    directory), and can read one they may not write. A writer creates the default journal's
+    directory (the user data directory) and no other."""
+    if not read_only:
+        make_default_directory(url)
     try:
-        store = open_store(url)
+        store = open_store(url, read_only=read_only)
     except ImportError as exc:  # a backend whose driver or module is missing from this install
         raise ConfigurationError(f"cannot open the store {shown_url(url)}: {exc}") from exc
     try:
@@ -105,9 +116,61 @@ async def load_events(store: EventStore, run_id: str) -> list[Event]:
 
 
 def fold(events: list[Event]) -> RunState:
-    state = RunState.from_events(events)
+    """The run's state; a journal the fold refuses is a `JournalError` naming the run and seq.
+
+    Raises:
+        JournalError: an event cannot be folded (a damaged or hand-edited journal).
+    """
+    state: RunState | None = None
+    for event in events:
+        try:
+            if state is None:
+                state = RunState.from_events([event])
+            else:
+                state.apply(event)
+        except EudaimonError as exc:
+            raise JournalError(f"{exc}; the journal is damaged: {_rows_hint(event.run_id)}") from exc
+        except Exception as exc:  # the fold's own checks missed it: still one line, with the facts
+            raise JournalError(
+                f"run {event.run_id} seq {event.seq} ({event.type}) cannot be folded "
+                f"({type(exc).__name__}: {exc}); the journal is damaged: {_rows_hint(event.run_id)}"
+            ) from exc
     assert state is not None  # callers pass a non-empty journal
     return state
+
+
+async def read_state(store: EventStore, run_id: str, at_seq: int | None = None) -> RunState:
+    """`load_state` (the path `agent.state()` takes), for a command: a journal the fold refuses
+    is a `JournalError` naming the run and saying how to see its rows, whatever the fold raised.
+
+    Raises:
+        RunNotFound: no such run.
+        JournalError: a row does not parse, or the rows do not fold.
+    """
+    try:
+        return await load_state(store, run_id, at_seq)
+    except (RunNotFound, ConfigurationError):
+        raise
+    except CorruptEvent as exc:
+        raise JournalError(f"{exc}; the journal is damaged: {_rows_hint(run_id)}") from exc
+    except EudaimonError:
+        raise
+    except Exception as exc:  # the fold's own checks missed it: still one line, with the facts
+        raise JournalError(
+            f"run {run_id} cannot be folded ({type(exc).__name__}: {exc}); the journal is damaged: {_rows_hint(run_id)}"
+        ) from exc
+
+
+def folded(events: list[Event]) -> RunState:
+    """`fold` for a command's top level: a damaged journal is one line and exit 1."""
+    try:
+        return fold(events)
+    except EudaimonError as exc:
+        fail(str(exc))
+
+
+def _rows_hint(run_id: str) -> str:
+    return f"`eudaimon runs events {run_id} --json` prints its rows as stored"
 
 
 def exit_for(status: str) -> None:

@@ -23,13 +23,16 @@ from eudaimon.cli._common import (
     fail,
     journal_url,
     load_agent,
+    make_default_directory,
     out,
     resolve_store_url,
     run_async,
     shown_url,
     with_store,
 )
-from eudaimon.cli._render import status_text
+from eudaimon.cli._escape import shown
+from eudaimon.cli._render import call_text, status_text
+from eudaimon.core.messages import ToolCall
 from eudaimon.core.state import RunState, Status
 from eudaimon.runtime import operations
 
@@ -75,7 +78,7 @@ def _decide(run_id: str, call_id: str, approved: bool, store: str | None, by: st
         with_store(url, lambda journal: operations.approve(journal, run_id, call_id, approved, by=who, note=note))
     )
     verdict = "approved" if approved else "denied"
-    out().print(f"{verdict} call {call_id} of run {run_id}" + (f" (by {who})" if who else ""))
+    out().print(shown(f"{verdict} call {call_id} of run {run_id}" + (f" (by {who})" if who else "")))
     _after_decision(run_id, url)
 
 
@@ -105,7 +108,7 @@ def reconcile(
             url, lambda journal: operations.reconcile(journal, run_id, call_id, output=output, retry=retry, by=who)
         )
     )
-    out().print(f"reconciled call {call_id} of run {run_id}: " + ("retry" if retry else "output recorded"))
+    out().print(shown(f"reconciled call {call_id} of run {run_id}: " + ("retry" if retry else "output recorded")))
     if retry:
         out().print(
             Text(
@@ -125,8 +128,8 @@ def fork(
     url = resolve_store_url(store)
     child = run_async(with_store(url, lambda journal: operations.fork(journal, run_id, at)))
     console = out()
-    console.print(f"forked {run_id} at seq {at} into {child}")
-    console.print(Text(f"  eudaimon runs resume {child} --agent MODULE:ATTR{_store_flag(url)}", style="cyan"))
+    console.print(shown(f"forked {run_id} at seq {at} into {child}"))
+    console.print(shown(f"  eudaimon runs resume {child} --agent MODULE:ATTR{_store_flag(url)}", "cyan"))
 
 
 def gc(
@@ -142,7 +145,7 @@ def gc(
     doomed = run_async(with_store(url, lambda journal: operations.gc(journal, age, dry_run=dry_run)))
     console = out()
     for run_id in doomed:
-        console.print(run_id)
+        console.print(shown(run_id))
     verb = "would delete" if dry_run else "deleted"
     console.print(Text(f"{verb} {len(doomed)} finished run(s) older than {older_than}", style="bold"))
 
@@ -150,6 +153,7 @@ def gc(
 def resume(run_id: RunArgument, agent: AgentOption, store: StoreOption = None) -> None:
     """Continue a run from its journal with its agent: after a crash, an approval or a reconciliation."""
     url = resolve_store_url(store)
+    make_default_directory(url)
     with environ("EUDAIMON_STORE", url):
         built = load_agent(agent)
 
@@ -162,11 +166,11 @@ def resume(run_id: RunArgument, agent: AgentOption, store: StoreOption = None) -
 
     state = run_async(work())
     console = out()
-    console.print(Text("run ", style="bold") + Text(run_id) + Text(" ") + status_text(state.status))
+    console.print(Text("run ", style="bold") + shown(run_id) + Text(" ") + status_text(state.status))
     if state.output is not None:
-        console.print(state.output, markup=False, highlight=False)
+        console.print(shown(state.output))
     if state.error is not None:
-        console.print(Text(state.error, style="red"))
+        console.print(shown(state.error, "red"))
     print_waiting(state, journal_url(built.store, url))
     exit_for(state.status.value)
 
@@ -182,7 +186,7 @@ def _after_decision(run_id: str, url: str) -> None:
     state = run_async(with_store(url, lambda journal: operations.load_state(journal, run_id)))
     print_waiting(state, url)
     if not state.status.is_paused:
-        out().print(Text(f"  eudaimon runs resume {run_id} --agent MODULE:ATTR{_store_flag(url)}", style="cyan"))
+        out().print(shown(f"  eudaimon runs resume {run_id} --agent MODULE:ATTR{_store_flag(url)}", "cyan"))
 
 
 def print_waiting(state: RunState, url: str) -> None:
@@ -191,13 +195,15 @@ def print_waiting(state: RunState, url: str) -> None:
     flag = _store_flag(url)
     if state.status is Status.AWAITING_APPROVAL:
         for call in state.awaiting_approval():
-            console.print(f"awaiting approval: {call.id} {call.name}")
-            console.print(Text(f"  eudaimon runs approve {state.run_id} {call.id}{flag}", style="cyan"))
+            console.print(
+                shown(f"awaiting approval: {call.id} {call_text(ToolCall(call.id, call.name, call.arguments))}")
+            )
+            console.print(shown(f"  eudaimon runs approve {state.run_id} {call.id}{flag}", "cyan"))
     elif state.status is Status.AWAITING_RECONCILIATION:
         for call in state.unknown_outcomes():
-            console.print(f"outcome unknown: {call.id} {call.name}")
+            console.print(shown(f"outcome unknown: {call.id} {call.name}"))
             console.print(
-                Text(f"  eudaimon runs reconcile {state.run_id} {call.id} --output TEXT | --retry{flag}", style="cyan")
+                shown(f"  eudaimon runs reconcile {state.run_id} {call.id} --output TEXT | --retry{flag}", "cyan")
             )
 
 

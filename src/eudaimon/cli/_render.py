@@ -8,10 +8,10 @@ from dataclasses import asdict
 from typing import Any, assert_never
 
 from rich.console import Console, Group
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from eudaimon.cli._escape import shown, visible
 from eudaimon.core.events import (
     ApprovalDecided,
     ApprovalRequested,
@@ -71,8 +71,9 @@ _STATUS_STYLE = {
 
 
 def clip(text: str, limit: int = 80) -> str:
-    """`text` on one line, cut to `limit` characters with an ellipsis."""
-    flat = " ".join(text.split())
+    """`text` on one line, its control characters spelled out, cut to `limit` characters with
+    an ellipsis."""
+    flat = visible(" ".join(text.split()), newlines=False)
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
@@ -144,7 +145,8 @@ def summarize(event: Event) -> str:
             return f"step {data.step}: {data.guardrail} asked again: {clip(data.feedback, 60)}"
         case ApprovalRequested():
             reason = f" — {data.reason}" if data.reason else ""
-            return f"{data.call_id}: {data.tool}({clip(arguments_text(data.arguments), 50)}) awaits a human{reason}"
+            # Whole: an approver must see every argument of the call they decide.
+            return f"{data.call_id}: {data.tool}({visible(arguments_text(data.arguments))}) awaits a human{reason}"
         case ApprovalDecided():
             verdict = "approved" if data.approved else "denied"
             by = f" by {data.by}" if data.by else ""
@@ -179,7 +181,7 @@ def summarize(event: Event) -> str:
 
 def timeline_table(events: Sequence[Event], title: str | None = None) -> Table:
     """seq, time since the first event, type and summary of each event."""
-    table = Table(title=title, title_justify="left", show_lines=False)
+    table = Table(title=shown(title, newlines=False) if title else None, title_justify="left", show_lines=False)
     table.add_column("seq", justify="right", no_wrap=True)
     table.add_column("time", justify="right", no_wrap=True)
     table.add_column("type", no_wrap=True, style="bold")
@@ -187,7 +189,7 @@ def timeline_table(events: Sequence[Event], title: str | None = None) -> Table:
     start = events[0].at if events else None
     for event in events:
         offset = (event.at - start).total_seconds() if start is not None else 0.0
-        table.add_row(str(event.seq), f"+{offset:.3f}s", event.type, escape(summarize(event)))
+        table.add_row(str(event.seq), f"+{offset:.3f}s", shown(event.type), shown(summarize(event), newlines=False))
     return table
 
 
@@ -197,13 +199,13 @@ def messages_table(messages: Sequence[Message]) -> Table:
     table.add_column("role", no_wrap=True)
     table.add_column("content", overflow="fold")
     for index, message in enumerate(messages):
-        table.add_row(str(index), _role_label(message), escape(_message_body(message)))
+        table.add_row(str(index), _role_label(message), shown(_message_body(message)))
     return table
 
 
 def _role_label(message: Message) -> Text:
     if message.role is Role.TOOL:
-        return Text(f"tool {message.tool_call_id}", style="red" if message.is_error else "blue")
+        return shown(f"tool {message.tool_call_id}", "red" if message.is_error else "blue", newlines=False)
     style = {Role.SYSTEM: "dim", Role.USER: "bold", Role.ASSISTANT: "green"}.get(message.role, "")
     return Text(message.role.value, style=style)
 
@@ -223,21 +225,21 @@ def overview(state: RunState, event_count: int | None = None) -> Table:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column(overflow="fold")
-    grid.add_row("run", state.run_id)
+    grid.add_row("run", shown(state.run_id, newlines=False))
     grid.add_row("status", status_text(state.status))
-    grid.add_row("agent", escape(state.agent))
-    grid.add_row("thread", escape(state.thread_id or "-"))
-    grid.add_row("model", escape(state.model or "-"))
+    grid.add_row("agent", shown(state.agent, newlines=False))
+    grid.add_row("thread", shown(state.thread_id or "-", newlines=False))
+    grid.add_row("model", shown(state.model or "-", newlines=False))
     if state.parent is not None:
-        grid.add_row("forked from", f"{state.parent.run_id} at seq {state.parent.seq}")
+        grid.add_row("forked from", shown(f"{state.parent.run_id} at seq {state.parent.seq}", newlines=False))
     grid.add_row("steps", str(state.steps))
     grid.add_row("usage", usage_text(state.usage))
     grid.add_row("cost", cost_text(state.cost_usd, state.cost_known))
     grid.add_row("events", str(event_count if event_count is not None else state.next_seq))
     if state.output is not None:
-        grid.add_row("output", escape(state.output))
+        grid.add_row("output", shown(state.output))
     if state.error is not None:
-        grid.add_row("error", Text(failure_text(state.error_kind, state.error_guardrail, state.error), style="red"))
+        grid.add_row("error", shown(failure_text(state.error_kind, state.error_guardrail, state.error), "red"))
     return grid
 
 
@@ -247,7 +249,7 @@ def state_view(state: RunState, after: Event) -> Group:
     facts.add_row("after", f"seq {after.seq} ({after.type})")
     facts.add_row("next_seq", str(state.next_seq))
     if state.open_attempt is not None:
-        facts.add_row("open attempt", state.open_attempt)
+        facts.add_row("open attempt", shown(state.open_attempt, newlines=False))
     if state.finish_rejections:
         facts.add_row("finish rejections", str(state.finish_rejections))
     parts: list[Any] = [facts]
@@ -257,11 +259,14 @@ def state_view(state: RunState, after: Event) -> Group:
             calls.add_column(name, overflow="fold")
         for call_id, progress in state.calls.items():
             calls.add_row(
-                call_id, progress.status.value, str(progress.attempt), escape(call_text(_as_call(progress.call)))
+                shown(call_id, newlines=False),
+                progress.status.value,
+                str(progress.attempt),
+                shown(call_text(_as_call(progress.call))),
             )
         parts.append(calls)
     pending = ", ".join(p.id for p in state.pending) or "none"
-    parts.append(Text(f"pending calls: {pending}"))
+    parts.append(shown(f"pending calls: {pending}", newlines=False))
     parts.append(messages_table(state.messages))
     return Group(*parts)
 
@@ -330,7 +335,7 @@ class StreamPrinter:
                 if not self._in_text:
                     self._console.print(Text("assistant ", style="bold green"), end="")
                     self._in_text = True
-                self._console.print(event.text, end="", markup=False, highlight=False, soft_wrap=True)
+                self._console.print(shown(event.text), end="", soft_wrap=True)
             case ToolCallStart():
                 self._end_line()
                 self._names[event.id] = event.name
@@ -340,13 +345,13 @@ class StreamPrinter:
             case ToolCallEnd():
                 args = "".join(self._arguments.pop(event.id, []))
                 line = Text("  → ", style="cyan")
-                line.append(f"{self._names.get(event.id, '?')}({args})")
-                line.append(f"  [{event.id}]", style="dim")
+                line.append(shown(f"{self._names.get(event.id, '?')}({args})"))
+                line.append(shown(f"  [{event.id}]", "dim", newlines=False))
                 self._console.print(line, soft_wrap=True)
             case ToolResult():
                 self._end_line()
                 line = Text("  ← ", style="red" if event.is_error else "blue")
-                line.append(f"{self._names.get(event.id, event.id)}: ")
+                line.append(shown(f"{self._names.get(event.id, event.id)}: ", newlines=False))
                 line.append(clip(event.content, 200), style="red" if event.is_error else "")
                 self._console.print(line, soft_wrap=True)
             case UsageDelta():
@@ -360,7 +365,7 @@ class StreamPrinter:
                 )
             case Error():
                 self._end_line()
-                self._console.print(Text(f"  ! {event.message}", style="yellow"), soft_wrap=True)
+                self._console.print(shown(f"  ! {event.message}", "yellow"), soft_wrap=True)
             case Done():
                 self._end_line()
                 self.done = event

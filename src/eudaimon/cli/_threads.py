@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from eudaimon.cli._common import StoreOption, fail, out, resolve_store_url, run_async, shown_url, with_store
+from eudaimon.cli._escape import shown
 from eudaimon.memory.thread import ThreadState
 from eudaimon.runtime.threads import thread_state
 from eudaimon.stores.base import EventStore, RunSummary
@@ -38,20 +39,20 @@ def threads_list(
                 by_thread.setdefault(summary.thread_id, []).append(summary)
         return by_thread
 
-    by_thread = run_async(with_store(url, work))
+    by_thread = run_async(with_store(url, work, read_only=True))
     console = out()
     if not by_thread:
-        console.print(f"No threads in {escape(shown_url(url))}.")
+        console.print(shown(f"No threads in {shown_url(url)}."))
         return
-    table = Table(title=f"Threads in {escape(shown_url(url))}", title_justify="left")
+    table = Table(title=shown(f"Threads in {shown_url(url)}", newlines=False), title_justify="left")
     for column in ("thread", "agent", "runs", "finished", "last active"):
         table.add_column(column, no_wrap=True, justify="right" if column in ("runs", "finished") else "left")
     for thread_id, runs in list(by_thread.items())[:limit]:
         latest = runs[0]  # list_runs is newest first
         finished = sum(1 for r in runs if r.is_finished)
         table.add_row(
-            escape(thread_id),
-            escape(latest.agent),
+            shown(thread_id, newlines=False),
+            shown(latest.agent, newlines=False),
             str(len(runs)),
             str(finished),
             latest.updated_at.astimezone().strftime("%m-%d %H:%M"),
@@ -67,14 +68,15 @@ def threads_show(thread_id: ThreadArgument, store: StoreOption = None) -> None:
         runs = await journal.list_runs(limit=_ALL, thread_id=thread_id)
         if not runs:
             fail(f"no thread {thread_id!r} in {shown_url(url)}; see `eudaimon threads list`")
-        return await thread_state(journal, thread_id), runs
+        return await thread_state(journal, thread_id, cache=False), runs
 
-    state, runs = run_async(with_store(url, work))
+    state, runs = run_async(with_store(url, work, read_only=True))
     console = out()
     usage = state.total_usage
     cost = "unknown (no priced call)" if state.accumulated_cost_usd is None else f"${state.accumulated_cost_usd:.6f}"
     console.print(
-        f"[bold]thread[/bold] {escape(state.thread_id)}  created {state.created_at.astimezone():%Y-%m-%d %H:%M}"
+        Text("thread ", style="bold")
+        + shown(f"{state.thread_id}  created {state.created_at.astimezone():%Y-%m-%d %H:%M}", newlines=False)
     )
     console.print(
         f"turns {state.turn_count}   tokens in {usage.input_tokens} / out {usage.output_tokens}"
@@ -85,6 +87,9 @@ def threads_show(thread_id: ThreadArgument, store: StoreOption = None) -> None:
         table.add_column(column, no_wrap=True)
     for run in sorted(runs, key=lambda r: r.created_at):
         table.add_row(
-            run.run_id, run.last_event_type, str(run.event_count), f"{run.updated_at.astimezone():%m-%d %H:%M}"
+            shown(run.run_id, newlines=False),
+            shown(run.last_event_type, newlines=False),
+            str(run.event_count),
+            f"{run.updated_at.astimezone():%m-%d %H:%M}",
         )
     console.print(table)

@@ -13,7 +13,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -27,16 +26,19 @@ from eudaimon.cli._common import (
     environ,
     exit_for,
     fail,
-    fold,
+    folded,
     journal_url,
     load_agent,
     load_events,
+    make_default_directory,
     out,
+    read_state,
     resolve_store_url,
     run_async,
     shown_url,
     with_store,
 )
+from eudaimon.cli._escape import json_visible, shown
 from eudaimon.cli._render import (
     StreamPrinter,
     cost_text,
@@ -89,12 +91,12 @@ def runs_list(
                 rows.append((summary, str(exc)))
         return rows
 
-    rows = run_async(with_store(url, work))
+    rows = run_async(with_store(url, work, read_only=True))
     console = out()
     if not rows:
-        console.print(f"No runs in {escape(shown_url(url))}. Try `eudaimon demo`.")
+        console.print(shown(f"No runs in {shown_url(url)}. Try `eudaimon demo`."))
         return
-    table = Table(title=f"Runs in {escape(shown_url(url))}", title_justify="left")
+    table = Table(title=shown(f"Runs in {shown_url(url)}", newlines=False), title_justify="left")
     threads = any(summary.thread_id for summary, _ in rows)
     table.add_column("run", no_wrap=True, min_width=max(len(summary.run_id) for summary, _ in rows))
     table.add_column("agent", min_width=5)
@@ -104,24 +106,34 @@ def runs_list(
     table.add_column("steps", justify="right", no_wrap=True)
     table.add_column("events", justify="right", no_wrap=True)
     table.add_column("updated", no_wrap=True)
-    for summary, folded in rows:
-        status = status_text(folded.status) if isinstance(folded, RunState) else Text("corrupt", style="bold red")
-        steps = str(folded.steps) if isinstance(folded, RunState) else "?"
+    for summary, state_or_error in rows:
+        status = (
+            status_text(state_or_error.status)
+            if isinstance(state_or_error, RunState)
+            else Text("corrupt", style="bold red")
+        )
+        steps = str(state_or_error.steps) if isinstance(state_or_error, RunState) else "?"
         updated = summary.updated_at.astimezone().strftime("%m-%d %H:%M")
-        thread_cell = [escape(summary.thread_id or "-")] if threads else []
+        thread_cell = [shown(summary.thread_id or "-", newlines=False)] if threads else []
         table.add_row(
-            summary.run_id, escape(summary.agent), status, *thread_cell, steps, str(summary.event_count), updated
+            shown(summary.run_id, newlines=False),
+            shown(summary.agent, newlines=False),
+            status,
+            *thread_cell,
+            steps,
+            str(summary.event_count),
+            updated,
         )
     console.print(table)
-    for summary, folded in rows:
-        if isinstance(folded, str):
-            console.print(Text(f"{summary.run_id}: {folded}", style="red"))
+    for summary, state_or_error in rows:
+        if isinstance(state_or_error, str):
+            console.print(shown(f"{summary.run_id}: {state_or_error}", "red"))
 
 
 @runs_app.command("show")
 def runs_show(run_id: RunArgument, store: StoreOption = None) -> None:
     """Show a run: status, agent, thread, steps, usage, cost and its messages."""
-    state = run_async(with_store(resolve_store_url(store), lambda journal: load_state(journal, run_id)))
+    state = run_async(with_store(resolve_store_url(store), lambda journal: read_state(journal, run_id), read_only=True))
     console = out()
     console.print(overview(state, state.next_seq))
     console.print(messages_table(state.messages))
@@ -131,10 +143,10 @@ def runs_show(run_id: RunArgument, store: StoreOption = None) -> None:
 def runs_events(run_id: RunArgument, store: StoreOption = None, as_json: JsonOption = False) -> None:
     """Show a run's journal as a timeline; `--json` prints the raw event rows, one per line."""
     url = resolve_store_url(store)
-    events = run_async(with_store(url, lambda journal: load_events(journal, run_id)))
+    events = run_async(with_store(url, lambda journal: load_events(journal, run_id), read_only=True))
     if as_json:
         for event in events:
-            typer.echo(event_to_json(event))
+            typer.echo(json_visible(event_to_json(event)))
         return
     out().print(timeline_table(events, title=f"Journal of {run_id} ({len(events)} events)"))
 
@@ -152,12 +164,12 @@ def runs_state(
         events = await load_events(journal, run_id)
         if at is not None and not 0 <= at < len(events):
             fail(f"run {run_id} has events 0..{len(events) - 1}; --at {at} is outside them")
-        return events, await load_state(journal, run_id, at)  # the path `agent.state()` takes
+        return events, await read_state(journal, run_id, at)  # the path `agent.state()` takes
 
-    events, state = run_async(with_store(resolve_store_url(store), work))
+    events, state = run_async(with_store(resolve_store_url(store), work, read_only=True))
     prefix = events if at is None else events[: at + 1]
     if as_json:
-        typer.echo(json.dumps(state_to_dict(state), ensure_ascii=False, indent=2))
+        typer.echo(json_visible(json.dumps(state_to_dict(state), ensure_ascii=False, indent=2)))
         return
     out().print(state_view(state, prefix[-1]))
 
@@ -181,7 +193,7 @@ def demo(
         console.print(
             Text.assemble(
                 ("eudaimon demo", "bold"),
-                f" — agent {agent.name!r} on a scripted model (offline), journal {shown_url(url)}\n",
+                shown(f" — agent {agent.name!r} on a scripted model (offline), journal {shown_url(url)}\n"),
                 ("tools: ", "dim"),
                 ", ".join(
                     f"{t.name} ({t.effect.value}{', idempotent' if t.idempotent else ''})" for t in agent.tools.values()
@@ -195,7 +207,7 @@ def demo(
         how = f" in {commits} commits" if isinstance(commits, int) and commits else ""
         console.print()
         console.print(timeline_table(events, title=f"Journal of {run_id}: {len(events)} events{how}"))
-        state = fold(events)
+        state = folded(events)
         console.print(
             Text.assemble(
                 ("status ", "bold"),
@@ -222,6 +234,7 @@ def run_agent(
     An agent built without a store journals to `--store` (default: as for `runs`).
     """
     url = resolve_store_url(store)
+    make_default_directory(url)
     with environ("EUDAIMON_STORE", url):
         agent = load_agent(target)
     console = out()
@@ -245,7 +258,9 @@ async def _stream(agent: Agent, console: Console, text: str, thread: str | None)
         printer.show(event)
     if printer.done is None:
         raise EudaimonError("the run's stream ended without Done")
-    console.print(Text("run ", style="bold") + Text(printer.done.run_id) + Text(" ") + status_text(printer.done.status))
+    console.print(
+        Text("run ", style="bold") + shown(printer.done.run_id) + Text(" ") + status_text(printer.done.status)
+    )
     return printer.done.run_id, printer.done.status
 
 
@@ -256,7 +271,7 @@ def _print_hint(console: Console, run_id: str, url: str, in_memory: bool) -> Non
     store = f" --store {shown_url(url)}" if url != default_store_url() else ""
     console.print(Text("\nInspect it again with:", style="bold"))
     for command in (f"runs events {run_id}", f"runs show {run_id}", f"runs state {run_id} --at 2"):
-        console.print(Text(f"  eudaimon {command}{store}", style="cyan"), soft_wrap=True)
+        console.print(shown(f"  eudaimon {command}{store}", "cyan"), soft_wrap=True)
 
 
 def main() -> None:  # pragma: no cover - the console script calls `app`

@@ -235,6 +235,14 @@ class LeaseLost(JournalError):
         self.name = name
 
 
+class EudaimonWarning(UserWarning):
+    """Base of the warnings eudaimon gives about a configuration that works, but not as written."""
+
+
+class ToolRetryIgnored(EudaimonWarning):
+    """`tool_retry_policy` is set, but some tools may not run twice, so the policy skips them."""
+
+
 class InvalidEvent(EudaimonError, ValueError):
     """An event the runtime was about to record would not read back from the journal (a value
     of the wrong type, one JSON cannot hold, nesting too deep): nothing was recorded or written."""
@@ -245,14 +253,6 @@ class InvalidEvent(EudaimonError, ValueError):
         self.event_type = event_type
         self.problem = problem
         self.run_id = run_id
-
-
-class EudaimonWarning(UserWarning):
-    """Base of the warnings eudaimon gives about a configuration that works, but not as written."""
-
-
-class ToolRetryIgnored(EudaimonWarning):
-    """`tool_retry_policy` is set, but some tools may not run twice, so the policy skips them."""
 
 
 class InvalidOperation(EudaimonError):

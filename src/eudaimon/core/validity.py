@@ -58,12 +58,10 @@ def message_problem(message: object, where: str = "message") -> str | None:
         problem = _text(message.tool_call_id, f"{where}.tool_call_id")
     if problem is None and type(message.is_error) is not bool:
         problem = f"{where}.is_error must be a bool, got {_kind(message.is_error)}"
-    if problem is None and type(message.parts) is not tuple:
-        problem = f"{where}.parts must be a tuple of content parts, got {_kind(message.parts)}"
-    if problem is None and message.parts != ():
-        problem = _MESSAGE_PARTS  # content parts: the codec's writer checks them, with the event
     if problem is not None:
         return problem
+    if type(message.parts) is not tuple:
+        return f"{where}.parts must be a tuple of content parts, got {_kind(message.parts)}"
     calls = message.tool_calls
     if type(calls) is not tuple:
         return f"{where}.tool_calls must be a tuple of ToolCall, got {_kind(calls)}"
@@ -126,16 +124,16 @@ def _call_problem(call: object, where: str) -> str | None:
 
 
 def _model_attempt_started(data: ModelAttemptStarted) -> str | None:
-    problem = _text(data.tools_digest, "tools_digest")
-    if problem is None and data.tools is not None:
-        problem = encoding_problem(data)  # the specs offered at this step: rare, the writer checks
-    return (
-        problem
-        or _int(data.step, "step")
+    problem = (
+        _int(data.step, "step")
         or _text(data.request_id, "request_id")
         or _text(data.request_digest, "request_digest")
         or _text(data.model, "model")
+        or _text(data.tools_digest, "tools_digest")
     )
+    if problem is None and data.tools is not None:
+        problem = encoding_problem(data)  # tool specs carry JSON Schemas: the writer checks them
+    return problem
 
 
 _SCALARS = frozenset({str, int, bool, type(None)})
@@ -156,7 +154,8 @@ def _message_ok(message: object) -> bool:
         and type(message.is_error) is bool
         and (message.tool_call_id is None or type(message.tool_call_id) is str)
         and type(message.tool_calls) is tuple
-        and message.parts == ()
+        and type(message.parts) is tuple
+        and not message.parts
     ):
         return False
     for call in message.tool_calls:
@@ -190,21 +189,19 @@ def _model_called(data: ModelCalled) -> str | None:
 
 
 def _explain_model_called(data: ModelCalled) -> str | None:
-    if message_problem(data.message) == _MESSAGE_PARTS:
-        return encoding_problem(data)
     problem = (
-        _text(data.short_circuited_by, "short_circuited_by")
-        or _int(data.step, "step")
+        _int(data.step, "step")
         or _text(data.request_id, "request_id")
         or message_problem(data.message)
         or usage_problem(data.usage)
         or _text(data.model, "model")
         or _int(data.duration_ms, "duration_ms")
         or _text(data.stop_reason, "stop_reason")
+        or _text(data.short_circuited_by, "short_circuited_by")
     )
     if problem is None and data.cost_usd is not None:
         problem = _number(data.cost_usd, "cost_usd")
-    if problem is None and not _FAST_MESSAGES:
+    if problem is None and (not _FAST_MESSAGES or data.message.parts):  # parts: the writer checks them
         problem = encoding_problem(data)
     return problem
 
@@ -229,16 +226,17 @@ def _tool_started(data: ToolStarted) -> str | None:
 
 
 def _tool_completed(data: ToolCompleted) -> str | None:
-    if type(data.retry) is not bool:
-        return f"retry must be a bool, got {_kind(data.retry)}"
-    if type(data.parts) is not tuple:
-        return f"parts must be a tuple of content parts, got {_kind(data.parts)}"
-    if data.parts != ():
-        return encoding_problem(data)  # content parts: the writer checks them
     problem = _text(data.call_id, "call_id") or _text(data.tool, "tool") or _text(data.output, "output")
     if problem is None and type(data.is_error) is not bool:
         problem = f"is_error must be a bool, got {_kind(data.is_error)}"
-    return problem or _int(data.duration_ms, "duration_ms")
+    if problem is None and type(data.retry) is not bool:
+        problem = f"retry must be a bool, got {_kind(data.retry)}"
+    problem = problem or _int(data.duration_ms, "duration_ms")
+    if problem is None and type(data.parts) is not tuple:
+        problem = f"parts must be a tuple of content parts, got {_kind(data.parts)}"
+    if problem is None and data.parts:
+        problem = encoding_problem(data)  # content parts: the writer checks them
+    return problem
 
 
 def _text(value: object, where: str) -> str | None:
@@ -279,8 +277,6 @@ def _depth(value: object) -> int:
 def _names(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in fields(cls))
 
-
-_MESSAGE_PARTS = "(content parts)"
 
 _FAST_MESSAGES = (
     _names(Message) == ("role", "content", "tool_calls", "tool_call_id", "is_error", "id", "parts")

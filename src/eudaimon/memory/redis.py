@@ -15,6 +15,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from eudaimon.core.messages import Message, Role
+from eudaimon.core.redact import redact
 from eudaimon.memory._codec import message_from_json, message_to_json
 from eudaimon.memory._groups import drop_partial_head, opens_group, visible
 from eudaimon.memory.base import check_window, thread_key, with_id
@@ -154,7 +155,7 @@ class RedisMemory:
         await self.close()
 
     def __repr__(self) -> str:
-        return f"RedisMemory({_hide_password(self.url)!r}, {self.key!r}, max_messages={self.max_messages})"
+        return f"RedisMemory({redact(self.url)!r}, {self.key!r}, max_messages={self.max_messages})"
 
 
 async def _close_with_loop(client: Redis) -> None:
@@ -167,12 +168,3 @@ async def _close_with_loop(client: Redis) -> None:
         await asyncio.Event().wait()
     finally:
         await client.aclose()
-
-
-def _hide_password(url: str) -> str:
-    scheme, sep, rest = url.partition("://")
-    credentials, at, host = rest.rpartition("@")
-    if not at or ":" not in credentials:
-        return url
-    user = credentials.split(":", 1)[0]
-    return f"{scheme}{sep}{user}:***@{host}"

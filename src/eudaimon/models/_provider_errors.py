@@ -28,8 +28,8 @@ from eudaimon.core.errors import (
     ModelResponseInvalid,
     ModelUnavailable,
 )
+from eudaimon.core.redact import redact as redact_credentials
 
-_KEY_PATTERN = re.compile(r"\b(?:sk|gsk|xai)[-_][A-Za-z0-9_\-*.]{4,}")
 _NUMBER = r"(\d[\d,]*)"
 # "This model's maximum context length is 128000 tokens. However, your messages resulted in
 # 130000 tokens" (OpenAI, vLLM); "prompt is too long: 210000 tokens > 200000 maximum" and
@@ -63,11 +63,8 @@ class ErrorContext:
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """Remove `secrets` and anything shaped like an API key (`sk-…`, masked or not) from `text`."""
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
-    return _KEY_PATTERN.sub("***", text)
+    """Remove `secrets` and every credential-shaped part from `text` (`eudaimon.core.redact`)."""
+    return redact_credentials(text, secrets)
 
 
 def retry_after_seconds(headers: Mapping[str, str] | None, *, now: datetime | None = None) -> float | None:

@@ -18,6 +18,7 @@ from contextlib import AbstractAsyncContextManager, contextmanager
 from typing import Any, Protocol, TypeVar
 
 from eudaimon.core.errors import ConfigurationError, ModelError
+from eudaimon.core.redact import redact
 from eudaimon.models._provider_errors import ErrorContext, invalid
 from eudaimon.models.base import ChatResponse, ModelStreamItem
 from eudaimon.streaming import ModelDelta
@@ -132,5 +133,6 @@ def check_options(options: Mapping[str, object], known: frozenset[str], model: s
 
 
 def display_url(url: str) -> str:
-    """The URL without any `user:password@` part, fit for messages and reprs."""
-    return re.sub(r"//[^/@]*@", "//", url).rstrip("/")
+    """The URL without any `user:password@` part or secret query parameter, fit for messages
+    and reprs."""
+    return redact(re.sub(r"//[^/@]*@", "//", url)).rstrip("/")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import fields
 from typing import Any
 
@@ -20,7 +20,7 @@ from eudaimon.core.events import Event, EventData
 from eudaimon.core.state import RunState
 from eudaimon.core.validity import check_payload
 from eudaimon.runtime.clock import now
-from eudaimon.stores.base import EventStore, Snapshot
+from eudaimon.stores.base import EventStore, Fence, Snapshot
 
 SNAPSHOT_EVERY = 200
 """Events between snapshots of a run's state."""
@@ -31,8 +31,10 @@ class RunJournal:
     def __init__(self, store: EventStore, state: RunState, *, snapshot_every: int = SNAPSHOT_EVERY) -> None:
         self.store = store
         self.state = state
-        self.guard: Callable[[], None] | None = None
-        """Called before every commit; raises to stop a driver that must not act (a lapsed lease)."""
+        self.guard: Callable[[], Awaitable[None]] | None = None
+        """Awaited before every commit; raises to stop a driver that must not act (a lost lease)."""
+        self.fence: Fence | None = None
+        """The lease every commit is made under, checked by the store in the commit itself."""
         self.effect_guard: Callable[[float], None] | None = None
         """Called with `committed_at` immediately before a tool that may not run twice is
         invoked; raises unless the driver's lease surely still holds and has held since that
@@ -105,17 +107,20 @@ class RunJournal:
             await waiter
         if not self._buffer:
             return
-        if self.guard is not None:
-            self.guard()
-        batch, self._buffer = self._buffer, []
-        before, after = self._committed_seq, self._committed_seq + len(batch)
-        snapshot = None
-        if self.snapshot_every and before // self.snapshot_every != after // self.snapshot_every:
-            snapshot = Snapshot(f"run:{self.run_id}", after - 1, state_to_json(self.state))
         self._committing = True
         try:
+            if self.guard is not None:
+                await self.guard()  # may take the lease back: events recorded meanwhile ride along
+            batch, self._buffer = self._buffer, []
+            before, after = self._committed_seq, self._committed_seq + len(batch)
+            snapshot = None
+            if self.snapshot_every and before // self.snapshot_every != after // self.snapshot_every:
+                snapshot = Snapshot(f"run:{self.run_id}", after - 1, state_to_json(self.state))
             began = time.monotonic()
-            await self.store.append(self.state.run_id, before, batch, snapshot)
+            if self.fence is None:
+                await self.store.append(self.state.run_id, before, batch, snapshot)
+            else:
+                await self.store.append(self.state.run_id, before, batch, snapshot, fence=self.fence)
             self._committed_seq = after
             self.committed_at = began
         except (ValueError, TypeError, RecursionError) as exc:

@@ -1,24 +1,32 @@
 """Run and thread leases: one process drives a run at a time, and a stalled one stops.
 
-A driver takes the lease before its first effect and renews it in the background. If a
-renewal fails for longer than the lease lasts, the driver's own deadline passes and the
-journal refuses its next commit, so the process stops before its next effect; meanwhile
-another process may take the lapsed lease over. A crashed process's lease simply expires.
+A driver takes the lease before its first effect and holds it while it runs. Every lease a
+process holds on one store is renewed together, in one statement behind one timer
+(`_Renewals`): renewing each lease on its own made a busy process late for some of them, and
+10,000 runs lost their leases to their own process's load. A renewal that comes late takes the
+lease back if no one else took it meanwhile (the store renews only a row still naming its
+owner), and so does a driver about to commit (`LeaseKeeper.ensure`); only a lease another
+process holds is lost. The commit itself checks, in its own transaction, that the lease is
+still this driver's and unexpired, so a process that stalled (SIGSTOP, a VM pause) and woke
+after another took over fails instead of landing its commit. A crashed process's lease simply
+expires; a driver that stops (its run finished or paused) gives it up at once.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import heapq
 import itertools
+import math
 import os
 import secrets
 import socket
 import time
 import weakref
+from collections.abc import Sequence
 
 from eudaimon.core.errors import LeaseHeld, LeaseLost
-from eudaimon.stores.base import EventStore
+from eudaimon.stores.base import EventStore, Fence
 
 DEFAULT_TTL_S = 30.0
 EFFECT_MARGIN = 0.1
@@ -54,69 +62,154 @@ def new_owner() -> str:
     return f"{_PROCESS}.{next(_DRIVERS)}"
 
 
-class _FirstRenewals:
-    """The first renewal of every lease held on one event loop, behind a single timer.
+class _Renewals:
+    """Every lease this process holds on one store, on one event loop, renewed together.
 
-    Most runs end long before their first renewal is due, so a timer armed and cancelled per
-    lease was pure cost: it was the larger part of a short run's lease work. Keepers wait here
-    instead; one timer fires for the earliest, and a keeper whose first renewal comes renews on
-    its own from then on.
+    Renewals fall due on a grid of `ttl / 6` seconds, so the leases taken during one slot are
+    renewed in one statement (`EventStore.renew_leases`) when it comes, between a third and half
+    a lifetime after they were last confirmed: half a lifetime is left for a renewal that is late.
+    One timer waits for the earliest slot (a heap, so adding and dropping a lease cost
+    O(log n), whatever the number held). Most runs end before their first renewal is due: they
+    cost a heap entry, no task and no statement.
     """
 
-    def __init__(self) -> None:
-        # No reference to the loop: it keys this schedule weakly.
+    def __init__(self, store: EventStore) -> None:
+        self.store = store
         self._due: dict[LeaseKeeper, float] = {}
+        self._heap: list[tuple[float, int, LeaseKeeper]] = []
+        self._order = itertools.count()
         self._timer: asyncio.TimerHandle | None = None
+        self._renewing: asyncio.Task[None] | None = None
 
-    def add(self, keeper: LeaseKeeper, delay_s: float) -> None:
+    def add(self, keeper: LeaseKeeper) -> None:
         loop = asyncio.get_running_loop()
-        due = loop.time() + delay_s
+        slot = keeper.ttl_s / 6
+        due = math.ceil((loop.time() + keeper.ttl_s / 3) / slot) * slot
         self._due[keeper] = due
-        timer = self._timer
-        if timer is None or due < timer.when():
-            if timer is not None:
-                timer.cancel()
-            self._timer = loop.call_at(due, self._fire)
+        heapq.heappush(self._heap, (due, next(self._order), keeper))
+        self._arm(loop)
 
     def discard(self, keeper: LeaseKeeper) -> None:
         self._due.pop(keeper, None)
+        if not self._due and self._timer is not None and self._renewing is None:
+            self._timer.cancel()
+            self._timer = None
+            self._heap.clear()
+
+    def _arm(self, loop: asyncio.AbstractEventLoop) -> None:
+        heap = self._heap
+        while heap and self._due.get(heap[0][2]) != heap[0][0]:
+            heapq.heappop(heap)  # dropped or rescheduled since it was pushed
+        if not heap or self._renewing is not None:
+            return  # nothing held, or the renewal in flight arms the timer when it is done
+        due = heap[0][0]
+        if self._timer is not None:
+            if self._timer.when() <= due:
+                return
+            self._timer.cancel()
+        self._timer = loop.call_at(due, self._fire)
 
     def _fire(self) -> None:
         self._timer = None
         loop = asyncio.get_running_loop()
         now = loop.time()
-        for keeper, due in list(self._due.items()):
-            if due <= now:
+        batch: list[LeaseKeeper] = []
+        while self._heap and self._heap[0][0] <= now:
+            due, _, keeper = heapq.heappop(self._heap)
+            if self._due.get(keeper) == due:
                 del self._due[keeper]
-                keeper._start_renewing()
-        if self._due:
-            self._timer = loop.call_at(min(self._due.values()), self._fire)
+                batch.append(keeper)
+        if batch:
+            self._renewing = loop.create_task(self._renew(batch))
+        else:
+            self._arm(loop)
+
+    async def _renew(self, batch: list[LeaseKeeper]) -> None:
+        try:
+            by_ttl: dict[float, list[LeaseKeeper]] = {}
+            for keeper in batch:
+                by_ttl.setdefault(keeper.ttl_s, []).append(keeper)
+            for ttl_s, keepers in by_ttl.items():
+                started = time.monotonic()
+                try:
+                    held = await renew(self.store, keepers, ttl_s)
+                except Exception:  # a store hiccup: try again soon; `check` stops a holder if it lasts
+                    for keeper in keepers:
+                        if keeper.held:
+                            self.add(keeper)
+                    continue
+                for keeper, ok in zip(keepers, held, strict=True):
+                    if not keeper.held:
+                        continue  # released while the statement ran
+                    if ok:
+                        keeper.confirmed(started)
+                        self.add(keeper)
+                    else:
+                        keeper.lost()
+        finally:
+            self._renewing = None
+            self._arm(asyncio.get_running_loop())
 
 
-_FIRST_RENEWALS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _FirstRenewals] = weakref.WeakKeyDictionary()
+async def renew(store: EventStore, keepers: Sequence[LeaseKeeper], ttl_s: float) -> list[bool]:
+    """Renew `keepers`' leases for `ttl_s`: which are still theirs.
+
+    A store with `renew_leases` renews them in one statement and takes back a lapsed lease no
+    one else took. Any other store renews them one by one, and only those not lapsed by their
+    holder's clock (another process may have taken such a lease and given it up since)."""
+    bulk = getattr(store, "renew_leases", None)
+    if bulk is not None:
+        held: list[bool] = await bulk([(k.name, k.owner) for k in keepers], ttl_s)
+        return held
+    out: list[bool] = []
+    for keeper in keepers:
+        if time.monotonic() >= keeper.deadline:
+            out.append(False)
+            continue
+        try:
+            await store.acquire_lease(keeper.name, keeper.owner, ttl_s)
+            out.append(True)
+        except LeaseHeld:
+            out.append(False)
+    return out
 
 
-def _first_renewals() -> _FirstRenewals:
+_RENEWALS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, _Renewals]] = weakref.WeakKeyDictionary()
+
+
+def _renewals(store: EventStore) -> _Renewals:
     loop = asyncio.get_running_loop()
-    schedule = _FIRST_RENEWALS.get(loop)
-    if schedule is None:
-        schedule = _FIRST_RENEWALS[loop] = _FirstRenewals()
-    return schedule
+    stores = _RENEWALS.get(loop)
+    if stores is None:
+        stores = _RENEWALS[loop] = {}
+    renewals = stores.get(id(store))
+    if renewals is None or renewals.store is not store:
+        renewals = stores[id(store)] = _Renewals(store)
+    return renewals
 
 
 class LeaseKeeper:
+    """One lease held by one driver: taken, kept renewed, checked before effects, given up."""
+
     def __init__(self, store: EventStore, name: str, *, ttl_s: float | None = None) -> None:
         self.store = store
         self.name = name
         self.owner = new_owner()
         self.ttl_s = ttl_s if ttl_s is not None else lease_ttl_s()
-        self._deadline = 0.0
+        self.deadline = 0.0
+        """When the lease may lapse, by this process's monotonic clock: `ttl_s` after the start
+        of the last request that confirmed it."""
         self._taken_at = float("inf")
         """When (monotonic) the current unbroken holding of the lease began; whoever takes the
-        lease again after it lapsed must set it anew (`acquire` does), so that `check_effect`
-        refuses an effect whose intent was committed before the lapse."""
-        self._renewer: asyncio.Task[None] | None = None
-        self._waiting: _FirstRenewals | None = None
+        lease again after it lapsed sets it anew (`acquire`, and a late renewal in `confirmed`),
+        so that `check_effect` refuses an effect whose intent was committed before the lapse."""
+        self.held = False
+        self._schedule: _Renewals | None = None
+
+    @property
+    def fence(self) -> Fence:
+        """What a commit made under this lease names, so that the store can check it."""
+        return Fence(self.name, self.owner, self.ttl_s)
 
     async def acquire(self, *, wait: bool = True) -> None:
         """Take the lease; while another live holder has it, wait for it to lapse (or raise)."""
@@ -129,20 +222,28 @@ class LeaseKeeper:
                     raise
                 await asyncio.sleep(min(max(held.expires_in_s, 0.02), 0.2))
                 continue
-            self._deadline = started + lease.expires_in_s
+            self.deadline = started + lease.expires_in_s
             self._taken_at = started
             break
-        # Most runs end before the first renewal is due: waiting costs less than a task.
-        self._waiting = _first_renewals()
-        self._waiting.add(self, self.ttl_s / 3)
+        self.held = True
+        self._schedule = _renewals(self.store)
+        self._schedule.add(self)
 
-    def _start_renewing(self) -> None:
-        self._waiting = None
-        self._renewer = asyncio.ensure_future(self._renew_forever())
+    def confirmed(self, started: float) -> None:
+        """A renewal sent at `started` (monotonic) was granted. Sent after the lease had lapsed,
+        it took the lease back: the holding starts anew there."""
+        if started >= self.deadline:
+            self._taken_at = started
+        self.deadline = started + self.ttl_s
+
+    def lost(self) -> None:
+        """Another process holds the lease now: this driver must never act again."""
+        self.deadline = 0.0
+        self.held = False
 
     def check(self) -> None:
-        """Raise `LeaseLost` when the lease may have lapsed: called before every commit."""
-        if time.monotonic() >= self._deadline:
+        """Raise `LeaseLost` when the lease may have lapsed by this process's clock."""
+        if time.monotonic() >= self.deadline:
             raise LeaseLost(self.name)
 
     def check_effect(self, since: float) -> None:
@@ -156,38 +257,34 @@ class LeaseKeeper:
         cannot cover is a stop between this check and the effect itself: that is what a
         tool's `ctx.fencing_token` is for.
         """
-        if time.monotonic() >= self._deadline - self.ttl_s * EFFECT_MARGIN or since < self._taken_at:
+        if time.monotonic() >= self.deadline - self.ttl_s * EFFECT_MARGIN or since < self._taken_at:
             raise LeaseLost(self.name)
 
-    async def release(self, *, write: bool = True) -> None:
-        """Stop renewing and, with `write`, free the lease for others now rather than at expiry."""
-        if self._waiting is not None:
-            self._waiting.discard(self)
-            self._waiting = None
-        if self._renewer is not None:
-            self._renewer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._renewer
-            self._renewer = None
-        if write and time.monotonic() < self._deadline:
-            await self.store.release_lease(self.name, self.owner)
-        self._deadline = 0.0
+    async def ensure(self) -> None:
+        """Before a commit: if the lease's renewal is overdue (a busy or stalled process), take
+        it back now, which succeeds only if no one else took it meanwhile.
 
-    async def _renew_forever(self) -> None:
-        while True:
-            started = time.monotonic()
-            if started >= self._deadline:
-                # Lapsed: another process may have driven the run meanwhile, so this one must
-                # never act again, even if the lease happens to be free to take back.
-                self._deadline = 0.0
-                return
-            try:
-                lease = await self.store.acquire_lease(self.name, self.owner, self.ttl_s)
-            except LeaseHeld:
-                self._deadline = 0.0  # someone took it over: never act again
-                return
-            except Exception:  # a store hiccup: try again; `check` stops us if it lasts
-                await asyncio.sleep(self.ttl_s / 3)
-                continue
-            self._deadline = started + lease.expires_in_s
-            await asyncio.sleep(self.ttl_s / 3)
+        Raises:
+            LeaseLost: another process holds the lease (or this keeper gave it up).
+        """
+        if not self.held:
+            raise LeaseLost(self.name)
+        if time.monotonic() < self.deadline - self.ttl_s / 3:
+            return  # renewed on time: at least a third of its lifetime is left
+        started = time.monotonic()
+        (ok,) = await renew(self.store, [self], self.ttl_s)
+        if not ok:
+            self.lost()
+            raise LeaseLost(self.name)
+        self.confirmed(started)
+
+    async def release(self, *, write: bool = True) -> None:
+        """Stop renewing and, with `write`, free the lease for others now rather than at expiry
+        (the store frees it only if it is still this keeper's)."""
+        was_held, self.held = self.held, False
+        if self._schedule is not None:
+            self._schedule.discard(self)
+            self._schedule = None
+        if write and was_held:
+            await self.store.release_lease(self.name, self.owner)
+        self.deadline = 0.0

@@ -30,6 +30,7 @@ from eudaimon.core.messages import Message, Role
 from eudaimon.core.settings import NO_SETTINGS, ModelSettings
 from eudaimon.core.state import RunState, Status
 from eudaimon.memory.base import feed
+from eudaimon.runtime.admission import max_active_runs, run_slot
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.clock import new_message_id, new_run_id
 from eudaimon.runtime.config import RuntimeConfig
@@ -61,6 +62,8 @@ class RunDriver:
         self.snapshot_every = 0 if isinstance(store, MemoryStore) else snapshot_every
         self.lease_ttl_s = lease_ttl_s()
         """`EUDAIMON_LEASE_TTL_S` as it was when the agent was built, for its run and thread leases."""
+        self.max_active_runs = max_active_runs()
+        """`EUDAIMON_MAX_ACTIVE_RUNS` as it was when the agent was built: runs beyond it wait."""
 
     def start(
         self,
@@ -107,12 +110,13 @@ class RunDriver:
             if emit:
                 yield Done(journal.run_id, journal.state.status.value)
             return
-        keeper = await self._take_over(journal, wait)
-        try:
-            async for event in drive(journal, self.config, cancel=cancel, stream_model=stream_model, emit=emit):
-                yield event
-        finally:
-            await self._let_go(journal, keeper)
+        async with run_slot(self.max_active_runs):
+            keeper = await self._take_over(journal, wait)
+            try:
+                async for event in drive(journal, self.config, cancel=cancel, stream_model=stream_model, emit=emit):
+                    yield event
+            finally:
+                await self._let_go(journal, keeper)
         await self.remember(journal.state)
 
     async def run(self, journal: RunJournal, cancel: CancellationToken | None, *, wait: bool = True) -> None:
@@ -132,7 +136,8 @@ class RunDriver:
         except BaseException:
             await self._let_go(journal, keeper)
             raise
-        journal.guard = keeper.check
+        journal.guard = keeper.ensure
+        journal.fence = keeper.fence
         journal.effect_guard = keeper.check_effect
         # The journal as this driver found it once the lease was its own. Any driver that acts
         # commits an intent first; one that took over before that commit cannot commit after
@@ -141,9 +146,10 @@ class RunDriver:
         return keeper
 
     async def _let_go(self, journal: RunJournal, keeper: LeaseKeeper) -> None:
-        # A finished run is never driven again (resume returns at once), so its lease may
-        # just expire: releasing it would cost a commit for nothing.
-        await keeper.release(write=not journal.state.status.is_terminal)
+        # Given up whether the run finished or paused: a resumer that reopened the run while it
+        # was live waits for this lease, and would otherwise wait for it to expire.
+        journal.guard = journal.fence = None
+        await keeper.release()
 
     async def reopen(self, run_id: str, deps: Any = None) -> RunJournal:
         journal = RunJournal(self.store, await load_state(self.store, run_id), snapshot_every=self.snapshot_every)

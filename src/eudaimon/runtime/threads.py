@@ -30,8 +30,9 @@ async def hold_thread(
     return keeper
 
 
-async def thread_state(store: EventStore, thread_id: str) -> ThreadState:
-    """The thread's snapshot, with every finished run counted once; cached back when it changed.
+async def thread_state(store: EventStore, thread_id: str, *, cache: bool = True) -> ThreadState:
+    """The thread's snapshot, with every finished run counted once; cached back when it changed
+    (unless not `cache`: a reader that may not write, such as `eudaimon threads show`).
 
     Runs do not write it as they end (that would cost each run a commit): it is brought up to
     date, and cached, when it is read.
@@ -49,7 +50,7 @@ async def thread_state(store: EventStore, thread_id: str) -> ThreadState:
         state = state.record_run(await load_state(store, summary.run_id))
         counted.append(summary.run_id)
         seen.add(summary.run_id)
-    if cached is None or len(counted) != cached.version:
+    if cache and (cached is None or len(counted) != cached.version):
         data = json.dumps({"thread": state.to_dict(), "runs": counted}, separators=(",", ":"))
         await store.save_snapshot(Snapshot(snapshot_key(thread_id), len(counted), data))
     return state

@@ -78,16 +78,16 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> R
     if tool is None:
         known = ", ".join(sorted(cfg.tools)) or "none"
         return _complete(journal, call, f"Unknown tool {call.name!r}; available tools: {known}", True)
+    offered = journal.state.offered_tools
+    if offered is not None and all(spec.name != call.name for spec in offered):
+        known = ", ".join(spec.name for spec in offered) or "none"
+        return _complete(journal, call, f"Tool {call.name!r} is not available at this step; available: {known}", True)
     if plan.decision is Decision.ASK:
         parent = journal.state.parent
         copied_from = f"run {parent.run_id}" if parent is not None else "another run"
         reason = f"this fork asks again: the approval it copied from {copied_from} does not carry over"
         journal.record(ApprovalRequested(call_id=call.id, tool=call.name, arguments=call.arguments, reason=reason))
         return None
-    offered = journal.state.offered_tools
-    if offered is not None and all(spec.name != call.name for spec in offered):
-        known = ", ".join(spec.name for spec in offered) or "none"
-        return _complete(journal, call, f"Tool {call.name!r} is not available at this step; available: {known}", True)
     if plan.decision is Decision.POLICY:
         if cfg.approval_policy is None:  # the default policy, without a coroutine to await
             policy = ToolPolicy.REQUIRE_APPROVAL if tool.needs_approval else ToolPolicy.ALLOW
@@ -198,10 +198,27 @@ def _deny(journal: RunJournal, call: ToolCall, reason: str) -> ToolResult:
     return ToolResult(call.id, f"Tool call denied: {reason}", True)
 
 
-def _complete(journal: RunJournal, call: ToolCall, output: str, is_error: bool, duration_ms: int = 0) -> ToolResult:
+def _complete(
+    journal: RunJournal,
+    call: ToolCall,
+    output: str,
+    is_error: bool,
+    duration_ms: int = 0,
+    *,
+    parts: tuple[ContentPart, ...] = (),
+    retry: bool = False,
+) -> ToolResult:
     try:
         journal.record(
-            ToolCompleted(call_id=call.id, tool=call.name, output=output, is_error=is_error, duration_ms=duration_ms)
+            ToolCompleted(
+                call_id=call.id,
+                tool=call.name,
+                output=output,
+                is_error=is_error,
+                duration_ms=duration_ms,
+                parts=parts,
+                retry=retry,
+            )
         )
     except InvalidEvent as exc:  # a result that is not text (middleware's short circuit, say)
         output, is_error = f"the tool's result cannot be journaled: {exc.problem}", True
@@ -252,21 +269,20 @@ async def run_together(
 
 
 async def _finish_call(journal: RunJournal, cfg: RuntimeConfig, item: Ready, outcome: Outcome | None) -> ToolResult:
+    call = item.call
     if outcome is None:
-        journal.record(ToolOutcomeUnknown(call_id=item.call.id, tool=item.call.name))
-        return ToolResult(item.call.id, "timed out: the outcome is unknown until an operator reconciles it", True)
-    call, output, is_error = item.call, outcome.output, outcome.is_error
-    journal.record(
-        ToolCompleted(
-            call_id=call.id,
-            tool=call.name,
-            output=output,
-            is_error=is_error,
-            duration_ms=outcome.duration_ms,
-            parts=outcome.parts,
-            retry=outcome.retry,
-        )
+        journal.record(ToolOutcomeUnknown(call_id=call.id, tool=call.name))
+        return ToolResult(call.id, "timed out: the outcome is unknown until an operator reconciles it", True)
+    result = _complete(
+        journal,
+        call,
+        outcome.output,
+        outcome.is_error,
+        outcome.duration_ms,
+        parts=outcome.parts,
+        retry=outcome.retry,
     )
+    output, is_error = result.content, result.is_error
     if cfg.hooks is not None:
         await cfg.hooks.on_tool_result(call, ToolOutput(output, is_error), run_context(journal, call_id=call.id))
     return ToolResult(call.id, output, is_error)
@@ -291,7 +307,7 @@ async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Outc
     Only a tool that may run twice (READ, or WRITE declared idempotent) is retried, unless it
     opted in with `@tool(retryable=True)`: a plain WRITE or IRREVERSIBLE call that raised may
     have half-acted, so its error is final. A call that outlives its timeout is abandoned: an
-    error result if it may run twice, else None — an unknown outcome for an operator to
+    error result if it may run twice, else None, an unknown outcome for an operator to
     reconcile (it may have acted, or may still act: a sync tool's thread cannot be stopped).
     """
     policy = None
@@ -304,7 +320,9 @@ async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Outc
     started = time.perf_counter()
     while True:
         state = journal.state
-        ctx = ToolContext(state.run_id, item.call.id, key, attempt, journal.deps, state.steps, journal.fencing_token)
+        ctx = ToolContext(
+            state.run_id, item.call.id, key, attempt, journal.deps, state.steps, fencing_token=journal.fencing_token
+        )
         if journal.effect_guard is not None and not rerunnable:
             journal.effect_guard(journal.committed_at)  # the last moment to find out this process was replaced
         deadline = asyncio.timeout(timeout_s)
@@ -347,10 +365,6 @@ async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Outc
             await journal.flush()
 
 
-def _ms_since(started: float) -> int:
-    return round((time.perf_counter() - started) * 1000)
-
-
 def _correction(journal: RunJournal, tool: Tool, exc: ModelRetry, duration_ms: int) -> Outcome:
     """A `ModelRetry`: the tool's correction for the model, while its budget lasts.
 
@@ -367,6 +381,10 @@ def _correction(journal: RunJournal, tool: Tool, exc: ModelRetry, duration_ms: i
             duration_ms,
         )
     return Outcome(exc.message, True, duration_ms, retry=True)
+
+
+def _ms_since(started: float) -> int:
+    return round((time.perf_counter() - started) * 1000)
 
 
 def _describe(exc: Exception) -> str:

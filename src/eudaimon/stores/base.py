@@ -51,6 +51,27 @@ class Lease:
 
 
 @dataclass(frozen=True, slots=True)
+class Fence:
+    """The lease a commit is made under: `append(..., fence=...)` lands only while `owner`
+    still holds `name` unexpired, checked in the commit's own transaction.
+
+    A driver checks its lease by its own clock before committing, but a process can stall
+    (SIGSTOP, a VM pause, a long GC) between that check and the commit; meanwhile its lease
+    lapses and another process takes the run over. The fence makes the store refuse the late
+    commit (`LeaseLost`), so the stalled process never records an intent it would then act on.
+
+    A lease that lapsed before the commit began (a busy process, a commit queued behind many
+    others) but still names its owner, so that no one took it, is taken back by the commit for
+    `ttl_s` (none when 0): a busy process keeps the runs nobody else took. One that lapsed while
+    the commit held the store's write lock (the process stopped inside it) is refused.
+    """
+
+    name: str
+    owner: str
+    ttl_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     key: str
     """`run:<id>` or `thread:<id>`."""
@@ -62,11 +83,19 @@ class Snapshot:
 @runtime_checkable
 class EventStore(Protocol):
     async def append(
-        self, run_id: str, expected_seq: int, events: Sequence[Event], snapshot: Snapshot | None = None
+        self,
+        run_id: str,
+        expected_seq: int,
+        events: Sequence[Event],
+        snapshot: Snapshot | None = None,
+        *,
+        fence: Fence | None = None,
     ) -> None:
         """Append `events` atomically if the run's next seq is `expected_seq`.
 
         A `snapshot` given along is saved in the same transaction, so taking one costs no commit.
+        With a `fence`, the append lands only while its owner holds the lease unexpired, and
+        raises `LeaseLost` (writing nothing) otherwise.
         """
         ...
 
@@ -93,6 +122,14 @@ class EventStore(Protocol):
     async def release_lease(self, name: str, owner: str) -> None:
         """Give the lease up, if `owner` holds it."""
         ...
+
+    # A store may also offer, and every store here does (`runtime.leases` falls back to
+    # `acquire_lease` one by one otherwise):
+    #
+    #     async def renew_leases(self, leases: Sequence[tuple[str, str]], ttl_s: float) -> list[bool]
+    #
+    # renewing every (name, owner) in one statement, lapsed or not, wherever the lease still
+    # names that owner (no one took it since); the result says, per lease, whether it did.
 
     async def save_snapshot(self, snapshot: Snapshot) -> None:
         """Keep `snapshot` as the latest for its key unless a newer version is already kept."""

@@ -6,10 +6,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from eudaimon.core.errors import ConcurrencyConflict, LeaseHeld
+from eudaimon.core.errors import ConcurrencyConflict, LeaseHeld, LeaseLost
 from eudaimon.core.events import Event, RunStarted, ToolCompleted
 from eudaimon.core.messages import ContentPart, DocumentPart, ImagePart
-from eudaimon.stores.base import Lease, RunSummary, Snapshot, check_batch, summary_fields
+from eudaimon.stores.base import Fence, Lease, RunSummary, Snapshot, check_batch, summary_fields
 
 
 class MemoryStore:
@@ -25,10 +25,22 @@ class MemoryStore:
         """Each distinct image or document kept once: events that carry equal data share it."""
 
     async def append(
-        self, run_id: str, expected_seq: int, events: Sequence[Event], snapshot: Snapshot | None = None
+        self,
+        run_id: str,
+        expected_seq: int,
+        events: Sequence[Event],
+        snapshot: Snapshot | None = None,
+        *,
+        fence: Fence | None = None,
     ) -> None:
         if not events:
             return
+        if fence is not None:
+            holder, now = self._leases.get(fence.name), time.monotonic()
+            if holder is None or holder[0] != fence.owner or (holder[1] <= now and fence.ttl_s <= 0):
+                raise LeaseLost(fence.name)
+            if holder[1] <= now:  # lapsed, and no one took it: taken back (`Fence`)
+                self._leases[fence.name] = (fence.owner, now + fence.ttl_s)
         journal = self._events.get(run_id)
         actual = len(journal) if journal is not None else 0
         if expected_seq != actual:
@@ -99,6 +111,18 @@ class MemoryStore:
             raise LeaseHeld(name, holder[0], holder[1] - now)
         self._leases[name] = (owner, now + ttl_s)
         return Lease(name, owner, ttl_s)
+
+    async def renew_leases(self, leases: Sequence[tuple[str, str]], ttl_s: float) -> list[bool]:
+        """Renew each (name, owner) still naming that owner, lapsed or not: which were."""
+        until = time.monotonic() + ttl_s
+        held = []
+        for name, owner in leases:
+            holder = self._leases.get(name)
+            ok = holder is not None and holder[0] == owner
+            if ok:
+                self._leases[name] = (owner, until)
+            held.append(ok)
+        return held
 
     async def release_lease(self, name: str, owner: str) -> None:
         holder = self._leases.get(name)

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from eudaimon.core.errors import ConfigurationError
+from eudaimon.core.redact import redact
 from eudaimon.stores.base import EventStore
 
 
-def open_store(url: str) -> EventStore:
+def open_store(url: str, *, read_only: bool = False) -> EventStore:
     """The store a URL names. Relative SQLite paths (`sqlite:///runs.db`) are relative to the cwd;
-    `sqlite:////abs/path.db` is absolute."""
+    `sqlite:////abs/path.db` is absolute.
+
+    With `read_only`, a SQLite journal is opened for reading only: a missing file is an error,
+    never a new journal, and a read-only file can be read (other stores ignore the flag)."""
     scheme = url.split(":", 1)[0].lower() if ":" in url else ""
     if scheme == "memory":
         from eudaimon.stores.memory import MemoryStore
@@ -22,18 +24,17 @@ def open_store(url: str) -> EventStore:
             path = path[3:]
         elif path.startswith("//"):
             raise ConfigurationError(
-                f"SQLite URL {url!r} has a host part; write sqlite:///relative.db or sqlite:////abs.db"
+                f"SQLite URL {redact(url)!r} has a host part; write sqlite:///relative.db or sqlite:////abs.db"
             )
         if not path:
             raise ConfigurationError("a SQLite store URL needs a path: sqlite:///runs.db")
         from eudaimon.stores.sqlite import SqliteStore
 
-        return SqliteStore(path)
+        return SqliteStore(path, read_only=read_only)
     if scheme in ("postgresql", "postgres"):
         from eudaimon.stores.postgres import PostgresStore
 
         return PostgresStore(url)
-    shown = urlsplit(url)._replace(netloc=urlsplit(url).hostname or "").geturl() if "@" in url else url
     raise ConfigurationError(
-        f"unsupported store URL {shown!r}; use 'memory:', 'sqlite:///path.db' or 'postgresql://user@host/db'"
+        f"unsupported store URL {redact(url)!r}; use 'memory:', 'sqlite:///path.db' or 'postgresql://user@host/db'"
     )

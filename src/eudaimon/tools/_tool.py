@@ -55,9 +55,6 @@ class Tool:
     args_model: type[BaseModel] | None = None
     context_param: str | None = None
     is_async: bool = False
-    timeout_s: float | None = None
-    """How long a call may take (None: the agent's `tool_timeout_s`). A READ or idempotent call
-    that times out is an error result; a WRITE or IRREVERSIBLE one an unknown outcome."""
     retryable: bool | None = None
     """Whether the agent's `tool_retry_policy` may run the tool again after it raised. None:
     only when a second run is harmless (READ, or WRITE declared idempotent). True: the tool's
@@ -67,6 +64,9 @@ class Tool:
     """How many `ModelRetry` corrections in a row the model gets before the tool refuses."""
     prepare: Prepare | None = None
     """Decides per step whether the tool is offered, and with which spec."""
+    timeout_s: float | None = None
+    """How long a call may take (None: the agent's `tool_timeout_s`). A READ or idempotent call
+    that times out is an error result; a WRITE or IRREVERSIBLE one an unknown outcome."""
     _validator: Any = field(default=None, repr=False, compare=False)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -282,10 +282,10 @@ def tool(
     effect: Effect | str = Effect.WRITE,
     idempotent: bool = False,
     requires_approval: bool | None = None,
-    timeout_s: float | None = None,
     retryable: bool | None = None,
     max_retries: int = 1,
     prepare: Prepare | None = None,
+    timeout_s: float | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -298,10 +298,10 @@ def tool(
     effect: Effect | str = Effect.WRITE,
     idempotent: bool = False,
     requires_approval: bool | None = None,
-    timeout_s: float | None = None,
     retryable: bool | None = None,
     max_retries: int = 1,
     prepare: Prepare | None = None,
+    timeout_s: float | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function (sync or async) into a `Tool`.
 
@@ -317,9 +317,6 @@ def tool(
         effect: `"read"`, `"write"` or `"irreversible"` (see `Effect`).
         idempotent: a WRITE that is safe to run twice with the same idempotency key.
         requires_approval: True or False overrides the default (IRREVERSIBLE needs approval).
-        timeout_s: bounds a call: a READ or idempotent call that outlives it is an error
-            result, a WRITE or IRREVERSIBLE one an unknown outcome awaiting reconciliation (it
-            may have acted). Default: the agent's `tool_timeout_s`.
         retryable: Whether the agent's `tool_retry_policy` may run the tool again after it
             raised. By default only READ and idempotent tools are retried; `retryable=True`
             opts a WRITE tool in (its failures leave nothing behind), `False` opts any tool out.
@@ -328,6 +325,9 @@ def tool(
         prepare: `fn(ctx, spec)` (sync or async), asked before every model call: returns the
             `ToolSpec` to offer (possibly with another description or schema) or None to
             leave the tool out of that step. What was offered is journaled per step.
+        timeout_s: how long a call may take (None: the agent's `tool_timeout_s`). A READ or
+            idempotent call that outlives it is an error result, a WRITE or IRREVERSIBLE one an
+            unknown outcome awaiting reconciliation (it may have acted).
     """
 
     def build(func: Callable[..., Any]) -> Tool:
@@ -349,10 +349,10 @@ def tool(
             args_model=schema.args_model,
             context_param=schema.context_param,
             is_async=schema.is_async,
-            timeout_s=timeout_s,
             retryable=retryable,
             max_retries=max_retries,
             prepare=prepare,
+            timeout_s=timeout_s,
         )
 
     return build(fn) if fn is not None else build

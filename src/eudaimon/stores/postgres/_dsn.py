@@ -15,6 +15,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from eudaimon.core.errors import ConfigurationError, JournalError
+from eudaimon.core.redact import redact
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,10 +32,8 @@ class Target:
         return f"{self.host}:{self.port}/{self.dbname}"
 
     def scrub(self, text: str) -> str:
-        """`text` with every form of the password replaced by `***`."""
-        for secret in self.secrets:
-            text = text.replace(secret, "***")
-        return text
+        """`text` with every form of the password, and any other credential, replaced by `***`."""
+        return redact(text, self.secrets)
 
     def unreachable(self, exc: BaseException) -> JournalError:
         """The error for a connection that could not be made (raise it `from None`: the

@@ -115,13 +115,32 @@ _UPGRADE_FROM_1 = (
     "UPDATE {s}.meta SET value = 2 WHERE name = 'schema_version' AND value = 1",
 )
 
-_CREATE_RUN = """claimed AS (INSERT INTO {s}.runs
-        (run_id, agent, thread_id, created_at, updated_at, next_seq, last_type)
-    VALUES (%(run)s, %(agent)s, %(thread)s, %(created)s, %(updated)s, %(next)s, %(last)s)
-    ON CONFLICT (run_id) DO NOTHING RETURNING run_id)"""
+_FENCED = """(%(lease)s::text IS NULL OR EXISTS (SELECT 1 FROM {s}.leases
+        WHERE name = %(lease)s AND owner = %(owner)s AND expires_at > now() FOR SHARE)
+    OR EXISTS (SELECT 1 FROM retaken))"""
+"""An append's fence (`stores.base.Fence`): its lease is still its owner's, unexpired, or lapsed
+with no one taking it and so taken back (`retaken`). FOR SHARE makes a takeover committing
+meanwhile wait for this statement, or be seen by it."""
 
-_EXTEND_RUN = """claimed AS (UPDATE {s}.runs SET updated_at = %(updated)s, next_seq = %(next)s, last_type = %(last)s
-    WHERE run_id = %(run)s AND next_seq = %(expected)s RETURNING run_id)"""
+_RETAKE = """retaken AS (UPDATE {s}.leases SET expires_at = now() + %(lease_ttl)s * interval '1 second'
+    WHERE name = %(lease)s AND owner = %(owner)s AND expires_at <= now() AND %(lease_ttl)s > 0 RETURNING 1), """
+
+_CREATE_RUN = (
+    """claimed AS (INSERT INTO {s}.runs
+        (run_id, agent, thread_id, created_at, updated_at, next_seq, last_type)
+    SELECT %(run)s, %(agent)s, %(thread)s, %(created)s::timestamptz, %(updated)s::timestamptz, %(next)s::bigint,
+        %(last)s WHERE """
+    + _FENCED
+    + """
+    ON CONFLICT (run_id) DO NOTHING RETURNING run_id)"""
+)
+
+_EXTEND_RUN = (
+    """claimed AS (UPDATE {s}.runs SET updated_at = %(updated)s, next_seq = %(next)s, last_type = %(last)s
+    WHERE run_id = %(run)s AND next_seq = %(expected)s AND """
+    + _FENCED
+    + " RETURNING run_id)"
+)
 
 # What an append with content writes beside its events, from the claim: nothing if it failed.
 _COUNT_CONTENT = """, counted AS (INSERT INTO {s}.texts AS kept (digest, refs, body)
@@ -188,6 +207,7 @@ class Statements:
     delete_texts: str
     delete_run: str
     take_lease: str
+    renew_leases: str
     lease_holder: str
     release_lease: str
     save_snapshot: str
@@ -215,10 +235,10 @@ class Statements:
             upgrade_from_1=tuple(statement.format(s=s) for statement in _UPGRADE_FROM_1),
             meta_table=f"{s}.meta",
             schema_version=f"SELECT value FROM {s}.meta WHERE name = 'schema_version'",
-            create_run=("WITH " + _CREATE_RUN + _INSERT_EVENTS).format(s=s),
-            extend_run=("WITH " + _EXTEND_RUN + _INSERT_EVENTS).format(s=s),
-            create_run_content=("WITH " + _CREATE_RUN + _COUNT_CONTENT + _INSERT_EVENTS).format(s=s),
-            extend_run_content=("WITH " + _EXTEND_RUN + _COUNT_CONTENT + _INSERT_EVENTS).format(s=s),
+            create_run=("WITH " + _RETAKE + _CREATE_RUN + _INSERT_EVENTS).format(s=s),
+            extend_run=("WITH " + _RETAKE + _EXTEND_RUN + _INSERT_EVENTS).format(s=s),
+            create_run_content=("WITH " + _RETAKE + _CREATE_RUN + _COUNT_CONTENT + _INSERT_EVENTS).format(s=s),
+            extend_run_content=("WITH " + _RETAKE + _EXTEND_RUN + _COUNT_CONTENT + _INSERT_EVENTS).format(s=s),
             share_content=f"SELECT pg_advisory_xact_lock_shared({content_key})",
             lock_content=f"SELECT pg_advisory_xact_lock({content_key})",
             insert_messages=_INSERT_MESSAGES.format(s=s),
@@ -258,6 +278,11 @@ class Statements:
                 " VALUES (%s, %s, now() + %s * interval '1 second')"
                 " ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at"
                 " WHERE held.owner = EXCLUDED.owner OR held.expires_at <= now()"
+            ),
+            renew_leases=(
+                f"UPDATE {s}.leases AS held SET expires_at = now() + %s * interval '1 second'"
+                " FROM unnest(%s::text[], %s::text[]) AS r(name, owner)"
+                " WHERE held.name = r.name AND held.owner = r.owner RETURNING held.name, held.owner"
             ),
             lease_holder=(
                 f"SELECT owner, EXTRACT(EPOCH FROM expires_at - now())::float8 FROM {s}.leases WHERE name = %s"

@@ -35,9 +35,16 @@ from psycopg import AsyncConnection
 from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool
 
-from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, CorruptEvent, JournalError, LeaseHeld
+from eudaimon.core.errors import (
+    ConcurrencyConflict,
+    ConfigurationError,
+    CorruptEvent,
+    JournalError,
+    LeaseHeld,
+    LeaseLost,
+)
 from eudaimon.core.events import Event
-from eudaimon.stores.base import Lease, RunSummary, Snapshot, check_batch, summary_fields
+from eudaimon.stores.base import Fence, Lease, RunSummary, Snapshot, check_batch, summary_fields
 from eudaimon.stores.packing import PackedBatch, Row, pack
 from eudaimon.stores.postgres import _content
 from eudaimon.stores.postgres._dsn import parse_dsn
@@ -145,13 +152,21 @@ class PostgresStore:
         return self._commits
 
     async def append(
-        self, run_id: str, expected_seq: int, events: Sequence[Event], snapshot: Snapshot | None = None
+        self,
+        run_id: str,
+        expected_seq: int,
+        events: Sequence[Event],
+        snapshot: Snapshot | None = None,
+        *,
+        fence: Fence | None = None,
     ) -> None:
         """Append `events` atomically if the run's next seq is `expected_seq`; `snapshot`, if
         given, is kept in the same transaction.
 
         Raises:
             ConcurrencyConflict: another writer appended first; nothing was written.
+            LeaseLost: a `fence` was given and its lease lapsed or another owner holds it
+                (checked in the append's own statement); nothing was written.
             CorruptEvent: the batch does not follow on from `expected_seq`.
             JournalError: the database failed or cannot be reached, or the store is closed.
         """
@@ -168,6 +183,8 @@ class PostgresStore:
             raise
         packed = pack(batch)  # encoded before any connection is taken
         params = _append_params(run_id, expected_seq, batch, packed)
+        params["lease"], params["owner"] = (fence.name, fence.owner) if fence is not None else (None, None)
+        params["lease_ttl"] = fence.ttl_s if fence is not None else 0.0
         async with self._connection() as conn:
             try:
                 appended = await self._append(conn, params, packed, snapshot)
@@ -179,7 +196,10 @@ class PostgresStore:
             if appended:
                 self._commits += 1
                 return
-        raise ConcurrencyConflict(run_id, expected_seq, await self._next_seq(run_id))
+        actual = await self._next_seq(run_id)
+        if fence is not None and actual == expected_seq:
+            raise LeaseLost(fence.name)  # the seq was free: the fence refused it
+        raise ConcurrencyConflict(run_id, expected_seq, actual)
 
     async def load(self, run_id: str, after_seq: int = -1) -> list[Event]:
         """The run's events with seq > `after_seq`, in order; `[]` for an unknown run.
@@ -230,6 +250,18 @@ class PostgresStore:
                     raise LeaseHeld(name, holder[0], float(holder[1]))
                 # Released or expired between the two statements: try to take it again.
         raise JournalError(f"the lease {name} changed hands {_LEASE_TRIES} times while {owner} tried to take it")
+
+    async def renew_leases(self, leases: Sequence[tuple[str, str]], ttl_s: float) -> list[bool]:
+        """Renew every (name, owner) still naming that owner, lapsed or not, in one statement
+        (by the server's clock): which were renewed."""
+        pairs = list(leases)
+        if not pairs:
+            return []
+        names, owners = [name for name, _ in pairs], [owner for _, owner in pairs]
+        async with self._connection() as conn:
+            rows = await (await conn.execute(self._sql.renew_leases, (ttl_s, names, owners))).fetchall()
+        renewed = {(str(name), str(owner)) for name, owner in rows}
+        return [pair in renewed for pair in pairs]
 
     async def release_lease(self, name: str, owner: str) -> None:
         """Give the lease up if `owner` holds it; another owner's lease is left alone."""

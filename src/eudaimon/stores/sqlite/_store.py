@@ -23,8 +23,21 @@ Why it is built this way:
 - A durable commit's sync costs more when its frames lengthen the WAL, so the store keeps
   synced zeros ahead of them (`_wal_room`).
 - A lease matters only to live processes on this machine, which all read the same page cache,
-  so a transaction that only takes or gives up leases commits without an fsync.
-- Leases expire by the wall clock (`time.time()`), the clock every process on the machine shares.
+  so a transaction that only takes, renews or gives up leases commits without an fsync. Every
+  lease a process holds is renewed in one statement (`_leases`), and a fenced append (the
+  runtime's every commit) checks, as its last statement before COMMIT, that its lease is still
+  its owner's and unexpired, so a process that stalled past its lease never lands a commit.
+- What a stopped process (SIGSTOP, a paused VM, a debugger) can still block: stopped INSIDE a
+  transaction it holds SQLite's write lock, which is a lock on the file, until it continues or
+  dies. Every writer of the file (other runs, leases, approvals, in every process) then waits
+  `busy_timeout_s` and fails with a `JournalError` saying so; readers go on (WAL). Its commit,
+  once it continues, fails if its lease lapsed meanwhile (the check runs after the stop, unless
+  the stop fell between that check and COMMIT: microseconds, during which no one could take the
+  lease anyway, since taking it needs the lock). Stopped OUTSIDE a transaction it blocks
+  nothing: its leases lapse, another process takes its runs over, and its late commits fail
+  (`LeaseLost`). A process stopped while reading holds back checkpoints: the WAL grows until
+  it goes on or ends. Encoding and packing run before `BEGIN`, so the lock is held for the
+  commit's own statements and its fsync only.
 """
 
 from __future__ import annotations
@@ -40,20 +53,22 @@ from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
-from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, CorruptEvent, JournalError, LeaseHeld
+from eudaimon.core.errors import (
+    ConcurrencyConflict,
+    ConfigurationError,
+    CorruptEvent,
+    JournalError,
+)
 from eudaimon.core.events import TERMINAL_TYPES, Event
-from eudaimon.stores.base import Lease, RunSummary, Snapshot, check_batch, summary_fields
+from eudaimon.stores.base import Fence, Lease, RunSummary, Snapshot, check_batch, summary_fields
 from eudaimon.stores.packing import PackedBatch, pack
-from eudaimon.stores.sqlite import _content, _schema, _wal_room
+from eudaimon.stores.sqlite import _content, _files, _leases, _schema, _wal_room
 
 T = TypeVar("T")
 Synchronous = Literal["full", "normal"]
 
-_LEASE_GRACE_S = 60.0
-"""How long after expiring a lease row is kept (it only says who held it last)."""
 _CHECKPOINT_EVERY = 200
 """Commits between checkpoints, which the worker runs on a connection of its own (SQLite's own
 would run inside whichever commit crosses its threshold, possibly one made on the event loop's
@@ -94,22 +109,31 @@ class SqliteStore:
     """The journal in one SQLite file, safe for many tasks and many processes at once.
 
     Args:
-        path: The database file; its parent directories are created. `":memory:"` gives a
-            private, throwaway database.
+        path: The database file, created (with its tables) at first use if missing; its
+            directory must exist (a typo'd path fails instead of journaling somewhere
+            unexpected). `":memory:"` gives a private, throwaway database.
         synchronous: `"full"` (default) makes every commit durable with an fsync; `"normal"`
             skips the fsync of WAL commits, so a power loss (not a process crash) may lose the
             last commits.
         busy_timeout_s: How long to wait for another process's write lock before failing.
+        read_only: Open an existing journal for reading only (`mode=ro`): nothing is created,
+            upgraded or written, so a read-only file, or one in a read-only directory, can be
+            read, and a typo'd path is an error rather than a new empty journal. Writes raise
+            `JournalError`.
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], *, synchronous: Synchronous = "full", busy_timeout_s: float = 30.0
+        self,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: Synchronous = "full",
+        busy_timeout_s: float = 30.0,
+        read_only: bool = False,
     ) -> None:
         if synchronous not in ("full", "normal"):
             raise ConfigurationError(f"SqliteStore synchronous={synchronous!r}; use 'full' or 'normal'")
         self._path = os.fspath(path)
-        if self._path != ":memory:":
-            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
+        self._read_only = read_only
         self._synchronous: Synchronous = synchronous
         self._busy_timeout_s = busy_timeout_s
         self._jobs: queue.SimpleQueue[_Job[Any] | _Stop | _Checkpoint] = queue.SimpleQueue()
@@ -122,10 +146,13 @@ class SqliteStore:
         """The worker's connection, once open; used on the caller's thread only under `_using`."""
         self._using = threading.Lock()
         self._last_run: str | None = None
-        roomy = synchronous == "full" and self._path != ":memory:" and _wal_room.supported()
+        roomy = synchronous == "full" and self._path != ":memory:" and not read_only and _wal_room.supported()
         self._room = _wal_room.WalRoom(self._path) if roomy else None
         """The room durable commits keep ahead of the WAL: only fsynced commits gain from it, and
         a private in-memory database has no WAL file."""
+        self._lease_writes = 0
+        self._began_at = 0.0
+        """When the transaction in progress took the write lock, by `time.time()`."""
         self._since_checkpoint = 0
         self._checkpointer: sqlite3.Connection | None = None
         """The worker's second connection, for checkpoints alone; opened at the first one."""
@@ -142,13 +169,21 @@ class SqliteStore:
         return self._commits
 
     async def append(
-        self, run_id: str, expected_seq: int, events: Sequence[Event], snapshot: Snapshot | None = None
+        self,
+        run_id: str,
+        expected_seq: int,
+        events: Sequence[Event],
+        snapshot: Snapshot | None = None,
+        *,
+        fence: Fence | None = None,
     ) -> None:
         """Append `events` atomically if the run's next seq is `expected_seq`; `snapshot`, if
-        given, is kept in the same transaction.
+        given, is kept in the same transaction; with a `fence`, only while its owner holds the
+        lease unexpired (checked last, just before the commit).
 
         Raises:
             ConcurrencyConflict: another writer appended first; nothing was written.
+            LeaseLost: the fence's lease lapsed or another owner holds it; nothing was written.
             CorruptEvent: the batch does not follow on from `expected_seq`.
             JournalError: the database failed, or the store is closed.
         """
@@ -159,6 +194,8 @@ class SqliteStore:
 
             def write(conn: sqlite3.Connection) -> None:
                 _append(conn, run_id, expected_seq, batch, packed, snapshot)
+                if fence is not None:
+                    _leases.check_fence(conn, fence, self._began_at)
 
             alone, self._last_run = self._last_run in (None, run_id), run_id
             done = self._write_here(write, durable=True) if alone else None
@@ -191,7 +228,18 @@ class SqliteStore:
         Raises:
             LeaseHeld: another owner holds it and it has not expired.
         """
-        return await self._write_lease(lambda conn: _acquire_lease(conn, name, owner, ttl_s))
+        self._lease_writes += 1
+        sweep = self._lease_writes % _leases.SWEEP_EVERY == 1
+        return await self._write_lease(lambda conn: _leases.acquire(conn, name, owner, ttl_s, sweep=sweep))
+
+    async def renew_leases(self, leases: Sequence[tuple[str, str]], ttl_s: float) -> list[bool]:
+        """Renew every (name, owner) still naming that owner, lapsed or not, in one transaction
+        (a statement per `_leases.RENEW_CHUNK` leases): which were renewed. A lease no longer naming
+        its owner was taken by another (or given up, or swept long after it lapsed)."""
+        pairs = list(leases)
+        if not pairs:
+            return []
+        return await self._write_lease(lambda conn: _leases.renew(conn, pairs, ttl_s))
 
     async def release_lease(self, name: str, owner: str) -> None:
         """Give the lease up, if `owner` holds it."""
@@ -225,7 +273,7 @@ class SqliteStore:
         await asyncio.wrap_future(stop.done)
 
     def __repr__(self) -> str:
-        return f"SqliteStore({self._path!r})"
+        return f"SqliteStore({self._path!r}{', read_only=True' if self._read_only else ''})"
 
     async def _write_lease(self, run: Callable[[sqlite3.Connection], T]) -> T:
         """A lease's write, on the caller's thread when the worker is idle (it takes no fsync)."""
@@ -234,6 +282,10 @@ class SqliteStore:
 
     async def _do(self, writes: bool, run: Callable[[sqlite3.Connection], T], *, durable: bool = True) -> T:
         job = _Job(run, writes, durable)
+        if writes and self._read_only:
+            raise JournalError(
+                f"the SQLite journal {self._path!r} was opened read-only; open it without read_only to write"
+            )
         with self._lock:
             if self._closed:
                 raise JournalError(f"{self!r} is closed; open a new store to use this journal")
@@ -329,6 +381,10 @@ class SqliteStore:
                 time.sleep(0.005)
 
     def _connect(self) -> sqlite3.Connection:
+        if self._path != ":memory:":
+            _files.check_path(self._path, read_only=self._read_only)
+        if self._read_only:
+            return _files.connect_read_only(self._path)
         conn = sqlite3.connect(self._path, timeout=self._busy_timeout_s, isolation_level=None, check_same_thread=False)
         try:
             self._enter_wal_mode(conn)
@@ -381,9 +437,10 @@ class SqliteStore:
         self._set_synchronous(conn, self._synchronous if durable else "normal")
         try:
             conn.execute("BEGIN IMMEDIATE")
-            return True
         except sqlite3.OperationalError:
             return False
+        self._began_at = time.time()
+        return True
 
     @contextmanager
     def _patient(self, conn: sqlite3.Connection) -> Iterator[None]:
@@ -409,6 +466,7 @@ class SqliteStore:
             if not begun:
                 self._set_synchronous(conn, self._synchronous if durable else "normal")
                 conn.execute("BEGIN IMMEDIATE")
+                self._began_at = time.time()
             try:
                 if len(jobs) == 1:  # alone in its transaction: the ROLLBACK below undoes it if it fails
                     changes = conn.total_changes
@@ -531,18 +589,6 @@ def _delete_run(conn: sqlite3.Connection, run_id: str) -> None:
     conn.execute("DELETE FROM snapshots WHERE key = ?", (f"run:{run_id}",))
 
 
-def _acquire_lease(conn: sqlite3.Connection, name: str, owner: str, ttl_s: float) -> Lease:
-    now = time.time()  # read under the write lock: no other process can grant meanwhile
-    held = conn.execute("SELECT owner, expires_at FROM leases WHERE name = ?", (name,)).fetchone()
-    if held is not None and held[0] != owner and held[1] > now:
-        raise LeaseHeld(name, held[0], held[1] - now)
-    # A finished run's lease is left to expire rather than released (that would cost a commit),
-    # so expired ones are swept here, in a transaction that writes anyway.
-    conn.execute("DELETE FROM leases WHERE expires_at < ?", (now - _LEASE_GRACE_S,))
-    conn.execute("INSERT OR REPLACE INTO leases (name, owner, expires_at) VALUES (?, ?, ?)", (name, owner, now + ttl_s))
-    return Lease(name, owner, ttl_s)
-
-
 def _read(job: _Job[Any], path: str, conn: sqlite3.Connection) -> _Outcome:
     try:
         return job.done, True, job.run(conn)
@@ -565,7 +611,16 @@ def _sortable(at: datetime) -> str:
 
 def _failed(path: str, exc: BaseException) -> JournalError:
     """A fresh JournalError naming the file, one per caller, so none shares another's traceback."""
-    error = JournalError(f"the SQLite journal {path!r} failed: {exc}")
+    if type(exc) is JournalError:  # already says what is wrong with the file, and names it
+        return JournalError(str(exc))
+    if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+        error = JournalError(
+            f"the SQLite journal {path!r} stayed locked by another process ({exc}); a process stopped or "
+            f"paused inside a commit holds the lock until it continues or ends: find it (fuser {path}), "
+            "then let it continue or end it"
+        )
+    else:
+        error = JournalError(f"the SQLite journal {path!r} failed: {exc}")
     error.__cause__ = exc
     return error
 
