@@ -54,6 +54,10 @@ STALL_SHARE = 0.35
 """The share of workers stopped rather than killed while both budgets last."""
 
 
+class WorkerHung(AssertionError):
+    """A worker process did not finish within `WORKER_TIMEOUT_S` (or failed without a report)."""
+
+
 @dataclass
 class SoakResult:
     kills: int = 0
@@ -255,7 +259,7 @@ class Soak:
                 proc.kill()
             await proc.wait()
             stderr = (await stderr_task).decode(errors="replace")[-4000:]
-            raise AssertionError(
+            raise WorkerHung(
                 f"{incarnation} on {runs} hung or failed; last lines: {lines[-10:]}\nstderr:\n{stderr}"
             ) from None
         if lines and lines[-1].startswith("Z "):  # it stopped itself: leave it so for now
@@ -342,7 +346,7 @@ class Soak:
                 proc.kill()
             await proc.wait()
             stderr = (await stopped.stderr).decode(errors="replace")[-4000:]
-            raise AssertionError(f"{stopped.incarnation} hung after SIGCONT\nstderr:\n{stderr}") from None
+            raise WorkerHung(f"{stopped.incarnation} hung after SIGCONT\nstderr:\n{stderr}") from None
         lines = out.decode().splitlines()
         errors = [line for line in lines if line.startswith("E ")]
         if proc.returncode == 3 and errors:
