@@ -26,6 +26,7 @@ from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
 from eudaimon.stores.url import open_store
 from eudaimon.tools import Tool, as_tool
+from eudaimon.toolsets import Toolset
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +36,7 @@ class BuiltAgent:
     system_prompt: str | None
     output: OutputSchema | None
     config_digest: str
+    toolsets: tuple[Toolset, ...] = ()
 
 
 def build_runtime_config(
@@ -43,7 +45,7 @@ def build_runtime_config(
     name: str,
     system_prompt: str | None,
     prompt_template: Any,
-    tools: Sequence[Tool | Callable[..., Any]],
+    tools: Sequence[Tool | Toolset | Callable[..., Any]],
     hooks: Any,
     max_iterations: int,
     temperature: float | None,
@@ -63,7 +65,8 @@ def build_runtime_config(
     if max_iterations < 1:
         raise ConfigurationError(f"max_iterations must be at least 1, got {max_iterations}")
     resolved = infer_model(model)
-    compiled = _compile_tools(tools, human_input)
+    toolsets = tuple(t for t in tools if isinstance(t, Toolset))
+    compiled = _compile_tools([t for t in tools if not isinstance(t, Toolset)], human_input)
     prompt = _system_prompt(system_prompt, prompt_template)
     output = OutputSchema.of(output_type) if output_type is not None else None
     if output is not None:
@@ -89,8 +92,10 @@ def build_runtime_config(
         approval_policy=approval_policy,
         output_validator=output.validate if output is not None else None,
     )
+    described: dict[str, Any] = {"toolsets": [t.source for t in toolsets]} if toolsets else {}
     config_digest = digest(
         {
+            **described,
             "agent": name,
             "model": resolved.model_id,
             "system_prompt": prompt,
@@ -100,7 +105,7 @@ def build_runtime_config(
             "max_tokens": max_tokens,
         }
     )
-    return BuiltAgent(config, _store(store), prompt, output, config_digest)
+    return BuiltAgent(config, _store(store), prompt, output, config_digest, toolsets)
 
 
 def _compile_tools(tools: Sequence[Tool | Callable[..., Any]], human_input: Any) -> dict[str, Tool]:

@@ -15,10 +15,12 @@ from rich.text import Text
 from eudaimon.core.events import (
     ApprovalDecided,
     ApprovalRequested,
+    AttemptTraced,
     BudgetExceeded,
     Event,
     FinishRejected,
     GuardrailRejected,
+    HandedOff,
     ModelAttemptStarted,
     ModelCalled,
     ModelContextRejected,
@@ -98,7 +100,10 @@ def summarize(event: Event) -> str:
         case RunStarted():
             thread = f", thread {data.thread_id}" if data.thread_id else ""
             fork = f", forked from {data.parent.run_id}@{data.parent.seq}" if data.parent else ""
-            return f"agent {data.agent!r}, {len(data.messages)} message(s){thread}{fork}: {clip(data.input, 50)!r}"
+            child = f", child of {data.parent_call.run_id} call {data.parent_call.call_id}" if data.parent_call else ""
+            return (
+                f"agent {data.agent!r}, {len(data.messages)} message(s){thread}{fork}{child}: {clip(data.input, 50)!r}"
+            )
         case ModelAttemptStarted():
             return f"step {data.step}: calling {data.model or 'the model'} (request {data.request_id[:12]})"
         case ModelRetryScheduled():
@@ -128,9 +133,15 @@ def summarize(event: Event) -> str:
             return f"{data.call_id}: {data.tool} attempt {data.attempt} (key {data.idempotency_key[:12]}…)"
         case ToolCompleted():
             flag = "error: " if data.is_error else ""
-            return f"{data.call_id}: {data.tool} → {flag}{clip(data.output, 60)} ({data.duration_ms} ms)"
+            child = f", child run {data.child_run_id}" if data.child_run_id else ""
+            return f"{data.call_id}: {data.tool} → {flag}{clip(data.output, 60)} ({data.duration_ms} ms{child})"
         case ToolOutcomeUnknown():
-            return f"{data.call_id}: {data.tool} started and never finished; reconcile it"
+            where = f" in child run {data.child_run_id}" if data.child_run_id else ""
+            return f"{data.call_id}: {data.tool} started and never finished{where}; reconcile it"
+        case HandedOff():
+            return f"{data.call_id}: handed the conversation to {data.agent!r} (run {data.to_run_id})"
+        case AttemptTraced():
+            return f"traced as span {data.span_id} of trace {data.trace_id}"
         case ToolReconciled():
             how = "retry" if data.retry else f"output {clip(data.output or '', 50)!r}"
             by = f" by {data.by}" if data.by else ""

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import asdict
 from typing import Any
 
 from eudaimon._build import build_runtime_config
 from eudaimon.core.decide import DecideConfig
+from eudaimon.core.digest import digest
 from eudaimon.core.errors import EudaimonError, InvalidOperation
+from eudaimon.core.events import ToolRecord
 from eudaimon.core.messages import Message
 from eudaimon.core.state import RunState
 from eudaimon.cost import CostModel
@@ -22,7 +25,7 @@ from eudaimon.retry import ToolRetryPolicy
 from eudaimon.runtime import operations
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.clock import new_message_id
-from eudaimon.runtime.config import ApprovalPolicy
+from eudaimon.runtime.config import ApprovalPolicy, RuntimeConfig
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.leases import LeaseKeeper
 from eudaimon.runtime.runs import RunDriver
@@ -30,6 +33,7 @@ from eudaimon.runtime.threads import hold_thread, thread_state
 from eudaimon.stores.base import EventStore
 from eudaimon.streaming import StreamEvent
 from eudaimon.tools import Tool
+from eudaimon.toolsets import Toolset, bind_all, list_all
 
 
 class Agent:
@@ -38,7 +42,9 @@ class Agent:
     Args:
         model: a `Model`, or a `"provider:model"` string such as `"openai:gpt-4o-mini"`.
         system_prompt: sent first in every run; `prompt_template` wins when both are given.
-        tools: `Tool`s or plain typed functions (wrapped with `@tool`); names must be unique.
+        tools: `Tool`s, plain typed functions (wrapped with `@tool`) and toolsets such as
+            `eudaimon.mcp.MCPTools`, whose tools are listed when a run starts and journaled
+            with it; names must be unique.
         max_iterations: model calls a run may make before it fails with `MaxIterations`.
         output_type: a pydantic model, any type pydantic can validate, or a JSON Schema
             dict; the final answer must be JSON that validates, else the model is asked again.
@@ -54,7 +60,7 @@ class Agent:
         *,
         system_prompt: str | None = None,
         prompt_template: PromptTemplate | PromptBuilder | str | None = None,
-        tools: Sequence[Tool | Callable[..., Any]] = (),
+        tools: Sequence[Tool | Toolset | Callable[..., Any]] = (),
         memory: Memory | None = None,
         hooks: object | Sequence[object] | None = None,
         max_iterations: int = 25,
@@ -109,6 +115,8 @@ class Agent:
         self._owns_model = isinstance(model, str)
         self.input_guardrails = tuple(input_guardrails)
         self._driver = RunDriver(built.config, self.store, self.memory, built.output, built.config_digest)
+        self.toolsets = built.toolsets
+        self._bound: dict[str, RuntimeConfig] = {}
 
     @property
     def decide_config(self) -> DecideConfig:
@@ -139,9 +147,9 @@ class Agent:
             MaxIterations, Cancelled, BudgetExceeded, OutputRejected, RunFailedError: the run
                 ended without an answer; `error.run_id` names its journal.
         """
-        keeper, journal = await self._begin(input, thread_id, run_id, wait)
+        keeper, journal, config = await self._begin(input, thread_id, run_id, wait)
         try:
-            await self._driver.run(journal, cancel)
+            await self._driver.run(journal, cancel, config=config)
         finally:
             await keeper.release()
         return self._driver.respond(journal.state)
@@ -157,9 +165,9 @@ class Agent:
     ) -> AsyncIterator[StreamEvent]:
         """The same run as `prompt`, yielding text and tool-call deltas, tool results, usage
         per iteration and `Done`. A run that ends badly yields `Error` before `Done`."""
-        keeper, journal = await self._begin(input, thread_id, run_id, wait)
+        keeper, journal, config = await self._begin(input, thread_id, run_id, wait)
         try:
-            async for event in self._driver.drive(journal, cancel, stream_model=True):
+            async for event in self._driver.drive(journal, cancel, stream_model=True, config=config):
                 yield event
         finally:
             await keeper.release()
@@ -173,10 +181,11 @@ class Agent:
         """Run on a conversation you assembled yourself: memory and input guardrails are bypassed."""
         if not messages:
             raise InvalidOperation("prompt_with_messages needs at least one message")
+        records, config = await self._fresh_tools()
         journal = self._driver.start(
-            list(messages), input=messages[-1].content, thread_id=None, run_id=run_id, uses_memory=False
+            list(messages), input=messages[-1].content, thread_id=None, run_id=run_id, uses_memory=False, tools=records
         )
-        await self._driver.run(journal, cancel)
+        await self._driver.run(journal, cancel, config=config)
         return self._driver.respond(journal.state)
 
     def prompt_sync(self, input: str, **options: Any) -> AgentResponse:
@@ -189,12 +198,14 @@ class Agent:
 
     async def _begin(
         self, input: str, thread_id: str | None, run_id: str | None, wait: bool
-    ) -> tuple[LeaseKeeper, RunJournal]:
-        """One prompt's start: guardrails, then, holding the thread, history and `run_started`.
+    ) -> tuple[LeaseKeeper, RunJournal, RuntimeConfig | None]:
+        """One prompt's start: guardrails, toolsets listed, then, holding the thread, history
+        and `run_started`.
 
-        The caller drives the run and then releases the thread's lease returned.
+        The caller drives the run with the config returned and then releases the thread's lease.
         """
         text = await run_input_guardrails(self.input_guardrails, input) if self.input_guardrails else input
+        records, config = await self._fresh_tools()
         thread = thread_id or self.default_thread
         keeper = await hold_thread(self.store, thread, wait=wait, ttl_s=self._driver.lease_ttl_s)
         try:
@@ -209,11 +220,40 @@ class Agent:
                 run_id=run_id,
                 memory_thread=thread_id,
                 guardrail_retries=carried,
+                tools=records,
             )
         except BaseException:
             await keeper.release()
             raise
-        return keeper, journal
+        return keeper, journal, config
+
+    async def _fresh_tools(self) -> tuple[tuple[ToolRecord, ...], RuntimeConfig | None]:
+        """For a new run: the toolsets' tools now (connecting to them), and the config with them.
+
+        Raises:
+            MCPConnectionError (an `EudaimonError`): a server cannot be started or reached.
+        """
+        if not self.toolsets:
+            return (), None
+        records = await list_all(self.toolsets)
+        return records, await self._bound_config(records, records)
+
+    async def _resumed_tools(self, state: RunState) -> RuntimeConfig | None:
+        """For a run resumed: the config with the tools it journaled, bound to the toolsets
+        that offered them (a tool no longer offered answers the model with an error)."""
+        if not state.tools or state.status.is_terminal:
+            return None
+        sources = {r.source for r in state.tools}
+        live = await list_all([t for t in self.toolsets if t.source in sources])
+        return await self._bound_config(state.tools, live)
+
+    async def _bound_config(self, records: tuple[ToolRecord, ...], live: tuple[ToolRecord, ...]) -> RuntimeConfig:
+        key = digest([[asdict(r) for r in records], sorted((r.source, r.remote_name) for r in live)])
+        config = self._bound.get(key)
+        if config is None:
+            config = await bind_all(self._driver.config, self.toolsets, records, live=live)
+            self._bound[key] = config
+        return config
 
     async def thread(self, thread_id: str | None = None) -> ThreadState:
         """The thread's snapshot: turns, usage, consecutive guardrail rejections, cost."""
@@ -234,7 +274,8 @@ class Agent:
         (or raises `LeaseHeld` when `wait=False`).
         """
         journal = await self._driver.reopen(run_id)
-        await self._driver.run(journal, cancel, wait=wait)
+        config = await self._resumed_tools(journal.state)
+        await self._driver.run(journal, cancel, wait=wait, config=config)
         return self._driver.respond(journal.state)
 
     async def approve(
@@ -258,7 +299,10 @@ class Agent:
         return await operations.fork(self.store, run_id, at_seq)
 
     async def aclose(self) -> None:
-        """Close what the agent opened itself: a store it built from a URL, a model from a string."""
+        """Close what the agent opened itself: a store it built from a URL, a model from a string,
+        its toolsets' connections."""
+        for toolset in self.toolsets:
+            await toolset.aclose()
         if self._owns_store:
             await self.store.close()
         if self._owns_model:

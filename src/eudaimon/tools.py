@@ -21,7 +21,7 @@ from pydantic_core import PydanticSerializationError, to_json
 from eudaimon._schema import function_schema
 from eudaimon.core.effects import Effect, ToolTraits
 from eudaimon.core.errors import ConfigurationError
-from eudaimon.core.messages import JsonObject
+from eudaimon.core.messages import JsonObject, Usage
 from eudaimon.models.base import ToolSpec
 
 
@@ -49,6 +49,35 @@ class ToolPolicy(StrEnum):
 
 class ToolArgumentsError(ValueError):
     """The model's arguments for a call were unusable; the message is shown to the model."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolReturn:
+    """A result that says more than its text: what a call that ran a child run spent, and
+    which run that was. Returned by the tools `Agent.as_tool` and handoffs build."""
+
+    output: str
+    is_error: bool = False
+    child_run_id: str | None = None
+    usage: Usage | None = None
+    cost_usd: float | None = None
+    handoff_to: str | None = None
+    """Set by a handoff: the receiving agent, whose answer ends this run."""
+
+
+class ToolSuspended(Exception):
+    """Raised by a tool whose call cannot finish now: the run waits, as it would for its own call.
+
+    `wait="approval"`: a child run waits for a human; `wait="reconciliation"`: the call's
+    outcome is unknown (a child run's, or a server that dropped the connection mid-call), so
+    it must not simply run again.
+    """
+
+    def __init__(self, reason: str, *, wait: str, child_run_id: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.wait = wait
+        self.child_run_id = child_run_id
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -117,8 +146,9 @@ class Tool:
                 raise ToolArgumentsError(f"the arguments do not match the schema of {self.name!r}: {detail}")
         return arguments
 
-    async def invoke(self, arguments: Mapping[str, Any], ctx: ToolContext) -> str:
-        """Run the function on `parse_arguments`' result and render its result as text.
+    async def invoke(self, arguments: Mapping[str, Any], ctx: ToolContext) -> str | ToolReturn:
+        """Run the function on `parse_arguments`' result and render its result as text
+        (a `ToolReturn` passes through as it is).
 
         Sync functions run in a worker thread, so a blocking tool does not stall other runs.
         """
@@ -183,9 +213,9 @@ def _describe_errors(tool_name: str, exc: ValidationError) -> str:
     return f"the arguments do not match the schema of {tool_name!r}: {detail}"
 
 
-def render_result(result: Any) -> str:
+def render_result(result: Any) -> str | ToolReturn:
     """Tool results reach the model as text: strings as they are, everything else as JSON."""
-    if isinstance(result, str):
+    if isinstance(result, str | ToolReturn):
         return result
     if isinstance(result, BaseModel):
         return result.model_dump_json()

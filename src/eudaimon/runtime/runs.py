@@ -22,7 +22,7 @@ from eudaimon.core.errors import (
     RunError,
     RunFailedError,
 )
-from eudaimon.core.events import RunStarted
+from eudaimon.core.events import CallRef, RunStarted, ToolRecord
 from eudaimon.core.messages import Message, Role
 from eudaimon.core.state import RunState, Status
 from eudaimon.memory.base import feed
@@ -69,6 +69,8 @@ class RunDriver:
         uses_memory: bool = True,
         memory_thread: str | None = None,
         guardrail_retries: int = 0,
+        tools: tuple[ToolRecord, ...] = (),
+        parent_call: CallRef | None = None,
     ) -> RunJournal:
         """A new run's journal, its `run_started` recorded (committed with the first attempt)."""
         started = RunStarted(
@@ -81,6 +83,8 @@ class RunDriver:
             uses_memory=uses_memory,
             memory_thread=memory_thread,
             guardrail_retries=guardrail_retries,
+            tools=tools,
+            parent_call=parent_call,
         )
         journal = RunJournal(self.store, RunState(run_id=run_id or new_run_id()), snapshot_every=self.snapshot_every)
         journal.record(started)
@@ -94,24 +98,35 @@ class RunDriver:
         stream_model: bool,
         wait: bool = True,
         emit: bool = True,
+        config: RuntimeConfig | None = None,
     ) -> AsyncIterator[StreamEvent]:
-        """Drive a run under its lease, yielding its stream events (none with `emit=False`)."""
+        """Drive a run under its lease, yielding its stream events (none with `emit=False`).
+
+        `config` replaces the agent's for this run: the agent's with the run's toolset tools."""
         if journal.state.status.is_terminal:
             if emit:
                 yield Done(journal.run_id, journal.state.status.value)
             return
         keeper = await self._take_over(journal, wait)
         try:
-            async for event in drive(journal, self.config, cancel=cancel, stream_model=stream_model, emit=emit):
+            cfg = config or self.config
+            async for event in drive(journal, cfg, cancel=cancel, stream_model=stream_model, emit=emit):
                 yield event
         finally:
             await self._let_go(journal, keeper)
         await self.remember(journal.state)
 
-    async def run(self, journal: RunJournal, cancel: CancellationToken | None, *, wait: bool = True) -> None:
+    async def run(
+        self,
+        journal: RunJournal,
+        cancel: CancellationToken | None,
+        *,
+        wait: bool = True,
+        config: RuntimeConfig | None = None,
+    ) -> None:
         """`drive` for a caller that wants only the outcome (`prompt`, `resume`): no stream
         event is built."""
-        async for _ in self.drive(journal, cancel, stream_model=False, wait=wait, emit=False):
+        async for _ in self.drive(journal, cancel, stream_model=False, wait=wait, emit=False, config=config):
             pass
 
     async def _take_over(self, journal: RunJournal, wait: bool) -> LeaseKeeper:

@@ -17,14 +17,27 @@ from dataclasses import dataclass
 
 from eudaimon.core.decide import CallPlan, Decision, RunTools
 from eudaimon.core.digest import idempotency_key
-from eudaimon.core.events import ApprovalRequested, ToolCompleted, ToolDenied, ToolOutcomeUnknown, ToolStarted
-from eudaimon.core.messages import ToolCall
+from eudaimon.core.events import (
+    ApprovalRequested,
+    HandedOff,
+    ToolCompleted,
+    ToolDenied,
+    ToolOutcomeUnknown,
+    ToolStarted,
+)
+from eudaimon.core.messages import ToolCall, Usage
 from eudaimon.hooks import ToolOutput
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.journal import RunJournal
+from eudaimon.runtime.scope import CallScope, current_call
 from eudaimon.streaming import ToolResult
-from eudaimon.tools import Tool, ToolArgumentsError, ToolContext, ToolPolicy
+from eudaimon.tools import Tool, ToolArgumentsError, ToolContext, ToolPolicy, ToolReturn, ToolSuspended
+
+_NO_USAGE = Usage()
+
+Outcome = tuple[str | ToolReturn | ToolSuspended, bool, int]
+"""What executing a call gave: its output (or why it must wait), whether it failed, its ms."""
 
 
 @dataclass(slots=True)
@@ -192,11 +205,47 @@ async def run_together(
 
 
 async def _finish_call(
-    journal: RunJournal, cfg: RuntimeConfig, item: Ready, output: str, is_error: bool, duration_ms: int
+    journal: RunJournal,
+    cfg: RuntimeConfig,
+    item: Ready,
+    output: str | ToolReturn | ToolSuspended,
+    is_error: bool,
+    duration_ms: int,
 ) -> ToolResult:
-    result = _complete(journal, item.call, output, is_error, duration_ms)
+    call = item.call
+    if isinstance(output, ToolSuspended):
+        # The call waits, as the run does: for a human (its child's approval) or an operator.
+        child = output.child_run_id
+        if output.wait == "approval":
+            journal.record(
+                ApprovalRequested(
+                    call_id=call.id, tool=call.name, arguments=call.arguments, reason=output.reason, child_run_id=child
+                )
+            )
+        else:
+            journal.record(ToolOutcomeUnknown(call_id=call.id, tool=call.name, child_run_id=child))
+        return ToolResult(call.id, output.reason, True)
+    if isinstance(output, ToolReturn):
+        returned = output
+        if returned.handoff_to is not None and returned.child_run_id is not None:
+            journal.record(HandedOff(call_id=call.id, agent=returned.handoff_to, to_run_id=returned.child_run_id))
+        journal.record(
+            ToolCompleted(
+                call_id=call.id,
+                tool=call.name,
+                output=returned.output,
+                is_error=returned.is_error,
+                duration_ms=duration_ms,
+                child_run_id=returned.child_run_id,
+                usage=returned.usage or _NO_USAGE,
+                cost_usd=returned.cost_usd,
+            )
+        )
+        result = ToolResult(call.id, returned.output, returned.is_error)
+    else:
+        result = _complete(journal, call, output, is_error, duration_ms)
     if cfg.hooks is not None:
-        await cfg.hooks.on_tool_result(item.call, ToolOutput(output, is_error))
+        await cfg.hooks.on_tool_result(item.call, ToolOutput(result.content, result.is_error))
     return result
 
 
@@ -213,7 +262,17 @@ def _abandon(journal: RunJournal, cfg: RuntimeConfig, running: list[Ready]) -> N
             journal.record(ToolOutcomeUnknown(call_id=item.call.id, tool=item.call.name))
 
 
-async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> tuple[str, bool, int]:
+def _scope(journal: RunJournal, cfg: RuntimeConfig, call_id: str) -> CallScope:
+    state = journal.state
+    budget = cfg.budget
+    if budget is None:
+        return CallScope(journal.store, state, call_id)
+    usd = None if budget.max_usd is None else max(budget.max_usd - state.cost_usd, 0.0)
+    tokens = None if budget.max_tokens is None else max(budget.max_tokens - state.usage.total_tokens, 0)
+    return CallScope(journal.store, state, call_id, usd, tokens)
+
+
+async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Outcome:
     """Execute with the retry policy; every attempt after the first is journaled as an intent.
 
     Only a tool that may run twice (READ, or WRITE declared idempotent) is retried: a plain
@@ -227,22 +286,30 @@ async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> tupl
     started = time.perf_counter()
     while True:
         ctx = ToolContext(journal.state.run_id, item.call.id, key, attempt)
+        token = current_call.set(_scope(journal, cfg, item.call.id))
         try:
-            output = await item.tool.invoke(item.arguments, ctx)
-            return output, False, round((time.perf_counter() - started) * 1000)
+            output: str | ToolReturn | ToolSuspended = await item.tool.invoke(item.arguments, ctx)
+            failure = None
         except asyncio.CancelledError:
             raise
+        except ToolSuspended as suspended:
+            output, failure = suspended, None
         except Exception as exc:  # a tool's failure is the model's to see, never the run's end
-            if cfg.hooks is not None:
-                await cfg.hooks.on_error(exc)
-            tries = attempt - item.attempt + 1
-            # Arguments the tool refused will not get better by waiting.
-            if policy is None or isinstance(exc, ToolArgumentsError) or not policy.should_retry(exc, tries):
-                return _describe(exc), True, round((time.perf_counter() - started) * 1000)
-            await asyncio.sleep(policy.delay_for(tries))
-            attempt += 1
-            journal.record(ToolStarted(call_id=item.call.id, tool=item.call.name, idempotency_key=key, attempt=attempt))
-            await journal.flush()
+            output, failure = _describe(exc), exc
+        finally:
+            current_call.reset(token)
+        if failure is None:
+            return output, isinstance(output, ToolSuspended), round((time.perf_counter() - started) * 1000)
+        if cfg.hooks is not None:
+            await cfg.hooks.on_error(failure)
+        tries = attempt - item.attempt + 1
+        # Arguments the tool refused will not get better by waiting.
+        if policy is None or isinstance(failure, ToolArgumentsError) or not policy.should_retry(failure, tries):
+            return output, True, round((time.perf_counter() - started) * 1000)
+        await asyncio.sleep(policy.delay_for(tries))
+        attempt += 1
+        journal.record(ToolStarted(call_id=item.call.id, tool=item.call.name, idempotency_key=key, attempt=attempt))
+        await journal.flush()
 
 
 def _describe(exc: Exception) -> str:

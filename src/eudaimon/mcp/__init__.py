@@ -1,0 +1,9 @@
+"""MCP servers' tools as an agent's tools: `Agent(tools=[MCPTools(command=[...])])`.
+
+Needs the `mcp` extra: `pip install 'eudaimon[mcp]'`.
+"""
+
+from eudaimon.mcp._errors import MCPConnectionError
+from eudaimon.mcp._tools import IDEMPOTENCY_META_KEY, MCPToolError, MCPTools
+
+__all__ = ["IDEMPOTENCY_META_KEY", "MCPConnectionError", "MCPToolError", "MCPTools"]
