@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from eudaimon._build import build_runtime_config
@@ -13,8 +13,9 @@ from eudaimon.core.digest import digest
 from eudaimon.core.errors import EudaimonError, InvalidOperation
 from eudaimon.core.events import ToolRecord
 from eudaimon.core.messages import Message
-from eudaimon.core.state import RunState
+from eudaimon.core.state import CallStatus, RunState, Status
 from eudaimon.cost import CostModel
+from eudaimon.delegation import agent_tool, handoff_tool
 from eudaimon.guardrails import Guardrail, run_input_guardrails
 from eudaimon.hitl import HumanInputHandler
 from eudaimon.memory import Memory, SlidingWindowMemory, ThreadState
@@ -30,6 +31,7 @@ from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.leases import LeaseKeeper
 from eudaimon.runtime.runs import RunDriver
 from eudaimon.runtime.threads import hold_thread, thread_state
+from eudaimon.runtime.tree import waiting_calls
 from eudaimon.stores.base import EventStore
 from eudaimon.streaming import StreamEvent
 from eudaimon.tools import Tool
@@ -52,6 +54,9 @@ class Agent:
             `postgresql://…`); defaults to `$EUDAIMON_STORE`, else an in-memory store.
         approval_policy: `fn(call, tool) -> ToolPolicy` deciding allow / deny / require
             approval per call; by default only tools that need approval wait for a human.
+        handoffs: agents the model may hand the conversation to, each through a tool
+            `transfer_to_{name}`: the receiving agent's run continues with the history, its own
+            tools and instructions, and its answer is this run's.
     """
 
     def __init__(
@@ -79,7 +84,10 @@ class Agent:
         store: EventStore | str | None = None,
         name: str = "agent",
         approval_policy: ApprovalPolicy | None = None,
+        handoffs: Sequence[Agent] = (),
     ) -> None:
+        if handoffs:
+            tools = [*tools, *(handoff_tool(a) for a in handoffs)]
         built = build_runtime_config(
             model=model,
             name=name,
@@ -118,6 +126,19 @@ class Agent:
         self.toolsets = built.toolsets
         self._bound: dict[str, RuntimeConfig] = {}
 
+    def as_tool(self, *, name: str | None = None, description: str | None = None) -> Tool:
+        """This agent as another agent's tool, taking one string parameter, `input`.
+
+        Each call is a child run of this agent, journaled in the calling run's store and linked
+        to the call; resuming the caller resumes the child, the child's approvals surface on
+        the caller, and what it spends counts against the caller's budget.
+
+        Args:
+            name: the tool's name (default: the agent's name).
+            description: what the calling model reads about it.
+        """
+        return agent_tool(self, name=name, description=description)
+
     @property
     def decide_config(self) -> DecideConfig:
         return self._driver.config.decide
@@ -152,7 +173,7 @@ class Agent:
             await self._driver.run(journal, cancel, config=config)
         finally:
             await keeper.release()
-        return self._driver.respond(journal.state)
+        return await self._respond(journal.state)
 
     async def prompt_stream(
         self,
@@ -186,7 +207,7 @@ class Agent:
             list(messages), input=messages[-1].content, thread_id=None, run_id=run_id, uses_memory=False, tools=records
         )
         await self._driver.run(journal, cancel, config=config)
-        return self._driver.respond(journal.state)
+        return await self._respond(journal.state)
 
     def prompt_sync(self, input: str, **options: Any) -> AgentResponse:
         """`prompt` for code that is not async. Not for use inside a running event loop."""
@@ -276,7 +297,16 @@ class Agent:
         journal = await self._driver.reopen(run_id)
         config = await self._resumed_tools(journal.state)
         await self._driver.run(journal, cancel, wait=wait, config=config)
-        return self._driver.respond(journal.state)
+        return await self._respond(journal.state)
+
+    async def _respond(self, state: RunState) -> AgentResponse:
+        """The response, with the approvals its child runs wait for in place of the calls
+        waiting on them: those are the ones a human decides (`approve` takes their ids)."""
+        response = self._driver.respond(state)
+        if response.status is Status.AWAITING_APPROVAL and state.children:
+            waiting = await waiting_calls(self.store, state, CallStatus.AWAITING_APPROVAL)
+            response = replace(response, pending_approvals=waiting)
+        return response
 
     async def approve(
         self, run_id: str, call_id: str, approved: bool = True, *, by: str | None = None, note: str | None = None

@@ -46,9 +46,11 @@ from eudaimon._cli_render import (
     status_text,
     timeline_table,
 )
+from eudaimon._cli_tree import TreeView, load_tree, parent_line, render_tree
 from eudaimon.agent import Agent
 from eudaimon.core.codec import event_to_json
 from eudaimon.core.errors import EudaimonError
+from eudaimon.core.events import Event
 from eudaimon.core.state import RunState
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
@@ -119,11 +121,24 @@ def runs_list(
 @runs_app.command("show")
 def runs_show(run_id: RunArgument, store: StoreOption = None) -> None:
     """Show a run: status, agent, thread, steps, usage, cost and its messages."""
-    events = run_async(with_store(resolve_store_url(store), lambda journal: load_events(journal, run_id)))
+    url = resolve_store_url(store)
+
+    async def read(journal: EventStore) -> tuple[list[Event], TreeView, str | None]:
+        events = await load_events(journal, run_id)
+        state = fold(events)
+        return events, await load_tree(journal, state), await parent_line(journal, state)
+
+    events, tree, parent = run_async(with_store(url, read))
     state = fold(events)
     console = out()
     console.print(overview(state, len(events)))
+    if parent is not None:
+        console.print(parent)
+    if tree.has_children:
+        console.print(Text("runs", style="bold"))
+        console.print(render_tree(tree))
     console.print(messages_table(state.messages))
+    _cli_ops.print_waiting(state, url, tree)
 
 
 @runs_app.command("events")

@@ -26,3 +26,9 @@ class CallScope:
 
 
 current_call: ContextVar[CallScope | None] = ContextVar("eudaimon_current_call", default=None)
+
+
+def child_run_id(parent_run_id: str, call_id: str) -> str:
+    """The id of the run a call starts (an agent used as a tool, a handoff): derived, so that
+    calling again after a crash finds the same child."""
+    return f"{parent_run_id}.{call_id}"
