@@ -15,6 +15,7 @@ from eudaimon.core.codec import state_to_json
 from eudaimon.core.events import Event, EventData
 from eudaimon.core.state import RunState
 from eudaimon.runtime.clock import now
+from eudaimon.runtime.observe import observers
 from eudaimon.stores.base import EventStore, Snapshot
 
 SNAPSHOT_EVERY = 200
@@ -51,10 +52,16 @@ class RunJournal:
         self._committed_seq = state.next_seq
 
     def record(self, data: EventData) -> Event:
+        if observers:
+            for observer in observers:
+                observer.recording(self, data)
         state = self.state
         event = Event(state.run_id, state.next_seq, now(), data.type, data)
         state.apply(event)
         self._buffer.append(event)
+        if observers:
+            for observer in observers:
+                observer.recorded(self, data)
         return event
 
     async def flush(self) -> None:

@@ -33,6 +33,7 @@ from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.journal import SNAPSHOT_EVERY, RunJournal
 from eudaimon.runtime.leases import LeaseKeeper, lease_ttl_s
 from eudaimon.runtime.loop import drive
+from eudaimon.runtime.observe import observers
 from eudaimon.runtime.operations import load_state
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
@@ -108,11 +109,20 @@ class RunDriver:
                 yield Done(journal.run_id, journal.state.status.value)
             return
         keeper = await self._take_over(journal, wait)
+        cfg = config or self.config
+        watching = tuple(observers)
+        for observer in watching:
+            observer.attempt_started(journal, cfg)
+        failure: BaseException | None = None
         try:
-            cfg = config or self.config
             async for event in drive(journal, cfg, cancel=cancel, stream_model=stream_model, emit=emit):
                 yield event
+        except BaseException as exc:
+            failure = exc
+            raise
         finally:
+            for observer in watching:
+                observer.attempt_ended(journal, failure)
             await self._let_go(journal, keeper)
         await self.remember(journal.state)
 
