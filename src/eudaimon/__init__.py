@@ -7,11 +7,11 @@ approval and time travel.
 
 from eudaimon import errors
 from eudaimon.agent import Agent
+from eudaimon.agent.response import AgentResponse
 from eudaimon.core.effects import Effect
 from eudaimon.core.events import Event
 from eudaimon.core.messages import Message, Role, ToolCall, Usage
 from eudaimon.core.state import PendingCall, RunState, Status
-from eudaimon.cost import AnthropicCostModel, CostModel, OpenAICostModel
 from eudaimon.errors import (
     BudgetExceeded,
     Cancelled,
@@ -26,14 +26,14 @@ from eudaimon.errors import (
     RunFailedError,
     RunNotFound,
 )
-from eudaimon.guardrails import InputGuardrail, OutputGuardrail
-from eudaimon.hitl import HumanInputHandler, HumanInputRequest
-from eudaimon.hooks import AgentHook, LoopState
+from eudaimon.extensions.cost import AnthropicCostModel, CostModel, OpenAICostModel
+from eudaimon.extensions.guardrails import InputGuardrail, OutputGuardrail
+from eudaimon.extensions.hitl import HumanInputHandler, HumanInputRequest
+from eudaimon.extensions.hooks import AgentHook, LoopState
+from eudaimon.extensions.middleware import Middleware, MiddlewareAction
+from eudaimon.extensions.prompts import PromptBuilder, PromptTemplate
+from eudaimon.extensions.retry import ToolRetryPolicy
 from eudaimon.memory import ThreadState
-from eudaimon.middleware import Middleware, MiddlewareAction
-from eudaimon.prompts import PromptBuilder, PromptTemplate
-from eudaimon.response import AgentResponse
-from eudaimon.retry import ToolRetryPolicy
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.tools import Tool, ToolContext, ToolPolicy, tool
 

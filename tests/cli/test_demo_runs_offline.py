@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from cli_support import Invoke, Journal
 
+from eudaimon.cli.demo import demo_agent, issue_refund, lookup_order, refund_policy
 from eudaimon.core.events import ModelCalled, ToolStarted
 from eudaimon.core.state import Status
-from eudaimon.demo import demo_agent, issue_refund, lookup_order, refund_policy
 
 
 def test_demo_streams_the_run_and_prints_its_whole_timeline(cli: Invoke, store_url: str, journal: Journal) -> None:
@@ -66,7 +66,7 @@ def test_demo_on_a_memory_store_says_the_journal_is_not_kept(cli: Invoke) -> Non
 def test_run_imports_an_agent_factory_and_journals_to_the_store(cli: Invoke, store_url: str, journal: Journal) -> None:
     """`eudaimon run MODULE:ATTR` calls a zero-argument factory, streams the prompt, and an
     agent built without a store journals to `--store`."""
-    result = cli("run", "eudaimon.demo:demo_agent", "my headphones broke", "--store", store_url)
+    result = cli("run", "eudaimon.cli.demo:demo_agent", "my headphones broke", "--store", store_url)
 
     assert result.exit_code == 0, result.output
     [run_id] = journal.run_ids()
@@ -100,9 +100,9 @@ def test_run_imports_an_agent_object_from_the_working_directory(
     ("target", "message"),
     [
         ("no_such_module_xyz:agent", "cannot import module 'no_such_module_xyz'"),
-        ("eudaimon.demo:nothing_here", "has no attribute 'nothing_here'"),
-        ("eudaimon.demo:DEMO_INPUT", "not an Agent"),
-        ("eudaimon.demo", "is not MODULE:ATTR"),
+        ("eudaimon.cli.demo:nothing_here", "has no attribute 'nothing_here'"),
+        ("eudaimon.cli.demo:DEMO_INPUT", "not an Agent"),
+        ("eudaimon.cli.demo", "is not MODULE:ATTR"),
     ],
 )
 def test_run_with_a_bad_target_exits_1_with_a_message(cli: Invoke, store_url: str, target: str, message: str) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from cli_support import Invoke, Journal
 
-from eudaimon._cli_render import state_to_dict
+from eudaimon.cli._render import state_to_dict
 from eudaimon.core.codec import event_from_json
 from eudaimon.core.state import RunState
 

@@ -10,13 +10,13 @@ from pathlib import Path
 
 from cli_support import Journal
 
-from eudaimon._cli_render import state_to_dict
+from eudaimon.cli._render import state_to_dict
 
 _WRITER = textwrap.dedent(
     """
     import asyncio, json, sys
     from eudaimon import Agent, Message, ToolCall, tool
-    from eudaimon._cli_render import state_to_dict
+    from eudaimon.cli._render import state_to_dict
     from eudaimon.models import ScriptedModel
 
     @tool(effect="read")
@@ -64,7 +64,7 @@ def test_a_run_written_by_one_process_folds_identically_in_another(
         assert folded[field] == live[field], field
     assert folded["status"] == "completed"
 
-    listed = _python("-m", "eudaimon.cli", "runs", "list", "--store", store_url, cwd=tmp_path)
+    listed = _python("-m", "eudaimon", "runs", "list", "--store", store_url, cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
     assert run_id in listed.stdout
     assert "adder" in listed.stdout
@@ -75,11 +75,11 @@ def test_the_demo_run_by_a_subprocess_is_folded_identically_by_the_cli_and_this_
 ) -> None:
     """The demo's journal, written by the `eudaimon` process, folds to one state whoever reads
     it: `runs state --json` in another process and `RunState.from_events` here agree."""
-    demo = _python("-m", "eudaimon.cli", "demo", "--store", store_url, "--pace", "0", cwd=tmp_path)
+    demo = _python("-m", "eudaimon", "demo", "--store", store_url, "--pace", "0", cwd=tmp_path)
     assert demo.returncode == 0, demo.stderr
     [run_id] = journal.run_ids()
 
-    shown = _python("-m", "eudaimon.cli", "runs", "state", run_id, "--store", store_url, "--json", cwd=tmp_path)
+    shown = _python("-m", "eudaimon", "runs", "state", run_id, "--store", store_url, "--json", cwd=tmp_path)
 
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout) == state_to_dict(journal.state(run_id))

@@ -1,4 +1,4 @@
-"""Stored journals keep each long text and each history message once (`eudaimon.core.packing`).
+"""Stored journals keep each long text and each history message once (`eudaimon.stores.packing`).
 
 Invariants: events read back exactly as appended; a thread's storage grows with what its turns
 add, not with the history each `run_started` resends; deleting a run frees exactly what no
@@ -29,8 +29,8 @@ from eudaimon.core.events import (
     ToolReconciled,
 )
 from eudaimon.core.messages import Message, ToolCall
-from eudaimon.core.packing import TEXT_MIN
 from eudaimon.stores import EventStore
+from eudaimon.stores.packing import TEXT_MIN
 from eudaimon.stores.postgres import PostgresStore
 from eudaimon.stores.sqlite import SqliteStore
 

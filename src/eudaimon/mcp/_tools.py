@@ -23,7 +23,7 @@ from eudaimon.mcp._connection import Connection
 from eudaimon.mcp._effects import EffectOverride, as_traits, check_overrides, from_annotations
 from eudaimon.mcp._errors import MCPConnectionError, MCPConnectionLost
 from eudaimon.tools import Tool, ToolContext, ToolSuspended
-from eudaimon.toolsets import Toolset
+from eudaimon.tools.toolsets import Toolset
 
 IDEMPOTENCY_META_KEY = "io.eudaimon/idempotency-key"
 """The `_meta` key of every `tools/call` request that carries the call's idempotency key."""

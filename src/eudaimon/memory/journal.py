@@ -4,7 +4,7 @@ The journal already holds every message a thread's runs committed, and the newes
 transcript is the thread's history so far: the history its `run_started` was sent, then what
 the run added. Reading that back, instead of keeping a second copy in another database, makes
 the history exactly as durable as the runs, costs no write at all, and (with a SQLite or
-PostgreSQL journal, which store each message once: `eudaimon.core.packing`) keeps a thread's
+PostgreSQL journal, which store each message once: `eudaimon.stores.packing`) keeps a thread's
 storage linear in its length.
 """
 

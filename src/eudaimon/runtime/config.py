@@ -13,11 +13,11 @@ from eudaimon.runtime.model_calls import RetrySettings
 from eudaimon.tools import Tool, ToolPolicy
 
 if TYPE_CHECKING:
-    from eudaimon.cost import Budget
-    from eudaimon.guardrails import OutputGuardrail
-    from eudaimon.hooks import HookSet
-    from eudaimon.middleware import MiddlewareStack
-    from eudaimon.retry import ToolRetryPolicy
+    from eudaimon.extensions.cost import Budget
+    from eudaimon.extensions.guardrails import OutputGuardrail
+    from eudaimon.extensions.hooks import HookSet
+    from eudaimon.extensions.middleware import MiddlewareStack
+    from eudaimon.extensions.retry import ToolRetryPolicy
 
 ApprovalPolicy = Callable[[ToolCall, Tool], "ToolPolicy | str | Awaitable[ToolPolicy | str]"]
 Pricer = Callable[[str, Usage], "float | None"]

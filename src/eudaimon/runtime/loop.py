@@ -36,8 +36,8 @@ from eudaimon.core.events import (
 from eudaimon.core.groups import estimate_tokens, fit_to_budget
 from eudaimon.core.messages import Message, Usage
 from eudaimon.core.state import RunState
-from eudaimon.guardrails import Block, RetryWithFeedback, Transform, run_output_guardrails
-from eudaimon.hooks import LoopState
+from eudaimon.extensions.guardrails import Block, RetryWithFeedback, Transform, run_output_guardrails
+from eudaimon.extensions.hooks import LoopState
 from eudaimon.models.base import ChatRequest, ChatResponse
 from eudaimon.models.history import History
 from eudaimon.runtime.cancel import CancellationToken

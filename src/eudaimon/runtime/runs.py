@@ -12,7 +12,8 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
-from eudaimon._output import OutputSchema
+from eudaimon.agent._output import OutputSchema
+from eudaimon.agent.response import AgentResponse
 from eudaimon.core.errors import (
     BudgetExceeded,
     Cancelled,
@@ -26,7 +27,6 @@ from eudaimon.core.events import CallRef, RunStarted, ToolRecord
 from eudaimon.core.messages import Message, Role
 from eudaimon.core.state import RunState, Status
 from eudaimon.memory.base import feed
-from eudaimon.response import AgentResponse
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.clock import new_message_id, new_run_id
 from eudaimon.runtime.config import RuntimeConfig

@@ -26,7 +26,7 @@ from eudaimon.core.events import (
     ToolStarted,
 )
 from eudaimon.core.messages import ToolCall, Usage
-from eudaimon.hooks import ToolOutput
+from eudaimon.extensions.hooks import ToolOutput
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.journal import RunJournal

@@ -2,7 +2,7 @@
 
 `_store` holds the store and its connection handling, `_sql` the tables and statements (and why
 most writes are a single statement), `_content` the texts and messages events point to
-(`eudaimon.core.packing`), `_dsn` what of a DSN may be shown.
+(`eudaimon.stores.packing`), `_dsn` what of a DSN may be shown.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The texts and messages events point to (`eudaimon.core.packing`), kept in PostgreSQL.
+"""The texts and messages events point to (`eudaimon.stores.packing`), kept in PostgreSQL.
 
 Each is stored once, however many runs point to it, and freed with the last run that does:
 - a text counts its references (`refs`): one per event that names it and one per stored
@@ -21,7 +21,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import TupleRow
 
 from eudaimon.core.events import Event
-from eudaimon.core.packing import PackedBatch, Row, StoredRows, direct_text_refs, uncovered
+from eudaimon.stores.packing import PackedBatch, Row, StoredRows, direct_text_refs, uncovered
 from eudaimon.stores.postgres._sql import Statements
 
 _Connection = AsyncConnection[TupleRow]

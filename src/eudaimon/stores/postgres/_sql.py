@@ -11,7 +11,7 @@ Why the statements look like this:
   writers at one seq serialize on the `runs` row: the second re-checks `next_seq` after the
   first commits, finds it moved, and writes nothing. The PRIMARY KEY (run_id, seq) of `events`
   is the hard fence behind that claim.
-- Long texts and history messages are stored once, by digest (`eudaimon.core.packing`): `texts`
+- Long texts and history messages are stored once, by digest (`eudaimon.stores.packing`): `texts`
   count their references, `messages` are numbered in the order first stored, `message_refs`
   records the ranges of numbers each run names. An append that stores any takes a transaction
   of a few statements, because its rows name message numbers it must first learn (inserting

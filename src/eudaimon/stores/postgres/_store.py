@@ -37,8 +37,8 @@ from psycopg_pool import AsyncConnectionPool
 
 from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, CorruptEvent, JournalError, LeaseHeld
 from eudaimon.core.events import Event
-from eudaimon.core.packing import PackedBatch, Row, pack
 from eudaimon.stores.base import Lease, RunSummary, Snapshot, check_batch, summary_fields
+from eudaimon.stores.packing import PackedBatch, Row, pack
 from eudaimon.stores.postgres import _content
 from eudaimon.stores.postgres._dsn import parse_dsn
 from eudaimon.stores.postgres._sql import LOCK_CLASS, SCHEMA_VERSION, Statements

@@ -1,7 +1,7 @@
 """`SqliteStore`: the embedded default journal — one file, WAL, group commit (DESIGN §5).
 
 `_store` holds the store, its worker thread and the compare-and-append; `_content` the
-content-addressed texts and messages that events point to (`eudaimon.core.packing`);
+content-addressed texts and messages that events point to (`eudaimon.stores.packing`);
 `_wal_room` the room kept ahead of the write-ahead log, which makes durable commits cheaper;
 `_schema` the tables, and the upgrade of files made by older versions.
 """

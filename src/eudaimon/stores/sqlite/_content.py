@@ -1,4 +1,4 @@
-"""The texts and messages events point to (`eudaimon.core.packing`), kept in SQLite.
+"""The texts and messages events point to (`eudaimon.stores.packing`), kept in SQLite.
 
 Each is stored once, however many runs point to it, and freed with the last run that does:
 - a text counts its references (`refs`, on its head row): one per event that names it and
@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from eudaimon.core.events import Event
-from eudaimon.core.packing import PackedBatch, Row, StoredRows, direct_text_refs, uncovered
+from eudaimon.stores.packing import PackedBatch, Row, StoredRows, direct_text_refs, uncovered
 
 SCHEMA = (
     # A text is stored as a head row (its digest, how many parts, its references) followed at

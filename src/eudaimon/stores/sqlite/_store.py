@@ -45,8 +45,8 @@ from typing import Any, Generic, Literal, TypeVar
 
 from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, CorruptEvent, JournalError, LeaseHeld
 from eudaimon.core.events import TERMINAL_TYPES, Event
-from eudaimon.core.packing import PackedBatch, pack
 from eudaimon.stores.base import Lease, RunSummary, Snapshot, check_batch, summary_fields
+from eudaimon.stores.packing import PackedBatch, pack
 from eudaimon.stores.sqlite import _content, _schema, _wal_room
 
 T = TypeVar("T")

@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from eudaimon._cli_common import StoreOption, fail, out, resolve_store_url, run_async, shown_url, with_store
+from eudaimon.cli._common import StoreOption, fail, out, resolve_store_url, run_async, shown_url, with_store
 from eudaimon.memory.thread import ThreadState
 from eudaimon.runtime.threads import thread_state
 from eudaimon.stores.base import EventStore, RunSummary

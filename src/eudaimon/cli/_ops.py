@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from eudaimon._cli_common import (
+from eudaimon.cli._common import (
     RunArgument,
     StoreOption,
     default_store_url,
@@ -29,8 +29,8 @@ from eudaimon._cli_common import (
     shown_url,
     with_store,
 )
-from eudaimon._cli_render import status_text
-from eudaimon._cli_tree import TreeView
+from eudaimon.cli._render import status_text
+from eudaimon.cli._tree import TreeView
 from eudaimon.core.state import RunState, Status
 from eudaimon.runtime import operations
 

@@ -18,11 +18,11 @@ import jsonschema
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError, to_json
 
-from eudaimon._schema import function_schema
 from eudaimon.core.effects import Effect, ToolTraits
 from eudaimon.core.errors import ConfigurationError
 from eudaimon.core.messages import JsonObject, Usage
 from eudaimon.models.base import ToolSpec
+from eudaimon.tools._schema import function_schema
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,22 +7,22 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import asdict, replace
 from typing import Any
 
-from eudaimon._build import build_runtime_config
+from eudaimon.agent._build import build_runtime_config
+from eudaimon.agent._delegation import agent_tool, handoff_tool
+from eudaimon.agent.response import AgentResponse
 from eudaimon.core.decide import DecideConfig
 from eudaimon.core.digest import digest
 from eudaimon.core.errors import EudaimonError, InvalidOperation
 from eudaimon.core.events import ToolRecord
 from eudaimon.core.messages import Message
 from eudaimon.core.state import CallStatus, RunState, Status
-from eudaimon.cost import CostModel
-from eudaimon.delegation import agent_tool, handoff_tool
-from eudaimon.guardrails import Guardrail, run_input_guardrails
-from eudaimon.hitl import HumanInputHandler
+from eudaimon.extensions.cost import CostModel
+from eudaimon.extensions.guardrails import Guardrail, run_input_guardrails
+from eudaimon.extensions.hitl import HumanInputHandler
+from eudaimon.extensions.prompts import PromptBuilder, PromptTemplate
+from eudaimon.extensions.retry import ToolRetryPolicy
 from eudaimon.memory import Memory, SlidingWindowMemory, ThreadState
 from eudaimon.models.base import Model
-from eudaimon.prompts import PromptBuilder, PromptTemplate
-from eudaimon.response import AgentResponse
-from eudaimon.retry import ToolRetryPolicy
 from eudaimon.runtime import operations
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.clock import new_message_id
@@ -35,7 +35,7 @@ from eudaimon.runtime.tree import waiting_calls
 from eudaimon.stores.base import EventStore
 from eudaimon.streaming import StreamEvent
 from eudaimon.tools import Tool
-from eudaimon.toolsets import Toolset, bind_all, list_all
+from eudaimon.tools.toolsets import Toolset, bind_all, list_all
 
 
 class Agent:

@@ -19,7 +19,7 @@ from eudaimon.core.errors import RunNotFound
 from eudaimon.core.events import CallRef
 from eudaimon.core.messages import Message, Role
 from eudaimon.core.state import RunState, Status
-from eudaimon.cost import Budget
+from eudaimon.extensions.cost import Budget
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.operations import load_state

@@ -11,22 +11,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from eudaimon._output import OutputSchema
+from eudaimon.agent._output import OutputSchema
 from eudaimon.core.decide import DecideConfig
 from eudaimon.core.digest import digest
 from eudaimon.core.errors import ConfigurationError
-from eudaimon.cost import Budget, as_cost_model, has_price, price_usage
-from eudaimon.hooks import HookSet
-from eudaimon.middleware import MiddlewareStack
+from eudaimon.extensions.cost import Budget, as_cost_model, has_price, price_usage
+from eudaimon.extensions.hooks import HookSet
+from eudaimon.extensions.middleware import MiddlewareStack
+from eudaimon.extensions.prompts import PromptBuilder, PromptTemplate
 from eudaimon.models.base import Model
 from eudaimon.models.registry import infer_model
-from eudaimon.prompts import PromptBuilder, PromptTemplate
 from eudaimon.runtime.config import Pricer, RuntimeConfig
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
 from eudaimon.stores.url import open_store
 from eudaimon.tools import Tool, as_tool
-from eudaimon.toolsets import Toolset
+from eudaimon.tools.toolsets import Toolset
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +111,7 @@ def build_runtime_config(
 def _compile_tools(tools: Sequence[Tool | Callable[..., Any]], human_input: Any) -> dict[str, Tool]:
     items = [as_tool(t) for t in tools]
     if human_input is not None:
-        from eudaimon.hitl import ask_human_tool
+        from eudaimon.extensions.hitl import ask_human_tool
 
         items.append(ask_human_tool(human_input))
     compiled: dict[str, Tool] = {}

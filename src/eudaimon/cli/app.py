@@ -17,8 +17,9 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from eudaimon import _cli_ops, _cli_threads
-from eudaimon._cli_common import (
+from eudaimon.agent import Agent
+from eudaimon.cli import _ops, _threads
+from eudaimon.cli._common import (
     JsonOption,
     RunArgument,
     StoreOption,
@@ -36,7 +37,7 @@ from eudaimon._cli_common import (
     shown_url,
     with_store,
 )
-from eudaimon._cli_render import (
+from eudaimon.cli._render import (
     StreamPrinter,
     cost_text,
     messages_table,
@@ -46,8 +47,7 @@ from eudaimon._cli_render import (
     status_text,
     timeline_table,
 )
-from eudaimon._cli_tree import TreeView, load_tree, parent_line, render_tree
-from eudaimon.agent import Agent
+from eudaimon.cli._tree import TreeView, load_tree, parent_line, render_tree
 from eudaimon.core.codec import event_to_json
 from eudaimon.core.errors import EudaimonError
 from eudaimon.core.events import Event
@@ -64,8 +64,8 @@ app = typer.Typer(
 )
 runs_app = typer.Typer(help="Inspect the runs in a journal, and decide for the ones that wait.", no_args_is_help=True)
 app.add_typer(runs_app, name="runs")
-_cli_ops.register(runs_app)
-_cli_threads.register(app)
+_ops.register(runs_app)
+_threads.register(app)
 
 
 # -- runs ----------------------------------------------------------------------------------
@@ -138,7 +138,7 @@ def runs_show(run_id: RunArgument, store: StoreOption = None) -> None:
         console.print(Text("runs", style="bold"))
         console.print(render_tree(tree))
     console.print(messages_table(state.messages))
-    _cli_ops.print_waiting(state, url, tree)
+    _ops.print_waiting(state, url, tree)
 
 
 @runs_app.command("events")
@@ -184,7 +184,7 @@ def demo(
     pace: Annotated[float, typer.Option(help="Seconds between streamed words; 0 for no pause.")] = 0.03,
 ) -> None:
     """Run the offline refund-desk demo (scripted model, real journal) and show its timeline."""
-    from eudaimon.demo import DEMO_INPUT, demo_agent
+    from eudaimon.cli.demo import DEMO_INPUT, demo_agent
 
     url = resolve_store_url(store)
     console = out()
@@ -243,7 +243,7 @@ def run_agent(
         try:
             run_id, status = await _stream(agent, console, input, thread)
             where = journal_url(agent.store, url)
-            _cli_ops.print_waiting(await agent.state(run_id), where)
+            _ops.print_waiting(await agent.state(run_id), where)
             _print_hint(console, run_id, where, isinstance(agent.store, MemoryStore))
             return status
         finally:
@@ -275,8 +275,5 @@ def _print_hint(console: Console, run_id: str, url: str, in_memory: bool) -> Non
 def main() -> None:  # pragma: no cover - the console script calls `app`
     app()
 
-
-if __name__ == "__main__":  # pragma: no cover
-    app()
 
 __all__ = ["app", "default_store_url", "main", "resolve_store_url"]

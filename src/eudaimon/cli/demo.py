@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from eudaimon.agent import Agent
 from eudaimon.core.messages import Message, ToolCall, Usage
-from eudaimon.cost import TokenDirection
+from eudaimon.extensions.cost import TokenDirection
 from eudaimon.models.base import ChatRequest, ChatResponse, ModelStreamItem, StopReason
 from eudaimon.models.scripted import ScriptedModel
 from eudaimon.stores.base import EventStore
@@ -166,7 +166,7 @@ def demo_script() -> list[ChatResponse]:
 
 def demo_agent(store: EventStore | str | None = None, *, pace_s: float = 0.0) -> Agent:
     """A fresh refund-desk agent (its scripted model plays one run). A zero-argument factory,
-    so `eudaimon run eudaimon.demo:demo_agent "..."` works too."""
+    so `eudaimon run eudaimon.cli.demo:demo_agent "..."` works too."""
     model = ScriptedModel(demo_script(), model_id=DEMO_MODEL_ID, chunk_chars=12)
     return Agent(
         PacedModel(model, pace_s) if pace_s > 0 else model,

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.text import Text
 from rich.tree import Tree
 
-from eudaimon._cli_render import status_text, usage_text
+from eudaimon.cli._render import status_text, usage_text
 from eudaimon.core.state import CallStatus, PendingCall, RunState
 from eudaimon.runtime.operations import load_state
 from eudaimon.runtime.tree import run_tree, waiting_calls
