@@ -18,7 +18,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
 
 VARIANT = os.environ.get("SERVER_VARIANT", "v1")
-server = MCPServer("annotated")
+server = MCPServer("annotated", log_level="WARNING")
 
 
 def _log(tool: str, ctx: Context, **fields: Any) -> None:
