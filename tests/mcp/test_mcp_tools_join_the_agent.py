@@ -87,3 +87,16 @@ async def test_reference_time_server_from_pypi() -> None:
     assert {"get_current_time", "convert_time"} <= {s.name for s in model.requests[0].tools}
     result = model.requests[1].messages[-1]
     assert not result.is_error and "Europe/Paris" in result.content
+
+
+async def test_an_older_server_is_reached_through_the_initialize_handshake() -> None:
+    """Invariant: a server of the 2025-06-18 revision (no `server/discover`) is reached by
+    falling back to the initialize handshake, and its tools work like any other."""
+    legacy = str(Path(__file__).with_name("legacy_server.py"))
+    model = ScriptedModel([_calls(ToolCall("c1", "shout", {"text": "hi"})), "done"])
+    tools = MCPTools(command=[sys.executable, legacy], trusted=True)
+    async with Agent(model, tools=[tools]) as agent:
+        response = await agent.prompt("shout")
+        records = (await agent.state(response.run_id)).tools
+    assert [(r.name, r.effect) for r in records] == [("shout", "read")]
+    assert model.requests[1].messages[-1].content == "HI"
