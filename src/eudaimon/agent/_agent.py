@@ -257,7 +257,7 @@ class Agent:
         if not self.toolsets:
             return (), None
         records = await list_all(self.toolsets)
-        return records, await self._bound_config(records, records)
+        return records, self._bound_config(records, records)
 
     async def _resumed_tools(self, state: RunState) -> RuntimeConfig | None:
         """For a run resumed: the config with the tools it journaled, bound to the toolsets
@@ -266,13 +266,13 @@ class Agent:
             return None
         sources = {r.source for r in state.tools}
         live = await list_all([t for t in self.toolsets if t.source in sources])
-        return await self._bound_config(state.tools, live)
+        return self._bound_config(state.tools, live)
 
-    async def _bound_config(self, records: tuple[ToolRecord, ...], live: tuple[ToolRecord, ...]) -> RuntimeConfig:
+    def _bound_config(self, records: tuple[ToolRecord, ...], live: tuple[ToolRecord, ...]) -> RuntimeConfig:
         key = digest([[asdict(r) for r in records], sorted((r.source, r.remote_name) for r in live)])
         config = self._bound.get(key)
         if config is None:
-            config = await bind_all(self._driver.config, self.toolsets, records, live=live)
+            config = bind_all(self._driver.config, self.toolsets, records, live=live)
             self._bound[key] = config
         return config
 

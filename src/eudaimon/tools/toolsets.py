@@ -78,7 +78,7 @@ async def list_all(toolsets: Sequence[Toolset]) -> tuple[ToolRecord, ...]:
     return tuple(record for records in listed for record in records)
 
 
-async def bind_all(
+def bind_all(
     base: RuntimeConfig, toolsets: Sequence[Toolset], records: Sequence[ToolRecord], *, live: Sequence[ToolRecord]
 ) -> RuntimeConfig:
     """`base` with the journaled `records` bound as tools; `live` is what the toolsets offer
