@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import asdict, replace
-from typing import Any
+from enum import Enum
+from typing import Any, Final, Literal
 
 from eudaimon.agent._build import build_runtime_config
 from eudaimon.agent._delegation import agent_tool, handoff_tool
+from eudaimon.agent._input import check_input, check_messages
 from eudaimon.agent.response import AgentResponse
 from eudaimon.core.decide import DecideConfig
 from eudaimon.core.digest import digest
@@ -38,6 +40,23 @@ from eudaimon.tools import Tool
 from eudaimon.tools.toolsets import Toolset, bind_all, list_all
 
 
+class _Default(Enum):
+    """The type of `DEFAULT_MEMORY`: "not passed" differs from `memory=None` (no memory)."""
+
+    MEMORY = "default memory"
+
+
+DEFAULT_MEMORY: Final = _Default.MEMORY
+"""`Agent(memory=...)` when not passed: a `SlidingWindowMemory(50)`, as in Daimon."""
+
+
+class _NoThread:
+    """The lease of a prompt that belongs to no thread: there is nothing to hold or release."""
+
+    async def release(self) -> None:
+        return None
+
+
 class Agent:
     """An agent: a model, its tools and the rules it runs by, journaled to a store.
 
@@ -47,6 +66,13 @@ class Agent:
         tools: `Tool`s, plain typed functions (wrapped with `@tool`) and toolsets such as
             `eudaimon.mcp.MCPTools`, whose tools are listed when a run starts and journaled
             with it; names must be unique.
+        memory: which history a prompt is sent. Not passed: a `SlidingWindowMemory(50)`,
+            as in Daimon, and a prompt without `thread_id` continues the agent's one default
+            thread (`"{name}:default"`): every such prompt shares that history, and they run
+            one at a time. `None`: no memory; a prompt without `thread_id` then belongs to no
+            thread at all (its own history only, no thread lease), which is what a server
+            answering many users wants. With a `thread_id`, a prompt always continues that
+            thread.
         max_iterations: model calls a run may make before it fails with `MaxIterations`.
         output_type: a pydantic model, any type pydantic can validate, or a JSON Schema
             dict; the final answer must be JSON that validates, else the model is asked again.
@@ -66,7 +92,7 @@ class Agent:
         system_prompt: str | None = None,
         prompt_template: PromptTemplate | PromptBuilder | str | None = None,
         tools: Sequence[Tool | Toolset | Callable[..., Any]] = (),
-        memory: Memory | None = None,
+        memory: Memory | Literal[_Default.MEMORY] | None = DEFAULT_MEMORY,
         hooks: object | Sequence[object] | None = None,
         max_iterations: int = 25,
         temperature: float | None = None,
@@ -114,9 +140,9 @@ class Agent:
         self.model = built.config.model
         self.system_prompt = built.system_prompt
         self.tools = dict(built.config.tools)
-        self.memory = SlidingWindowMemory(50) if memory is None else memory
-        self.default_thread = f"{name}:default"
-        """The thread of prompts that name none."""
+        self.memory: Memory | None = SlidingWindowMemory(50) if memory is DEFAULT_MEMORY else memory
+        self.default_thread: str | None = f"{name}:default" if self.memory is not None else None
+        """The thread of prompts that name none; None (no thread) for an agent without memory."""
         self._carries_rejections = bool(output_guardrails)
         self.store: EventStore = built.store
         self._owns_store = store is None or isinstance(store, str)
@@ -158,12 +184,14 @@ class Agent:
 
         Args:
             thread_id: the conversation this prompt continues; memory supplies its history.
-                Without one the agent's own default thread is used. A thread runs one prompt
-                at a time: a second one waits, or raises `LeaseHeld` when `wait=False`.
+                Without one the agent's own default thread is used, shared by every prompt
+                that names none (none at all for `Agent(memory=None)`). A thread runs one
+                prompt at a time: a second one waits, or raises `LeaseHeld` when `wait=False`.
             run_id: the id to give the run (a fresh one when None).
             cancel: a token that stops the run at its next check.
 
         Raises:
+            TypeError: `input` is not a str (nothing is journaled).
             GuardrailBlocked: an input guardrail refused `input` (nothing is journaled).
             MaxIterations, Cancelled, BudgetExceeded, OutputRejected, RunFailedError: the run
                 ended without an answer; `error.run_id` names its journal.
@@ -173,7 +201,7 @@ class Agent:
             await self._driver.run(journal, cancel, config=config)
         finally:
             await keeper.release()
-        return await self._respond(journal.state)
+        return await self._respond(journal)
 
     async def prompt_stream(
         self,
@@ -200,17 +228,19 @@ class Agent:
         self, messages: Sequence[Message], *, run_id: str | None = None, cancel: CancellationToken | None = None
     ) -> AgentResponse:
         """Run on a conversation you assembled yourself: memory and input guardrails are bypassed."""
-        if not messages:
+        checked = check_messages(messages)
+        if not checked:
             raise InvalidOperation("prompt_with_messages needs at least one message")
         records, config = await self._fresh_tools()
         journal = self._driver.start(
-            list(messages), input=messages[-1].content, thread_id=None, run_id=run_id, uses_memory=False, tools=records
+            checked, input=messages[-1].content, thread_id=None, run_id=run_id, uses_memory=False, tools=records
         )
         await self._driver.run(journal, cancel, config=config)
-        return await self._respond(journal.state)
+        return await self._respond(journal)
 
     def prompt_sync(self, input: str, **options: Any) -> AgentResponse:
         """`prompt` for code that is not async. Not for use inside a running event loop."""
+        check_input(input)
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -219,19 +249,25 @@ class Agent:
 
     async def _begin(
         self, input: str, thread_id: str | None, run_id: str | None, wait: bool
-    ) -> tuple[LeaseKeeper, RunJournal, RuntimeConfig | None]:
+    ) -> tuple[LeaseKeeper | _NoThread, RunJournal, RuntimeConfig | None]:
         """One prompt's start: guardrails, toolsets listed, then, holding the thread, history
         and `run_started`.
 
         The caller drives the run with the config returned and then releases the thread's lease.
         """
-        text = await run_input_guardrails(self.input_guardrails, input) if self.input_guardrails else input
+        text = check_input(input)
+        if self.input_guardrails:
+            text = await run_input_guardrails(self.input_guardrails, text)
         records, config = await self._fresh_tools()
         thread = thread_id or self.default_thread
-        keeper = await hold_thread(self.store, thread, wait=wait, ttl_s=self._driver.lease_ttl_s)
+        keeper: LeaseKeeper | _NoThread = _NoThread()
+        if thread is not None:
+            keeper = await hold_thread(self.store, thread, wait=wait, ttl_s=self._driver.lease_ttl_s)
         try:
             history = await self.memory.get_messages(thread_id) if self.memory is not None else []
-            carried = (await thread_state(self.store, thread)).guardrail_retries if self._carries_rejections else 0
+            carried = 0
+            if self._carries_rejections and thread is not None:
+                carried = (await thread_state(self.store, thread)).guardrail_retries
             # Ids given here, at construction, spare `start` a copy of each message to give one.
             system = [Message.system(self.system_prompt, id=new_message_id())] if self.system_prompt else []
             journal = self._driver.start(
@@ -277,8 +313,15 @@ class Agent:
         return config
 
     async def thread(self, thread_id: str | None = None) -> ThreadState:
-        """The thread's snapshot: turns, usage, consecutive guardrail rejections, cost."""
-        return await thread_state(self.store, thread_id or self.default_thread)
+        """The thread's snapshot: turns, usage, consecutive guardrail rejections, cost.
+
+        Raises:
+            InvalidOperation: no `thread_id` for an agent without memory, which has no default thread.
+        """
+        thread = thread_id or self.default_thread
+        if thread is None:
+            raise InvalidOperation("this agent has no memory, so no default thread; name the thread: thread(thread_id)")
+        return await thread_state(self.store, thread)
 
     # -- durable operations --------------------------------------------------------------
 
@@ -297,12 +340,13 @@ class Agent:
         journal = await self._driver.reopen(run_id)
         config = await self._resumed_tools(journal.state)
         await self._driver.run(journal, cancel, wait=wait, config=config)
-        return await self._respond(journal.state)
+        return await self._respond(journal)
 
-    async def _respond(self, state: RunState) -> AgentResponse:
+    async def _respond(self, journal: RunJournal) -> AgentResponse:
         """The response, with the approvals its child runs wait for in place of the calls
         waiting on them: those are the ones a human decides (`approve` takes their ids)."""
-        response = self._driver.respond(state)
+        response = self._driver.respond(journal)
+        state = journal.state
         if response.status is Status.AWAITING_APPROVAL and state.children:
             waiting = await waiting_calls(self.store, state, CallStatus.AWAITING_APPROVAL)
             response = replace(response, pending_approvals=waiting)

@@ -52,6 +52,7 @@ from eudaimon.core.codec import event_to_json
 from eudaimon.core.errors import EudaimonError
 from eudaimon.core.events import Event
 from eudaimon.core.state import RunState
+from eudaimon.runtime.operations import load_state
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
 
@@ -84,7 +85,7 @@ def runs_list(
         rows: list[tuple[Any, RunState | str]] = []
         for summary in await journal.list_runs(limit=limit, thread_id=thread):
             try:
-                rows.append((summary, fold(await load_events(journal, summary.run_id))))
+                rows.append((summary, await load_state(journal, summary.run_id)))
             except EudaimonError as exc:  # one broken run must not hide the others
                 rows.append((summary, str(exc)))
         return rows
@@ -123,15 +124,13 @@ def runs_show(run_id: RunArgument, store: StoreOption = None) -> None:
     """Show a run: status, agent, thread, steps, usage, cost and its messages."""
     url = resolve_store_url(store)
 
-    async def read(journal: EventStore) -> tuple[list[Event], TreeView, str | None]:
-        events = await load_events(journal, run_id)
-        state = fold(events)
-        return events, await load_tree(journal, state), await parent_line(journal, state)
+    async def read(journal: EventStore) -> tuple[RunState, TreeView, str | None]:
+        state = await load_state(journal, run_id)
+        return state, await load_tree(journal, state), await parent_line(journal, state)
 
-    events, tree, parent = run_async(with_store(url, read))
-    state = fold(events)
+    state, tree, parent = run_async(with_store(url, read))
     console = out()
-    console.print(overview(state, len(events)))
+    console.print(overview(state, state.next_seq))
     if parent is not None:
         console.print(parent)
     if tree.has_children:
@@ -161,14 +160,15 @@ def runs_state(
     as_json: JsonOption = False,
 ) -> None:
     """The run's state folded from its journal, after event `--at SEQ` (default: the last)."""
-    events = run_async(with_store(resolve_store_url(store), lambda journal: load_events(journal, run_id)))
-    if at is not None and not 0 <= at < len(events):
-        fail(f"run {run_id} has events 0..{len(events) - 1}; --at {at} is outside them")
+
+    async def work(journal: EventStore) -> tuple[list[Event], RunState]:
+        events = await load_events(journal, run_id)
+        if at is not None and not 0 <= at < len(events):
+            fail(f"run {run_id} has events 0..{len(events) - 1}; --at {at} is outside them")
+        return events, await load_state(journal, run_id, at)  # the path `agent.state()` takes
+
+    events, state = run_async(with_store(resolve_store_url(store), work))
     prefix = events if at is None else events[: at + 1]
-    try:
-        state = fold(prefix)
-    except EudaimonError as exc:
-        fail(str(exc))
     if as_json:
         typer.echo(json.dumps(state_to_dict(state), ensure_ascii=False, indent=2))
         return
