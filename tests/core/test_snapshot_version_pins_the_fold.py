@@ -28,7 +28,8 @@ from eudaimon.core.state import BudgetLimit, CallProgress, CallStatus, RunState,
 
 PINNED = {
     2: "f5eee3718ccb6f50",
-    3: "0e6d2d59df05cee5",
+    3: "3e4264db856ce558",
+    4: "1c787f18b6dd599b",
 }
 """FOLD_VERSION -> the fingerprint of the RunState shape and fold that version writes."""
 

@@ -13,7 +13,7 @@ parent and limited by what is left of the parent's budget.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from eudaimon.core.errors import RunNotFound
 from eudaimon.core.events import CallRef
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 _NO_PARAMETERS: dict[str, object] = {"type": "object", "properties": {}, "additionalProperties": False}
 
 
-def agent_tool(agent: Agent, *, name: str | None = None, description: str | None = None) -> Tool:
+def agent_tool(agent: Agent[Any, Any], *, name: str | None = None, description: str | None = None) -> Tool:
     """`agent.as_tool(...)`: a tool taking one string, `input`, answered by a child run of `agent`."""
 
     async def ask(input: str, ctx: ToolContext) -> ToolReturn:
@@ -55,7 +55,7 @@ def agent_tool(agent: Agent, *, name: str | None = None, description: str | None
     ).compiled()
 
 
-def handoff_tool(agent: Agent) -> Tool:
+def handoff_tool(agent: Agent[Any, Any]) -> Tool:
     """A tool `transfer_to_{name}` that hands the conversation to `agent`: its run continues
     with the history, its own tools and instructions, and its answer ends the parent's run."""
 
@@ -88,7 +88,9 @@ def _history(scope: CallScope) -> list[Message]:
     return [m for m in scope.state.messages[:-1] if m.role is not Role.SYSTEM]
 
 
-async def run_child(agent: Agent, ctx: ToolContext, *, input: str | None, history: list[Message] | None) -> ToolReturn:
+async def run_child(
+    agent: Agent[Any, Any], ctx: ToolContext, *, input: str | None, history: list[Message] | None
+) -> ToolReturn:
     """Start the child run for this call, or resume it; report how it ended."""
     scope = _scope()
     store = scope.store
@@ -130,7 +132,7 @@ def _within_budget(config: RuntimeConfig, scope: CallScope) -> RuntimeConfig:
     )
 
 
-def _outcome(agent: Agent, state: RunState, *, handoff: bool) -> ToolReturn:
+def _outcome(agent: Agent[Any, Any], state: RunState, *, handoff: bool) -> ToolReturn:
     run_id = state.run_id
     if state.status is Status.AWAITING_APPROVAL:
         waiting = ", ".join(f"{c.id} ({c.name})" for c in state.awaiting_approval()) or "a child of its own"

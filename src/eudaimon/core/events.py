@@ -12,7 +12,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import ClassVar
 
-from eudaimon.core.messages import JsonObject, Message, Usage
+from eudaimon.core.messages import ContentPart, JsonObject, Message, ToolSpec, Usage
+from eudaimon.core.settings import ModelSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +74,8 @@ class RunStarted:
     """The toolsets' tools this run uses, as listed when it started."""
     parent_call: CallRef | None = None
     """The call of the parent run that started this child run (agent as tool, handoff)."""
+    model_settings: ModelSettings | None = None
+    """The prompt's own `model_settings`, merged over the agent's for every call of the run."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -84,6 +87,10 @@ class ModelAttemptStarted:
     request_id: str
     request_digest: str
     model: str = ""
+    tools_digest: str = ""
+    """Which tool specs were offered (agents with `@tool(prepare=…)` only; empty otherwise)."""
+    tools: tuple[ToolSpec, ...] | None = None
+    """The specs offered, written when they differ from the run's previous attempt."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -206,6 +213,10 @@ class ToolCompleted:
     usage: Usage = field(default_factory=Usage)
     """What the call spent on models (a child run's usage), added to this run's."""
     cost_usd: float | None = None
+    parts: tuple[ContentPart, ...] = ()
+    """Images or documents the tool returned, beside the text in `output`."""
+    retry: bool = False
+    """The tool raised `ModelRetry`: `output` is its correction for the model."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -256,6 +267,8 @@ class FinishRejected:
     type: ClassVar[str] = "finish_rejected"
     step: int
     reason: str
+    by_validator: bool = False
+    """An output validator asked for a correction (`ModelRetry`), rather than the schema."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from eudaimon.core.decide import CallPlan, Decision, RunTools
 from eudaimon.core.digest import idempotency_key
+from eudaimon.core.errors import ModelRetry
 from eudaimon.core.events import (
     ApprovalRequested,
     HandedOff,
@@ -25,19 +26,17 @@ from eudaimon.core.events import (
     ToolOutcomeUnknown,
     ToolStarted,
 )
-from eudaimon.core.messages import ToolCall, Usage
+from eudaimon.core.messages import ContentPart, ToolCall, Usage
 from eudaimon.extensions.hooks import ToolOutput
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.config import RuntimeConfig
+from eudaimon.runtime.context import run_context
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.scope import CallScope, current_call
 from eudaimon.streaming import ToolResult
 from eudaimon.tools import Tool, ToolArgumentsError, ToolContext, ToolPolicy, ToolReturn, ToolSuspended
 
 _NO_USAGE = Usage()
-
-Outcome = tuple[str | ToolReturn | ToolSuspended, bool, int]
-"""What executing a call gave: its output (or why it must wait), whether it failed, its ms."""
 
 
 @dataclass(slots=True)
@@ -77,7 +76,7 @@ async def prepare_batch(
 
 async def run_alone(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> ToolResult:
     """Execute one call and record its result."""
-    return await _finish_call(journal, cfg, item, *await _run_one(journal, cfg, item))
+    return await _finish_call(journal, cfg, item, await _run_one(journal, cfg, item))
 
 
 async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> Ready | ToolResult | None:
@@ -88,6 +87,10 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> R
     if tool is None:
         known = ", ".join(sorted(cfg.tools)) or "none"
         return _complete(journal, call, f"Unknown tool {call.name!r}; available tools: {known}", True)
+    offered = journal.state.offered_tools
+    if offered is not None and all(spec.name != call.name for spec in offered):
+        known = ", ".join(spec.name for spec in offered) or "none"
+        return _complete(journal, call, f"Tool {call.name!r} is not available at this step; available: {known}", True)
     if plan.decision is Decision.POLICY:
         if cfg.approval_policy is None:  # the default policy, without a coroutine to await
             policy = ToolPolicy.REQUIRE_APPROVAL if tool.needs_approval else ToolPolicy.ALLOW
@@ -115,7 +118,7 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> R
             call = decided
     if cfg.hooks is not None:
         # Before any call of the batch runs: a hook that raises fails the run with nothing started.
-        await cfg.hooks.on_tool_call(call)
+        await cfg.hooks.on_tool_call(call, run_context(journal, call_id=call.id))
     try:
         arguments = tool.parse_arguments(call.arguments, validate=cfg.validate_tool_inputs)
     except ToolArgumentsError as exc:
@@ -171,6 +174,21 @@ def _complete(journal: RunJournal, call: ToolCall, output: str, is_error: bool, 
     return ToolResult(call.id, output, is_error)
 
 
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What executing a call gave: its text, whether it failed, its parts, a `ModelRetry`."""
+
+    output: str
+    is_error: bool
+    duration_ms: int
+    parts: tuple[ContentPart, ...] = ()
+    retry: bool = False
+    returned: ToolReturn | None = None
+    """A child run's result: its run id, usage and cost (an agent used as a tool, a handoff)."""
+    suspended: ToolSuspended | None = None
+    """The call must wait: for a human, or an operator settling an unknown outcome."""
+
+
 async def run_together(
     journal: RunJournal, cfg: RuntimeConfig, ready: list[Ready], cancel: CancellationToken | None
 ) -> AsyncIterator[ToolResult]:
@@ -187,7 +205,7 @@ async def run_together(
             finished = [t for t in tasks if t in done]
             for task in sorted(finished, key=lambda t: ready.index(tasks[t])):
                 item = tasks.pop(task)
-                yield await _finish_call(journal, cfg, item, *task.result())
+                yield await _finish_call(journal, cfg, item, task.result())
             if waiter is not None and waiter in done:
                 _abandon(journal, cfg, list(tasks.values()))
                 for task in tasks:
@@ -202,49 +220,45 @@ async def run_together(
             task.cancel()
 
 
-async def _finish_call(
-    journal: RunJournal,
-    cfg: RuntimeConfig,
-    item: Ready,
-    output: str | ToolReturn | ToolSuspended,
-    is_error: bool,
-    duration_ms: int,
-) -> ToolResult:
-    call = item.call
-    if isinstance(output, ToolSuspended):
+async def _finish_call(journal: RunJournal, cfg: RuntimeConfig, item: Ready, outcome: Outcome) -> ToolResult:
+    call, output, is_error = item.call, outcome.output, outcome.is_error
+    suspended, returned = outcome.suspended, outcome.returned
+    if suspended is not None:
         # The call waits, as the run does: for a human (its child's approval) or an operator.
-        child = output.child_run_id
-        if output.wait == "approval":
+        child = suspended.child_run_id
+        if suspended.wait == "approval":
             journal.record(
                 ApprovalRequested(
-                    call_id=call.id, tool=call.name, arguments=call.arguments, reason=output.reason, child_run_id=child
+                    call_id=call.id,
+                    tool=call.name,
+                    arguments=call.arguments,
+                    reason=suspended.reason,
+                    child_run_id=child,
                 )
             )
         else:
             journal.record(ToolOutcomeUnknown(call_id=call.id, tool=call.name, child_run_id=child))
-        return ToolResult(call.id, output.reason, True)
-    if isinstance(output, ToolReturn):
-        returned = output
-        if returned.handoff_to is not None and returned.child_run_id is not None:
-            journal.record(HandedOff(call_id=call.id, agent=returned.handoff_to, to_run_id=returned.child_run_id))
-        journal.record(
-            ToolCompleted(
-                call_id=call.id,
-                tool=call.name,
-                output=returned.output,
-                is_error=returned.is_error,
-                duration_ms=duration_ms,
-                child_run_id=returned.child_run_id,
-                usage=returned.usage or _NO_USAGE,
-                cost_usd=returned.cost_usd,
-            )
+        return ToolResult(call.id, suspended.reason, True)
+    child_run = returned.child_run_id if returned is not None else None
+    if returned is not None and returned.handoff_to is not None and child_run is not None:
+        journal.record(HandedOff(call_id=call.id, agent=returned.handoff_to, to_run_id=child_run))
+    journal.record(
+        ToolCompleted(
+            call_id=call.id,
+            tool=call.name,
+            output=output,
+            is_error=is_error,
+            duration_ms=outcome.duration_ms,
+            parts=outcome.parts,
+            retry=outcome.retry,
+            child_run_id=child_run,
+            usage=(returned.usage or _NO_USAGE) if returned is not None else _NO_USAGE,
+            cost_usd=returned.cost_usd if returned is not None else None,
         )
-        result = ToolResult(call.id, returned.output, returned.is_error)
-    else:
-        result = _complete(journal, call, output, is_error, duration_ms)
+    )
     if cfg.hooks is not None:
-        await cfg.hooks.on_tool_result(item.call, ToolOutput(result.content, result.is_error))
-    return result
+        await cfg.hooks.on_tool_result(call, ToolOutput(output, is_error), run_context(journal, call_id=call.id))
+    return ToolResult(call.id, output, is_error)
 
 
 def _abandon(journal: RunJournal, cfg: RuntimeConfig, running: list[Ready]) -> None:
@@ -258,16 +272,6 @@ def _abandon(journal: RunJournal, cfg: RuntimeConfig, running: list[Ready]) -> N
             )
         else:
             journal.record(ToolOutcomeUnknown(call_id=item.call.id, tool=item.call.name))
-
-
-def _scope(journal: RunJournal, cfg: RuntimeConfig, call_id: str) -> CallScope:
-    state = journal.state
-    budget = cfg.budget
-    if budget is None:
-        return CallScope(journal.store, state, call_id)
-    usd = None if budget.max_usd is None else max(budget.max_usd - state.cost_usd, 0.0)
-    tokens = None if budget.max_tokens is None else max(budget.max_tokens - state.usage.total_tokens, 0)
-    return CallScope(journal.store, state, call_id, usd, tokens)
 
 
 async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Outcome:
@@ -284,31 +288,62 @@ async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Outc
     attempt = item.attempt
     started = time.perf_counter()
     while True:
-        ctx = ToolContext(journal.state.run_id, item.call.id, key, attempt)
+        state = journal.state
+        ctx = ToolContext(state.run_id, item.call.id, key, attempt, journal.deps, state.steps)
         token = current_call.set(_scope(journal, cfg, item.call.id))
         try:
-            output: str | ToolReturn | ToolSuspended = await item.tool.invoke(item.arguments, ctx)
-            failure = None
+            output, parts = await item.tool.execute(item.arguments, ctx)
+            duration_ms = round((time.perf_counter() - started) * 1000)
+            if isinstance(output, ToolReturn):
+                return Outcome(output.output, output.is_error, duration_ms, returned=output)
+            return Outcome(output, False, duration_ms, parts)
         except asyncio.CancelledError:
             raise
-        except ToolSuspended as suspended:
-            output, failure = suspended, None
+        except ToolSuspended as exc:
+            return Outcome(exc.reason, True, round((time.perf_counter() - started) * 1000), suspended=exc)
+        except ModelRetry as exc:
+            return _correction(journal, item.tool, exc, round((time.perf_counter() - started) * 1000))
         except Exception as exc:  # a tool's failure is the model's to see, never the run's end
-            output, failure = _describe(exc), exc
+            if cfg.hooks is not None:
+                await cfg.hooks.on_error(exc, ctx)
+            tries = attempt - item.attempt + 1
+            # Arguments the tool refused will not get better by waiting.
+            if policy is None or isinstance(exc, ToolArgumentsError) or not policy.should_retry(exc, tries):
+                return Outcome(_describe(exc), True, round((time.perf_counter() - started) * 1000))
+            await asyncio.sleep(policy.delay_for(tries))
+            attempt += 1
+            journal.record(ToolStarted(call_id=item.call.id, tool=item.call.name, idempotency_key=key, attempt=attempt))
+            await journal.flush()
         finally:
             current_call.reset(token)
-        if failure is None:
-            return output, isinstance(output, ToolSuspended), round((time.perf_counter() - started) * 1000)
-        if cfg.hooks is not None:
-            await cfg.hooks.on_error(failure)
-        tries = attempt - item.attempt + 1
-        # Arguments the tool refused will not get better by waiting.
-        if policy is None or isinstance(failure, ToolArgumentsError) or not policy.should_retry(failure, tries):
-            return output, True, round((time.perf_counter() - started) * 1000)
-        await asyncio.sleep(policy.delay_for(tries))
-        attempt += 1
-        journal.record(ToolStarted(call_id=item.call.id, tool=item.call.name, idempotency_key=key, attempt=attempt))
-        await journal.flush()
+
+
+def _scope(journal: RunJournal, cfg: RuntimeConfig, call_id: str) -> CallScope:
+    state = journal.state
+    budget = cfg.budget
+    if budget is None:
+        return CallScope(journal.store, state, call_id)
+    usd = None if budget.max_usd is None else max(budget.max_usd - state.cost_usd, 0.0)
+    tokens = None if budget.max_tokens is None else max(budget.max_tokens - state.usage.total_tokens, 0)
+    return CallScope(journal.store, state, call_id, usd, tokens)
+
+
+def _correction(journal: RunJournal, tool: Tool, exc: ModelRetry, duration_ms: int) -> Outcome:
+    """A `ModelRetry`: the tool's correction for the model, while its budget lasts.
+
+    The budget counts corrections in a row (a success resets it), from the journal, so a
+    resumed run spends the same budget. Once spent, the model gets an error result saying so,
+    rather than the run failing: a tool's trouble is the model's to handle.
+    """
+    spent = journal.state.tool_retries.get(tool.name, 0)
+    if spent >= tool.max_retries:
+        return Outcome(
+            f"{exc.message}\n(Tool {tool.name!r} asked for a correction {spent + 1} times in a row and its retry "
+            f"budget, max_retries={tool.max_retries}, is spent: do not call it again for this.)",
+            True,
+            duration_ms,
+        )
+    return Outcome(exc.message, True, duration_ms, retry=True)
 
 
 def _describe(exc: Exception) -> str:
