@@ -150,6 +150,14 @@ export EUDAIMON_TEST_REDIS_URL=${EUDAIMON_TEST_REDIS_URL:-redis://$REDIS_HOST:$R
 ensure_venv "[dev]"
 ensure_chromium
 
+ensure_mcp_reference_server() {  # the MCP tests also talk to a server no one here wrote
+    .venv/bin/python -c 'import mcp_server_time' 2>/dev/null && return 0
+    say "installing mcp-server-time (the reference MCP server the tests use) into .venv"
+    .venv/bin/python -m pip install --quiet mcp-server-time \
+        || die "could not install mcp-server-time from PyPI; install it into .venv by hand: .venv/bin/pip install mcp-server-time"
+}
+ensure_mcp_reference_server
+
 # -- the checks: each runs, failures are summed up at the end ---------------------------------
 
 failed=()

@@ -30,6 +30,17 @@ def one_of_each() -> list[EventData]:
             parent=ev.ParentRef("run_parent", 3),
             model="scripted",
             guardrail_retries=2,
+            tools=(
+                ev.ToolRecord(
+                    name="fs_read",
+                    description="read",
+                    parameters={"type": "object", "properties": {"path": {"type": "string"}}},
+                    effect="read",
+                    source="mcp:stdio:server",
+                    remote_name="read",
+                ),
+            ),
+            parent_call=ev.CallRef("run_up", "call_9"),
             model_settings=ModelSettings(temperature=0.1, stop_sequences=("END",), extra_body={"x": [1]}),
         ),
         ev.ModelAttemptStarted(
@@ -74,6 +85,11 @@ def one_of_each() -> list[EventData]:
         ),
         ev.ToolOutcomeUnknown(call_id="call_1", tool="pay"),
         ev.ToolReconciled(call_id="call_1", output="paid", retry=False, by="ops"),
+        ev.ToolCompleted(
+            call_id="call_2", tool="ask", output="yes", child_run_id="run_child", usage=Usage(7, 3), cost_usd=0.25
+        ),
+        ev.HandedOff(call_id="call_2", agent="billing", to_run_id="run_child"),
+        ev.AttemptTraced(trace_id="0" * 32, span_id="1" * 16),
         ev.FinishRejected(step=3, reason="not JSON", by_validator=True),
         ev.BudgetExceeded(reason="usd", spent=1.5, limit=1.0),
         ev.RunCompleted(output="done", structured={"a": [1, 2, {"b": None}]}),

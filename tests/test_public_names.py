@@ -68,6 +68,8 @@ CONTRACT = {
     "eudaimon.cost": ["CostModel", "TokenDirection", "OpenAICostModel", "AnthropicCostModel"],
     "eudaimon.prompts": ["PromptTemplate", "PromptBuilder", "DynamicContext", "FewShotTemplate"],
     "eudaimon.retry": ["ToolRetryPolicy"],
+    "eudaimon.mcp": ["MCPTools", "MCPConnectionError"],
+    "eudaimon.telemetry": ["instrument"],
 }
 
 
@@ -98,3 +100,12 @@ def test_status_is_a_str_enum() -> None:
         "budget_exceeded",
         "cancelled",
     }
+
+
+def test_agents_calling_agents_names() -> None:
+    """Invariant: DESIGN §8's `agent.as_tool(name=…, description=…)` and `Agent(handoffs=…)` exist."""
+    import inspect
+
+    assert {"name", "description"} <= set(inspect.signature(eudaimon.Agent.as_tool).parameters)
+    assert "handoffs" in inspect.signature(eudaimon.Agent).parameters
+    assert "tracer_provider" in inspect.signature(importlib.import_module("eudaimon.telemetry").instrument).parameters

@@ -14,7 +14,6 @@ from collections.abc import AsyncIterator
 from importlib.metadata import version as _dist_version
 from typing import Any
 
-from agents import Agent, Runner, function_tool, set_tracing_disabled
 from agents.items import ModelResponse, ToolCallOutputItem
 from agents.models.interface import Model
 from agents.usage import Usage
@@ -28,6 +27,8 @@ from openai.types.responses import (
     ResponseTextDeltaEvent,
 )
 from transcript import Result, Turn, echo_output, fetch_output
+
+from agents import Agent, Runner, function_tool, set_tracing_disabled
 
 NAME = "openai-agents"
 set_tracing_disabled(True)

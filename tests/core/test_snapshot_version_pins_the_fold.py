@@ -22,7 +22,7 @@ from typing import Any
 
 from eudaimon.core import state as state_module
 from eudaimon.core.codec import FOLD_VERSION
-from eudaimon.core.events import FailureKind, ParentRef
+from eudaimon.core.events import CallRef, FailureKind, ParentRef, ToolRecord
 from eudaimon.core.messages import Message, ToolCall, Usage
 from eudaimon.core.state import BudgetLimit, CallProgress, CallStatus, RunState, Status
 
@@ -30,10 +30,21 @@ PINNED = {
     2: "f5eee3718ccb6f50",
     3: "3e4264db856ce558",
     4: "5ec30f5a1db22583",
+    5: "a98f6d405c990dd4",
 }
 """FOLD_VERSION -> the fingerprint of the RunState shape and fold that version writes."""
 
-SHAPES: tuple[type, ...] = (RunState, CallProgress, BudgetLimit, ParentRef, Message, ToolCall, Usage)
+SHAPES: tuple[type, ...] = (
+    RunState,
+    CallProgress,
+    BudgetLimit,
+    ParentRef,
+    CallRef,
+    ToolRecord,
+    Message,
+    ToolCall,
+    Usage,
+)
 """Every dataclass a snapshot holds."""
 ENUMS: tuple[type[enum.Enum], ...] = (Status, CallStatus, FailureKind)
 FOLD: tuple[Callable[..., Any], ...] = (

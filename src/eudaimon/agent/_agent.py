@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import asdict, replace
 from enum import Enum
 from typing import Any, Final, Generic, Literal
 
 from eudaimon.agent._build import build_runtime_config, check_settings
+from eudaimon.agent._delegation import agent_tool, handoff_tool
 from eudaimon.agent._input import (
     PromptInput,
     check_deps,
@@ -18,10 +20,12 @@ from eudaimon.agent._input import (
 )
 from eudaimon.agent.response import AgentResponse, OutputT
 from eudaimon.core.decide import DecideConfig
+from eudaimon.core.digest import digest
 from eudaimon.core.errors import ConfigurationError, EudaimonError, InvalidOperation
+from eudaimon.core.events import ToolRecord
 from eudaimon.core.messages import Message
 from eudaimon.core.settings import ModelSettings
-from eudaimon.core.state import RunState
+from eudaimon.core.state import CallStatus, RunState, Status
 from eudaimon.extensions.cost import CostModel
 from eudaimon.extensions.guardrails import Guardrail, run_input_guardrails
 from eudaimon.extensions.hitl import HumanInputHandler
@@ -33,15 +37,17 @@ from eudaimon.runtime import operations
 from eudaimon.runtime.admission import run_slot
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.clock import new_message_id, new_run_id
-from eudaimon.runtime.config import ApprovalPolicy
+from eudaimon.runtime.config import ApprovalPolicy, RuntimeConfig
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.leases import LeaseKeeper
 from eudaimon.runtime.runs import RunDriver
 from eudaimon.runtime.threads import hold_thread, thread_state
+from eudaimon.runtime.tree import waiting_calls
 from eudaimon.stores.base import EventStore
 from eudaimon.streaming import StreamEvent
 from eudaimon.tools import Tool, ToolContext, call_with_context
 from eudaimon.tools._context import DepsT
+from eudaimon.tools.toolsets import Toolset, bind_all, list_all
 
 
 class _Default(Enum):
@@ -76,7 +82,9 @@ class Agent(Generic[DepsT, OutputT]):
             `prompt_template` cannot both be given with a function.
         prompt_template: a `PromptTemplate`, `PromptBuilder` or template string rendered
             once, at build; it wins over a string `system_prompt`.
-        tools: `Tool`s or plain typed functions (wrapped with `@tool`); names must be unique.
+        tools: `Tool`s, plain typed functions (wrapped with `@tool`) and toolsets such as
+            `eudaimon.mcp.MCPTools`, whose tools are listed when a run starts and journaled
+            with it; names must be unique.
         memory: which history a prompt is sent. Not passed: a `SlidingWindowMemory(50)`,
             as in Daimon, and a prompt without `thread_id` continues the agent's one default
             thread (`"{name}:default"`): every such prompt shares that history, and they run
@@ -118,6 +126,9 @@ class Agent(Generic[DepsT, OutputT]):
         name: the agent's name in the journal (and its default thread's).
         approval_policy: `fn(call, tool) -> ToolPolicy` deciding allow / deny / require
             approval per call; by default only tools that need approval wait for a human.
+        handoffs: agents the model may hand the conversation to, each through a tool
+            `transfer_to_{name}`: the receiving agent's run continues with the history, its own
+            tools and instructions, and its answer is this run's.
     """
 
     def __init__(
@@ -126,7 +137,7 @@ class Agent(Generic[DepsT, OutputT]):
         *,
         system_prompt: str | Callable[..., Any] | None = None,
         prompt_template: PromptTemplate | PromptBuilder | str | None = None,
-        tools: Sequence[Tool | Callable[..., Any]] = (),
+        tools: Sequence[Tool | Toolset | Callable[..., Any]] = (),
         memory: Memory | Literal[_Default.MEMORY] | None = DEFAULT_MEMORY,
         hooks: object | Sequence[object] | None = None,
         max_iterations: int = 25,
@@ -150,7 +161,10 @@ class Agent(Generic[DepsT, OutputT]):
         name: str = "agent",
         approval_policy: ApprovalPolicy | None = None,
         tool_timeout_s: float | None = None,
+        handoffs: Sequence[Agent[Any, Any]] = (),
     ) -> None:
+        if handoffs:
+            tools = [*tools, *(handoff_tool(a) for a in handoffs)]
         built = build_runtime_config(
             model=model,
             name=name,
@@ -193,6 +207,21 @@ class Agent(Generic[DepsT, OutputT]):
         self._owns_model = isinstance(model, str)
         self.input_guardrails = tuple(input_guardrails)
         self._driver = RunDriver(built.config, self.store, self.memory, built.output, built.config_digest)
+        self.toolsets = built.toolsets
+        self._bound: dict[str, RuntimeConfig] = {}
+
+    def as_tool(self, *, name: str | None = None, description: str | None = None) -> Tool:
+        """This agent as another agent's tool, taking one string parameter, `input`.
+
+        Each call is a child run of this agent, journaled in the calling run's store and linked
+        to the call; resuming the caller resumes the child, the child's approvals surface on
+        the caller, and what it spends counts against the caller's budget.
+
+        Args:
+            name: the tool's name (default: the agent's name).
+            description: what the calling model reads about it.
+        """
+        return agent_tool(self, name=name, description=description)
 
     @property
     def decide_config(self) -> DecideConfig:
@@ -244,12 +273,14 @@ class Agent(Generic[DepsT, OutputT]):
                 ended without an answer; `error.run_id` names its journal.
         """
         async with run_slot(self._driver.max_active_runs):  # before the thread's lease: a queued prompt holds none
-            keeper, journal = await self._begin(input, thread_id, run_id, wait, deps, model_settings, message_history)
+            keeper, journal, config = await self._begin(
+                input, thread_id, run_id, wait, deps, model_settings, message_history
+            )
             try:
-                await self._driver.run(journal, cancel)
+                await self._driver.run(journal, cancel, config=config)
             finally:
                 await keeper.release()
-        return self._driver.respond(journal)
+        return await self._respond(journal)
 
     async def prompt_stream(
         self,
@@ -266,9 +297,11 @@ class Agent(Generic[DepsT, OutputT]):
         """The same run as `prompt`, yielding text and tool-call deltas, tool results, usage
         per iteration and `Done`. A run that ends badly yields `Error` before `Done`."""
         async with run_slot(self._driver.max_active_runs):
-            keeper, journal = await self._begin(input, thread_id, run_id, wait, deps, model_settings, message_history)
+            keeper, journal, config = await self._begin(
+                input, thread_id, run_id, wait, deps, model_settings, message_history
+            )
             try:
-                async for event in self._driver.drive(journal, cancel, stream_model=True):
+                async for event in self._driver.drive(journal, cancel, stream_model=True, config=config):
                     yield event
             finally:
                 await keeper.release()
@@ -291,6 +324,7 @@ class Agent(Generic[DepsT, OutputT]):
             raise InvalidOperation("prompt_with_messages needs at least one message")
         check_deps(self.name, self.deps_type, deps, "prompt_with_messages(...)")
         self._check_run_settings(model_settings)
+        records, config = await self._fresh_tools()
         journal = self._driver.start(
             history,
             input=history[-1].content,
@@ -299,9 +333,10 @@ class Agent(Generic[DepsT, OutputT]):
             uses_memory=False,
             model_settings=model_settings,
             deps=deps,
+            tools=records,
         )
-        await self._driver.run(journal, cancel)
-        return self._driver.respond(journal)
+        await self._driver.run(journal, cancel, config=config)
+        return await self._respond(journal)
 
     def prompt_sync(self, input: PromptInput, **options: Any) -> AgentResponse[OutputT]:
         """`prompt` for code that is not async. Not for use inside a running event loop."""
@@ -328,10 +363,11 @@ class Agent(Generic[DepsT, OutputT]):
         deps: Any,
         model_settings: ModelSettings | None,
         message_history: Sequence[Message] | None,
-    ) -> tuple[LeaseKeeper | _NoThread, RunJournal]:
-        """One prompt's start: checks, guardrails, then, holding the thread, history and `run_started`.
+    ) -> tuple[LeaseKeeper | _NoThread, RunJournal, RuntimeConfig | None]:
+        """One prompt's start: checks, guardrails, toolsets listed, then, holding the thread,
+        history and `run_started`.
 
-        The caller drives the run and then releases the thread's lease returned.
+        The caller drives the run with the config returned and then releases the thread's lease.
         """
         user = check_input(input)
         history_given = check_history(message_history) if message_history is not None else None
@@ -341,6 +377,7 @@ class Agent(Generic[DepsT, OutputT]):
         ctx: ToolContext[Any] = ToolContext(run_id, "", "", 0, deps, 0)
         if self.input_guardrails:
             user = user.with_text(await run_input_guardrails(self.input_guardrails, user.text, ctx))
+        records, config = await self._fresh_tools()
         thread = thread_id or self.default_thread
         keeper: LeaseKeeper | _NoThread = _NoThread()
         if thread is not None:
@@ -365,11 +402,50 @@ class Agent(Generic[DepsT, OutputT]):
                 guardrail_retries=carried,
                 model_settings=model_settings,
                 deps=deps,
+                tools=records,
             )
         except BaseException:
             await keeper.release()
             raise
-        return keeper, journal
+        return keeper, journal, config
+
+    async def _fresh_tools(self) -> tuple[tuple[ToolRecord, ...], RuntimeConfig | None]:
+        """For a new run: the toolsets' tools now (connecting to them), and the config with them.
+
+        Raises:
+            MCPConnectionError (an `EudaimonError`): a server cannot be started or reached.
+        """
+        if not self.toolsets:
+            return (), None
+        records = await list_all(self.toolsets)
+        return records, self._bound_config(records, records)
+
+    async def _resumed_tools(self, state: RunState) -> RuntimeConfig | None:
+        """For a run resumed: the config with the tools it journaled, bound to the toolsets
+        that offered them (a tool no longer offered answers the model with an error)."""
+        if not state.tools or state.status.is_terminal:
+            return None
+        sources = {r.source for r in state.tools}
+        live = await list_all([t for t in self.toolsets if t.source in sources])
+        return self._bound_config(state.tools, live)
+
+    def _bound_config(self, records: tuple[ToolRecord, ...], live: tuple[ToolRecord, ...]) -> RuntimeConfig:
+        key = digest([[asdict(r) for r in records], sorted((r.source, r.remote_name) for r in live)])
+        config = self._bound.get(key)
+        if config is None:
+            config = bind_all(self._driver.config, self.toolsets, records, live=live)
+            self._bound[key] = config
+        return config
+
+    async def _respond(self, journal: RunJournal) -> AgentResponse[OutputT]:
+        """The response, with the approvals its child runs wait for in place of the calls
+        waiting on them: those are the ones a human decides (`approve` takes their ids)."""
+        response: AgentResponse[OutputT] = self._driver.respond(journal)
+        state = journal.state
+        if response.status is Status.AWAITING_APPROVAL and state.children:
+            waiting = await waiting_calls(self.store, state, CallStatus.AWAITING_APPROVAL)
+            response = replace(response, pending_approvals=waiting)
+        return response
 
     async def _render_instructions(self, ctx: ToolContext[Any]) -> str | None:
         """The system prompt for a run: the static one, or the function's text for this run."""
@@ -426,8 +502,9 @@ class Agent(Generic[DepsT, OutputT]):
         journal = await self._driver.reopen(run_id, deps)
         if not journal.state.status.is_terminal:
             check_deps(self.name, self.deps_type, deps, f"resume({run_id!r}, deps=...)")
-        await self._driver.run(journal, cancel, wait=wait)
-        return self._driver.respond(journal)
+        config = await self._resumed_tools(journal.state)
+        await self._driver.run(journal, cancel, wait=wait, config=config)
+        return await self._respond(journal)
 
     async def resume_stream(
         self, run_id: str, *, cancel: CancellationToken | None = None, wait: bool = True
@@ -465,7 +542,10 @@ class Agent(Generic[DepsT, OutputT]):
         return await operations.fork(self.store, run_id, at_seq)
 
     async def aclose(self) -> None:
-        """Close what the agent opened itself: a store it built from a URL, a model from a string."""
+        """Close what the agent opened itself: a store it built from a URL, a model from a string,
+        its toolsets' connections."""
+        for toolset in self.toolsets:
+            await toolset.aclose()
         if self._owns_store:
             await self.store.close()
         if self._owns_model:

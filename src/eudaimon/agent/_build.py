@@ -28,6 +28,7 @@ from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
 from eudaimon.stores.url import open_store
 from eudaimon.tools import Tool, as_tool
+from eudaimon.tools.toolsets import Toolset
 
 Instructions = Callable[..., Any]
 """A dynamic system prompt: `fn()` or `fn(ctx)`, sync or async, returning the text for a run."""
@@ -44,6 +45,7 @@ class BuiltAgent:
     """A `system_prompt` given as a function, rendered for each run."""
     output_instruction: str | None = None
     """What `output_type` adds to the system prompt (after a dynamic one, once rendered)."""
+    toolsets: tuple[Toolset, ...] = ()
 
 
 def build_runtime_config(
@@ -52,7 +54,7 @@ def build_runtime_config(
     name: str,
     system_prompt: str | Instructions | None,
     prompt_template: Any,
-    tools: Sequence[Tool | Callable[..., Any]],
+    tools: Sequence[Tool | Toolset | Callable[..., Any]],
     hooks: Any,
     max_iterations: int,
     temperature: float | None,
@@ -80,7 +82,8 @@ def build_runtime_config(
     if tool_timeout_s is not None and not tool_timeout_s > 0:
         raise ConfigurationError(f"tool_timeout_s must be a positive number of seconds, got {tool_timeout_s!r}")
     resolved = infer_model(model)
-    compiled = _compile_tools(tools, human_input)
+    toolsets = tuple(t for t in tools if isinstance(t, Toolset))
+    compiled = _compile_tools([t for t in tools if not isinstance(t, Toolset)], human_input)
     if tool_retry_policy is not None:
         _warn_unretried(tool_retry_policy, compiled)
     instructions = system_prompt if callable(system_prompt) else None
@@ -124,8 +127,10 @@ def build_runtime_config(
         prepared=any(t.prepare is not None for t in compiled.values()),
         tool_timeout_s=tool_timeout_s,
     )
+    described: dict[str, Any] = {"toolsets": [t.source for t in toolsets]} if toolsets else {}
     config_digest = digest(
         {
+            **described,
             "agent": name,
             "model": resolved.model_id,
             "system_prompt": prompt if instructions is None else _qualname(instructions),
@@ -144,6 +149,7 @@ def build_runtime_config(
         config_digest,
         instructions=instructions,
         output_instruction=output.instruction if output is not None else None,
+        toolsets=toolsets,
     )
 
 

@@ -32,6 +32,7 @@ from eudaimon.cli._common import (
 )
 from eudaimon.cli._escape import shown
 from eudaimon.cli._render import call_text, status_text
+from eudaimon.cli._tree import TreeView
 from eudaimon.core.messages import ToolCall
 from eudaimon.core.state import RunState, Status
 from eudaimon.runtime import operations
@@ -189,18 +190,19 @@ def _after_decision(run_id: str, url: str) -> None:
         out().print(shown(f"  eudaimon runs resume {run_id} --agent MODULE:ATTR{_store_flag(url)}", "cyan"))
 
 
-def print_waiting(state: RunState, url: str) -> None:
-    """For a paused run, what it waits for and the command that decides it."""
+def print_waiting(state: RunState, url: str, tree: TreeView | None = None) -> None:
+    """For a paused run, what it waits for and the command that decides it; with its `tree`,
+    the calls its child runs wait for, which are decided on this run."""
     console = out()
     flag = _store_flag(url)
     if state.status is Status.AWAITING_APPROVAL:
-        for call in state.awaiting_approval():
+        for call in tree.awaiting_approval if tree is not None else state.awaiting_approval():
             console.print(
                 shown(f"awaiting approval: {call.id} {call_text(ToolCall(call.id, call.name, call.arguments))}")
             )
             console.print(shown(f"  eudaimon runs approve {state.run_id} {call.id}{flag}", "cyan"))
     elif state.status is Status.AWAITING_RECONCILIATION:
-        for call in state.unknown_outcomes():
+        for call in tree.outcome_unknown if tree is not None else state.unknown_outcomes():
             console.print(shown(f"outcome unknown: {call.id} {call.name}"))
             console.print(
                 shown(f"  eudaimon runs reconcile {state.run_id} {call.id} --output TEXT | --retry{flag}", "cyan")

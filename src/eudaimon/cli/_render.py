@@ -15,11 +15,13 @@ from eudaimon.cli._escape import shown, visible
 from eudaimon.core.events import (
     ApprovalDecided,
     ApprovalRequested,
+    AttemptTraced,
     BudgetExceeded,
     Event,
     FailureKind,
     FinishRejected,
     GuardrailRejected,
+    HandedOff,
     ModelAttemptStarted,
     ModelCalled,
     ModelContextRejected,
@@ -118,7 +120,10 @@ def summarize(event: Event) -> str:
         case RunStarted():
             thread = f", thread {data.thread_id}" if data.thread_id else ""
             fork = f", forked from {data.parent.run_id}@{data.parent.seq}" if data.parent else ""
-            return f"agent {data.agent!r}, {len(data.messages)} message(s){thread}{fork}: {clip(data.input, 50)!r}"
+            child = f", child of {data.parent_call.run_id} call {data.parent_call.call_id}" if data.parent_call else ""
+            return (
+                f"agent {data.agent!r}, {len(data.messages)} message(s){thread}{fork}{child}: {clip(data.input, 50)!r}"
+            )
         case ModelAttemptStarted():
             offered = (
                 f", offering {', '.join(t.name for t in data.tools) or 'no tools'}" if data.tools is not None else ""
@@ -158,9 +163,15 @@ def summarize(event: Event) -> str:
             return f"{data.call_id}: {data.tool} attempt {data.attempt} (key {data.idempotency_key[:12]}…)"
         case ToolCompleted():
             flag = "error: " if data.is_error else ""
-            return f"{data.call_id}: {data.tool} → {flag}{clip(data.output, 60)} ({data.duration_ms} ms)"
+            child = f", child run {data.child_run_id}" if data.child_run_id else ""
+            return f"{data.call_id}: {data.tool} → {flag}{clip(data.output, 60)} ({data.duration_ms} ms{child})"
         case ToolOutcomeUnknown():
-            return f"{data.call_id}: {data.tool} started and never finished; reconcile it"
+            where = f" in child run {data.child_run_id}" if data.child_run_id else ""
+            return f"{data.call_id}: {data.tool} started and never finished{where}; reconcile it"
+        case HandedOff():
+            return f"{data.call_id}: handed the conversation to {data.agent!r} (run {data.to_run_id})"
+        case AttemptTraced():
+            return f"traced as span {data.span_id} of trace {data.trace_id}"
         case ToolReconciled():
             how = "retry" if data.retry else f"output {clip(data.output or '', 50)!r}"
             by = f" by {data.by}" if data.by else ""

@@ -49,6 +49,7 @@ from eudaimon.cli._render import (
     status_text,
     timeline_table,
 )
+from eudaimon.cli._tree import TreeView, load_tree, parent_line, render_tree
 from eudaimon.core.codec import event_to_json
 from eudaimon.core.errors import EudaimonError
 from eudaimon.core.events import Event
@@ -135,10 +136,22 @@ def runs_list(
 @runs_app.command("show")
 def runs_show(run_id: RunArgument, store: StoreOption = None) -> None:
     """Show a run: status, agent, thread, steps, usage, cost and its messages."""
-    state = run_async(with_store(resolve_store_url(store), lambda journal: read_state(journal, run_id), read_only=True))
+    url = resolve_store_url(store)
+
+    async def read(journal: EventStore) -> tuple[RunState, TreeView, str | None]:
+        state = await read_state(journal, run_id)
+        return state, await load_tree(journal, state), await parent_line(journal, state)
+
+    state, tree, parent = run_async(with_store(url, read, read_only=True))
     console = out()
     console.print(overview(state, state.next_seq))
+    if parent is not None:
+        console.print(parent)
+    if tree.has_children:
+        console.print(Text("runs", style="bold"))
+        console.print(render_tree(tree))
     console.print(messages_table(state.messages))
+    _ops.print_waiting(state, url, tree)
 
 
 @runs_app.command("events")

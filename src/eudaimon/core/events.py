@@ -24,6 +24,36 @@ class ParentRef:
     seq: int
 
 
+@dataclass(frozen=True, slots=True)
+class CallRef:
+    """The tool call of another run that started this one: an agent used as a tool, or a
+    handoff. The run it names holds the call; this run is its child."""
+
+    run_id: str
+    call_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolRecord:
+    """A tool a run was given by a toolset (an MCP server), as the run first saw it.
+
+    Journaled in `run_started`, so a run resumed days later offers and classifies the same
+    tools, even if the server changed meanwhile.
+    """
+
+    name: str
+    """The name the model sees (with the toolset's prefix)."""
+    description: str = ""
+    parameters: JsonObject = field(default_factory=dict)
+    effect: str = "write"
+    idempotent: bool = False
+    requires_approval: bool | None = None
+    source: str = ""
+    """The toolset that offered it, as the toolset names itself (`mcp:…`)."""
+    remote_name: str = ""
+    """The name the toolset knows the tool by."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunStarted:
     type: ClassVar[str] = "run_started"
@@ -40,6 +70,10 @@ class RunStarted:
     """False for `prompt_with_messages` runs and forks, whose messages memory never sees."""
     memory_thread: str | None = None
     """The thread as memory knows it (None: the memory's default thread)."""
+    tools: tuple[ToolRecord, ...] = ()
+    """The toolsets' tools this run uses, as listed when it started."""
+    parent_call: CallRef | None = None
+    """The call of the parent run that started this child run (agent as tool, handoff)."""
     model_settings: ModelSettings | None = None
     """The prompt's own `model_settings`, merged over the agent's for every call of the run."""
 
@@ -134,6 +168,8 @@ class ApprovalRequested:
     tool: str
     arguments: JsonObject | str = field(default_factory=dict)
     reason: str = ""
+    child_run_id: str | None = None
+    """Set when the approval is its child run's: deciding there continues this run."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -175,6 +211,11 @@ class ToolCompleted:
     output: str
     is_error: bool = False
     duration_ms: int = 0
+    child_run_id: str | None = None
+    """The child run the call started (an agent used as a tool, a handoff)."""
+    usage: Usage = field(default_factory=Usage)
+    """What the call spent on models (a child run's usage), added to this run's."""
+    cost_usd: float | None = None
     parts: tuple[ContentPart, ...] = ()
     """Images or documents the tool returned, beside the text in `output`."""
     retry: bool = False
@@ -188,6 +229,8 @@ class ToolOutcomeUnknown:
     type: ClassVar[str] = "tool_outcome_unknown"
     call_id: str
     tool: str
+    child_run_id: str | None = None
+    """Set when the unknown outcome is its child run's: reconciling there continues this run."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -199,6 +242,27 @@ class ToolReconciled:
     output: str | None = None
     retry: bool = False
     by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HandedOff:
+    """The model handed the conversation to another agent: the output of call `call_id` (the
+    receiving agent's answer) becomes this run's final answer once the batch is complete."""
+
+    type: ClassVar[str] = "handed_off"
+    call_id: str
+    agent: str
+    to_run_id: str
+    """The receiving agent's run (`run_id` is the envelope's)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AttemptTraced:
+    """A process began driving the run and traced it: later attempts link to this span."""
+
+    type: ClassVar[str] = "attempt_traced"
+    trace_id: str
+    span_id: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -293,6 +357,8 @@ EventData = (
     | ToolCompleted
     | ToolOutcomeUnknown
     | ToolReconciled
+    | HandedOff
+    | AttemptTraced
     | FinishRejected
     | BudgetExceeded
     | RunCompleted
@@ -315,6 +381,8 @@ EVENT_TYPES: tuple[type[EventData], ...] = (
     ToolCompleted,
     ToolOutcomeUnknown,
     ToolReconciled,
+    HandedOff,
+    AttemptTraced,
     FinishRejected,
     BudgetExceeded,
     RunCompleted,

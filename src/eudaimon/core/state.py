@@ -17,11 +17,14 @@ from eudaimon.core.errors import CorruptEvent
 from eudaimon.core.events import (
     ApprovalDecided,
     ApprovalRequested,
+    AttemptTraced,
     BudgetExceeded,
+    CallRef,
     Event,
     FailureKind,
     FinishRejected,
     GuardrailRejected,
+    HandedOff,
     ModelAttemptStarted,
     ModelCalled,
     ModelContextRejected,
@@ -36,6 +39,7 @@ from eudaimon.core.events import (
     ToolDenied,
     ToolOutcomeUnknown,
     ToolReconciled,
+    ToolRecord,
     ToolStarted,
 )
 from eudaimon.core.messages import ContentPart, JsonObject, Message, ToolCall, ToolSpec, Usage
@@ -162,6 +166,18 @@ class RunState:
     budget_limit: BudgetLimit | None = None
     cost_known: bool = False
     """True once any call was priced: a cost of 0.0 then means free, not unknown."""
+    tools: tuple[ToolRecord, ...] = ()
+    """The toolsets' tools the run was started with (`run_started.tools`)."""
+    parent_call: CallRef | None = None
+    """The parent run's call that started this child run."""
+    children: dict[str, str] = field(default_factory=dict)
+    """Child runs by the id of the call that started them, in the order they appeared."""
+    handed_off_to: str | None = None
+    """The run of the agent this run handed the conversation to."""
+    handoff_call: str | None = None
+    """The call of the current batch whose output becomes the final answer (a handoff)."""
+    traced_attempts: tuple[tuple[str, str], ...] = ()
+    """(trace id, span id) of each traced attempt to drive the run."""
     model_settings: ModelSettings | None = None
     """The prompt's own settings, as `run_started` recorded them."""
     offered_tools: tuple[ToolSpec, ...] | None = None
@@ -232,12 +248,16 @@ class RunState:
             case ToolStarted():
                 self._set_call(data.call_id, CallStatus.STARTED, event, attempt=data.attempt)
             case ToolCompleted():
+                if data.child_run_id is not None:
+                    self.children[data.call_id] = data.child_run_id
+                    self._bill(data.usage, data.cost_usd)
                 if data.retry:
                     self.tool_retries[data.tool] = self.tool_retries.get(data.tool, 0) + 1
                 elif not data.is_error and self.tool_retries:
                     self.tool_retries.pop(data.tool, None)
                 self._settle(data.call_id, data.output, data.is_error, event, data.parts)
             case RunStarted():
+                self.tools, self.parent_call = data.tools, data.parent_call
                 self.agent, self.input, self.thread_id = data.agent, data.input, data.thread_id
                 self.model, self.parent = data.model, data.parent
                 self.guardrail_rejections = data.guardrail_retries
@@ -269,6 +289,8 @@ class RunState:
                 self._bill(data.usage, data.cost_usd)
                 self.messages.append(Message.user(data.feedback, id=self._derived_id(event)))
             case ApprovalRequested():
+                if data.child_run_id is not None:
+                    self.children[data.call_id] = data.child_run_id
                 self._set_call(data.call_id, CallStatus.AWAITING_APPROVAL, event)
                 self.calls[data.call_id].asked = data.arguments
             case ApprovalDecided():
@@ -279,6 +301,8 @@ class RunState:
                 reason = data.reason or "the call was denied"
                 self._settle(data.call_id, f"Tool call denied: {reason}", True, event)
             case ToolOutcomeUnknown():
+                if data.child_run_id is not None:
+                    self.children[data.call_id] = data.child_run_id
                 self._set_call(data.call_id, CallStatus.UNKNOWN, event)
             case ToolReconciled():
                 if data.retry:
@@ -286,6 +310,10 @@ class RunState:
                     self.calls[data.call_id].borrowed = self._copied(event)
                 else:
                     self._settle(data.call_id, data.output or "", False, event)
+            case HandedOff():
+                self.handed_off_to, self.handoff_call = data.to_run_id, data.call_id
+            case AttemptTraced():
+                self.traced_attempts = (*self.traced_attempts, (data.trace_id, data.span_id))
             case FinishRejected():
                 self.finish_rejections += 1
                 correction = validator_correction(data.reason) if data.by_validator else finish_correction(data.reason)
@@ -338,6 +366,10 @@ class RunState:
         if not self.pending:
             # All results are in: the model sees them together, in the order it asked.
             self.messages.extend(results)
+            if self.handoff_call is not None:
+                answer = next((m.content for m in results if m.tool_call_id == self.handoff_call), "")
+                self.messages.append(Message.assistant(answer, id=f"{self.run_id}:{event.seq}:handoff"))
+                self.handoff_call = None
 
     def _refresh_batch(self) -> None:
         pending: list[PendingCall] = []

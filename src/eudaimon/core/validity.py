@@ -225,6 +225,9 @@ def _tool_started(data: ToolStarted) -> str | None:
     )
 
 
+_NO_USAGE = Usage()
+
+
 def _tool_completed(data: ToolCompleted) -> str | None:
     problem = _text(data.call_id, "call_id") or _text(data.tool, "tool") or _text(data.output, "output")
     if problem is None and type(data.is_error) is not bool:
@@ -236,6 +239,12 @@ def _tool_completed(data: ToolCompleted) -> str | None:
         problem = f"parts must be a tuple of content parts, got {_kind(data.parts)}"
     if problem is None and data.parts:
         problem = encoding_problem(data)  # content parts: the writer checks them
+    if problem is None and type(data.usage) is not Usage:
+        problem = f"usage must be a Usage, got {_kind(data.usage)}"
+    if problem is None and data.child_run_id is not None and type(data.child_run_id) is not str:
+        problem = f"child_run_id must be a string, got {_kind(data.child_run_id)}"
+    if problem is None and (data.child_run_id is not None or data.cost_usd is not None or data.usage != _NO_USAGE):
+        problem = encoding_problem(data)  # a child run's link and bill: rare, so the writer checks them
     return problem
 
 
@@ -305,7 +314,10 @@ _COVERED: dict[type[Any], tuple[tuple[str, ...], Callable[[Any], str | None]]] =
         _model_called,
     ),
     ToolStarted: (("call_id", "tool", "idempotency_key", "attempt", "arguments"), _tool_started),
-    ToolCompleted: (("call_id", "tool", "output", "is_error", "duration_ms", "parts", "retry"), _tool_completed),
+    ToolCompleted: (
+        ("call_id", "tool", "output", "is_error", "duration_ms", "child_run_id", "usage", "cost_usd", "parts", "retry"),
+        _tool_completed,
+    ),
 }
 _FAST: dict[type[Any], Callable[[Any], str | None]] = {
     cls: check for cls, (names, check) in _COVERED.items() if _names(cls) == names

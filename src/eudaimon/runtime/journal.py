@@ -21,6 +21,7 @@ from eudaimon.core.state import RunState
 from eudaimon.core.validity import check_payload
 from eudaimon.runtime.cancel_requests import CANCEL_POLL_S, CancelRequest, read_cancel_request
 from eudaimon.runtime.clock import now
+from eudaimon.runtime.observe import observers
 from eudaimon.stores.base import EventStore, Fence, Snapshot
 
 SNAPSHOT_EVERY = 200
@@ -94,11 +95,17 @@ class RunJournal:
             InvalidEvent: `data` would not read back from the journal; neither the state nor
                 the buffer changed.
         """
+        if observers:
+            for observer in observers:
+                observer.recording(self, data)
         state = self.state
         check_payload(data, run_id=state.run_id)
         event = Event(state.run_id, state.next_seq, now(), data.type, data)
         state.apply(event)
         self._buffer.append(event)
+        if observers:
+            for observer in observers:
+                observer.recorded(self, data)
         return event
 
     async def _roll_back(self) -> None:

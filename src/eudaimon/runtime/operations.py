@@ -73,7 +73,17 @@ async def append_decision(store: EventStore, run_id: str, decide: Decide) -> Run
 async def approve(
     store: EventStore, run_id: str, call_id: str, approved: bool, *, by: str | None = None, note: str | None = None
 ) -> RunState:
-    """Record a human's decision on a call awaiting approval."""
+    """Record a human's decision on a call awaiting approval.
+
+    A call of a child run (an agent used as a tool) may be decided on any run above it; the
+    calls waiting on that child are then released, so resuming the top run continues them all.
+    Deciding a call that waits on a child decides every call that child waits for.
+    """
+    top = await load_state(store, run_id)
+    if call_id in top.children or call_id not in top.calls:
+        settled = await _decide_below(store, top, call_id, CallStatus.AWAITING_APPROVAL, approved, by, note)
+        if settled is not None:
+            return settled
 
     def decide(state: RunState) -> EventData:
         _refuse_if_finished(state, call_id)
@@ -115,6 +125,11 @@ async def reconcile(
     """
     if (output is None) == (not retry):
         raise InvalidOperation("reconcile needs exactly one of output=... or retry=True")
+    top = await load_state(store, run_id)
+    if call_id not in top.calls or (call_id in top.children and retry):
+        settled = await _decide_below(store, top, call_id, CallStatus.UNKNOWN, output, by, retry)
+        if settled is not None:
+            return settled
 
     def decide(state: RunState) -> EventData:
         _refuse_if_finished(state, call_id)
@@ -125,6 +140,47 @@ async def reconcile(
         return ToolReconciled(call_id=call_id, output=output, retry=retry, by=by)
 
     return await append_decision(store, run_id, decide)
+
+
+async def _decide_below(
+    store: EventStore, top: RunState, call_id: str, status: CallStatus, *decision: object
+) -> RunState | None:
+    """Decide `call_id` in the child run that holds it, then release the calls above it that
+    waited only for that; None when no child below `top` holds it."""
+    from eudaimon.runtime.tree import owner_below
+
+    if call_id in top.children:  # the call waiting on a child: decide all its child waits for
+        here, child_id = call_id, top.children[call_id]
+        child = await load_state(store, child_id)
+        targets = [
+            c.id
+            for c in (child.awaiting_approval() if status is CallStatus.AWAITING_APPROVAL else child.unknown_outcomes())
+        ]
+    else:
+        found = await owner_below(store, top, call_id, status)
+        if found is None:
+            return None
+        (here, child_id), targets = found, [call_id]
+    for target in targets:
+        if status is CallStatus.AWAITING_APPROVAL:
+            approved, by, note = decision
+            await approve(store, child_id, target, bool(approved), by=by, note=note)  # type: ignore[arg-type]
+        else:
+            output, by, retry = decision
+            await reconcile(store, child_id, target, output=output, retry=bool(retry), by=by)  # type: ignore[arg-type]
+    child = await load_state(store, child_id)
+    still = child.awaiting_approval() if status is CallStatus.AWAITING_APPROVAL else child.unknown_outcomes()
+    if still:
+        return top
+    by = decision[1]
+    note = f"decided in its child run {child_id}"
+
+    def release(state: RunState) -> EventData:
+        if status is CallStatus.AWAITING_APPROVAL:
+            return ApprovalDecided(call_id=here, approved=True, by=by, note=note)  # type: ignore[arg-type]
+        return ToolReconciled(call_id=here, retry=True, by=by)  # type: ignore[arg-type]
+
+    return await append_decision(store, top.run_id, release)
 
 
 def _refuse_if_finished(state: RunState, call_id: str) -> None:

@@ -25,7 +25,7 @@ from eudaimon.core.errors import (
     RunError,
     RunFailedError,
 )
-from eudaimon.core.events import FailureKind, RunStarted
+from eudaimon.core.events import CallRef, FailureKind, RunStarted, ToolRecord
 from eudaimon.core.messages import Message, Role
 from eudaimon.core.settings import NO_SETTINGS, ModelSettings
 from eudaimon.core.state import RunState, Status
@@ -37,6 +37,7 @@ from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.journal import SNAPSHOT_EVERY, RunJournal
 from eudaimon.runtime.leases import LeaseKeeper, lease_ttl_s
 from eudaimon.runtime.loop import drive
+from eudaimon.runtime.observe import observers
 from eudaimon.runtime.operations import load_state
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
@@ -75,6 +76,8 @@ class RunDriver:
         uses_memory: bool = True,
         memory_thread: str | None = None,
         guardrail_retries: int = 0,
+        tools: tuple[ToolRecord, ...] = (),
+        parent_call: CallRef | None = None,
         model_settings: ModelSettings | None = None,
         deps: Any = None,
     ) -> RunJournal:
@@ -89,6 +92,8 @@ class RunDriver:
             uses_memory=uses_memory,
             memory_thread=memory_thread,
             guardrail_retries=guardrail_retries,
+            tools=tools,
+            parent_call=parent_call,
             model_settings=model_settings if model_settings != NO_SETTINGS else None,
         )
         journal = RunJournal(self.store, RunState(run_id=run_id or new_run_id()), snapshot_every=self.snapshot_every)
@@ -104,25 +109,45 @@ class RunDriver:
         stream_model: bool,
         wait: bool = True,
         emit: bool = True,
+        config: RuntimeConfig | None = None,
     ) -> AsyncIterator[StreamEvent]:
-        """Drive a run under its lease, yielding its stream events (none with `emit=False`)."""
+        """Drive a run under its lease, yielding its stream events (none with `emit=False`).
+
+        `config` replaces the agent's for this run: the agent's with the run's toolset tools."""
         if journal.state.status.is_terminal:
             if emit:
                 yield Done(journal.run_id, journal.state.status.value)
             return
         async with run_slot(self.max_active_runs):
             keeper = await self._take_over(journal, wait)
+            cfg = config or self.config
+            watching = tuple(observers)
+            for observer in watching:
+                observer.attempt_started(journal, cfg)
+            failure: BaseException | None = None
             try:
-                async for event in drive(journal, self.config, cancel=cancel, stream_model=stream_model, emit=emit):
+                async for event in drive(journal, cfg, cancel=cancel, stream_model=stream_model, emit=emit):
                     yield event
+            except BaseException as exc:
+                failure = exc
+                raise
             finally:
+                for observer in watching:
+                    observer.attempt_ended(journal, failure)
                 await self._let_go(journal, keeper)
         await self.remember(journal.state)
 
-    async def run(self, journal: RunJournal, cancel: CancellationToken | None, *, wait: bool = True) -> None:
+    async def run(
+        self,
+        journal: RunJournal,
+        cancel: CancellationToken | None,
+        *,
+        wait: bool = True,
+        config: RuntimeConfig | None = None,
+    ) -> None:
         """`drive` for a caller that wants only the outcome (`prompt`, `resume`): no stream
         event is built."""
-        async for _ in self.drive(journal, cancel, stream_model=False, wait=wait, emit=False):
+        async for _ in self.drive(journal, cancel, stream_model=False, wait=wait, emit=False, config=config):
             pass
 
     async def _take_over(self, journal: RunJournal, wait: bool) -> LeaseKeeper:

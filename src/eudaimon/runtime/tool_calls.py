@@ -19,15 +19,25 @@ from dataclasses import dataclass
 from eudaimon.core.decide import CallPlan, Decision, RunTools
 from eudaimon.core.digest import idempotency_key
 from eudaimon.core.errors import InvalidEvent, ModelRetry
-from eudaimon.core.events import ApprovalRequested, ToolCompleted, ToolDenied, ToolOutcomeUnknown, ToolStarted
-from eudaimon.core.messages import ContentPart, JsonObject, ToolCall
+from eudaimon.core.events import (
+    ApprovalRequested,
+    HandedOff,
+    ToolCompleted,
+    ToolDenied,
+    ToolOutcomeUnknown,
+    ToolStarted,
+)
+from eudaimon.core.messages import ContentPart, JsonObject, ToolCall, Usage
 from eudaimon.extensions.hooks import ToolOutput
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.context import run_context
 from eudaimon.runtime.journal import RunJournal
+from eudaimon.runtime.scope import CallScope, current_call
 from eudaimon.streaming import ToolResult
-from eudaimon.tools import Tool, ToolArgumentsError, ToolContext, ToolPolicy
+from eudaimon.tools import Tool, ToolArgumentsError, ToolContext, ToolPolicy, ToolReturn, ToolSuspended
+
+_NO_USAGE = Usage()
 
 
 @dataclass(slots=True)
@@ -235,6 +245,10 @@ class Outcome:
     duration_ms: int
     parts: tuple[ContentPart, ...] = ()
     retry: bool = False
+    returned: ToolReturn | None = None
+    """A child run's result: its run id, usage and cost (an agent used as a tool, a handoff)."""
+    suspended: ToolSuspended | None = None
+    """The call must wait: for a human, or an operator settling an unknown outcome."""
 
 
 async def run_together(
@@ -273,15 +287,49 @@ async def _finish_call(journal: RunJournal, cfg: RuntimeConfig, item: Ready, out
     if outcome is None:
         journal.record(ToolOutcomeUnknown(call_id=call.id, tool=call.name))
         return ToolResult(call.id, "timed out: the outcome is unknown until an operator reconciles it", True)
-    result = _complete(
-        journal,
-        call,
-        outcome.output,
-        outcome.is_error,
-        outcome.duration_ms,
-        parts=outcome.parts,
-        retry=outcome.retry,
-    )
+    suspended, returned = outcome.suspended, outcome.returned
+    if suspended is not None:
+        # The call waits, as the run does: for a human (its child's approval) or an operator.
+        child = suspended.child_run_id
+        if suspended.wait == "approval":
+            journal.record(
+                ApprovalRequested(
+                    call_id=call.id,
+                    tool=call.name,
+                    arguments=call.arguments,
+                    reason=suspended.reason,
+                    child_run_id=child,
+                )
+            )
+        else:
+            journal.record(ToolOutcomeUnknown(call_id=call.id, tool=call.name, child_run_id=child))
+        return ToolResult(call.id, suspended.reason, True)
+    if returned is not None:
+        if returned.handoff_to is not None and returned.child_run_id is not None:
+            journal.record(HandedOff(call_id=call.id, agent=returned.handoff_to, to_run_id=returned.child_run_id))
+        journal.record(
+            ToolCompleted(
+                call_id=call.id,
+                tool=call.name,
+                output=returned.output,
+                is_error=returned.is_error,
+                duration_ms=outcome.duration_ms,
+                child_run_id=returned.child_run_id,
+                usage=returned.usage or _NO_USAGE,
+                cost_usd=returned.cost_usd,
+            )
+        )
+        result = ToolResult(call.id, returned.output, returned.is_error)
+    else:
+        result = _complete(
+            journal,
+            call,
+            outcome.output,
+            outcome.is_error,
+            outcome.duration_ms,
+            parts=outcome.parts,
+            retry=outcome.retry,
+        )
     output, is_error = result.content, result.is_error
     if cfg.hooks is not None:
         await cfg.hooks.on_tool_result(call, ToolOutput(output, is_error), run_context(journal, call_id=call.id))
@@ -326,12 +374,17 @@ async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Outc
         if journal.effect_guard is not None and not rerunnable:
             journal.effect_guard(journal.committed_at)  # the last moment to find out this process was replaced
         deadline = asyncio.timeout(timeout_s)
+        token = current_call.set(_scope(journal, cfg, item.call.id))
         try:
             async with deadline:
                 output, parts = await item.tool.execute(item.arguments, ctx)
+            if isinstance(output, ToolReturn):
+                return Outcome(output.output, output.is_error, _ms_since(started), returned=output)
             return Outcome(output, False, _ms_since(started), parts)
         except asyncio.CancelledError:
             raise
+        except ToolSuspended as exc:
+            return Outcome(exc.reason, True, _ms_since(started), suspended=exc)
         except ModelRetry as exc:
             return _correction(journal, item.tool, exc, _ms_since(started))
         except (SystemExit, KeyboardInterrupt) as exc:  # a tool may not end the host process
@@ -363,6 +416,18 @@ async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Outc
                 )
             )
             await journal.flush()
+        finally:
+            current_call.reset(token)
+
+
+def _scope(journal: RunJournal, cfg: RuntimeConfig, call_id: str) -> CallScope:
+    state = journal.state
+    budget = cfg.budget
+    if budget is None:
+        return CallScope(journal.store, state, call_id)
+    usd = None if budget.max_usd is None else max(budget.max_usd - state.cost_usd, 0.0)
+    tokens = None if budget.max_tokens is None else max(budget.max_tokens - state.usage.total_tokens, 0)
+    return CallScope(journal.store, state, call_id, usd, tokens)
 
 
 def _correction(journal: RunJournal, tool: Tool, exc: ModelRetry, duration_ms: int) -> Outcome:

@@ -20,7 +20,7 @@ from pydantic_core import PydanticSerializationError, to_json
 
 from eudaimon.core.effects import Effect, ToolTraits
 from eudaimon.core.errors import ConfigurationError
-from eudaimon.core.messages import PART_TYPES, ContentPart, JsonObject, TextPart, ToolSpec, describe_part
+from eudaimon.core.messages import PART_TYPES, ContentPart, JsonObject, TextPart, ToolSpec, Usage, describe_part
 from eudaimon.tools._context import ToolContext
 from eudaimon.tools._schema import function_schema
 
@@ -38,6 +38,35 @@ class ToolPolicy(StrEnum):
 
 class ToolArgumentsError(ValueError):
     """The model's arguments for a call were unusable; the message is shown to the model."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolReturn:
+    """A result that says more than its text: what a call that ran a child run spent, and
+    which run that was. Returned by the tools `Agent.as_tool` and handoffs build."""
+
+    output: str
+    is_error: bool = False
+    child_run_id: str | None = None
+    usage: Usage | None = None
+    cost_usd: float | None = None
+    handoff_to: str | None = None
+    """Set by a handoff: the receiving agent, whose answer ends this run."""
+
+
+class ToolSuspended(Exception):
+    """Raised by a tool whose call cannot finish now: the run waits, as it would for its own call.
+
+    `wait="approval"`: a child run waits for a human; `wait="reconciliation"`: the call's
+    outcome is unknown (a child run's, or a server that dropped the connection mid-call), so
+    it must not simply run again.
+    """
+
+    def __init__(self, reason: str, *, wait: str, child_run_id: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.wait = wait
+        self.child_run_id = child_run_id
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -132,10 +161,14 @@ class Tool:
 
     async def invoke(self, arguments: Mapping[str, Any], ctx: ToolContext[Any]) -> str:
         """Run the function on `parse_arguments`' result and render its result as text."""
-        return (await self.execute(arguments, ctx))[0]
+        output = (await self.execute(arguments, ctx))[0]
+        return output.output if isinstance(output, ToolReturn) else output
 
-    async def execute(self, arguments: Mapping[str, Any], ctx: ToolContext[Any]) -> tuple[str, tuple[ContentPart, ...]]:
-        """Run the function; its result as text, and the images or documents it returned.
+    async def execute(
+        self, arguments: Mapping[str, Any], ctx: ToolContext[Any]
+    ) -> tuple[str | ToolReturn, tuple[ContentPart, ...]]:
+        """Run the function; its result as text (a `ToolReturn` as it is), and the images or
+        documents it returned.
 
         Sync functions run in a worker thread, so a blocking tool does not stall other runs.
         """
@@ -148,6 +181,8 @@ class Tool:
             result = await asyncio.to_thread(self.function, **kwargs)
             if isinstance(result, Awaitable):
                 result = await result
+        if isinstance(result, ToolReturn):
+            return result, ()
         return render_output(result)
 
     def _bind(self, raw: JsonObject | str, strict: bool) -> dict[str, Any]:

@@ -1,0 +1,19 @@
+"""What can go wrong reaching an MCP server."""
+
+from __future__ import annotations
+
+from eudaimon.core.errors import EudaimonError
+
+
+class MCPConnectionError(EudaimonError):
+    """An MCP server could not be started or reached (raised before a run starts), or
+    dropped the connection. The message names the server and says what to check."""
+
+    def __init__(self, server: str, detail: str) -> None:
+        super().__init__(f"MCP server {server} could not be reached: {detail}")
+        self.server = server
+        self.detail = detail
+
+
+class MCPConnectionLost(Exception):
+    """The connection failed while a request was in flight: whether the server acted is unknown."""

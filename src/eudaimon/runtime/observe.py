@@ -1,0 +1,32 @@
+"""The seam observers (tracing) hang on: a run's attempts and the events they record.
+
+An attempt is one process driving a run, from taking its lease to letting go. Observers see
+only what is recorded live, as it is recorded: events read back from the journal on resume
+are never shown to them, so a recorded effect is never reported as happening again. An
+observer may record events itself (`journal.record`) before the one it is shown; none is
+given to it after a terminal event.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from eudaimon.core.events import EventData
+    from eudaimon.runtime.config import RuntimeConfig
+    from eudaimon.runtime.journal import RunJournal
+
+
+class RunObserver(Protocol):
+    def attempt_started(self, journal: RunJournal, cfg: RuntimeConfig) -> None: ...
+
+    def recording(self, journal: RunJournal, data: EventData) -> None:
+        """`data` is about to be recorded (folded, buffered)."""
+
+    def recorded(self, journal: RunJournal, data: EventData) -> None: ...
+
+    def attempt_ended(self, journal: RunJournal, error: BaseException | None) -> None: ...
+
+
+observers: list[RunObserver] = []
+"""The observers installed (`eudaimon.telemetry.instrument`); empty costs one test per event."""

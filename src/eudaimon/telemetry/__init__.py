@@ -1,0 +1,45 @@
+"""OpenTelemetry traces of runs, model calls and tool calls (GenAI semantic conventions).
+
+Needs the `otel` extra: `pip install 'eudaimon[otel]'`. Turn it on once per process:
+
+    from eudaimon.telemetry import instrument
+    instrument()                      # the global tracer provider
+    instrument(provider, capture_content=True)   # message content too (off by default)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eudaimon.runtime.observe import observers
+from eudaimon.telemetry._observer import SpanObserver
+
+__all__ = ["SpanObserver", "instrument", "uninstrument"]
+
+
+def instrument(tracer_provider: Any = None, capture_content: bool = False) -> SpanObserver:
+    """Trace every run this process drives, from now on.
+
+    Spans: `invoke_agent {agent}` per attempt to drive a run (a resumed run's attempt links to
+    its earlier attempts' spans), `chat {model}` per model call, `execute_tool {tool}` per tool
+    execution; a child run's span sits under the tool call that started it. Attributes follow
+    the GenAI semantic conventions, plus `eudaimon.run_id` and `eudaimon.cost_usd`; no
+    idempotency key or secret is ever an attribute.
+
+    Args:
+        tracer_provider: an OpenTelemetry `TracerProvider`; None uses the global one.
+        capture_content: also record messages, tool arguments and results as attributes
+            (`gen_ai.input.messages`, `gen_ai.output.messages`, `gen_ai.tool.call.arguments`, …).
+
+    Returns:
+        The observer installed; calling `instrument` again replaces it.
+    """
+    uninstrument()
+    observer = SpanObserver(tracer_provider, capture_content=capture_content)
+    observers.append(observer)
+    return observer
+
+
+def uninstrument() -> None:
+    """Stop tracing (runs already traced keep their spans)."""
+    observers[:] = [o for o in observers if not isinstance(o, SpanObserver)]
