@@ -38,6 +38,9 @@ class RunStarted:
     """False for `prompt_with_messages` runs and forks, whose messages memory never sees."""
     memory_thread: str | None = None
     """The thread as memory knows it (None: the memory's default thread)."""
+    engine: str = ""
+    """Where the run is driven: "" in the process that prompts, or the engine's URL
+    (`temporal://host:port/queue?namespace=…`), so that a decision from anywhere reaches it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from eudaimon.core.codec import state_to_json
 from eudaimon.core.events import Event, EventData
 from eudaimon.core.state import RunState
-from eudaimon.runtime.clock import now
+from eudaimon.runtime.clock import SYSTEM_CLOCK, Clock
 from eudaimon.stores.base import EventStore, Snapshot
 
 SNAPSHOT_EVERY = 200
@@ -22,9 +22,14 @@ SNAPSHOT_EVERY = 200
 
 
 class RunJournal:
-    def __init__(self, store: EventStore, state: RunState, *, snapshot_every: int = SNAPSHOT_EVERY) -> None:
+    def __init__(
+        self, store: EventStore, state: RunState, *, snapshot_every: int = SNAPSHOT_EVERY, clock: Clock = SYSTEM_CLOCK
+    ) -> None:
         self.store = store
         self.state = state
+        self.clock = clock
+        """Time, request ids and jitter for this run's driver (a workflow brings its own)."""
+        self._now = clock.now
         self.guard: Callable[[], None] | None = None
         """Called before every commit; raises to stop a driver that must not act (a lapsed lease)."""
         self.snapshot_every = snapshot_every
@@ -52,7 +57,7 @@ class RunJournal:
 
     def record(self, data: EventData) -> Event:
         state = self.state
-        event = Event(state.run_id, state.next_seq, now(), data.type, data)
+        event = Event(state.run_id, state.next_seq, self._now(), data.type, data)
         state.apply(event)
         self._buffer.append(event)
         return event

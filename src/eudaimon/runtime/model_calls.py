@@ -12,14 +12,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from eudaimon.core.errors import ContextTooLong, ModelError, ModelResponseInvalid, ModelRetryableError
 from eudaimon.core.events import ModelAttemptStarted, ModelContextRejected, ModelFailed, ModelRetryScheduled
 from eudaimon.core.groups import estimate_tokens
 from eudaimon.models.base import ChatRequest, ChatResponse, Model, ModelStreamItem
-from eudaimon.runtime.clock import new_request_id
 from eudaimon.runtime.journal import RunJournal
 
 
@@ -31,9 +30,11 @@ class RetrySettings:
     initial_delay: float = 0.5
     max_delay: float = 30.0
 
-    def delay_for(self, retry_number: int, retry_after_s: float | None) -> float:
+    def delay_for(
+        self, retry_number: int, retry_after_s: float | None, jitter: Callable[[], float] = random.random
+    ) -> float:
         backoff = min(self.max_delay, self.initial_delay * 2.0 ** (retry_number - 1))
-        jittered = backoff * (0.5 + random.random() / 2)
+        jittered = backoff * (0.5 + jitter() / 2)
         return max(jittered, min(float(retry_after_s), self.max_delay * 4)) if retry_after_s else jittered
 
 
@@ -103,7 +104,7 @@ async def call(
 async def _start(journal: RunJournal, model: Model, request: ChatRequest, step: int) -> str:
     """Commit `model_attempt_started`: the attempt is durable before the model is called."""
     state = journal.state
-    request_id = new_request_id()
+    request_id = journal.clock.new_request_id()
     messages = state.messages
     journal.record(
         ModelAttemptStarted(
@@ -135,7 +136,7 @@ async def _after_failure(
             _fail(journal, step, request_id, model, exc, content_seen)
             raise exc
         retries += 1
-        delay = retry.delay_for(retries, getattr(exc, "retry_after_s", None))
+        delay = retry.delay_for(retries, getattr(exc, "retry_after_s", None), journal.clock.random)
         journal.record(
             ModelRetryScheduled(
                 step=step, request_id=request_id, retry_number=retries, delay_ms=round(delay * 1000), error=str(exc)

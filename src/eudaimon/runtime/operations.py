@@ -48,11 +48,21 @@ async def load_state(store: EventStore, run_id: str, at_seq: int | None = None) 
 
 
 async def append_decision(store: EventStore, run_id: str, decide: Decide) -> RunState:
-    """Append the event `decide` derives from the latest state; decide again after a race."""
+    """Append the event `decide` derives from the latest state; decide again after a race.
+
+    A run driven by an engine (`run_started.engine`, e.g. a Temporal workflow) is decided by
+    sending it the decision, so that the process driving it learns of it at once.
+    """
     while True:
         state = await load_state(store, run_id)
+        decision = decide(state)
+        if state.engine:
+            from eudaimon.runtime.engines import open_engine
+
+            await open_engine(state.engine).decide(run_id, decision)
+            return await load_state(store, run_id)
         journal = RunJournal(store, state, snapshot_every=0)
-        journal.record(decide(state))
+        journal.record(decision)
         try:
             await journal.flush()
         except ConcurrencyConflict:
@@ -60,24 +70,41 @@ async def append_decision(store: EventStore, run_id: str, decide: Decide) -> Run
         return state
 
 
+def approval(
+    state: RunState, call_id: str, approved: bool, *, by: str | None = None, note: str | None = None
+) -> ApprovalDecided:
+    """The decision on a call awaiting approval; `InvalidOperation` when it is not waiting."""
+    run_id = state.run_id
+    progress = state.calls.get(call_id)
+    if progress is None:
+        waiting = ", ".join(c.id for c in state.awaiting_approval()) or "none"
+        raise InvalidOperation(f"run {run_id} has no call {call_id!r} awaiting approval (awaiting: {waiting})")
+    if progress.status is not CallStatus.AWAITING_APPROVAL:
+        raise InvalidOperation(
+            f"call {call_id!r} of run {run_id} is {progress.status.value}, not awaiting approval; "
+            "a call is decided once"
+        )
+    return ApprovalDecided(call_id=call_id, approved=approved, by=by, note=note)
+
+
+def reconciliation(
+    state: RunState, call_id: str, *, output: str | None = None, retry: bool = False, by: str | None = None
+) -> ToolReconciled:
+    """The settlement of a call whose outcome is unknown; `InvalidOperation` when it is not."""
+    if (output is None) == (not retry):
+        raise InvalidOperation("reconcile needs exactly one of output=... or retry=True")
+    progress = state.calls.get(call_id)
+    if progress is None or progress.status is not CallStatus.UNKNOWN:
+        unknown = ", ".join(c.id for c in state.unknown_outcomes()) or "none"
+        raise InvalidOperation(f"call {call_id!r} of run {state.run_id} has no unknown outcome (unknown: {unknown})")
+    return ToolReconciled(call_id=call_id, output=output, retry=retry, by=by)
+
+
 async def approve(
     store: EventStore, run_id: str, call_id: str, approved: bool, *, by: str | None = None, note: str | None = None
 ) -> RunState:
     """Record a human's decision on a call awaiting approval."""
-
-    def decide(state: RunState) -> EventData:
-        progress = state.calls.get(call_id)
-        if progress is None:
-            waiting = ", ".join(c.id for c in state.awaiting_approval()) or "none"
-            raise InvalidOperation(f"run {run_id} has no call {call_id!r} awaiting approval (awaiting: {waiting})")
-        if progress.status is not CallStatus.AWAITING_APPROVAL:
-            raise InvalidOperation(
-                f"call {call_id!r} of run {run_id} is {progress.status.value}, not awaiting approval; "
-                "a call is decided once"
-            )
-        return ApprovalDecided(call_id=call_id, approved=approved, by=by, note=note)
-
-    return await append_decision(store, run_id, decide)
+    return await append_decision(store, run_id, lambda state: approval(state, call_id, approved, by=by, note=note))
 
 
 async def reconcile(
@@ -92,15 +119,9 @@ async def reconcile(
     """Settle a call whose outcome is unknown, with the output it had or by retrying it."""
     if (output is None) == (not retry):
         raise InvalidOperation("reconcile needs exactly one of output=... or retry=True")
-
-    def decide(state: RunState) -> EventData:
-        progress = state.calls.get(call_id)
-        if progress is None or progress.status is not CallStatus.UNKNOWN:
-            unknown = ", ".join(c.id for c in state.unknown_outcomes()) or "none"
-            raise InvalidOperation(f"call {call_id!r} of run {run_id} has no unknown outcome (unknown: {unknown})")
-        return ToolReconciled(call_id=call_id, output=output, retry=retry, by=by)
-
-    return await append_decision(store, run_id, decide)
+    return await append_decision(
+        store, run_id, lambda state: reconciliation(state, call_id, output=output, retry=retry, by=by)
+    )
 
 
 async def fork(store: EventStore, run_id: str, at_seq: int, *, new_run_id: str | None = None) -> str:

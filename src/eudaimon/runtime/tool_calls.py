@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 from eudaimon.core.decide import CallPlan, Decision, RunTools
 from eudaimon.core.digest import idempotency_key
@@ -25,6 +25,16 @@ from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.streaming import ToolResult
 from eudaimon.tools import Tool, ToolArgumentsError, ToolContext, ToolPolicy
+
+
+class OutcomeLost(Exception):
+    """Raised by a tool's executor when it lost track of a started call that may have acted
+    (a Temporal worker died or timed out mid-activity, and the call may not run twice).
+
+    The loop then records nothing for the call and asks `next_step` again, which treats the
+    call exactly as crash recovery does: `tool_outcome_unknown`, and the run waits for
+    reconciliation.
+    """
 
 
 @dataclass(slots=True)
@@ -164,19 +174,32 @@ async def run_together(
     journal: RunJournal, cfg: RuntimeConfig, ready: list[Ready], cancel: CancellationToken | None
 ) -> AsyncIterator[ToolResult]:
     """Execute the calls in parallel, racing cancellation; yield each result as it is recorded,
-    in call order among those that finish together."""
+    in call order among those that finish together.
+
+    A call whose executor lost its outcome (`OutcomeLost`) gets no result; its siblings finish,
+    then `OutcomeLost` is raised for the loop to treat it as recovery does.
+    """
     tasks = {asyncio.ensure_future(_run_one(journal, cfg, item)): item for item in ready}
     waiter = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
+    # Finished futures queue up in the order they finish: `asyncio.wait` without its sets,
+    # whose order a Temporal workflow's sandbox rightly flags as non-deterministic.
+    finished: asyncio.Queue[asyncio.Future[Any]] = asyncio.Queue()
+    for future in (*tasks, *((waiter,) if waiter is not None else ())):
+        future.add_done_callback(finished.put_nowait)
+    lost: OutcomeLost | None = None
     try:
         while tasks:
-            watch: set[asyncio.Future[object]] = set(tasks)  # type: ignore[arg-type]
-            if waiter is not None:
-                watch.add(waiter)  # type: ignore[arg-type]
-            done, _ = await asyncio.wait(watch, return_when=asyncio.FIRST_COMPLETED)
-            finished = [t for t in tasks if t in done]
-            for task in sorted(finished, key=lambda t: ready.index(tasks[t])):
+            done = [await finished.get()]
+            while not finished.empty():
+                done.append(finished.get_nowait())
+            for task in sorted((t for t in done if t in tasks), key=lambda t: ready.index(tasks[t])):
                 item = tasks.pop(task)
-                yield await _finish_call(journal, cfg, item, *task.result())
+                try:
+                    outcome = task.result()
+                except OutcomeLost as exc:
+                    lost = exc
+                    continue
+                yield await _finish_call(journal, cfg, item, *outcome)
             if waiter is not None and waiter in done:
                 _abandon(journal, cfg, list(tasks.values()))
                 for task in tasks:
@@ -184,6 +207,8 @@ async def run_together(
                 return
             if tasks:
                 await journal.flush()
+        if lost is not None:
+            raise lost
     finally:
         if waiter is not None:
             waiter.cancel()
@@ -224,13 +249,14 @@ async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> tupl
         policy = cfg.tool_retry_policy.policy_for(item.tool.name)
     key = item.key
     attempt = item.attempt
-    started = time.perf_counter()
+    clock = journal.clock
+    started = clock.monotonic_ms()
     while True:
         ctx = ToolContext(journal.state.run_id, item.call.id, key, attempt)
         try:
             output = await item.tool.invoke(item.arguments, ctx)
-            return output, False, round((time.perf_counter() - started) * 1000)
-        except asyncio.CancelledError:
+            return output, False, round(clock.monotonic_ms() - started)
+        except (asyncio.CancelledError, OutcomeLost):
             raise
         except Exception as exc:  # a tool's failure is the model's to see, never the run's end
             if cfg.hooks is not None:
@@ -238,7 +264,7 @@ async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> tupl
             tries = attempt - item.attempt + 1
             # Arguments the tool refused will not get better by waiting.
             if policy is None or isinstance(exc, ToolArgumentsError) or not policy.should_retry(exc, tries):
-                return _describe(exc), True, round((time.perf_counter() - started) * 1000)
+                return _describe(exc), True, round(clock.monotonic_ms() - started)
             await asyncio.sleep(policy.delay_for(tries))
             attempt += 1
             journal.record(ToolStarted(call_id=item.call.id, tool=item.call.name, idempotency_key=key, attempt=attempt))
