@@ -23,6 +23,7 @@ from eudaimon.runtime import operations
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.clock import new_message_id
 from eudaimon.runtime.config import ApprovalPolicy
+from eudaimon.runtime.engines import Engine, open_engine
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.leases import LeaseKeeper
 from eudaimon.runtime.runs import RunDriver
@@ -46,6 +47,9 @@ class Agent:
             `postgresql://…`); defaults to `$EUDAIMON_STORE`, else an in-memory store.
         approval_policy: `fn(call, tool) -> ToolPolicy` deciding allow / deny / require
             approval per call; by default only tools that need approval wait for a human.
+        engine: where runs are driven: None for this process, else an engine such as
+            `eudaimon.temporal.TemporalEngine("host:7233", task_queue="agents")` or its URL
+            `"temporal://host:7233/agents"`, whose workers serve this same agent module.
     """
 
     def __init__(
@@ -73,6 +77,7 @@ class Agent:
         store: EventStore | str | None = None,
         name: str = "agent",
         approval_policy: ApprovalPolicy | None = None,
+        engine: Engine | str | None = None,
     ) -> None:
         built = build_runtime_config(
             model=model,
@@ -109,6 +114,7 @@ class Agent:
         self._owns_model = isinstance(model, str)
         self.input_guardrails = tuple(input_guardrails)
         self._driver = RunDriver(built.config, self.store, self.memory, built.output, built.config_digest)
+        self._driver.engine = open_engine(engine) if isinstance(engine, str) else engine
 
     @property
     def decide_config(self) -> DecideConfig:

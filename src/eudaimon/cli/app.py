@@ -52,6 +52,7 @@ from eudaimon.core.errors import EudaimonError
 from eudaimon.core.state import RunState
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
+from eudaimon.temporal import _cli as _temporal_cli
 
 app = typer.Typer(
     name="eudaimon",
@@ -64,6 +65,7 @@ runs_app = typer.Typer(help="Inspect the runs in a journal, and decide for the o
 app.add_typer(runs_app, name="runs")
 _ops.register(runs_app)
 _threads.register(app)
+_temporal_cli.register(app)
 
 
 # -- runs ----------------------------------------------------------------------------------

@@ -35,8 +35,9 @@ class Engine(Protocol):
         `journal` holding the run's state as the store has it."""
         ...
 
-    async def decide(self, run_id: str, decision: ApprovalDecided | ToolReconciled) -> None:
-        """Hand a human's decision (already checked against the store's state) to the driver."""
+    async def decide(self, run_id: str, decision: ApprovalDecided | ToolReconciled) -> bool:
+        """Hand a human's decision (already checked against the store's state) to the driver;
+        False when nothing drives the run now, and the decision is to be appended to the store."""
         ...
 
 

@@ -56,11 +56,11 @@ async def append_decision(store: EventStore, run_id: str, decide: Decide) -> Run
     while True:
         state = await load_state(store, run_id)
         decision = decide(state)
-        if state.engine:
+        if state.engine and isinstance(decision, ApprovalDecided | ToolReconciled):
             from eudaimon.runtime.engines import open_engine
 
-            await open_engine(state.engine).decide(run_id, decision)
-            return await load_state(store, run_id)
+            if await open_engine(state.engine).decide(run_id, decision):
+                return await load_state(store, run_id)
         journal = RunJournal(store, state, snapshot_every=0)
         journal.record(decision)
         try:

@@ -30,6 +30,7 @@ from eudaimon.memory.base import feed
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.clock import new_message_id, new_run_id
 from eudaimon.runtime.config import RuntimeConfig
+from eudaimon.runtime.engines import Engine
 from eudaimon.runtime.journal import SNAPSHOT_EVERY, RunJournal
 from eudaimon.runtime.leases import LeaseKeeper, lease_ttl_s
 from eudaimon.runtime.loop import drive
@@ -58,6 +59,8 @@ class RunDriver:
         self.snapshot_every = 0 if isinstance(store, MemoryStore) else snapshot_every
         self.lease_ttl_s = lease_ttl_s()
         """`EUDAIMON_LEASE_TTL_S` as it was when the agent was built, for its run and thread leases."""
+        self.engine: Engine | None = None
+        """What drives runs when it is not this process (a Temporal fleet); recorded in each run."""
 
     def start(
         self,
@@ -81,6 +84,7 @@ class RunDriver:
             uses_memory=uses_memory,
             memory_thread=memory_thread,
             guardrail_retries=guardrail_retries,
+            engine=self.engine.url if self.engine is not None else "",
         )
         journal = RunJournal(self.store, RunState(run_id=run_id or new_run_id()), snapshot_every=self.snapshot_every)
         journal.record(started)
@@ -99,6 +103,10 @@ class RunDriver:
         if journal.state.status.is_terminal:
             if emit:
                 yield Done(journal.run_id, journal.state.status.value)
+            return
+        if self.engine is not None:
+            async for event in self.engine.drive(self, journal, cancel, emit=emit):
+                yield event
             return
         keeper = await self._take_over(journal, wait)
         try:

@@ -26,6 +26,7 @@ from temporalio.exceptions import ApplicationError
 
 from eudaimon.core.codec import event_from_json, event_to_dict
 from eudaimon.core.errors import ConcurrencyConflict, ModelError, RunNotFound
+from eudaimon.core.events import Event
 from eudaimon.core.state import RunState
 from eudaimon.models.base import ChatRequest, ToolSpec
 from eudaimon.runtime.config import RuntimeConfig
@@ -53,16 +54,24 @@ _CACHED_RUNS = 256
 class Activities:
     """The activities of one worker: its agent's runtime configuration and the journal's store."""
 
-    def __init__(self, config: RuntimeConfig, store: EventStore, *, heartbeat_every_s: float = 1.0) -> None:
+    def __init__(
+        self,
+        config: RuntimeConfig,
+        store: EventStore,
+        *,
+        remember: Callable[[RunState], Awaitable[None]] | None = None,
+        heartbeat_every_s: float = 1.0,
+    ) -> None:
         self.config = config
         self.store = store
+        self._remember = remember
         self.heartbeat_every_s = heartbeat_every_s
         # Folded states by run, so that a model request costs the events since the last one,
         # not a fold of the whole run (another worker's run is folded once, then followed).
         self._states: OrderedDict[str, RunState] = OrderedDict()
 
     def all(self) -> list[Callable[..., Any]]:
-        return [self.load, self.append, self.model, self.tool]
+        return [self.load, self.append, self.model, self.tool, self.remember]
 
     @activity.defn(name="eudaimon.load")
     async def load(self, request: LoadInput) -> list[str]:
@@ -83,9 +92,7 @@ class Activities:
             await self.store.append(request.run_id, request.expected_seq, events)
         except ConcurrencyConflict as exc:
             stored = await self.store.load(request.run_id, after_seq=request.expected_seq - 1)
-            mine = [json.loads(t) for t in texts]
-            theirs = [event_to_dict(e) for e in stored[: len(events)]]
-            if len(theirs) == len(mine) and theirs == [event_to_dict(event_from_json(t)) for t in texts]:
+            if [_payload(e) for e in stored[: len(events)]] == [_payload(e) for e in events]:
                 return  # this very batch, appended by an attempt whose answer was lost
             raise ApplicationError(str(exc), type="ConcurrencyConflict", non_retryable=True) from exc
 
@@ -97,7 +104,7 @@ class Activities:
             if isinstance(item, list):
                 messages.extend(state.messages[item[0] : item[1]])
             else:
-                messages.append(MESSAGE.validate_python((await self._resolve_all([item]))[0]))
+                messages.append(MESSAGE.validate_json((await self._resolve_all([item]))[0]))
         tools = self.config.tool_specs if request.tools is None else [ToolSpec(**t) for t in request.tools]
         chat = ChatRequest(messages, tools, request.temperature, request.max_tokens)
         try:
@@ -127,6 +134,12 @@ class Activities:
             output = to_refs(output, request.inline_limit, blobs)
             await self._stash(blobs)
         return output
+
+    @activity.defn(name="eudaimon.remember")
+    async def remember(self, run_id: str) -> None:
+        """Feed the agent's memory the run's committed messages (memory ignores ids it has)."""
+        if self._remember is not None:
+            await self._remember(await load_state(self.store, run_id))
 
     async def _beating(self, work: Awaitable[T]) -> T:
         """Await `work`, heartbeating meanwhile: a worker that dies stops beating, and Temporal
@@ -176,6 +189,13 @@ class Activities:
                 raise ApplicationError(f"stashed content {key} is missing from the store", type="CorruptEvent")
             blobs[key] = blob.data
         return [dumps(resolve(v, blobs)) if keys else dumps(v) for v in values]
+
+
+def _payload(event: Event) -> dict[str, Any]:
+    """An event as JSON without its timestamp, which a store may keep at its own precision."""
+    row = event_to_dict(event)
+    row.pop("at", None)
+    return row
 
 
 def _model_failure(exc: ModelError) -> ApplicationError:

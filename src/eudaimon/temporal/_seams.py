@@ -224,14 +224,16 @@ def _model_error(exc: ActivityError, model_id: str) -> Exception:
     cls = getattr(core_errors, name, None)
     if not (isinstance(cls, type) and issubclass(cls, core_errors.ModelError)):
         return _raised(name, cause.message)
-    base = {"model": details.get("model") or model_id, "status_code": details.get("status_code")}
+    model: str = details.get("model") or model_id
+    status: int | None = details.get("status_code")
     if cls is core_errors.ModelRateLimited:
-        return cls(cause.message, retry_after_s=details.get("retry_after_s"), **base)
+        return cls(cause.message, retry_after_s=details.get("retry_after_s"), model=model, status_code=status)
     if cls is core_errors.ContextTooLong:
         return cls(
             cause.message,
             limit_tokens=details.get("limit_tokens"),
             requested_tokens=details.get("requested_tokens"),
-            **base,
+            model=model,
+            status_code=status,
         )
-    return cls(cause.message, **base)
+    return cls(cause.message, model=model, status_code=status)
