@@ -119,8 +119,9 @@ async def in_process_worker(client: Client, task_queue: str, store_url: str) -> 
     await store.close()
 
 
-def worker_process(target: str, task_queue: str, store_url: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    """`eudaimon worker` in a process of its own, serving the fleet agent."""
+def worker_process(target: str, task_queue: str, store_url: str, log: Path) -> subprocess.Popen[bytes]:
+    """`eudaimon worker` in a process of its own, serving the fleet agent; output to `log`."""
     command = [sys.executable, "-m", "eudaimon", "worker", "--temporal", target, "--task-queue", task_queue]
     command += ["--agent", "fleet_agent:make", "--store", store_url]
-    return subprocess.Popen(command, cwd=HERE, env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    with open(log, "wb") as out:
+        return subprocess.Popen(command, cwd=HERE, stdout=out, stderr=subprocess.STDOUT)
