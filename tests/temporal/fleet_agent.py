@@ -97,7 +97,9 @@ def answer(request: ChatRequest) -> Message:
         name, arguments = script[len(calls)]
         return Message.assistant(tool_calls=[ToolCall(f"c{len(calls)}", name, arguments)])
     summary = "; ".join(f"{'error: ' if m.is_error else ''}{m.content[:60]}" for m in results)
-    return Message.assistant(f"done: {summary}" if summary else "hello")
+    longest = max(len(m.content) for m in request.messages)
+    seen = f" (longest message sent: {longest} chars)" if longest > 1_000_000 and not results else ""
+    return Message.assistant((f"done: {summary}" if summary else "hello") + seen)
 
 
 def make(**options: Any) -> Agent:

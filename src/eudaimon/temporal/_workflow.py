@@ -120,6 +120,9 @@ class RunWorkflow:
                 retry_policy=RetryPolicy(maximum_attempts=10),
             )
 
+    def _finished(self) -> bool:
+        return self._journal is not None and self._journal.state.status.is_terminal
+
     def _ready(self) -> RunJournal:
         if self._journal is None:
             raise InvalidOperation(f"run {self._start.run_id} is still loading; try again in a moment")
@@ -146,7 +149,7 @@ class RunWorkflow:
     @workflow.update(name="settled")
     async def settled(self) -> str:
         """Return the run's status once it has finished or waits for a human."""
-        await workflow.wait_condition(lambda: self._idle and self._seen == self._decisions)
+        await workflow.wait_condition(lambda: self._idle and (self._seen == self._decisions or self._finished()))
         return self._ready().state.status.value
 
     @workflow.query(name="state")
