@@ -5,9 +5,11 @@ from eudaimon.core.errors import (
     Cancelled,
     ConcurrencyConflict,
     ConfigurationError,
+    ContextExhausted,
     ContextTooLong,
     CorruptEvent,
     EudaimonError,
+    EudaimonWarning,
     GuardrailBlocked,
     InvalidOperation,
     JournalError,
@@ -24,6 +26,7 @@ from eudaimon.core.errors import (
     RunError,
     RunFailedError,
     RunNotFound,
+    ToolRetryIgnored,
     UnknownEventType,
 )
 
@@ -32,9 +35,11 @@ __all__ = [
     "Cancelled",
     "ConcurrencyConflict",
     "ConfigurationError",
+    "ContextExhausted",
     "ContextTooLong",
     "CorruptEvent",
     "EudaimonError",
+    "EudaimonWarning",
     "GuardrailBlocked",
     "InvalidOperation",
     "JournalError",
@@ -51,5 +56,6 @@ __all__ = [
     "RunError",
     "RunFailedError",
     "RunNotFound",
+    "ToolRetryIgnored",
     "UnknownEventType",
 ]

@@ -3,9 +3,13 @@ key, and only tools that may safely run twice are ever retried."""
 
 from __future__ import annotations
 
+import warnings
+
+import pytest
 from _in_loop_support import answer, call, payloads
 
 from eudaimon import Agent, ToolContext, ToolPolicy, tool
+from eudaimon.errors import ToolRetryIgnored
 from eudaimon.models import ScriptedModel
 from eudaimon.retry import ToolRetryPolicy
 
@@ -85,19 +89,21 @@ async def test_write_and_irreversible_tools_are_never_retried() -> None:
     retry policy does not run it again; a WRITE declared idempotent is retried like a READ."""
     policy = ToolRetryPolicy.fixed(3, TINY)
     write, write_seen = flaky_tool("save", failures=2, effect="write")
-    agent, run_id = await _run([write], policy, "save")
+    with pytest.warns(ToolRetryIgnored):
+        agent, run_id = await _run([write], policy, "save")
     assert len(write_seen) == 1
     assert [s.attempt for s in await payloads(agent, run_id, "tool_started")] == [1]
     (completed,) = await payloads(agent, run_id, "tool_completed")
     assert completed.is_error and "transient failure #1" in completed.output
 
     pay, pay_seen = flaky_tool("pay", failures=2, effect="irreversible")
-    agent = Agent(
-        ScriptedModel([call("pay"), answer("done")]),
-        tools=[pay],  # type: ignore[list-item]
-        tool_retry_policy=policy,
-        approval_policy=lambda call, tool: ToolPolicy.ALLOW,
-    )
+    with pytest.warns(ToolRetryIgnored):
+        agent = Agent(
+            ScriptedModel([call("pay"), answer("done")]),
+            tools=[pay],  # type: ignore[list-item]
+            tool_retry_policy=policy,
+            approval_policy=lambda call, tool: ToolPolicy.ALLOW,
+        )
     response = await agent.prompt("go")
     assert len(pay_seen) == 1
     assert len(await payloads(agent, response.run_id, "tool_started")) == 1
@@ -130,3 +136,40 @@ async def test_bad_arguments_are_not_retried() -> None:
     assert await payloads(agent, response.run_id, "tool_started") == []
     (completed,) = await payloads(agent, response.run_id, "tool_completed")
     assert completed.is_error
+
+
+def test_a_policy_that_skips_tools_names_them_when_the_agent_is_built() -> None:
+    """Bug: tool_retry_policy was silently ignored for WRITE tools (the default `@tool`). Building
+    the agent warns, naming exactly the tools the policy will not re-run and how to opt in."""
+    save, _ = flaky_tool("save", failures=0)
+    pay, _ = flaky_tool("pay", failures=0, effect="irreversible")
+    fetch, _ = flaky_tool("fetch", failures=0, effect="read")
+    upsert, _ = flaky_tool("upsert", failures=0, idempotent=True)
+    with pytest.warns(ToolRetryIgnored) as caught:
+        Agent(ScriptedModel([]), tools=[save, pay, fetch, upsert], tool_retry_policy=ToolRetryPolicy.fixed(3, TINY))  # type: ignore[list-item]
+    (warning,) = caught
+    message = str(warning.message)
+    assert "'pay', 'save'" in message and "fetch" not in message and "upsert" not in message
+    assert "retryable=True" in message
+    assert warning.filename == __file__, "the warning points at the user's Agent(...) line"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Agent(ScriptedModel([]), tools=[fetch, upsert], tool_retry_policy=ToolRetryPolicy.fixed(3, TINY))  # type: ignore[list-item]
+        never = ToolRetryPolicy.fixed(3, TINY).for_tool("save", ToolRetryPolicy.never())
+        Agent(ScriptedModel([]), tools=[save, fetch], tool_retry_policy=never)  # type: ignore[list-item]
+
+
+async def test_a_write_tool_that_opts_in_is_retried_with_its_intents_journaled() -> None:
+    """Invariant: `@tool(retryable=True)` lets the retry policy re-run a WRITE tool (its author
+    says a call that raised did nothing), each attempt journaled as an intent with one key;
+    no warning is given for it, and crash recovery still treats it as a plain WRITE."""
+    save, seen = flaky_tool("save", failures=2, retryable=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        agent, run_id = await _run([save], ToolRetryPolicy.fixed(3, TINY), "save")
+    assert len(seen) == 3
+    started = await payloads(agent, run_id, "tool_started")
+    assert [s.attempt for s in started] == [1, 2, 3] and len({s.idempotency_key for s in started}) == 1
+    (completed,) = await payloads(agent, run_id, "tool_completed")
+    assert (completed.output, completed.is_error) == ("ok on attempt 3", False)
+    assert not agent.tools["save"].traits.rerunnable, "recovery after a crash still follows the effect"

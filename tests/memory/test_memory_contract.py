@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
 from _memory_backends import user
 
 from eudaimon.core.messages import Message, ToolCall
@@ -59,11 +58,16 @@ async def test_concurrent_adds_of_one_id_store_it_once(memory: Memory) -> None:
     assert sorted(m.id for m in stored) == sorted(m.id for m in messages)
 
 
-async def test_a_message_without_id_is_refused(memory: Memory) -> None:
-    """Idempotency needs ids: a message without one is refused loudly, not stored unkeyed."""
-    with pytest.raises(ValueError, match="non-empty id"):
-        await memory.add_message(Message.user("no id"))
-    assert await memory.get_messages() == []
+async def test_a_message_without_id_is_given_one(memory: Memory) -> None:
+    """Bug: `await memory.add_message(Message.user("hi"))`, as the Daimon reference builds a
+    message, raised for want of an id. Memory gives it a fresh id and keeps it; ids matter only
+    for what the runtime journals, which always has them."""
+    await memory.add_message(Message.user("no id"))
+    await memory.add_message(Message.assistant("no id either"), "t")
+    (stored,) = await memory.get_messages()
+    assert (stored.role, stored.content) == ("user", "no id") and stored.id
+    (other,) = await memory.get_messages("t")
+    assert other.content == "no id either" and other.id and other.id != stored.id
 
 
 async def test_a_batch_is_the_same_as_adding_one_at_a_time(memory: Memory) -> None:
@@ -76,11 +80,12 @@ async def test_a_batch_is_the_same_as_adding_one_at_a_time(memory: Memory) -> No
     assert await memory.get_messages() == []
 
 
-async def test_a_batch_with_a_message_without_id_adds_nothing(memory: Memory) -> None:
-    """A batch is refused whole: no message of it is stored when one has no id."""
-    with pytest.raises(ValueError, match="non-empty id"):
-        await feed(memory, [user("first"), Message.user("no id"), user("last")])
-    assert await memory.get_messages() == []
+async def test_a_batch_with_a_message_without_id_keeps_every_message(memory: Memory) -> None:
+    """A batch with an id-less message stores it (with a fresh id) in its place, in order."""
+    await feed(memory, [user("first"), Message.user("no id"), user("last")])
+    stored = await memory.get_messages()
+    assert [m.content for m in stored] == ["first", "no id", "last"]
+    assert stored[0] == user("first") and stored[1].id and stored[2] == user("last")
 
 
 async def test_clear_empties_only_its_thread(memory: Memory) -> None:

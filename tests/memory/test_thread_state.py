@@ -104,7 +104,7 @@ def test_guardrail_rejections_carry_until_an_answer_is_accepted() -> None:
 def test_record_run_reads_the_streak_from_the_fold() -> None:
     """Derived, not kept: the streak after a run is the folded run's count, which starts from
     the thread's streak (run_started.guardrail_retries) and resets on an accepted answer."""
-    failed = run("r1", started(), rejected(1, 0.1), rejected(2), RunFailed(error="too many", kind="OutputRejected"))
+    failed = run("r1", started(), rejected(1, 0.1), rejected(2), RunFailed(error="a hook raised"))
     state = ThreadState(thread_id="t", created_at=AT).record_run(failed)
     assert state.guardrail_retries == 2
     assert state.accumulated_cost_usd == pytest.approx(0.1)
@@ -119,6 +119,21 @@ def test_record_run_reads_the_streak_from_the_fold() -> None:
     assert state.turn_count == 3
     rebuilt = ThreadState.from_runs("t", [failed, failed_again, accepted], created_at=AT)
     assert rebuilt == state
+
+
+def test_a_run_that_failed_on_the_rejection_cap_leaves_the_thread_a_fresh_count() -> None:
+    """Bug: after 8 consecutive rejected answers every later prompt on the thread failed before
+    its model call, for ever. The run that reaches the cap fails; the thread's count restarts
+    from 0, so the next prompt gets a model call (agent-state.txt: a reset, not a lock)."""
+    capped = run(
+        "r1",
+        started(carried=6),
+        rejected(1),
+        rejected(2),
+        RunFailed(error="output guardrails rejected 8 answers in a row", kind="OutputRejected", limit=8),
+    )
+    assert capped.guardrail_rejections == 8
+    assert ThreadState(thread_id="t", created_at=AT).record_run(capped).guardrail_retries == 0
 
 
 def test_only_finished_runs_are_recorded() -> None:

@@ -7,14 +7,13 @@ Without the `temporal` binary these tests skip, saying how to install it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import shutil
 import socket
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,11 +21,6 @@ import pytest
 temporalio = pytest.importorskip("temporalio", reason="the [temporal] extra is not installed: pip install -e '.[dev]'")
 
 from temporalio.client import Client  # noqa: E402
-
-from eudaimon.stores.url import open_store  # noqa: E402
-from eudaimon.temporal import create_worker  # noqa: E402
-
-HERE = Path(__file__).parent
 
 
 def temporal_binary() -> str | None:
@@ -51,8 +45,22 @@ def temporal_target() -> Iterator[str]:
     port = free_port()
     log = open(os.environ.get("TMPDIR", "/tmp") + f"/eudaimon-temporal-{port}.log", "wb")  # noqa: SIM115
     server = subprocess.Popen(
-        [binary, "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port), "--headless"]
-        + ["--http-port", str(free_port()), "--metrics-port", str(free_port()), "--log-level", "error"],
+        [
+            binary,
+            "server",
+            "start-dev",
+            "--ip",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--headless",
+            "--http-port",
+            str(free_port()),
+            "--metrics-port",
+            str(free_port()),
+            "--log-level",
+            "error",
+        ],
         stdout=log,
         stderr=subprocess.STDOUT,
     )
@@ -104,24 +112,3 @@ def ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 async def client(temporal_target: str) -> Client:
     return await Client.connect(temporal_target)
-
-
-@contextlib.asynccontextmanager
-async def in_process_worker(client: Client, task_queue: str, store_url: str) -> AsyncIterator[None]:
-    """A worker in this process serving `fleet_agent:make`, with the store at `store_url`."""
-    import fleet_agent
-
-    store = open_store(store_url)
-    agent = fleet_agent.make(store=store)
-    worker = create_worker(client, task_queue=task_queue, agent=agent, spec="fleet_agent:make", store=store)
-    async with worker:
-        yield
-    await store.close()
-
-
-def worker_process(target: str, task_queue: str, store_url: str, log: Path) -> subprocess.Popen[bytes]:
-    """`eudaimon worker` in a process of its own, serving the fleet agent; output to `log`."""
-    command = [sys.executable, "-m", "eudaimon", "worker", "--temporal", target, "--task-queue", task_queue]
-    command += ["--agent", "fleet_agent:make", "--store", store_url]
-    with open(log, "wb") as out:
-        return subprocess.Popen(command, cwd=HERE, stdout=out, stderr=subprocess.STDOUT)

@@ -104,4 +104,6 @@ def answer(request: ChatRequest) -> Message:
 
 def make(**options: Any) -> Agent:
     """The fleet's agent. Workers call it with no options: their store is `--store`."""
-    return Agent(FunctionModel(answer, model_id="fleet-model"), tools=[lookup, charge, wire, dump], name="fleet", **options)
+    return Agent(
+        FunctionModel(answer, model_id="fleet-model"), tools=[lookup, charge, wire, dump], name="fleet", **options
+    )

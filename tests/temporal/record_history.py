@@ -16,7 +16,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from conftest import in_process_worker
+from _fleet import in_process_worker
 from fleet_agent import make
 from temporalio.client import Client
 

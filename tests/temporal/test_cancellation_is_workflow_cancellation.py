@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import in_process_worker
+from _fleet import in_process_worker
 from fleet_agent import make
 from temporalio.client import Client
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import HERE, in_process_worker
+from _fleet import HERE, in_process_worker
 from fleet_agent import make
 from temporalio.client import Client
 

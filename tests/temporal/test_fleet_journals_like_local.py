@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import in_process_worker
+from _fleet import in_process_worker
 from fleet_agent import make
 from temporalio.client import Client
 

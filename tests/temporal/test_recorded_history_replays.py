@@ -47,5 +47,5 @@ async def test_a_divergent_history_fails_the_replay() -> None:
         if attributes and attributes["activityType"]["name"] == "eudaimon.tool":
             attributes["activityType"]["name"] = "eudaimon.some_other_effect"
     history = WorkflowHistory.from_json("divergent", json.dumps(doc))
-    with pytest.raises(Exception, match="(?i)nondetermin"):
+    with pytest.raises(Exception, match=r"(?i)nondetermin"):
         await replayer().replay_workflow(history)

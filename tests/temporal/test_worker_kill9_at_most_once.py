@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import HERE, worker_process
+from _fleet import HERE, worker_process
 from fleet_agent import make
 
 from eudaimon.temporal import TemporalEngine
@@ -132,8 +132,19 @@ async def test_write_call_is_never_rerun_and_waits_for_reconciliation(
     assert unknown.name == "charge"
     reconciled = await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, "-m", "eudaimon", "runs", "reconcile", waiting.run_id, unknown.id]
-        + ["--output", "charged 9 (checked by ops)", "--store", store_url],
+        [
+            sys.executable,
+            "-m",
+            "eudaimon",
+            "runs",
+            "reconcile",
+            waiting.run_id,
+            unknown.id,
+            "--output",
+            "charged 9 (checked by ops)",
+            "--store",
+            store_url,
+        ],
         cwd=HERE,
         capture_output=True,
         text=True,

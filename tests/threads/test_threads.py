@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from eudaimon import Agent, Message, ToolCall, ToolContext, tool
+from eudaimon.core.events import RunStarted
 from eudaimon.core.messages import Role, Usage
 from eudaimon.cost import OpenAICostModel
 from eudaimon.errors import LeaseHeld, MaxIterations, OutputRejected
-from eudaimon.guardrails import RetryWithFeedback
+from eudaimon.guardrails import Pass, RetryWithFeedback
 from eudaimon.memory import SqliteMemory
 from eudaimon.models import ChatRequest, ChatResponse, FunctionModel, ScriptedModel
 from eudaimon.stores import MemoryStore, SqliteStore
@@ -152,4 +153,28 @@ async def test_consecutive_guardrail_rejections_bind_across_turns() -> None:
         await agent.prompt("second", thread_id="t")
     state = await agent.state(info.value.run_id or "")
     assert state.steps == 3, "3 more rejections reach the cap of 8"
-    assert (await agent.thread("t")).guardrail_retries == 8
+    assert state.error_limit == 8, "the cap is journaled with the failure"
+
+
+async def test_a_thread_is_not_locked_after_a_run_reached_the_rejection_cap() -> None:
+    """Bug: after 8 consecutive rejected answers, every later prompt on the thread failed before
+    the model was called, and nothing reset it. The run that reaches the cap fails; the next
+    prompt starts with a fresh count (its run_started carries 0) and its answer is accepted."""
+    store = MemoryStore()
+    verdicts = iter([True] * 8 + [False])
+
+    class RejectEight:
+        name = "reject_eight"
+
+        async def check(self, text: str) -> RetryWithFeedback | Pass:
+            return RetryWithFeedback("try again") if next(verdicts) else Pass()
+
+    agent = Agent(ScriptedModel(["nope"] * 8 + ["fine"]), output_guardrails=[RejectEight()], store=store)
+    with pytest.raises(OutputRejected):
+        await agent.prompt("first", thread_id="t")
+    assert (await agent.thread("t")).guardrail_retries == 0
+    response = await agent.prompt("second", thread_id="t")
+    assert response.text() == "fine"
+    events = await store.load(response.run_id)
+    assert isinstance(events[0].data, RunStarted) and events[0].data.guardrail_retries == 0
+    assert [e.type for e in events].count("model_called") == 1

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any
+from enum import Enum
+from typing import Any, Final, Literal
 
 from eudaimon.agent._build import build_runtime_config
+from eudaimon.agent._input import check_input, check_messages
 from eudaimon.agent.response import AgentResponse
 from eudaimon.core.decide import DecideConfig
 from eudaimon.core.errors import EudaimonError, InvalidOperation
@@ -33,6 +35,23 @@ from eudaimon.streaming import StreamEvent
 from eudaimon.tools import Tool
 
 
+class _Default(Enum):
+    """The type of `DEFAULT_MEMORY`: "not passed" differs from `memory=None` (no memory)."""
+
+    MEMORY = "default memory"
+
+
+DEFAULT_MEMORY: Final = _Default.MEMORY
+"""`Agent(memory=...)` when not passed: a `SlidingWindowMemory(50)`, as in Daimon."""
+
+
+class _NoThread:
+    """The lease of a prompt that belongs to no thread: there is nothing to hold or release."""
+
+    async def release(self) -> None:
+        return None
+
+
 class Agent:
     """An agent: a model, its tools and the rules it runs by, journaled to a store.
 
@@ -40,6 +59,13 @@ class Agent:
         model: a `Model`, or a `"provider:model"` string such as `"openai:gpt-4o-mini"`.
         system_prompt: sent first in every run; `prompt_template` wins when both are given.
         tools: `Tool`s or plain typed functions (wrapped with `@tool`); names must be unique.
+        memory: which history a prompt is sent. Not passed: a `SlidingWindowMemory(50)`,
+            as in Daimon, and a prompt without `thread_id` continues the agent's one default
+            thread (`"{name}:default"`): every such prompt shares that history, and they run
+            one at a time. `None`: no memory; a prompt without `thread_id` then belongs to no
+            thread at all (its own history only, no thread lease), which is what a server
+            answering many users wants. With a `thread_id`, a prompt always continues that
+            thread.
         max_iterations: model calls a run may make before it fails with `MaxIterations`.
         output_type: a pydantic model, any type pydantic can validate, or a JSON Schema
             dict; the final answer must be JSON that validates, else the model is asked again.
@@ -59,7 +85,7 @@ class Agent:
         system_prompt: str | None = None,
         prompt_template: PromptTemplate | PromptBuilder | str | None = None,
         tools: Sequence[Tool | Callable[..., Any]] = (),
-        memory: Memory | None = None,
+        memory: Memory | Literal[_Default.MEMORY] | None = DEFAULT_MEMORY,
         hooks: object | Sequence[object] | None = None,
         max_iterations: int = 25,
         temperature: float | None = None,
@@ -105,9 +131,9 @@ class Agent:
         self.model = built.config.model
         self.system_prompt = built.system_prompt
         self.tools = dict(built.config.tools)
-        self.memory = SlidingWindowMemory(50) if memory is None else memory
-        self.default_thread = f"{name}:default"
-        """The thread of prompts that name none."""
+        self.memory: Memory | None = SlidingWindowMemory(50) if memory is DEFAULT_MEMORY else memory
+        self.default_thread: str | None = f"{name}:default" if self.memory is not None else None
+        """The thread of prompts that name none; None (no thread) for an agent without memory."""
         self._carries_rejections = bool(output_guardrails)
         self.store: EventStore = built.store
         self._owns_store = store is None or isinstance(store, str)
@@ -135,12 +161,14 @@ class Agent:
 
         Args:
             thread_id: the conversation this prompt continues; memory supplies its history.
-                Without one the agent's own default thread is used. A thread runs one prompt
-                at a time: a second one waits, or raises `LeaseHeld` when `wait=False`.
+                Without one the agent's own default thread is used, shared by every prompt
+                that names none (none at all for `Agent(memory=None)`). A thread runs one
+                prompt at a time: a second one waits, or raises `LeaseHeld` when `wait=False`.
             run_id: the id to give the run (a fresh one when None).
             cancel: a token that stops the run at its next check.
 
         Raises:
+            TypeError: `input` is not a str (nothing is journaled).
             GuardrailBlocked: an input guardrail refused `input` (nothing is journaled).
             MaxIterations, Cancelled, BudgetExceeded, OutputRejected, RunFailedError: the run
                 ended without an answer; `error.run_id` names its journal.
@@ -150,7 +178,7 @@ class Agent:
             await self._driver.run(journal, cancel)
         finally:
             await keeper.release()
-        return self._driver.respond(journal.state)
+        return self._driver.respond(journal)
 
     async def prompt_stream(
         self,
@@ -177,16 +205,18 @@ class Agent:
         self, messages: Sequence[Message], *, run_id: str | None = None, cancel: CancellationToken | None = None
     ) -> AgentResponse:
         """Run on a conversation you assembled yourself: memory and input guardrails are bypassed."""
-        if not messages:
+        checked = check_messages(messages)
+        if not checked:
             raise InvalidOperation("prompt_with_messages needs at least one message")
         journal = self._driver.start(
-            list(messages), input=messages[-1].content, thread_id=None, run_id=run_id, uses_memory=False
+            checked, input=messages[-1].content, thread_id=None, run_id=run_id, uses_memory=False
         )
         await self._driver.run(journal, cancel)
-        return self._driver.respond(journal.state)
+        return self._driver.respond(journal)
 
     def prompt_sync(self, input: str, **options: Any) -> AgentResponse:
         """`prompt` for code that is not async. Not for use inside a running event loop."""
+        check_input(input)
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -195,17 +225,23 @@ class Agent:
 
     async def _begin(
         self, input: str, thread_id: str | None, run_id: str | None, wait: bool
-    ) -> tuple[LeaseKeeper, RunJournal]:
+    ) -> tuple[LeaseKeeper | _NoThread, RunJournal]:
         """One prompt's start: guardrails, then, holding the thread, history and `run_started`.
 
         The caller drives the run and then releases the thread's lease returned.
         """
-        text = await run_input_guardrails(self.input_guardrails, input) if self.input_guardrails else input
+        text = check_input(input)
+        if self.input_guardrails:
+            text = await run_input_guardrails(self.input_guardrails, text)
         thread = thread_id or self.default_thread
-        keeper = await hold_thread(self.store, thread, wait=wait, ttl_s=self._driver.lease_ttl_s)
+        keeper: LeaseKeeper | _NoThread = _NoThread()
+        if thread is not None:
+            keeper = await hold_thread(self.store, thread, wait=wait, ttl_s=self._driver.lease_ttl_s)
         try:
             history = await self.memory.get_messages(thread_id) if self.memory is not None else []
-            carried = (await thread_state(self.store, thread)).guardrail_retries if self._carries_rejections else 0
+            carried = 0
+            if self._carries_rejections and thread is not None:
+                carried = (await thread_state(self.store, thread)).guardrail_retries
             # Ids given here, at construction, spare `start` a copy of each message to give one.
             system = [Message.system(self.system_prompt, id=new_message_id())] if self.system_prompt else []
             journal = self._driver.start(
@@ -222,8 +258,15 @@ class Agent:
         return keeper, journal
 
     async def thread(self, thread_id: str | None = None) -> ThreadState:
-        """The thread's snapshot: turns, usage, consecutive guardrail rejections, cost."""
-        return await thread_state(self.store, thread_id or self.default_thread)
+        """The thread's snapshot: turns, usage, consecutive guardrail rejections, cost.
+
+        Raises:
+            InvalidOperation: no `thread_id` for an agent without memory, which has no default thread.
+        """
+        thread = thread_id or self.default_thread
+        if thread is None:
+            raise InvalidOperation("this agent has no memory, so no default thread; name the thread: thread(thread_id)")
+        return await thread_state(self.store, thread)
 
     # -- durable operations --------------------------------------------------------------
 
@@ -241,7 +284,7 @@ class Agent:
         """
         journal = await self._driver.reopen(run_id)
         await self._driver.run(journal, cancel, wait=wait)
-        return self._driver.respond(journal.state)
+        return self._driver.respond(journal)
 
     async def approve(
         self, run_id: str, call_id: str, approved: bool = True, *, by: str | None = None, note: str | None = None

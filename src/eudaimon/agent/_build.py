@@ -7,6 +7,7 @@ the agent is built, so that a run never discovers a configuration error halfway 
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 from eudaimon.agent._output import OutputSchema
 from eudaimon.core.decide import DecideConfig
 from eudaimon.core.digest import digest
-from eudaimon.core.errors import ConfigurationError
+from eudaimon.core.errors import ConfigurationError, ToolRetryIgnored
 from eudaimon.extensions.cost import Budget, as_cost_model, has_price, price_usage
 from eudaimon.extensions.hooks import HookSet
 from eudaimon.extensions.middleware import MiddlewareStack
@@ -64,6 +65,8 @@ def build_runtime_config(
         raise ConfigurationError(f"max_iterations must be at least 1, got {max_iterations}")
     resolved = infer_model(model)
     compiled = _compile_tools(tools, human_input)
+    if tool_retry_policy is not None:
+        _warn_unretried(tool_retry_policy, compiled)
     prompt = _system_prompt(system_prompt, prompt_template)
     output = OutputSchema.of(output_type) if output_type is not None else None
     if output is not None:
@@ -115,6 +118,27 @@ def _compile_tools(tools: Sequence[Tool | Callable[..., Any]], human_input: Any)
             raise ConfigurationError(f"two tools are named {item.name!r}; tool names must be unique")
         compiled[item.name] = item.compiled()
     return compiled
+
+
+def _warn_unretried(policy: Any, tools: dict[str, Tool]) -> None:
+    """Say, once, at build, which tools the retry policy will not re-run, and how to opt in.
+
+    A warning, not an error: the agent works, the policy applies to the tools that are safe to
+    re-run, and a program that mixes read and write tools under one policy stays valid. Turn it
+    into an error with `warnings.simplefilter("error", ToolRetryIgnored)`.
+    """
+    skipped = sorted(
+        name for name, t in tools.items() if not t.retries_on_error and policy.policy_for(name).max_attempts > 1
+    )
+    if skipped:
+        warnings.warn(
+            ToolRetryIgnored(
+                f"tool_retry_policy will not retry {', '.join(repr(n) for n in skipped)}: a WRITE or "
+                "IRREVERSIBLE tool that raised may have half-acted. Declare effect='read' or idempotent=True "
+                "when running it twice is harmless, or @tool(retryable=True) to retry it anyway"
+            ),
+            stacklevel=4,
+        )
 
 
 def _system_prompt(system_prompt: str | None, template: Any) -> str | None:

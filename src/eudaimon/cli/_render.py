@@ -17,6 +17,7 @@ from eudaimon.core.events import (
     ApprovalRequested,
     BudgetExceeded,
     Event,
+    FailureKind,
     FinishRejected,
     GuardrailRejected,
     ModelAttemptStarted,
@@ -91,6 +92,14 @@ def cost_text(cost_usd: float | None, known: bool = True) -> str:
     return f"${cost_usd:.6f}"
 
 
+def failure_text(kind: FailureKind | None, guardrail: str, error: str | None) -> str:
+    """Why a run failed, in one line: the kind, unless the error text already names the
+    exception (it starts with its type), and the guardrail that blocked."""
+    shown = f"{kind}: " if kind is not None and kind not in (FailureKind.EXCEPTION, FailureKind.MODEL_ERROR) else ""
+    who = f"{guardrail}: " if guardrail else ""
+    return f"{shown}{who}{error or ''}"
+
+
 def summarize(event: Event) -> str:
     """One line saying what `event` recorded."""
     data = event.data
@@ -104,11 +113,17 @@ def summarize(event: Event) -> str:
         case ModelRetryScheduled():
             return f"step {data.step}: retry {data.retry_number} in {data.delay_ms} ms after {clip(data.error, 50)}"
         case ModelContextRejected():
-            return f"step {data.step}: context too long; input budget now {data.input_budget_tokens} tokens"
+            out = f", output budget {data.output_budget_tokens}" if data.output_budget_tokens is not None else ""
+            return (
+                f"step {data.step}: context too long (retry {data.retry_number}); "
+                f"input budget now {data.input_budget_tokens} tokens{out}"
+            )
         case ModelCalled():
             said = f"{clip(data.message.content, 50)!r} " if data.message.content else ""
             calls = ", ".join(call_text(c) for c in data.message.tool_calls)
             asked = f"→ {clip(calls, 60)} " if calls else ""
+            if data.short_circuited_by:
+                return f"step {data.step}: {said}{asked}[answered by middleware {data.short_circuited_by}; no model called]"
             return f"step {data.step}: {said}{asked}[{usage_text(data.usage)}, {cost_text(data.cost_usd)}]"
         case ModelFailed():
             return f"step {data.step}: {clip(data.error, 70)}"
@@ -142,8 +157,7 @@ def summarize(event: Event) -> str:
         case RunCompleted():
             return clip(data.output, 80)
         case RunFailed():
-            kind = f"{data.kind}: " if data.kind else ""
-            return f"{kind}{clip(data.error, 70)}"
+            return clip(failure_text(data.kind, data.guardrail, data.error), 80)
         case RunCancelled():
             return clip(data.reason or "cancelled", 80)
         case _:
@@ -208,7 +222,7 @@ def overview(state: RunState, event_count: int | None = None) -> Table:
     if state.output is not None:
         grid.add_row("output", escape(state.output))
     if state.error is not None:
-        grid.add_row("error", Text(f"{state.error_kind + ': ' if state.error_kind else ''}{state.error}", style="red"))
+        grid.add_row("error", Text(failure_text(state.error_kind, state.error_guardrail, state.error), style="red"))
     return grid
 
 

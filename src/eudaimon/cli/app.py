@@ -49,7 +49,9 @@ from eudaimon.cli._render import (
 )
 from eudaimon.core.codec import event_to_json
 from eudaimon.core.errors import EudaimonError
+from eudaimon.core.events import Event
 from eudaimon.core.state import RunState
+from eudaimon.runtime.operations import load_state
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
 from eudaimon.temporal import _cli as _temporal_cli
@@ -84,7 +86,7 @@ def runs_list(
         rows: list[tuple[Any, RunState | str]] = []
         for summary in await journal.list_runs(limit=limit, thread_id=thread):
             try:
-                rows.append((summary, fold(await load_events(journal, summary.run_id))))
+                rows.append((summary, await load_state(journal, summary.run_id)))
             except EudaimonError as exc:  # one broken run must not hide the others
                 rows.append((summary, str(exc)))
         return rows
@@ -121,10 +123,9 @@ def runs_list(
 @runs_app.command("show")
 def runs_show(run_id: RunArgument, store: StoreOption = None) -> None:
     """Show a run: status, agent, thread, steps, usage, cost and its messages."""
-    events = run_async(with_store(resolve_store_url(store), lambda journal: load_events(journal, run_id)))
-    state = fold(events)
+    state = run_async(with_store(resolve_store_url(store), lambda journal: load_state(journal, run_id)))
     console = out()
-    console.print(overview(state, len(events)))
+    console.print(overview(state, state.next_seq))
     console.print(messages_table(state.messages))
 
 
@@ -148,14 +149,15 @@ def runs_state(
     as_json: JsonOption = False,
 ) -> None:
     """The run's state folded from its journal, after event `--at SEQ` (default: the last)."""
-    events = run_async(with_store(resolve_store_url(store), lambda journal: load_events(journal, run_id)))
-    if at is not None and not 0 <= at < len(events):
-        fail(f"run {run_id} has events 0..{len(events) - 1}; --at {at} is outside them")
+
+    async def work(journal: EventStore) -> tuple[list[Event], RunState]:
+        events = await load_events(journal, run_id)
+        if at is not None and not 0 <= at < len(events):
+            fail(f"run {run_id} has events 0..{len(events) - 1}; --at {at} is outside them")
+        return events, await load_state(journal, run_id, at)  # the path `agent.state()` takes
+
+    events, state = run_async(with_store(resolve_store_url(store), work))
     prefix = events if at is None else events[: at + 1]
-    try:
-        state = fold(prefix)
-    except EudaimonError as exc:
-        fail(str(exc))
     if as_json:
         typer.echo(json.dumps(state_to_dict(state), ensure_ascii=False, indent=2))
         return

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from eudaimon.core.effects import ToolTraits
+from eudaimon.core.events import FailureKind
 from eudaimon.core.messages import Role
 from eudaimon.core.state import TERMINAL_STATUSES, CallStatus, PendingCall, RunState, Status
 
@@ -74,7 +75,9 @@ class Finish:
 @dataclass(frozen=True, slots=True)
 class Fail:
     error: str
-    kind: str
+    kind: FailureKind
+    limit: int | None = None
+    """The configured limit the run reached, journaled so the error never reads today's config."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,15 +101,21 @@ def next_step(state: RunState, config: DecideConfig) -> Step:
     if state.finish_rejections >= config.max_finish_rejections:
         return Fail(
             f"the final answer failed the output schema {state.finish_rejections} times in a row",
-            "OutputRejected",
+            FailureKind.OUTPUT_REJECTED,
+            config.max_finish_rejections,
         )
     if state.guardrail_rejections >= config.max_guardrail_retries:
         return Fail(
             f"output guardrails rejected {state.guardrail_rejections} answers in a row",
-            "OutputRejected",
+            FailureKind.OUTPUT_REJECTED,
+            config.max_guardrail_retries,
         )
     if state.steps >= config.max_iterations:
-        return Fail(f"max_iterations={config.max_iterations} reached without a final answer", "MaxIterations")
+        return Fail(
+            f"max_iterations={config.max_iterations} reached without a final answer",
+            FailureKind.MAX_ITERATIONS,
+            config.max_iterations,
+        )
     return CallModel(state.steps + 1)
 
 

@@ -9,6 +9,7 @@
     │   ├── BudgetExceeded
     │   ├── OutputRejected        the final answer kept failing the finish schema or a guardrail
     │   └── RunFailedError        any other terminal failure recorded in the journal
+    │       └── ContextExhausted  also a ContextTooLong: no smaller request was possible
     ├── ModelError                a provider or model failed (classified once, by type)
     │   ├── ModelRetryableError   worth retrying before any content arrived
     │   │   ├── ModelRateLimited
@@ -25,7 +26,11 @@
     │   └── LeaseLost             this process stalled past its lease and must stop
     └── InvalidOperation          an approval, reconciliation or resume the run's state forbids
 
-Messages say what happened and what to do; they never contain secrets.
+    EudaimonWarning (a UserWarning)
+    └── ToolRetryIgnored          tool_retry_policy will not re-run some tools; names them
+
+Messages say what happened and what to do; they never contain secrets. A run error raised in
+the process where user code raised carries that exception as its `__cause__`.
 """
 
 from __future__ import annotations
@@ -135,6 +140,14 @@ class ContextTooLong(ModelError):
         self.requested_tokens = requested_tokens
 
 
+class ContextExhausted(RunFailedError, ContextTooLong):
+    """A run failed because the model kept refusing its request as too long, and the request
+    could not be made smaller (the newest turn alone does not fit), or the retries ran out.
+
+    It is both a `RunError` (with `run_id`) and a `ContextTooLong`, so either `except` catches it.
+    """
+
+
 class ModelRequestRejected(ModelError):
     """400, 401 or 403: the request or the credentials are wrong, and retrying will not help."""
 
@@ -203,6 +216,14 @@ class LeaseLost(JournalError):
     def __init__(self, name: str) -> None:
         super().__init__(f"the lease on {name} lapsed; this process stopped driving it so another may take over")
         self.name = name
+
+
+class EudaimonWarning(UserWarning):
+    """Base of the warnings eudaimon gives about a configuration that works, but not as written."""
+
+
+class ToolRetryIgnored(EudaimonWarning):
+    """`tool_retry_policy` is set, but some tools may not run twice, so the policy skips them."""
 
 
 class InvalidOperation(EudaimonError):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
 from typing import ClassVar
 
 from eudaimon.core.messages import JsonObject, Message, Usage
@@ -74,6 +75,10 @@ class ModelContextRejected:
     request_id: str
     input_budget_tokens: int
     error: str
+    retry_number: int = 1
+    """1 for the step's first rejection, 2 for the next, …: the runtime stops at a small cap."""
+    output_budget_tokens: int | None = None
+    """The `max_tokens` later requests of the step ask for (None: the agent's own setting)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,6 +92,9 @@ class ModelCalled:
     model: str = ""
     duration_ms: int = 0
     stop_reason: str = "end_turn"
+    short_circuited_by: str = ""
+    """The middleware layer whose `on_request` answered instead of the model: no model was
+    called, so `model` and `request_id` are empty and nothing was billed."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -206,12 +214,47 @@ class RunCompleted:
     structured: object = None
 
 
+class FailureKind(StrEnum):
+    """Why a run failed: what `RunFailed.kind` records, so a reader can raise the right error.
+
+    The values are the error class names older journals wrote as free strings; any other string
+    such a journal holds (an exception's type name) reads back as `EXCEPTION` or `MODEL_ERROR`.
+    """
+
+    MAX_ITERATIONS = "MaxIterations"
+    OUTPUT_REJECTED = "OutputRejected"
+    """The final answer kept failing the finish schema or the output guardrails."""
+    GUARDRAIL_BLOCKED = "GuardrailBlocked"
+    CONTEXT_TOO_LONG = "ContextTooLong"
+    """Even the smallest request the run could make did not fit the model's context."""
+    MODEL_ERROR = "ModelError"
+    """The model failed for good (out of retries, or a failure retrying cannot fix)."""
+    EXCEPTION = "Exception"
+    """User code (a hook, middleware, a guardrail) or eudaimon itself raised."""
+
+    @classmethod
+    def _missing_(cls, value: object) -> FailureKind:
+        if isinstance(value, str) and value.startswith("Model"):
+            return cls.MODEL_ERROR
+        return cls.EXCEPTION
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunFailed:
     type: ClassVar[str] = "run_failed"
     error: str
-    kind: str = ""
-    """The error class that ended the run (`MaxIterations`, …), so a reader can re-raise it."""
+    kind: FailureKind = FailureKind.EXCEPTION
+    """Which error ended the run, so a reader in any process raises the same one."""
+    exception: str = ""
+    """The type name of the exception that ended the run, when one did (`ValueError`, …)."""
+    limit: int | None = None
+    """The limit the run reached (`max_iterations`, the rejection cap), as it was configured then."""
+    guardrail: str = ""
+    """The guardrail that blocked the run's answer."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.kind, FailureKind):  # a kind given by its name, as older code did
+            object.__setattr__(self, "kind", FailureKind(self.kind))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -19,6 +19,7 @@ from eudaimon.core.events import (
     ApprovalRequested,
     BudgetExceeded,
     Event,
+    FailureKind,
     FinishRejected,
     GuardrailRejected,
     ModelAttemptStarted,
@@ -129,12 +130,21 @@ class RunState:
     parent: ParentRef | None = None
     output: str | None = None
     error: str | None = None
-    error_kind: str | None = None
+    error_kind: FailureKind | None = None
+    """Why a failed run failed (a `str` enum: `error_kind == "MaxIterations"` holds)."""
+    error_limit: int | None = None
+    """The limit a failed run reached, as its `run_failed` event recorded it."""
+    error_guardrail: str = ""
+    """The guardrail that blocked a failed run's answer."""
     calls: dict[str, CallProgress] = field(default_factory=dict)
     """The current batch of tool calls, in the order the model asked for them."""
     open_attempt: str | None = None
     """The request id of a model attempt that has started and has no outcome yet."""
     input_budget_tokens: int | None = None
+    output_budget_tokens: int | None = None
+    """The `max_tokens` a context rejection reserved for the step's later requests."""
+    context_rejections: int = 0
+    """Context rejections of the current step; reset when the model answers (even rejected)."""
     guardrail_rejections: int = 0
     """Consecutive output-guardrail rejections; reset when an answer is accepted."""
     model_retries: int = 0
@@ -190,6 +200,7 @@ class RunState:
             case ModelCalled():
                 self.open_attempt = None
                 self.steps += 1
+                self.context_rejections = 0
                 self._bill(data.usage, data.cost_usd)
                 message = data.message if data.message.id else _with_id(data.message, f"{self.run_id}:{event.seq}")
                 self.messages.append(message)
@@ -224,13 +235,16 @@ class RunState:
                     self.usage = self.usage + data.observed_usage
             case ModelContextRejected():
                 self.open_attempt = None
+                self.context_rejections += 1
                 self.input_budget_tokens = data.input_budget_tokens
+                self.output_budget_tokens = data.output_budget_tokens
             case ModelFailed():
                 self.open_attempt = None
                 self._bill(data.usage, data.cost_usd)
             case GuardrailRejected():
                 self.open_attempt = None
                 self.steps += 1
+                self.context_rejections = 0
                 self.guardrail_rejections += 1
                 self._bill(data.usage, data.cost_usd)
                 self.messages.append(Message.user(data.feedback, id=self._derived_id(event)))
@@ -254,11 +268,12 @@ class RunState:
                 self.messages.append(Message.user(finish_correction(data.reason), id=self._derived_id(event)))
             case BudgetExceeded():
                 self.budget_limit = BudgetLimit(data.spent, data.limit, data.unit)
-                self._end(Status.BUDGET_EXCEEDED, error=data.reason, kind="BudgetExceeded")
+                self._end(Status.BUDGET_EXCEEDED, error=data.reason)
             case RunFailed():
-                self._end(Status.FAILED, error=data.error, kind=data.kind or None)
+                self._end(Status.FAILED, error=data.error, kind=data.kind)
+                self.error_limit, self.error_guardrail = data.limit, data.guardrail
             case RunCancelled():
-                self._end(Status.CANCELLED, error=data.reason or "cancelled", kind="Cancelled")
+                self._end(Status.CANCELLED, error=data.reason or "cancelled")
             case _:
                 assert_never(data)
 
@@ -315,7 +330,7 @@ class RunState:
         else:
             self.status = Status.RUNNING
 
-    def _end(self, status: Status, *, error: str | None = None, kind: str | None = None) -> None:
+    def _end(self, status: Status, *, error: str | None = None, kind: FailureKind | None = None) -> None:
         self.status = status
         self.error, self.error_kind = error, kind
         self.open_attempt = None

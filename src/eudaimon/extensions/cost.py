@@ -18,7 +18,7 @@ rest of the input at the input rate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
@@ -78,9 +78,21 @@ class UsagePricer(Protocol):
 def as_cost_model(value: object) -> CostModel:
     """Check that `value` can price tokens, for the Agent to refuse a wrong `cost_model` at build.
 
+    A cost model class (`cost_model=OpenAICostModel`, as the Daimon reference writes it) is
+    instantiated here, with no arguments.
+
     Raises:
-        ConfigurationError: `value` has no `cost_per_token` method.
+        ConfigurationError: `value` has no `cost_per_token` method, or is a class that cannot
+            be built without arguments.
     """
+    if isinstance(value, type) and callable(getattr(value, "cost_per_token", None)):
+        cls: type = value
+        try:
+            value = cls()
+        except TypeError as exc:
+            raise ConfigurationError(
+                f"cost_model={cls.__name__} is a class that needs arguments ({exc}); pass an instance"
+            ) from exc
     if not callable(getattr(value, "cost_per_token", None)):
         raise ConfigurationError(
             f"cost_model {value!r} has no cost_per_token(model_id, direction) method; "
@@ -104,6 +116,10 @@ class GenAIPricesCostModel:
         if provider_id is not None:
             self.provider_id = provider_id
         self._found: dict[str, Any] = {}
+        self._rates: dict[str, tuple[date, Any, _FlatRates | None]] = {}
+        """model id -> (the UTC day, genai-prices' `ModelPrice` on that day, its flat rates).
+        Prices change by date, not by call, and genai-prices' `calc_price` costs hundreds of
+        µs: a model with flat rates per token is priced from them with three products."""
 
     def _lookup(self, model_id: str) -> tuple[Any, Any] | None:
         """genai-prices' (provider, model info) for `model_id`, or None when it has none."""
@@ -123,12 +139,27 @@ class GenAIPricesCostModel:
         self._found[model_id] = found
         return found
 
+    def _rated(self, model_id: str) -> tuple[Any, _FlatRates | None]:
+        """genai-prices' `ModelPrice` of `model_id` today (None when it has none) and its flat
+        rates (None when tiered or priced by more than tokens); cached per model and day."""
+        now = datetime.now(tz=UTC)
+        cached = self._rates.get(model_id)
+        if cached is not None and cached[0] == now.date():
+            return cached[1], cached[2]
+        found = self._lookup(model_id)
+        prices = found[1].get_prices(now) if found is not None else None
+        flat = _FlatRates.of(prices) if prices is not None else None
+        self._rates[model_id] = (now.date(), prices, flat)
+        return prices, flat
+
+    def _prices(self, model_id: str) -> Any:
+        return self._rated(model_id)[0]
+
     def cost_per_token(self, model_id: str, direction: TokenDirection) -> float | None:
         """USD per token of `model_id` in `direction`, at today's base rate; None if unpriced."""
-        found = self._lookup(model_id)
-        if found is None:
+        prices = self._prices(model_id)
+        if prices is None:
             return None
-        prices = found[1].get_prices(datetime.now(tz=UTC))
         key = {
             TokenDirection.INPUT: "input_mtok",
             TokenDirection.OUTPUT: "output_mtok",
@@ -142,21 +173,53 @@ class GenAIPricesCostModel:
 
     def price(self, model_id: str, usage: Usage) -> float | None:
         """USD for one call's `usage`, with genai-prices' own rules (tiers, cached input)."""
-        found = self._lookup(model_id)
-        if found is None or not has_price(self, model_id):
+        prices, flat = self._rated(model_id)
+        if prices is None or prices.input_mtok is None or prices.output_mtok is None:
             return None
-        provider, info = found
         cached = min(usage.cached_tokens, usage.input_tokens)
+        if flat is not None:
+            return flat.price(usage.input_tokens - cached, cached, usage.output_tokens)
         prices_usage = _PricesUsage(
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             cache_read_tokens=cached or None,
         )
-        result = info.calc_price(prices_usage, provider, genai_request_timestamp=datetime.now(tz=UTC))
-        return float(result.total_price)
+        return float(prices.calc_price(prices_usage)["total_price"])
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(provider_id={self.provider_id!r})"
+
+
+_FLAT_KEYS = frozenset({"input_mtok", "output_mtok", "cache_read_mtok"})
+
+
+@dataclass(frozen=True, slots=True)
+class _FlatRates:
+    """A model's USD per million tokens when every price is one number: genai-prices' own
+    arithmetic for such a model, without its per-call walk through units and tiers."""
+
+    input_mtok: Decimal
+    output_mtok: Decimal
+    cache_read_mtok: Decimal | None
+
+    @classmethod
+    def of(cls, prices: Any) -> _FlatRates | None:
+        # Searches are priced per search, which a token `Usage` never counts: they add nothing.
+        values = {
+            k: v
+            for k, v in vars(prices).items()
+            if v is not None and not k.startswith("_") and not k.endswith("_searches_kcount")
+        }
+        if not set(values) <= _FLAT_KEYS or not all(isinstance(v, Decimal) for v in values.values()):
+            return None  # tiered, or priced per request, image, …: genai-prices prices it
+        if "input_mtok" not in values or "output_mtok" not in values:
+            return None
+        return cls(values["input_mtok"], values["output_mtok"], values.get("cache_read_mtok"))
+
+    def price(self, uncached: int, cached: int, output: int) -> float:
+        cached_rate = self.input_mtok if self.cache_read_mtok is None else self.cache_read_mtok
+        total = self.input_mtok * uncached + cached_rate * cached + self.output_mtok * output
+        return float(total / _PER_MTOK)
 
 
 class OpenAICostModel(GenAIPricesCostModel):

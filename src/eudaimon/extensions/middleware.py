@@ -207,12 +207,22 @@ class MiddlewareStack:
         Raises:
             ConfigurationError: a layer returned something that is not an action.
         """
+        short = await self.short_circuit_request(request)
+        return short[1] if short is not None else None
+
+    async def short_circuit_request(self, request: ChatRequest) -> tuple[str, ChatResponse] | None:
+        """`run_on_request`, naming the layer that short-circuited: the runtime journals that
+        this layer, not a model, answered.
+
+        Returns:
+            (the layer's class name, its response), or None: call the model with `request`.
+        """
         for layer, method in self._on_request:
             action = await _action(method, request)
             if action is None or action is CONTINUE:
                 continue
             if isinstance(action, ShortCircuit):
-                return _as_response(layer, "on_request", action.value)
+                return layer, _as_response(layer, "on_request", action.value)
             raise _bad_action(layer, "on_request", repr(action), "response")
         return None
 

@@ -3,11 +3,15 @@
 Memory is fed from committed journal events, never from in-flight state, and keyed by message
 id: `add_message` of a message whose id the thread already holds does nothing. That is what lets
 a run that crashed and resumed feed its messages again without duplicating the thread's history.
+A message built without an id (`Message.user("hi")`, as the Daimon reference writes it) is
+given a fresh one: ids matter for what the runtime journals, which always has them.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
 from eudaimon.core.messages import Message
@@ -24,14 +28,14 @@ class Memory(Protocol):
     - `get_messages` returns the thread's history oldest first, as whole groups: never a tool
       result without the assistant message that called it, nor a call whose results are missing.
     - `add_message` is idempotent by `message.id`: a second add of the same id in the same
-      thread does nothing. A message without an id is refused with `ValueError`.
+      thread does nothing. A message without an id is given a fresh one, so adding it twice
+      stores it twice.
     - `clear` forgets the thread's messages and ids; other threads are untouched.
     - `thread_id=None` is the memory's default thread.
 
     A backend may also offer `add_messages(messages, thread_id=None)`: `add_message` for each,
-    in order, in one call (one transaction, one round trip), refusing the whole batch if one
-    message has no id. The runtime feeds a run's messages through `feed`, which uses it where
-    it exists.
+    in order, in one call (one transaction, one round trip). The runtime feeds a run's
+    messages through `feed`, which uses it where it exists.
     """
 
     async def get_messages(self, thread_id: str | None = None) -> list[Message]:
@@ -49,13 +53,11 @@ class Memory(Protocol):
 
 async def feed(memory: Memory, messages: Sequence[Message], thread_id: str | None = None) -> None:
     """Add `messages` in order: in one `add_messages` call where the backend has it, else one
-    `add_message` at a time. A message without an id is refused before any is added."""
+    `add_message` at a time."""
     add_messages = getattr(memory, "add_messages", None)
     if add_messages is not None:
         await add_messages(messages, thread_id)
         return
-    for message in messages:
-        require_id(message)
     for message in messages:
         await memory.add_message(message, thread_id)
 
@@ -65,15 +67,9 @@ def thread_key(thread_id: str | None) -> str:
     return DEFAULT_THREAD if thread_id is None else thread_id
 
 
-def require_id(message: Message) -> str:
-    """The message's id; refuse a message without one, since idempotency keys on it."""
-    if not message.id:
-        raise ValueError(
-            f"memory needs messages with a non-empty id to add them idempotently; got a {message.role} "
-            "message with id=''. Give it one (Message.user(text, id=...)); the runtime assigns ids to "
-            "every message it journals"
-        )
-    return message.id
+def with_id(message: Message) -> Message:
+    """`message`, or a copy with a fresh id when it has none: memory keys every message by id."""
+    return message if message.id else replace(message, id=f"mem-{uuid.uuid4().hex}")
 
 
 def check_window(name: str, value: int | None) -> None:

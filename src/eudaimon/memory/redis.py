@@ -9,6 +9,7 @@ run's messages) is one MULTI/EXEC of such scripts: one round trip, applied all t
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING
 from eudaimon.core.messages import Message, Role
 from eudaimon.memory._codec import message_from_json, message_to_json
 from eudaimon.memory._groups import drop_partial_head, opens_group, visible
-from eudaimon.memory.base import check_window, require_id, thread_key
+from eudaimon.memory.base import check_window, thread_key, with_id
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -52,6 +53,9 @@ class RedisMemory:
         self.key = key
         self.max_messages = max_messages
         self._client: Redis | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        """The event loop `_client` belongs to: redis-py's connections cannot outlive theirs."""
+        self._closer: asyncio.Task[None] | None = None
 
     @classmethod
     async def connect(cls, url: str, key: str, *, max_messages: int | None = None) -> RedisMemory:
@@ -65,12 +69,19 @@ class RedisMemory:
         return memory
 
     def _redis(self) -> Redis:
+        loop = asyncio.get_running_loop()
+        if self._client is not None and self._loop is not loop:
+            # `prompt_sync` after `prompt_sync`: each `asyncio.run` has a loop of its own, and
+            # the last one closed our client as it ended. Start a client on this loop.
+            self._client = None
         if self._client is None:
             # Imported here: redis-py takes longer to import than the rest of eudaimon's
             # memory, and most programs never build a RedisMemory.
             from redis.asyncio import Redis
 
             self._client = Redis.from_url(self.url)
+            self._loop = loop
+            self._closer = loop.create_task(_close_with_loop(self._client), name="eudaimon-redis-memory-closer")
         return self._client
 
     def _keys(self, thread_id: str | None) -> tuple[str, str]:
@@ -116,13 +127,12 @@ class RedisMemory:
         """`add_message` for each, in order, in one round trip: the add script once a message,
         in one MULTI/EXEC. The script's text rides along (EVAL, not EVALSHA): a pipeline of
         EVALSHA would first ask Redis whether it knows the script, a second round trip."""
-        ids = [require_id(message) for message in messages]
-        if not ids:
+        if not messages:
             return
         messages_key, ids_key = self._keys(thread_id)
         async with self._redis().pipeline(transaction=True) as pipe:
-            for message_id, message in zip(ids, messages, strict=True):
-                pipe.eval(_ADD, 2, messages_key, ids_key, message_id, message_to_json(message))
+            for message in map(with_id, messages):
+                pipe.eval(_ADD, 2, messages_key, ids_key, message.id, message_to_json(message))
             await pipe.execute()
 
     async def clear(self, thread_id: str | None = None) -> None:
@@ -130,9 +140,10 @@ class RedisMemory:
 
     async def close(self) -> None:
         """Close the connection pool; a later use reconnects."""
-        if self._client is not None:
-            client, self._client = self._client, None
-            await client.aclose()
+        closer, self._closer, self._client = self._closer, None, None
+        if closer is not None and self._loop is asyncio.get_running_loop():
+            closer.cancel()
+            await asyncio.gather(closer, return_exceptions=True)
 
     async def __aenter__(self) -> RedisMemory:
         return self
@@ -144,6 +155,18 @@ class RedisMemory:
 
     def __repr__(self) -> str:
         return f"RedisMemory({_hide_password(self.url)!r}, {self.key!r}, max_messages={self.max_messages})"
+
+
+async def _close_with_loop(client: Redis) -> None:
+    """Wait until cancelled, then close `client`: by `close()`, or by the end of the loop.
+
+    `asyncio.run` cancels every task before it closes its loop, so a client nobody closed is
+    closed on its own loop, while it still runs; a closed loop could not close its sockets.
+    """
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await client.aclose()
 
 
 def _hide_password(url: str) -> str:

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from eudaimon.core.messages import Message, Role
 from eudaimon.memory._codec import message_from_json, message_to_json
 from eudaimon.memory._groups import opens_group, visible
-from eudaimon.memory.base import check_window, require_id, thread_key
+from eudaimon.memory.base import check_window, thread_key, with_id
 
 T = TypeVar("T")
 
@@ -137,7 +137,9 @@ class SqliteMemory:
     async def add_messages(self, messages: Sequence[Message], thread_id: str | None = None) -> None:
         """`add_message` for each, in order, in one transaction: all are added or none."""
         session, thread = self.session_id, thread_key(thread_id)
-        rows = [(session, thread, require_id(m), m.role.value, message_to_json(m), session, thread) for m in messages]
+        rows = [
+            (session, thread, m.id, m.role.value, message_to_json(m), session, thread) for m in map(with_id, messages)
+        ]
         if rows:
             await self._db.run(_insert_all, rows)
 

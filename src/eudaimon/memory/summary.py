@@ -13,7 +13,7 @@ import logging
 from eudaimon.core.groups import group_messages
 from eudaimon.core.messages import Message, Role
 from eudaimon.memory._groups import is_complete, visible
-from eudaimon.memory.base import check_window, require_id, thread_key
+from eudaimon.memory.base import check_window, thread_key, with_id
 from eudaimon.models.base import ChatRequest, Model
 
 logger = logging.getLogger("eudaimon.memory")
@@ -88,7 +88,8 @@ class SummaryMemory:
         return [summary, *recent]
 
     async def add_message(self, message: Message, thread_id: str | None = None) -> None:
-        message_id = require_id(message)
+        message = with_id(message)
+        message_id = message.id
         key = thread_key(thread_id)
         thread = self._threads.get(key)
         if thread is None:

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from eudaimon.core.events import FailureKind
 from eudaimon.core.messages import Usage
-from eudaimon.core.state import RunState
+from eudaimon.core.state import RunState, Status
 
 
 def _now() -> datetime:
@@ -80,6 +81,8 @@ class ThreadState:
         The run's consecutive-rejection count is taken as the thread's: the fold seeds it from
         `run_started.guardrail_retries` (this snapshot's count, written when the run started)
         and resets it when an answer is accepted, so it already carries the thread's streak.
+        A run that failed on the cap of rejected answers has paid for that streak: the next
+        run of the thread starts from 0, or every later prompt would fail before its model call.
 
         Raises:
             ValueError: `run` has not finished; a paused run would be counted again when it does.
@@ -87,7 +90,8 @@ class ThreadState:
         if not run.status.is_terminal:
             raise ValueError(f"run {run.run_id} is {run.status}; record a run in its thread only once it has finished")
         after = self.record(usage=run.usage, cost_usd=run.cost_usd if run.cost_known else None)
-        return replace(after, guardrail_retries=run.guardrail_rejections)
+        capped = run.status is Status.FAILED and run.error_kind is FailureKind.OUTPUT_REJECTED
+        return replace(after, guardrail_retries=0 if capped else run.guardrail_rejections)
 
     @classmethod
     def from_runs(

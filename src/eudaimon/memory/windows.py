@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from eudaimon.core.groups import TokenCounter, estimate_tokens
 from eudaimon.core.messages import Message
 from eudaimon.memory._groups import GroupWindow
-from eudaimon.memory.base import check_window, require_id, thread_key
+from eudaimon.memory.base import check_window, thread_key, with_id
 
 
 class _WindowMemory:
@@ -33,16 +33,15 @@ class _WindowMemory:
         await self.add_messages((message,), thread_id)
 
     async def add_messages(self, messages: Sequence[Message], thread_id: str | None = None) -> None:
-        """`add_message` for each, in order; nothing is added if one has no id."""
-        ids = [require_id(message) for message in messages]
-        if not ids:
+        """`add_message` for each, in order."""
+        if not messages:
             return
         key = thread_key(thread_id)
         window = self._threads.get(key)
         if window is None:
             window = self._threads[key] = GroupWindow(self._limit, self._weigh)
-        for message_id, message in zip(ids, messages, strict=True):
-            if message_id not in window.ids:
+        for message in map(with_id, messages):
+            if message.id not in window.ids:
                 window.add(message)
 
     async def clear(self, thread_id: str | None = None) -> None:

@@ -33,6 +33,8 @@ class RunJournal:
         self.guard: Callable[[], None] | None = None
         """Called before every commit; raises to stop a driver that must not act (a lapsed lease)."""
         self.snapshot_every = snapshot_every
+        self.failure: BaseException | None = None
+        """The exception that ended the run in this process, if one did: the cause of its error."""
         self._committed_seq = state.next_seq
         self._buffer: list[Event] = []
         # One commit at a time, without the cost of an `asyncio.Lock` when uncontended (the

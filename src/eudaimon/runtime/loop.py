@@ -7,6 +7,7 @@ new process after a crash or a human decision continues exactly where the journa
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import AsyncIterator, MutableSequence, Sequence
 from dataclasses import replace
@@ -21,9 +22,10 @@ from eudaimon.core.decide import (
     Stop,
     next_step,
 )
-from eudaimon.core.errors import JournalError, ModelError
+from eudaimon.core.errors import ContextTooLong, JournalError, ModelError
 from eudaimon.core.events import (
     BudgetExceeded,
+    FailureKind,
     FinishRejected,
     GuardrailRejected,
     ModelCalled,
@@ -76,7 +78,8 @@ async def drive(
                 if (cancel is not None or cfg.budget is not None) and _stopped_before_call(journal, cfg, cancel):
                     break
                 number = step.step
-                request, response, started = await _before_call(journal, cfg, number)
+                request, short, started = await _before_call(journal, cfg, number)
+                response = short[1] if short is not None else None
                 if response is None:
                     try:
                         if stream_model:
@@ -91,10 +94,11 @@ async def drive(
                             response = await call(journal, cfg.model, request, step=number, retry=cfg.model_retry)
                     except ContextRejected as exc:
                         if emit:
-                            yield Error(f"context too long, retrying with less history: {exc}")
+                            yield Error(f"context too long, retrying with a smaller request: {exc}")
                         continue
                     assert response is not None
-                for event in await _after_call(journal, cfg, number, request, response, started, emit):
+                answered_by = short[0] if short is not None else ""
+                for event in await _after_call(journal, cfg, number, request, response, started, emit, answered_by):
                     yield event
             elif isinstance(step, RunTools):
                 ready, settled = await prepare_batch(journal, cfg, step)
@@ -128,15 +132,23 @@ async def drive(
             elif isinstance(step, AwaitApproval | Stop):
                 break
             elif isinstance(step, Fail):
-                journal.record(RunFailed(error=step.error, kind=step.kind))
+                journal.record(RunFailed(error=step.error, kind=step.kind, limit=step.limit))
                 break
     except JournalError:
         raise  # another process owns the run now, or the store failed: nothing more may be written
     except Exception as exc:
         # A model that failed for good, or user code (a hook, middleware) that raised: record
-        # why the run ended, so the journal never shows a run that just stopped.
+        # why the run ended, so the journal never shows a run that just stopped, and keep the
+        # exception, so the error `prompt` raises in this process has it as its cause.
+        journal.failure = exc
+        if isinstance(exc, ModelError):
+            logger.warning("run %s failed: the model failed: %s: %s", state.run_id, type(exc).__name__, exc)
+        else:
+            logger.error("run %s failed: %s raised", state.run_id, type(exc).__name__, exc_info=exc)
         if not state.status.is_terminal:
-            journal.record(RunFailed(error=f"{type(exc).__name__}: {exc}", kind=type(exc).__name__))
+            journal.record(
+                RunFailed(error=f"{type(exc).__name__}: {exc}", kind=failure_kind(exc), exception=type(exc).__name__)
+            )
         await journal.flush()
         if not isinstance(exc, ModelError) and cfg.hooks is not None:
             try:
@@ -149,6 +161,15 @@ async def drive(
     if state.error and state.status.is_terminal and state.status != "completed":
         yield Error(state.error)
     yield Done(state.run_id, state.status.value)
+
+
+def failure_kind(exc: Exception) -> FailureKind:
+    """How the journal classifies an exception that ended a run."""
+    if isinstance(exc, ContextTooLong):
+        return FailureKind.CONTEXT_TOO_LONG
+    if isinstance(exc, ModelError):
+        return FailureKind.MODEL_ERROR
+    return FailureKind.EXCEPTION
 
 
 def _stopped_before_call(journal: RunJournal, cfg: RuntimeConfig, cancel: CancellationToken | None) -> bool:
@@ -180,19 +201,23 @@ def build_request(state: RunState, cfg: RuntimeConfig) -> ChatRequest:
         messages = History(state.messages)
     else:
         messages = state.messages[:]
-    return ChatRequest(messages, cfg.tool_specs, cfg.temperature, cfg.max_tokens)
+    max_tokens = cfg.max_tokens
+    if state.output_budget_tokens is not None:
+        # A context rejection reserved a smaller output budget for the newest turn to fit.
+        max_tokens = min(max_tokens or state.output_budget_tokens, state.output_budget_tokens)
+    return ChatRequest(messages, cfg.tool_specs, cfg.temperature, max_tokens)
 
 
 async def _before_call(
     journal: RunJournal, cfg: RuntimeConfig, step: int
-) -> tuple[ChatRequest, ChatResponse | None, float]:
-    """The request for this step, and a response when middleware short-circuits the call."""
+) -> tuple[ChatRequest, tuple[str, ChatResponse] | None, float]:
+    """The request for this step, and (layer, response) when middleware short-circuits the call."""
     if cfg.hooks is not None:
         await cfg.hooks.on_iteration_start(_loop_state(journal.state, cfg, step))
     request = build_request(journal.state, cfg)
     started = journal.clock.monotonic_ms()
-    response = await cfg.middleware.run_on_request(request) if cfg.middleware is not None else None
-    return request, response, started
+    short = await cfg.middleware.short_circuit_request(request) if cfg.middleware is not None else None
+    return request, short, started
 
 
 _NOTHING: tuple[StreamEvent, ...] = ()
@@ -206,15 +231,24 @@ async def _after_call(
     response: ChatResponse,
     started: float,
     emit: bool,
+    answered_by: str = "",
 ) -> Sequence[StreamEvent]:
-    """Judge and journal the model's answer; return the stream events it makes (if `emit`)."""
+    """Judge and journal the model's answer; return the stream events it makes (if `emit`).
+
+    `answered_by` names the middleware layer that answered instead of the model: nothing was
+    billed. Otherwise the bill is what the provider reported, whatever `on_response` makes of
+    the response.
+    """
+    billed = response
     if cfg.middleware is not None:
         response = await cfg.middleware.run_on_response(response)
     if cfg.hooks is not None:
         await cfg.hooks.on_model_response(response)
-    served_by = response.model or cfg.model.model_id
-    usage = response.usage or _NO_USAGE
-    cost = cfg.price(served_by, usage) if cfg.price is not None else None
+    if answered_by:
+        served_by, usage, cost = "", _NO_USAGE, None
+    else:
+        served_by, usage = billed.model or cfg.model.model_id, billed.usage or _NO_USAGE
+        cost = cfg.price(served_by, usage) if cfg.price is not None else None
     message = response.message
     if not message.tool_calls and cfg.output_guardrails:
         verdict = await run_output_guardrails(cfg.output_guardrails, message.content)
@@ -233,7 +267,7 @@ async def _after_call(
                 return _NOTHING
             return (
                 Error(f"answer rejected by an output guardrail: {verdict.feedback}"),
-                _usage_event(cfg, served_by, step, request, response, usage, cost),  # billed all the same
+                _usage_event(cfg, served_by, step, request, billed, usage, cost),  # billed all the same
             )
         if isinstance(verdict, Block):
             journal.record(
@@ -245,8 +279,10 @@ async def _after_call(
                     model=served_by,
                 )
             )
-            journal.record(RunFailed(error=f"{verdict.guardrail}: {verdict.reason}", kind="GuardrailBlocked"))
-            return (_usage_event(cfg, served_by, step, request, response, usage, cost),) if emit else _NOTHING
+            journal.record(
+                RunFailed(error=verdict.reason, kind=FailureKind.GUARDRAIL_BLOCKED, guardrail=verdict.guardrail)
+            )
+            return (_usage_event(cfg, served_by, step, request, billed, usage, cost),) if emit else _NOTHING
         if isinstance(verdict, Transform):
             message = replace(message, content=verdict.text)
     journal.record(
@@ -259,9 +295,10 @@ async def _after_call(
             model=served_by,
             duration_ms=round(journal.clock.monotonic_ms() - started),
             stop_reason=str(response.stop_reason),
+            short_circuited_by=answered_by,
         )
     )
-    return (_usage_event(cfg, served_by, step, request, response, usage, cost),) if emit else _NOTHING
+    return (_usage_event(cfg, served_by, step, request, billed, usage, cost),) if emit else _NOTHING
 
 
 def _usage_event(
@@ -273,12 +310,19 @@ def _usage_event(
     usage: Usage,
     cost: float | None,
 ) -> UsageEvent:
-    if response.usage is None:
+    if response.usage is None and served_by:
         # Estimated from characters when the model reported nothing, as the reference does, and
-        # priced like a reported usage; the journal keeps only what was observed.
-        usage = Usage(sum(estimate_tokens(m) for m in request.messages[-2:]), estimate_tokens(response.message))
+        # priced like a reported usage; the journal keeps only what was observed. The whole
+        # request was sent, so the whole request counts: every message and the tool specs.
+        usage = Usage(request_tokens(request), estimate_tokens(response.message))
         cost = cfg.price(served_by, usage) if cfg.price is not None else None
     return UsageEvent(step, usage.input_tokens, usage.output_tokens, cost or 0.0)
+
+
+def request_tokens(request: ChatRequest) -> int:
+    """The estimated input tokens of a whole request (~4 characters a token)."""
+    tools = sum(len(t.name) + len(t.description) + len(json.dumps(t.parameters)) for t in request.tools)
+    return sum(estimate_tokens(m) for m in request.messages) + (tools + 3) // 4
 
 
 def _finish(journal: RunJournal, cfg: RuntimeConfig, text: str) -> None:

@@ -5,6 +5,11 @@ outcome in the journal is known to have been interrupted. A retryable failure be
 content arrived is retried after a jittered exponential backoff that honours the provider's
 Retry-After, and every retry is journaled. Once content has arrived nothing is retried
 silently: the failure is journaled and the run fails.
+
+A context rejection ("the request is too long") is retried a few times, each time with a
+smaller request: fewer history groups, or a smaller output budget when the newest turn alone
+fills the window. When no smaller request is possible, or the retries run out, the run fails
+with `ContextTooLong` instead of asking again.
 """
 
 from __future__ import annotations
@@ -12,14 +17,16 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import random
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 
 from eudaimon.core.errors import ContextTooLong, ModelError, ModelResponseInvalid, ModelRetryableError
 from eudaimon.core.events import ModelAttemptStarted, ModelContextRejected, ModelFailed, ModelRetryScheduled
-from eudaimon.core.groups import estimate_tokens
+from eudaimon.core.groups import estimate_tokens, fit_to_budget
+from eudaimon.core.messages import Message
 from eudaimon.models.base import ChatRequest, ChatResponse, Model, ModelStreamItem
 from eudaimon.runtime.journal import RunJournal
+from eudaimon.streaming import Error
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -29,6 +36,8 @@ class RetrySettings:
     max_retries: int = 4
     initial_delay: float = 0.5
     max_delay: float = 30.0
+    max_context_retries: int = 3
+    """Smaller requests tried in one step after the provider said the context is too long."""
 
     def delay_for(
         self, retry_number: int, retry_after_s: float | None, jitter: Callable[[], float] = random.random
@@ -58,8 +67,9 @@ async def attempt(
     step: int,
     stream: bool,
     retry: RetrySettings,
-) -> AsyncIterator[ModelStreamItem]:
-    """Call the model, yielding deltas as they arrive and the `ChatResponse` last.
+) -> AsyncIterator[ModelStreamItem | Error]:
+    """Call the model, yielding deltas as they arrive, an `Error` for each retry, and the
+    `ChatResponse` last.
 
     Raises `ContextRejected` after journaling a context rejection, or the `ModelError` after
     journaling `model_failed`.
@@ -85,6 +95,7 @@ async def attempt(
             return
         except ModelError as exc:
             retries = await _after_failure(journal, model, request, exc, step, request_id, retries, retry, content_seen)
+            yield Error(f"model call failed ({type(exc).__name__}: {exc}); retry {retries} of {retry.max_retries}")
 
 
 async def call(
@@ -146,11 +157,21 @@ async def _after_failure(
         await asyncio.sleep(delay)
         return retries
     if isinstance(exc, ContextTooLong):
+        rejected = journal.state.context_rejections + 1
+        smaller = smaller_request(journal.state.messages, request, exc)
+        if smaller is None or rejected > retry.max_context_retries:
+            why = (
+                "no smaller request is possible" if smaller is None else f"{rejected - 1} smaller requests were refused"
+            )
+            _fail(journal, step, request_id, model, exc, False, f" ({why})")
+            raise exc
         journal.record(
             ModelContextRejected(
                 step=step,
                 request_id=request_id,
-                input_budget_tokens=smaller_budget(request, exc),
+                input_budget_tokens=smaller[0],
+                output_budget_tokens=smaller[1],
+                retry_number=rejected,
                 error=str(exc),
             )
         )
@@ -159,11 +180,25 @@ async def _after_failure(
     raise exc
 
 
-def _fail(journal: RunJournal, step: int, request_id: str, model: Model, exc: ModelError, content_seen: bool) -> None:
+def _fail(
+    journal: RunJournal,
+    step: int,
+    request_id: str,
+    model: Model,
+    exc: ModelError,
+    content_seen: bool,
+    why: str = "",
+) -> None:
     after = " after content had arrived" if content_seen else ""
     journal.record(
-        ModelFailed(step=step, error=f"{type(exc).__name__}{after}: {exc}", request_id=request_id, model=model.model_id)
+        ModelFailed(
+            step=step, error=f"{type(exc).__name__}{after}: {exc}{why}", request_id=request_id, model=model.model_id
+        )
     )
+
+
+_OUTPUT_MARGIN = 64
+"""Tokens left between the input and the output budget, for the estimate's error."""
 
 
 def smaller_budget(request: ChatRequest, exc: ContextTooLong) -> int:
@@ -171,5 +206,27 @@ def smaller_budget(request: ChatRequest, exc: ContextTooLong) -> int:
     sent = sum(estimate_tokens(m) for m in request.messages)
     budget = int(sent * 0.75)
     if exc.limit_tokens:
-        budget = min(budget, exc.limit_tokens - (request.max_tokens or 0) - 64)
+        budget = min(budget, exc.limit_tokens - (request.max_tokens or 0) - _OUTPUT_MARGIN)
     return max(budget, 1)
+
+
+def smaller_request(
+    messages: Sequence[Message], request: ChatRequest, exc: ContextTooLong
+) -> tuple[int, int | None] | None:
+    """The (input, output) budgets of a request smaller than the refused one, or None when none
+    is: the history left to drop is gone and the output budget cannot shrink either.
+
+    The input budget is tried first: the request the loop builds next keeps fewer history
+    groups (`fit_to_budget` on the run's messages, as `build_request` does). When that request
+    would be no smaller, because the newest turn alone is what did not fit, the output budget
+    (`max_tokens`) is cut to what the provider's reported window leaves.
+    """
+    sent = sum(estimate_tokens(m) for m in request.messages)
+    budget = smaller_budget(request, exc)
+    if sum(estimate_tokens(m) for m in fit_to_budget(messages, budget)) < sent:
+        return budget, request.max_tokens
+    if exc.limit_tokens and request.max_tokens:
+        room = exc.limit_tokens - sent - _OUTPUT_MARGIN
+        if 0 < room < request.max_tokens:
+            return budget, room
+    return None

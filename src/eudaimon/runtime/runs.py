@@ -8,6 +8,7 @@ with the same compare-and-append fence as everything else.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
@@ -17,13 +18,14 @@ from eudaimon.agent.response import AgentResponse
 from eudaimon.core.errors import (
     BudgetExceeded,
     Cancelled,
+    ContextExhausted,
     GuardrailBlocked,
     MaxIterations,
     OutputRejected,
     RunError,
     RunFailedError,
 )
-from eudaimon.core.events import RunStarted
+from eudaimon.core.events import FailureKind, RunStarted
 from eudaimon.core.messages import Message, Role
 from eudaimon.core.state import RunState, Status
 from eudaimon.memory.base import feed
@@ -155,27 +157,46 @@ class RunDriver:
         own = state.messages[state.input_index : len(state.messages) - 1 if state.pending else None]
         await feed(self.memory, [m for m in own if m.role is not Role.SYSTEM], state.memory_thread)
 
-    def respond(self, state: RunState) -> AgentResponse:
-        """The response for a run that answered or is waiting; the error for one that ended badly."""
+    def respond(self, journal: RunJournal) -> AgentResponse:
+        """The response for a run that answered or is waiting; the error for one that ended badly.
+
+        The error is built from the journal alone, so every process raises the same one; in the
+        process where an exception ended the run, that exception is its `__cause__`.
+        """
+        state = journal.state
         if state.status in (Status.FAILED, Status.CANCELLED, Status.BUDGET_EXCEEDED):
-            raise self.error_for(state)
+            raise error_for(state) from journal.failure
         structured = self.output.restore(state.structured_output) if self.output is not None else None
         return AgentResponse.from_state(state, structured)
 
-    def error_for(self, state: RunState) -> RunError:
-        run_id, error = state.run_id, state.error or "the run failed"
-        if state.status is Status.CANCELLED:
-            return Cancelled(error, run_id=run_id)
-        if state.status is Status.BUDGET_EXCEEDED and state.budget_limit is not None:
-            reached = state.budget_limit
-            return BudgetExceeded(reached.spent, reached.limit, unit=reached.unit, run_id=run_id)
-        if state.error_kind == "MaxIterations":
-            return MaxIterations(self.config.decide.max_iterations, run_id=run_id)
-        if state.error_kind == "GuardrailBlocked":
-            return GuardrailBlocked(error, run_id=run_id)
-        if state.error_kind == "OutputRejected":
-            return OutputRejected(error, run_id=run_id)
-        return RunFailedError(f"run {run_id} failed: {error}", run_id=run_id)
+
+def error_for(state: RunState) -> RunError:
+    """The error a run that ended badly raises, built from its journaled facts alone."""
+    run_id, error = state.run_id, state.error or "the run failed"
+    if state.status is Status.CANCELLED:
+        return Cancelled(error, run_id=run_id)
+    if state.status is Status.BUDGET_EXCEEDED and state.budget_limit is not None:
+        reached = state.budget_limit
+        return BudgetExceeded(reached.spent, reached.limit, unit=reached.unit, run_id=run_id)
+    kind = state.error_kind
+    if kind is FailureKind.MAX_ITERATIONS:
+        return MaxIterations(state.error_limit or _limit_in(error), run_id=run_id)
+    if kind is FailureKind.GUARDRAIL_BLOCKED:
+        guardrail, reason = state.error_guardrail, error
+        if not guardrail:  # older journals wrote "name: reason"
+            guardrail, _, reason = error.partition(": ") if ": " in error else ("", "", error)
+        return GuardrailBlocked(reason, guardrail=guardrail, run_id=run_id)
+    if kind is FailureKind.OUTPUT_REJECTED:
+        return OutputRejected(error, run_id=run_id)
+    if kind is FailureKind.CONTEXT_TOO_LONG:
+        return ContextExhausted(f"run {run_id} failed: {error}", run_id=run_id)
+    return RunFailedError(f"run {run_id} failed: {error}", run_id=run_id)
+
+
+def _limit_in(error: str) -> int:
+    """The limit an older journal wrote only into its text (`max_iterations=N reached …`)."""
+    found = re.search(r"max_iterations=(\d+)", error)
+    return int(found.group(1)) if found else 0
 
 
 async def _catch_up(store: EventStore, journal: RunJournal) -> None:

@@ -97,10 +97,8 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> R
                 ApprovalRequested(call_id=call.id, tool=call.name, arguments=call.arguments, reason=_why_approval(tool))
             )
             return None
-    try:
-        arguments = tool.parse_arguments(call.arguments, validate=cfg.validate_tool_inputs)
-    except ToolArgumentsError as exc:
-        return _complete(journal, call, str(exc), True)
+    # The reference's order: middleware (which may repair the arguments), hooks (which see
+    # every call, valid or not), validation, execution.
     if cfg.middleware is not None:
         decided = await cfg.middleware.run_on_tool_call(call)
         if isinstance(decided, ToolOutput):
@@ -112,13 +110,13 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> R
                     return _complete(journal, call, rerouted, True)
                 tool = rerouted
             call = decided
-            try:
-                arguments = tool.parse_arguments(call.arguments, validate=cfg.validate_tool_inputs)
-            except ToolArgumentsError as exc:
-                return _complete(journal, call, str(exc), True)
     if cfg.hooks is not None:
         # Before any call of the batch runs: a hook that raises fails the run with nothing started.
         await cfg.hooks.on_tool_call(call)
+    try:
+        arguments = tool.parse_arguments(call.arguments, validate=cfg.validate_tool_inputs)
+    except ToolArgumentsError as exc:
+        return _complete(journal, call, str(exc), True)
     key = idempotency_key(journal.state.run_id, call.id)
     journal.record(ToolStarted(call_id=call.id, tool=call.name, idempotency_key=key, attempt=plan.attempt))
     return Ready(call, tool, arguments, plan.attempt, key)
@@ -241,11 +239,12 @@ def _abandon(journal: RunJournal, cfg: RuntimeConfig, running: list[Ready]) -> N
 async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> tuple[str, bool, int]:
     """Execute with the retry policy; every attempt after the first is journaled as an intent.
 
-    Only a tool that may run twice (READ, or WRITE declared idempotent) is retried: a plain
-    WRITE or IRREVERSIBLE call that raised may have half-acted, so its error is final.
+    Only a tool that may run twice (READ, or WRITE declared idempotent) is retried, unless it
+    opted in with `@tool(retryable=True)`: a plain WRITE or IRREVERSIBLE call that raised may
+    have half-acted, so its error is final.
     """
     policy = None
-    if cfg.tool_retry_policy is not None and item.tool.traits.rerunnable:
+    if cfg.tool_retry_policy is not None and item.tool.retries_on_error:
         policy = cfg.tool_retry_policy.policy_for(item.tool.name)
     key = item.key
     attempt = item.attempt

@@ -66,6 +66,11 @@ class Tool:
     args_model: type[BaseModel] | None = None
     context_param: str | None = None
     is_async: bool = False
+    retryable: bool | None = None
+    """Whether the agent's `tool_retry_policy` may run the tool again after it raised. None:
+    only when a second run is harmless (READ, or WRITE declared idempotent). True: the tool's
+    author says a call that raised did nothing, so running it again is safe. Recovery after a
+    crash does not change: it still follows `effect` and `idempotent`."""
     _validator: Any = field(default=None, repr=False, compare=False)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -74,6 +79,11 @@ class Tool:
     @property
     def needs_approval(self) -> bool:
         return self.effect is Effect.IRREVERSIBLE if self.requires_approval is None else self.requires_approval
+
+    @property
+    def retries_on_error(self) -> bool:
+        """Whether `tool_retry_policy` applies to this tool (see `retryable`)."""
+        return self.traits.rerunnable if self.retryable is None else self.retryable
 
     @property
     def traits(self) -> ToolTraits:
@@ -210,6 +220,7 @@ def tool(
     effect: Effect | str = Effect.WRITE,
     idempotent: bool = False,
     requires_approval: bool | None = None,
+    retryable: bool | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -222,6 +233,7 @@ def tool(
     effect: Effect | str = Effect.WRITE,
     idempotent: bool = False,
     requires_approval: bool | None = None,
+    retryable: bool | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function (sync or async) into a `Tool`.
 
@@ -229,6 +241,11 @@ def tool(
     section. A parameter annotated `ToolContext` receives the call's context. The default
     effect is `WRITE`: declare `effect="read"` or `idempotent=True` when running the tool
     twice is harmless, so that recovery may re-run it.
+
+    Args:
+        retryable: Whether the agent's `tool_retry_policy` may run the tool again after it
+            raised. By default only READ and idempotent tools are retried; `retryable=True`
+            opts a WRITE tool in (its failures leave nothing behind), `False` opts any tool out.
     """
 
     def build(func: Callable[..., Any]) -> Tool:
@@ -248,6 +265,7 @@ def tool(
             args_model=schema.args_model,
             context_param=schema.context_param,
             is_async=schema.is_async,
+            retryable=retryable,
         )
 
     return build(fn) if fn is not None else build
