@@ -54,7 +54,7 @@ try:  # Pydantic AI's Temporal integration, when installed (benchmarks/.peers)
 
     p_agent = PAgent(PFunctionModel(_p_answer), name="bench")
 
-    @p_agent.tool_plain
+    @p_agent.tool_plain(name="lookup")
     def p_lookup(key: str) -> str:
         """Look a key up."""
         return f"value of {key}"

@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
+from temporalio.common import RetryPolicy
 
 from eudaimon.agent import Agent
 from eudaimon.core.codec import event_from_json, state_to_json
@@ -41,10 +44,6 @@ from eudaimon.temporal._seams import ActivityModel, JournalStore, activity_tools
 with workflow.unsafe.imports_passed_through():
     # The one module shared with the worker's process: which module builds each agent.
     import eudaimon.temporal._served as _served
-
-from datetime import timedelta
-
-from temporalio.common import RetryPolicy
 
 
 @workflow.defn(name="eudaimon.run")
@@ -195,6 +194,4 @@ def _runtime_config(start: RunInput) -> RuntimeConfig:
 
 
 def _with_seams(config: RuntimeConfig, journal: Any, start: RunInput) -> RuntimeConfig:
-    from dataclasses import replace
-
     return replace(config, model=ActivityModel(config, journal, start), tools=activity_tools(config, start))
