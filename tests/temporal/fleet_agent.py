@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from eudaimon import Agent, Effect, Message, ToolCall, ToolContext, tool
+from eudaimon.errors import ModelUnavailable
 from eudaimon.models import ChatRequest, FunctionModel
 
 SCRIPTS: dict[str, list[tuple[str, dict[str, Any]]]] = {
@@ -87,7 +88,16 @@ def _script_of(request: ChatRequest) -> list[tuple[str, dict[str, Any]]]:
 
 
 def answer(request: ChatRequest) -> Message:
-    """The next message of the script the user's input names, given the results so far."""
+    """The next message of the script the user's input names, given the results so far.
+
+    While a file `model-down` exists under `$FLEET_GATES`, the call fails as a provider outage
+    would (and the file is removed): the first try of a step fails, the retry answers.
+    """
+    gates = os.environ.get("FLEET_GATES")
+    outage = Path(gates) / "model-down" if gates else None
+    if outage is not None and outage.exists():
+        outage.unlink()
+        raise ModelUnavailable("503 from the provider (simulated)", model="fleet-model", status_code=503)
     script = _script_of(request)
     results = [m for m in request.messages if m.role == "tool"]
     calls = [m for m in request.messages if m.role == "assistant" and m.tool_calls]
