@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 from eudaimon.core import events as ev
 from eudaimon.core.events import EVENT_TYPES, Event, EventData
-from eudaimon.core.messages import Message, ToolCall, Usage
+from eudaimon.core.messages import DocumentPart, ImagePart, Message, TextPart, ToolCall, ToolSpec, Usage
+from eudaimon.core.settings import ModelSettings
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -17,14 +18,28 @@ def one_of_each() -> list[EventData]:
         ev.RunStarted(
             agent="a",
             input="héllo ✓",
-            messages=(Message.system("sys", id="m0"), Message.user("héllo ✓", id="m1")),
+            messages=(
+                Message.system("sys", id="m0"),
+                Message.user(
+                    [TextPart(text="héllo ✓"), ImagePart(data=b"\x89PNG\x00\xff" * 300, media_type="image/png")],
+                    id="m1",
+                ),
+            ),
             thread_id="t1",
             config_digest="abc",
             parent=ev.ParentRef("run_parent", 3),
             model="scripted",
             guardrail_retries=2,
+            model_settings=ModelSettings(temperature=0.1, stop_sequences=("END",), extra_body={"x": [1]}),
         ),
-        ev.ModelAttemptStarted(step=1, request_id="r1", request_digest="d", model="scripted"),
+        ev.ModelAttemptStarted(
+            step=1,
+            request_id="r1",
+            request_digest="d",
+            model="scripted",
+            tools_digest="t" * 64,
+            tools=(ToolSpec("pay", "Pay someone.", {"type": "object", "properties": {}}),),
+        ),
         ev.ModelRetryScheduled(
             step=1, request_id="r1", retry_number=1, delay_ms=250, error="429", observed_usage=Usage(3, 0, 1)
         ),
@@ -45,10 +60,21 @@ def one_of_each() -> list[EventData]:
         ev.ApprovalDecided(call_id="call_1", approved=True, by="ann", note="ok"),
         ev.ToolDenied(call_id="call_2", tool="pay", reason="no"),
         ev.ToolStarted(call_id="call_1", tool="pay", idempotency_key="k" * 64, attempt=2),
-        ev.ToolCompleted(call_id="call_1", tool="pay", output='{"ok": true}', is_error=False, duration_ms=3),
+        ev.ToolCompleted(
+            call_id="call_1",
+            tool="pay",
+            output='{"ok": true}',
+            is_error=False,
+            duration_ms=3,
+            parts=(
+                ImagePart(url="https://example.com/r.png"),
+                DocumentPart(data=b"%PDF-1.7", media_type="application/pdf"),
+            ),
+            retry=True,
+        ),
         ev.ToolOutcomeUnknown(call_id="call_1", tool="pay"),
         ev.ToolReconciled(call_id="call_1", output="paid", retry=False, by="ops"),
-        ev.FinishRejected(step=3, reason="not JSON"),
+        ev.FinishRejected(step=3, reason="not JSON", by_validator=True),
         ev.BudgetExceeded(reason="usd", spent=1.5, limit=1.0),
         ev.RunCompleted(output="done", structured={"a": [1, 2, {"b": None}]}),
         ev.RunFailed(error="bad", kind="MaxIterations"),

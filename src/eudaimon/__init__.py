@@ -10,7 +10,8 @@ from eudaimon.agent import Agent
 from eudaimon.agent.response import AgentResponse
 from eudaimon.core.effects import Effect
 from eudaimon.core.events import Event
-from eudaimon.core.messages import Message, Role, ToolCall, Usage
+from eudaimon.core.messages import ContentPart, DocumentPart, ImagePart, Message, Role, TextPart, ToolCall, Usage
+from eudaimon.core.settings import ModelSettings
 from eudaimon.core.state import PendingCall, RunState, Status
 from eudaimon.errors import (
     BudgetExceeded,
@@ -22,6 +23,7 @@ from eudaimon.errors import (
     InvalidOperation,
     LeaseHeld,
     MaxIterations,
+    ModelRetry,
     OutputRejected,
     RunFailedError,
     RunNotFound,
@@ -35,18 +37,20 @@ from eudaimon.extensions.prompts import PromptBuilder, PromptTemplate
 from eudaimon.extensions.retry import ToolRetryPolicy
 from eudaimon.memory import ThreadState
 from eudaimon.runtime.cancel import CancellationToken
-from eudaimon.tools import Tool, ToolContext, ToolPolicy, tool
+from eudaimon.tools import Tool, ToolContext, ToolPolicy, ToolSpec, tool
 
 __all__ = [
     # agent
     "Agent",
     "AgentResponse",
     "CancellationToken",
+    "ModelSettings",
     # tools
     "Effect",
     "Tool",
     "ToolContext",
     "ToolPolicy",
+    "ToolSpec",
     "tool",
     # extensions
     "AgentHook",
@@ -65,12 +69,16 @@ __all__ = [
     "ThreadState",
     "ToolRetryPolicy",
     # messages and state
+    "ContentPart",
+    "DocumentPart",
     "Event",
+    "ImagePart",
     "Message",
     "PendingCall",
     "Role",
     "RunState",
     "Status",
+    "TextPart",
     "ToolCall",
     "Usage",
     # errors
@@ -83,6 +91,7 @@ __all__ = [
     "InvalidOperation",
     "LeaseHeld",
     "MaxIterations",
+    "ModelRetry",
     "OutputRejected",
     "RunFailedError",
     "RunNotFound",

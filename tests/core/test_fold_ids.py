@@ -6,7 +6,7 @@ from dataclasses import fields, replace
 from datetime import UTC, datetime
 
 from eudaimon.core.events import Event, ModelCalled, RunStarted
-from eudaimon.core.messages import Message, Role, ToolCall, Usage
+from eudaimon.core.messages import ImagePart, Message, Role, TextPart, ToolCall, Usage
 from eudaimon.core.state import RunState, _with_id
 
 AT = datetime(2024, 1, 1, tzinfo=UTC)
@@ -22,9 +22,10 @@ def test_with_id_copies_every_message_field() -> None:
         tool_call_id="c1",
         is_error=True,
         id="",
+        parts=(TextPart(text="text"), ImagePart(url="https://example.com/a.png")),
     )
     set_fields = {f.name for f in fields(Message)}
-    assert set_fields == {"role", "content", "tool_calls", "tool_call_id", "is_error", "id"}, (
+    assert set_fields == {"role", "content", "tool_calls", "tool_call_id", "is_error", "id", "parts"}, (
         "Message has a new field: copy it in eudaimon.core.state._with_id"
     )
     assert _with_id(message, "x") == replace(message, id="x")

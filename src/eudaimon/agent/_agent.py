@@ -5,14 +5,22 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 from enum import Enum
-from typing import Any, Final, Literal
+from typing import Any, Final, Generic, Literal
 
-from eudaimon.agent._build import build_runtime_config
-from eudaimon.agent._input import check_input, check_messages
-from eudaimon.agent.response import AgentResponse
+from eudaimon.agent._build import build_runtime_config, check_settings
+from eudaimon.agent._input import (
+    PromptInput,
+    check_deps,
+    check_history,
+    check_input,
+    check_messages,
+    with_instructions,
+)
+from eudaimon.agent.response import AgentResponse, OutputT
 from eudaimon.core.decide import DecideConfig
-from eudaimon.core.errors import EudaimonError, InvalidOperation
+from eudaimon.core.errors import ConfigurationError, EudaimonError, InvalidOperation
 from eudaimon.core.messages import Message
+from eudaimon.core.settings import ModelSettings
 from eudaimon.core.state import RunState
 from eudaimon.extensions.cost import CostModel
 from eudaimon.extensions.guardrails import Guardrail, run_input_guardrails
@@ -23,7 +31,7 @@ from eudaimon.memory import Memory, SlidingWindowMemory, ThreadState
 from eudaimon.models.base import Model
 from eudaimon.runtime import operations
 from eudaimon.runtime.cancel import CancellationToken
-from eudaimon.runtime.clock import new_message_id
+from eudaimon.runtime.clock import new_message_id, new_run_id
 from eudaimon.runtime.config import ApprovalPolicy
 from eudaimon.runtime.engines import Engine, open_engine
 from eudaimon.runtime.journal import RunJournal
@@ -32,7 +40,8 @@ from eudaimon.runtime.runs import RunDriver
 from eudaimon.runtime.threads import hold_thread, thread_state
 from eudaimon.stores.base import EventStore
 from eudaimon.streaming import StreamEvent
-from eudaimon.tools import Tool
+from eudaimon.tools import Tool, ToolContext, call_with_context
+from eudaimon.tools._context import DepsT
 
 
 class _Default(Enum):
@@ -52,12 +61,21 @@ class _NoThread:
         return None
 
 
-class Agent:
+class Agent(Generic[DepsT, OutputT]):
     """An agent: a model, its tools and the rules it runs by, journaled to a store.
+
+    `Agent[Deps, Output]` is generic in the type of its `deps` and of `response.output`, both
+    inferred from `deps_type` and `output_type`, so `mypy --strict` checks `ctx.deps.db` in a
+    tool and `response.output.city` in the caller.
 
     Args:
         model: a `Model`, or a `"provider:model"` string such as `"openai:gpt-4o-mini"`.
-        system_prompt: sent first in every run; `prompt_template` wins when both are given.
+        system_prompt: the instructions sent first in every run: a string, or a function
+            (`fn()` or `fn(ctx: ToolContext[Deps])`, sync or async) rendered when each run
+            starts; the rendered text is journaled in `run_started`. A static string and
+            `prompt_template` cannot both be given with a function.
+        prompt_template: a `PromptTemplate`, `PromptBuilder` or template string rendered
+            once, at build; it wins over a string `system_prompt`.
         tools: `Tool`s or plain typed functions (wrapped with `@tool`); names must be unique.
         memory: which history a prompt is sent. Not passed: a `SlidingWindowMemory(50)`,
             as in Daimon, and a prompt without `thread_id` continues the agent's one default
@@ -66,11 +84,38 @@ class Agent:
             thread at all (its own history only, no thread lease), which is what a server
             answering many users wants. With a `thread_id`, a prompt always continues that
             thread.
+        hooks: an `AgentHook` (or any object with some of its methods), or a sequence of
+            them; a method may take a `ctx: ToolContext` parameter.
         max_iterations: model calls a run may make before it fails with `MaxIterations`.
+        temperature: shorthand for `model_settings=ModelSettings(temperature=…)`.
+        max_tokens: shorthand for `model_settings=ModelSettings(max_tokens=…)`.
+        validate_tool_inputs: validate tool arguments strictly against their JSON Schema
+            (False: pydantic coerces what it can).
+        middleware: a `Middleware` or a sequence of them, around every model and tool call.
+        input_guardrails: checked on each prompt's text before anything is journaled.
+        output_guardrails: checked on each final answer before it is accepted.
+        cost_model: prices every call (`OpenAICostModel()`, `AnthropicCostModel()`, …).
+        max_budget: USD a run may spend (needs `cost_model`); the run stops when reached.
+        max_budget_tokens: tokens a run may spend.
+        tool_retry_policy: retries of READ and idempotent tools that raised.
+        human_input: a `HumanInputHandler`; adds the `ask_human` tool.
         output_type: a pydantic model, any type pydantic can validate, or a JSON Schema
             dict; the final answer must be JSON that validates, else the model is asked again.
+            `response.output` is then the validated value.
+        output_validators: functions (`fn(output)` or `fn(ctx, output)`, sync or async) run
+            in order after the schema: each returns the output to keep (None keeps it as it
+            is) or raises `ModelRetry("what to fix")` to ask the model for another answer.
+        max_output_retries: corrections a run may ask of the model for its final answer
+            (schema or validator) before it fails with `OutputRejected`.
+        model_settings: a `ModelSettings` (temperature, top_p, seed, tool_choice, …) for
+            every call; a prompt's own `model_settings` are merged over it key by key.
+            Settings the provider does not have are refused here.
+        deps_type: the type of the `deps` every prompt and resume must pass; tools,
+            instructions, validators, guardrails and hooks get them as `ctx.deps`. Deps are
+            never journaled.
         store: an `EventStore` or a store URL (`memory:`, `sqlite:///runs.db`,
             `postgresql://…`); defaults to `$EUDAIMON_STORE`, else an in-memory store.
+        name: the agent's name in the journal (and its default thread's).
         approval_policy: `fn(call, tool) -> ToolPolicy` deciding allow / deny / require
             approval per call; by default only tools that need approval wait for a human.
         engine: where runs are driven: None for this process, else an engine such as
@@ -82,7 +127,7 @@ class Agent:
         self,
         model: Model | str,
         *,
-        system_prompt: str | None = None,
+        system_prompt: str | Callable[..., Any] | None = None,
         prompt_template: PromptTemplate | PromptBuilder | str | None = None,
         tools: Sequence[Tool | Callable[..., Any]] = (),
         memory: Memory | Literal[_Default.MEMORY] | None = DEFAULT_MEMORY,
@@ -99,7 +144,11 @@ class Agent:
         max_budget_tokens: int | None = None,
         tool_retry_policy: ToolRetryPolicy | None = None,
         human_input: HumanInputHandler | None = None,
-        output_type: Any = None,
+        output_type: type[OutputT] | dict[str, Any] | None = None,
+        output_validators: Sequence[Callable[..., Any]] = (),
+        max_output_retries: int = 2,
+        model_settings: ModelSettings | None = None,
+        deps_type: type[DepsT] | None = None,
         store: EventStore | str | None = None,
         name: str = "agent",
         approval_policy: ApprovalPolicy | None = None,
@@ -126,14 +175,20 @@ class Agent:
             output_type=output_type,
             store=store,
             approval_policy=approval_policy,
+            model_settings=model_settings,
+            output_validators=output_validators,
+            max_output_retries=max_output_retries,
         )
         self.name = name
         self.model = built.config.model
         self.system_prompt = built.system_prompt
+        self._instructions = built.instructions
+        self._output_instruction = built.output_instruction
         self.tools = dict(built.config.tools)
         self.memory: Memory | None = SlidingWindowMemory(50) if memory is DEFAULT_MEMORY else memory
         self.default_thread: str | None = f"{name}:default" if self.memory is not None else None
         """The thread of prompts that name none; None (no thread) for an agent without memory."""
+        self.deps_type = deps_type
         self._carries_rejections = bool(output_guardrails)
         self.store: EventStore = built.store
         self._owns_store = store is None or isinstance(store, str)
@@ -146,34 +201,52 @@ class Agent:
     def decide_config(self) -> DecideConfig:
         return self._driver.config.decide
 
+    @property
+    def model_settings(self) -> ModelSettings:
+        """The settings every call of this agent uses, before a prompt's own."""
+        return self._driver.config.model_settings
+
     # -- prompting -------------------------------------------------------------------------
 
     async def prompt(
         self,
-        input: str,
+        input: PromptInput,
         *,
         thread_id: str | None = None,
         run_id: str | None = None,
         cancel: CancellationToken | None = None,
         wait: bool = True,
-    ) -> AgentResponse:
+        deps: DepsT | None = None,
+        model_settings: ModelSettings | None = None,
+        message_history: Sequence[Message] | None = None,
+    ) -> AgentResponse[OutputT]:
         """Run the agent on `input` until it answers, fails, or waits for a human.
 
         Args:
+            input: the user's message: a string, or a list of `TextPart`, `ImagePart` and
+                `DocumentPart` (strings in the list are text).
             thread_id: the conversation this prompt continues; memory supplies its history.
                 Without one the agent's own default thread is used, shared by every prompt
                 that names none (none at all for `Agent(memory=None)`). A thread runs one
                 prompt at a time: a second one waits, or raises `LeaseHeld` when `wait=False`.
             run_id: the id to give the run (a fresh one when None).
             cancel: a token that stops the run at its next check.
+            deps: what tools and instructions get as `ctx.deps` (required when the agent
+                has a `deps_type`); never journaled.
+            model_settings: merged over the agent's, key by key, for every call of this
+                run; journaled in `run_started`, so a resumed run calls the model the same way.
+            message_history: the conversation so far, kept by the caller (e.g. a previous
+                `response.all_messages()`): sent after the agent's instructions (system
+                messages in it are dropped) instead of what memory holds, and not fed to memory.
 
         Raises:
-            TypeError: `input` is not a str (nothing is journaled).
+            TypeError: `input` or `message_history` is of a type not accepted (nothing is journaled).
+            ConfigurationError: deps missing, or settings the provider does not have.
             GuardrailBlocked: an input guardrail refused `input` (nothing is journaled).
             MaxIterations, Cancelled, BudgetExceeded, OutputRejected, RunFailedError: the run
                 ended without an answer; `error.run_id` names its journal.
         """
-        keeper, journal = await self._begin(input, thread_id, run_id, wait)
+        keeper, journal = await self._begin(input, thread_id, run_id, wait, deps, model_settings, message_history)
         try:
             await self._driver.run(journal, cancel)
         finally:
@@ -182,39 +255,56 @@ class Agent:
 
     async def prompt_stream(
         self,
-        input: str,
+        input: PromptInput,
         *,
         thread_id: str | None = None,
         run_id: str | None = None,
         cancel: CancellationToken | None = None,
         wait: bool = True,
+        deps: DepsT | None = None,
+        model_settings: ModelSettings | None = None,
+        message_history: Sequence[Message] | None = None,
     ) -> AsyncIterator[StreamEvent]:
         """The same run as `prompt`, yielding text and tool-call deltas, tool results, usage
         per iteration and `Done`. A run that ends badly yields `Error` before `Done`."""
-        keeper, journal = await self._begin(input, thread_id, run_id, wait)
+        keeper, journal = await self._begin(input, thread_id, run_id, wait, deps, model_settings, message_history)
         try:
             async for event in self._driver.drive(journal, cancel, stream_model=True):
                 yield event
         finally:
             await keeper.release()
 
-    async def prompt_with_cancellation(self, input: str, cancel: CancellationToken) -> AgentResponse:
+    async def prompt_with_cancellation(self, input: PromptInput, cancel: CancellationToken) -> AgentResponse[OutputT]:
         return await self.prompt(input, cancel=cancel)
 
     async def prompt_with_messages(
-        self, messages: Sequence[Message], *, run_id: str | None = None, cancel: CancellationToken | None = None
-    ) -> AgentResponse:
+        self,
+        messages: Sequence[Message],
+        *,
+        run_id: str | None = None,
+        cancel: CancellationToken | None = None,
+        deps: DepsT | None = None,
+        model_settings: ModelSettings | None = None,
+    ) -> AgentResponse[OutputT]:
         """Run on a conversation you assembled yourself: memory and input guardrails are bypassed."""
-        checked = check_messages(messages)
-        if not checked:
+        history = check_messages(messages)
+        if not history:
             raise InvalidOperation("prompt_with_messages needs at least one message")
+        check_deps(self.name, self.deps_type, deps, "prompt_with_messages(...)")
+        self._check_run_settings(model_settings)
         journal = self._driver.start(
-            checked, input=messages[-1].content, thread_id=None, run_id=run_id, uses_memory=False
+            history,
+            input=history[-1].content,
+            thread_id=None,
+            run_id=run_id,
+            uses_memory=False,
+            model_settings=model_settings,
+            deps=deps,
         )
         await self._driver.run(journal, cancel)
         return self._driver.respond(journal)
 
-    def prompt_sync(self, input: str, **options: Any) -> AgentResponse:
+    def prompt_sync(self, input: PromptInput, **options: Any) -> AgentResponse[OutputT]:
         """`prompt` for code that is not async. Not for use inside a running event loop."""
         check_input(input)
         try:
@@ -223,39 +313,76 @@ class Agent:
             return asyncio.run(self.prompt(input, **options))
         raise EudaimonError("prompt_sync was called inside a running event loop; use `await agent.prompt(...)`")
 
+    def _check_run_settings(self, model_settings: ModelSettings | None) -> None:
+        if model_settings is None:
+            return
+        if not isinstance(model_settings, ModelSettings):
+            raise TypeError(f"model_settings must be a ModelSettings, got {type(model_settings).__name__}")
+        check_settings(self.model, self.model_settings.merged(model_settings), self.tools)
+
     async def _begin(
-        self, input: str, thread_id: str | None, run_id: str | None, wait: bool
+        self,
+        input: PromptInput,
+        thread_id: str | None,
+        run_id: str | None,
+        wait: bool,
+        deps: Any,
+        model_settings: ModelSettings | None,
+        message_history: Sequence[Message] | None,
     ) -> tuple[LeaseKeeper | _NoThread, RunJournal]:
-        """One prompt's start: guardrails, then, holding the thread, history and `run_started`.
+        """One prompt's start: checks, guardrails, then, holding the thread, history and `run_started`.
 
         The caller drives the run and then releases the thread's lease returned.
         """
-        text = check_input(input)
+        user = check_input(input)
+        history_given = check_history(message_history) if message_history is not None else None
+        check_deps(self.name, self.deps_type, deps, "prompt(...)")
+        self._check_run_settings(model_settings)
+        run_id = run_id or new_run_id()
+        ctx: ToolContext[Any] = ToolContext(run_id, "", "", 0, deps, 0)
         if self.input_guardrails:
-            text = await run_input_guardrails(self.input_guardrails, text)
+            user = user.with_text(await run_input_guardrails(self.input_guardrails, user.text, ctx))
         thread = thread_id or self.default_thread
         keeper: LeaseKeeper | _NoThread = _NoThread()
         if thread is not None:
             keeper = await hold_thread(self.store, thread, wait=wait, ttl_s=self._driver.lease_ttl_s)
         try:
-            history = await self.memory.get_messages(thread_id) if self.memory is not None else []
+            if history_given is not None:
+                history = history_given
+            else:
+                history = await self.memory.get_messages(thread_id) if self.memory is not None else []
             carried = 0
             if self._carries_rejections and thread is not None:
                 carried = (await thread_state(self.store, thread)).guardrail_retries
+            system = await self._render_instructions(ctx)
             # Ids given here, at construction, spare `start` a copy of each message to give one.
-            system = [Message.system(self.system_prompt, id=new_message_id())] if self.system_prompt else []
             journal = self._driver.start(
-                [*system, *history, Message.user(text, id=new_message_id())],
-                input=text,
+                [*with_instructions([], system, new_message_id()), *history, user.message(new_message_id())],
+                input=user.text,
                 thread_id=thread,
                 run_id=run_id,
+                uses_memory=history_given is None,
                 memory_thread=thread_id,
                 guardrail_retries=carried,
+                model_settings=model_settings,
+                deps=deps,
             )
         except BaseException:
             await keeper.release()
             raise
         return keeper, journal
+
+    async def _render_instructions(self, ctx: ToolContext[Any]) -> str | None:
+        """The system prompt for a run: the static one, or the function's text for this run."""
+        if self._instructions is None:
+            return self.system_prompt
+        rendered = await call_with_context(self._instructions, ctx)
+        if rendered is not None and not isinstance(rendered, str):
+            raise ConfigurationError(
+                f"the system_prompt function returned {type(rendered).__name__}; return the text (or None)"
+            )
+        parts = [p for p in (rendered, self._output_instruction) if p]
+        return "\n\n".join(parts) or None
 
     async def thread(self, thread_id: str | None = None) -> ThreadState:
         """The thread's snapshot: turns, usage, consecutive guardrail rejections, cost.
@@ -274,15 +401,32 @@ class Agent:
         """The run's state after event `at_seq` (the latest when None). Raises `RunNotFound`."""
         return await operations.load_state(self.store, run_id, at_seq)
 
-    async def resume(self, run_id: str, *, cancel: CancellationToken | None = None, wait: bool = True) -> AgentResponse:
+    async def resume(
+        self,
+        run_id: str,
+        *,
+        cancel: CancellationToken | None = None,
+        wait: bool = True,
+        deps: DepsT | None = None,
+    ) -> AgentResponse[OutputT]:
         """Continue a run from its journal: after a crash, an approval or a reconciliation.
 
         Completed calls are never executed again. A call started but not completed runs again
         (same idempotency key) only if its tool is READ or idempotent; otherwise the run waits
         for `reconcile`. If another process drives the run, this waits for its lease to lapse
-        (or raises `LeaseHeld` when `wait=False`).
+        (or raises `LeaseHeld` when `wait=False`). The run keeps the instructions, tools
+        offered and model settings its journal recorded.
+
+        Args:
+            deps: the run's deps again (they are never journaled); required when the agent
+                has a `deps_type` and the run is not finished.
+
+        Raises:
+            ConfigurationError: the agent has a `deps_type` and no deps were given; nothing ran.
         """
-        journal = await self._driver.reopen(run_id)
+        journal = await self._driver.reopen(run_id, deps)
+        if not journal.state.status.is_terminal:
+            check_deps(self.name, self.deps_type, deps, f"resume({run_id!r}, deps=...)")
         await self._driver.run(journal, cancel, wait=wait)
         return self._driver.respond(journal)
 
@@ -315,7 +459,7 @@ class Agent:
             if close is not None:
                 await close()
 
-    async def __aenter__(self) -> Agent:
+    async def __aenter__(self) -> Agent[DepsT, OutputT]:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:

@@ -8,25 +8,29 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from eudaimon.agent._output import OutputSchema
+from eudaimon.agent._output import OutputCheck, OutputSchema
 from eudaimon.core.decide import DecideConfig
 from eudaimon.core.digest import digest
 from eudaimon.core.errors import ConfigurationError, ToolRetryIgnored
+from eudaimon.core.settings import NO_SETTINGS, TOOL_CHOICE_MODES, ModelSettings
 from eudaimon.extensions.cost import Budget, as_cost_model, has_price, price_usage
 from eudaimon.extensions.hooks import HookSet
 from eudaimon.extensions.middleware import MiddlewareStack
 from eudaimon.extensions.prompts import PromptBuilder, PromptTemplate
-from eudaimon.models.base import Model
+from eudaimon.models.base import Model, check_model_settings
 from eudaimon.models.registry import infer_model
 from eudaimon.runtime.config import Pricer, RuntimeConfig
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
 from eudaimon.stores.url import open_store
 from eudaimon.tools import Tool, as_tool
+
+Instructions = Callable[..., Any]
+"""A dynamic system prompt: `fn()` or `fn(ctx)`, sync or async, returning the text for a run."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,13 +40,17 @@ class BuiltAgent:
     system_prompt: str | None
     output: OutputSchema | None
     config_digest: str
+    instructions: Instructions | None = None
+    """A `system_prompt` given as a function, rendered for each run."""
+    output_instruction: str | None = None
+    """What `output_type` adds to the system prompt (after a dynamic one, once rendered)."""
 
 
 def build_runtime_config(
     *,
     model: Model | str,
     name: str,
-    system_prompt: str | None,
+    system_prompt: str | Instructions | None,
     prompt_template: Any,
     tools: Sequence[Tool | Callable[..., Any]],
     hooks: Any,
@@ -60,17 +68,31 @@ def build_runtime_config(
     output_type: Any,
     store: EventStore | str | None,
     approval_policy: Any,
+    model_settings: ModelSettings | None = None,
+    output_validators: Sequence[Any] = (),
+    max_output_retries: int = 2,
 ) -> BuiltAgent:
     if max_iterations < 1:
         raise ConfigurationError(f"max_iterations must be at least 1, got {max_iterations}")
+    if max_output_retries < 0:
+        raise ConfigurationError(f"max_output_retries must be 0 or more, got {max_output_retries}")
     resolved = infer_model(model)
     compiled = _compile_tools(tools, human_input)
     if tool_retry_policy is not None:
         _warn_unretried(tool_retry_policy, compiled)
-    prompt = _system_prompt(system_prompt, prompt_template)
+    instructions = system_prompt if callable(system_prompt) else None
+    if instructions is not None and prompt_template is not None:
+        raise ConfigurationError("give either a system_prompt function or a prompt_template, not both")
+    prompt = _system_prompt(system_prompt if isinstance(system_prompt, str) else None, prompt_template)
     output = OutputSchema.of(output_type) if output_type is not None else None
-    if output is not None:
+    if output is not None and instructions is None:
         prompt = f"{prompt}\n\n{output.instruction}" if prompt else output.instruction
+    if model_settings is not None and not isinstance(model_settings, ModelSettings):
+        raise ConfigurationError(f"model_settings must be a ModelSettings, got {type(model_settings).__name__}")
+    settings = ModelSettings(temperature=temperature, max_tokens=max_tokens).merged(model_settings)
+    if settings == NO_SETTINGS:
+        settings = NO_SETTINGS  # the shared value: a step then skips settings work by identity
+    check_settings(resolved, settings, compiled)
     price = _pricer(cost_model, max_budget, resolved)
     hook_set = HookSet(hooks) if hooks else None
     stack = MiddlewareStack(middleware) if middleware else None
@@ -79,9 +101,13 @@ def build_runtime_config(
         model=resolved,
         tools=compiled,
         tool_specs=tuple(t.spec for t in compiled.values()),
-        decide=DecideConfig(max_iterations=max_iterations, tools={n: t.traits for n, t in compiled.items()}),
-        temperature=temperature,
-        max_tokens=max_tokens,
+        decide=DecideConfig(
+            max_iterations=max_iterations,
+            tools={n: t.traits for n, t in compiled.items()},
+            max_finish_rejections=max_output_retries + 1,
+        ),
+        temperature=settings.temperature,
+        max_tokens=settings.max_tokens,
         validate_tool_inputs=validate_tool_inputs,
         hooks=hook_set or None,
         middleware=stack or None,
@@ -90,20 +116,52 @@ def build_runtime_config(
         budget=None if max_budget is None and max_budget_tokens is None else Budget(max_budget, max_budget_tokens),
         tool_retry_policy=tool_retry_policy,
         approval_policy=approval_policy,
-        output_validator=output.validate if output is not None else None,
+        output_validator=OutputCheck.of(output, output_validators),
+        model_settings=settings,
+        prepared=any(t.prepare is not None for t in compiled.values()),
     )
     config_digest = digest(
         {
             "agent": name,
             "model": resolved.model_id,
-            "system_prompt": prompt,
+            "system_prompt": prompt if instructions is None else _qualname(instructions),
             "tools": [(t.name, t.parameters, t.effect.value, t.idempotent) for t in compiled.values()],
             "max_iterations": max_iterations,
             "temperature": temperature,
             "max_tokens": max_tokens,
+            **({"model_settings": settings.as_dict()} if settings != NO_SETTINGS else {}),
         }
     )
-    return BuiltAgent(config, _store(store), prompt, output, config_digest)
+    return BuiltAgent(
+        config,
+        _store(store),
+        prompt,
+        output,
+        config_digest,
+        instructions=instructions,
+        output_instruction=output.instruction if output is not None else None,
+    )
+
+
+def check_settings(model: Model, settings: ModelSettings, tools: Mapping[str, Tool]) -> None:
+    """Refuse settings that cannot work, before anything is journaled: a `tool_choice` naming
+    no tool of the agent, or a setting the model's provider does not have.
+
+    Raises:
+        ConfigurationError: saying which setting, and what to do instead.
+    """
+    choice = settings.tool_choice
+    if choice is not None and choice not in TOOL_CHOICE_MODES and choice not in tools:
+        known = ", ".join(sorted(tools)) or "none"
+        raise ConfigurationError(
+            f"model_settings.tool_choice={choice!r} is neither 'auto', 'none', 'required' nor a tool of "
+            f"this agent (tools: {known})"
+        )
+    check_model_settings(model, settings)
+
+
+def _qualname(fn: Any) -> str:
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', type(fn).__name__)}"
 
 
 def _compile_tools(tools: Sequence[Tool | Callable[..., Any]], human_input: Any) -> dict[str, Tool]:

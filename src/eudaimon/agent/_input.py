@@ -1,30 +1,118 @@
-"""What `prompt` accepts as input, checked before anything is journaled.
+"""What a prompt accepts, checked before anything is journaled.
 
-One function owns the rule, so a new kind of input (content parts) is one more case here.
+`prompt(input)` takes a string or a list of content parts (`TextPart`, `ImagePart`,
+`DocumentPart`; plain strings in the list are text parts). Anything else is a `TypeError`
+naming what is accepted, raised before a guardrail runs or a thread is held. Caller-kept
+history (`message_history=`) and the agent's deps are checked here too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from eudaimon.core.messages import Message
+from eudaimon.core.errors import ConfigurationError
+from eudaimon.core.messages import PART_TYPES, DocumentPart, ImagePart, Message, Role, TextPart, parts_text
 
-ACCEPTED = "a str"
-"""What `prompt`, `prompt_sync` and `prompt_stream` take as input, in the words errors use."""
+Part = TextPart | ImagePart | DocumentPart
+PromptInput = str | Sequence[str | TextPart | ImagePart | DocumentPart]
+"""What `prompt` accepts: text, or a list of parts."""
+
+_ACCEPTED = "a string, or a list of TextPart, ImagePart and DocumentPart (strings in the list are text)"
+_CONVERSATION = "; to send a conversation you assembled, use prompt_with_messages([Message, …])"
 
 
-def check_input(input: object) -> str:
-    """`input` as the text a run starts from.
+@dataclass(frozen=True, slots=True)
+class UserInput:
+    """A checked prompt input: its text (what guardrails and `run_started.input` see) and,
+    when it has images or documents, all its parts in order."""
+
+    text: str
+    parts: tuple[Part, ...] = ()
+
+    def with_text(self, text: str) -> UserInput:
+        """The input after a guardrail rewrote its text: the text parts become one, first."""
+        if text == self.text:
+            return self
+        if not self.parts:
+            return UserInput(text)
+        others = tuple(p for p in self.parts if not isinstance(p, TextPart))
+        return UserInput(text, (TextPart(text=text), *others) if text else others)
+
+    def message(self, id: str) -> Message:
+        if not self.parts:
+            return Message.user(self.text, id=id)
+        return Message.user(self.parts, id=id)
+
+
+def check_input(input: object) -> UserInput:
+    """The prompt's input, checked.
 
     Raises:
-        TypeError: `input` is not something a prompt accepts; the message names what is.
+        TypeError: `input` is neither a string nor a list of parts.
     """
     if isinstance(input, str):
-        return input
-    raise TypeError(
-        f"prompt input must be {ACCEPTED}, got {type(input).__name__}; "
-        "to send a conversation you assembled, use prompt_with_messages([Message, …])"
-    )
+        return UserInput(input)
+    if isinstance(input, Sequence) and not isinstance(input, bytes | bytearray):
+        parts: list[Part] = []
+        for index, item in enumerate(input):
+            if isinstance(item, str):
+                parts.append(TextPart(text=item))
+            elif isinstance(item, PART_TYPES):
+                parts.append(item)
+            else:
+                raise TypeError(
+                    f"prompt input item {index} is a {type(item).__name__}; the input must be {_ACCEPTED}{_CONVERSATION}"
+                )
+        if not any(not isinstance(p, TextPart) for p in parts):
+            return UserInput(parts_text(parts))
+        return UserInput(parts_text(parts), tuple(parts))
+    raise TypeError(f"prompt input is a {type(input).__name__}; it must be {_ACCEPTED}{_CONVERSATION}")
+
+
+def check_history(history: object) -> list[Message]:
+    """Caller-kept history without its system messages (the agent's instructions replace them).
+
+    Raises:
+        TypeError: `history` is not a sequence of `Message`s.
+    """
+    if isinstance(history, str | bytes) or not isinstance(history, Sequence):
+        raise TypeError(f"message_history must be a list of Message, got {type(history).__name__}")
+    kept: list[Message] = []
+    for index, message in enumerate(history):
+        if not isinstance(message, Message):
+            raise TypeError(f"message_history[{index}] is a {type(message).__name__}, not a Message")
+        if message.role is not Role.SYSTEM:
+            kept.append(message)
+    return kept
+
+
+def check_deps(agent: str, deps_type: Any, deps: Any, call: str) -> None:
+    """Refuse a run that lacks the deps its agent declares, before anything runs.
+
+    Raises:
+        ConfigurationError: `deps` is None, or not a `deps_type`, for an agent with a `deps_type`.
+    """
+    if deps_type is None:
+        return
+    name = getattr(deps_type, "__name__", repr(deps_type))
+    if deps is None:
+        raise ConfigurationError(
+            f"agent {agent!r} declares deps_type={name}: pass deps=... to {call}. Deps are never "
+            "journaled, so a resumed run needs them again"
+        )
+    try:
+        wrong = isinstance(deps_type, type) and not isinstance(deps, deps_type)
+    except TypeError:  # a protocol or an alias isinstance cannot check
+        wrong = False
+    if wrong:
+        raise ConfigurationError(f"agent {agent!r} declares deps_type={name}, but deps is a {type(deps).__name__}")
+
+
+def with_instructions(messages: list[Message], system: str | None, id: str) -> list[Message]:
+    """`[system] + messages`, the system prompt first when there is one."""
+    return [Message.system(system, id=id), *messages] if system else messages
 
 
 def check_messages(messages: Sequence[object]) -> list[Message]:

@@ -1,9 +1,15 @@
-"""The finish schema: a final answer that must be JSON of a given shape (`output_type`)."""
+"""The finish schema (`output_type`) and the output validators that run after it.
+
+A final answer must be JSON of the schema's shape; then each validator (`fn(output)` or
+`fn(ctx, output)`, sync or async) may return the output to keep (possibly changed) or raise
+`ModelRetry` to ask the model for another answer.
+"""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,6 +17,7 @@ import jsonschema
 from pydantic import TypeAdapter, ValidationError
 
 from eudaimon.core.errors import ConfigurationError
+from eudaimon.tools import ToolContext, call_with_context
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n\s*```\s*$", re.DOTALL)
 
@@ -67,3 +74,58 @@ class OutputSchema:
         if value is None or isinstance(self.output_type, dict):
             return value
         return TypeAdapter(self.output_type).validate_python(value)
+
+    def dump(self, value: Any) -> Any:
+        """A typed value as the JSON value the journal keeps."""
+        if isinstance(self.output_type, dict):
+            return value
+        return TypeAdapter(self.output_type).dump_python(value, mode="json")
+
+
+OutputValidatorFn = Callable[..., Any]
+"""`fn(output)` or `fn(ctx, output)`, sync or async: returns the output, or raises `ModelRetry`."""
+
+
+@dataclass(frozen=True, slots=True)
+class OutputCheck:
+    """The schema, then the validators, as one `RuntimeConfig.output_validator`."""
+
+    schema: OutputSchema | None
+    validators: tuple[OutputValidatorFn, ...] = ()
+
+    @classmethod
+    def of(cls, schema: OutputSchema | None, validators: Sequence[OutputValidatorFn]) -> OutputCheck | None:
+        for fn in validators:
+            if not callable(fn):
+                raise ConfigurationError(f"output_validators must be functions, got {type(fn).__name__}")
+        if schema is None and not validators:
+            return None
+        return cls(schema, tuple(validators))
+
+    async def __call__(self, text: str, ctx: ToolContext[Any]) -> tuple[str, Any]:
+        """The text and structured value to complete with.
+
+        Raises:
+            ValueError: the answer does not match the schema.
+            ModelRetry: a validator asked for a correction.
+        """
+        if self.schema is None:
+            output: Any = text
+            for fn in self.validators:
+                output = await _validate(fn, ctx, output)
+            if not isinstance(output, str):
+                raise ConfigurationError(f"an output validator returned {type(output).__name__}; return the text")
+            return output, None
+        structured = self.schema.validate(text)
+        if not self.validators:
+            return text, structured
+        value = self.schema.restore(structured)
+        for fn in self.validators:
+            value = await _validate(fn, ctx, value)
+        return text, self.schema.dump(value)
+
+
+async def _validate(fn: OutputValidatorFn, ctx: ToolContext[Any], value: Any) -> Any:
+    result = await call_with_context(fn, ctx, value)
+    # A validator that only checks (returns None) keeps the value as it was.
+    return value if result is None else result

@@ -1,16 +1,21 @@
-"""`AgentResponse`: what a prompt returns, read off the run's folded state."""
+"""`AgentResponse[T]`: what a prompt returns, read off the run's folded state."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic
+
+from typing_extensions import TypeVar
 
 from eudaimon.core.messages import Message, Role, Usage
 from eudaimon.core.state import PendingCall, RunState, Status
 
+OutputT = TypeVar("OutputT", default=str)
+"""The type of `AgentResponse.output`: the agent's `output_type`, `str` without one."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AgentResponse:
+class AgentResponse(Generic[OutputT]):
     run_id: str
     status: Status
     messages: list[Message]
@@ -23,23 +28,46 @@ class AgentResponse:
     """USD, priced per call at the model that served it; 0 without a cost model."""
     structured_output: Any = None
     pending_approvals: list[PendingCall] = field(default_factory=list)
+    output: OutputT = None  # type: ignore[assignment]
+    """The answer, typed: the `output_type` value (validated, then passed through the output
+    validators), or the final text when the agent has no `output_type`. None while the run
+    waits for a human."""
+    input_index: int = 0
+    """Where this run's own messages begin in `messages` (its input)."""
 
     def text(self) -> str:
         return self.final_text
 
+    def all_messages(self) -> list[Message]:
+        """Every message of the run: instructions, history, the input and what followed. Pass
+        it as `prompt(..., message_history=…)` to continue the conversation yourself."""
+        return list(self.messages)
+
+    def new_messages(self) -> list[Message]:
+        """The messages this run added: its input and everything after it (no instructions,
+        no history)."""
+        return self.messages[self.input_index :]
+
     @classmethod
-    def from_state(cls, state: RunState, structured: Any = None) -> AgentResponse:
+    def from_state(cls, state: RunState, structured: Any = None, *, typed: bool = False) -> AgentResponse[Any]:
+        """The response for `state`; `typed` says the agent has an `output_type`, so `output`
+        is `structured` rather than the text."""
+        final_text = state.output if state.output is not None else _last_answer(state.messages)
+        completed = state.status is Status.COMPLETED
+        output: Any = (structured if typed else final_text) if completed else None
         return cls(
             run_id=state.run_id,
             status=state.status,
             messages=list(state.messages),
-            final_text=state.output if state.output is not None else _last_answer(state.messages),
+            final_text=final_text,
             iterations=state.steps,
             usage=state.usage,
             cost=state.cost_usd,
             structured_output=structured,
             # Only a paused run can have calls awaiting approval.
             pending_approvals=state.awaiting_approval() if state.status.is_paused else [],
+            output=output,
+            input_index=state.input_index,
         )
 
 

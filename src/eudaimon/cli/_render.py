@@ -35,7 +35,17 @@ from eudaimon.core.events import (
     ToolReconciled,
     ToolStarted,
 )
-from eudaimon.core.messages import JsonObject, Message, Role, ToolCall, Usage
+from eudaimon.core.messages import (
+    ContentPart,
+    ImagePart,
+    JsonObject,
+    Message,
+    Role,
+    TextPart,
+    ToolCall,
+    Usage,
+    describe_part,
+)
 from eudaimon.core.state import RunState, Status
 from eudaimon.streaming import (
     Done,
@@ -109,7 +119,10 @@ def summarize(event: Event) -> str:
             fork = f", forked from {data.parent.run_id}@{data.parent.seq}" if data.parent else ""
             return f"agent {data.agent!r}, {len(data.messages)} message(s){thread}{fork}: {clip(data.input, 50)!r}"
         case ModelAttemptStarted():
-            return f"step {data.step}: calling {data.model or 'the model'} (request {data.request_id[:12]})"
+            offered = (
+                f", offering {', '.join(t.name for t in data.tools) or 'no tools'}" if data.tools is not None else ""
+            )
+            return f"step {data.step}: calling {data.model or 'the model'} (request {data.request_id[:12]}){offered}"
         case ModelRetryScheduled():
             return f"step {data.step}: retry {data.retry_number} in {data.delay_ms} ms after {clip(data.error, 50)}"
         case ModelContextRejected():
@@ -197,6 +210,8 @@ def _role_label(message: Message) -> Text:
 
 def _message_body(message: Message) -> str:
     lines = [message.content] if message.content else []
+    if message.parts and message.role is not Role.TOOL:  # a tool's text already names its parts
+        lines = [describe_part(p) for p in message.parts]
     lines += [f"→ {call_text(c)}  [{c.id}]" for c in message.tool_calls]
     if message.role is Role.TOOL and message.is_error:
         lines = [f"error: {line}" for line in lines]
@@ -283,7 +298,20 @@ def _message_dict(message: Message) -> dict[str, Any]:
         "tool_calls": [asdict(c) for c in message.tool_calls],
         "tool_call_id": message.tool_call_id,
         "is_error": message.is_error,
+        **({"parts": [_part_dict(p) for p in message.parts]} if message.parts else {}),
     }
+
+
+def _part_dict(part: ContentPart) -> dict[str, Any]:
+    """A part as the CLI shows it: its kind, type and size, never its bytes."""
+    if isinstance(part, TextPart):
+        return {"kind": "text", "text": part.text}
+    shown: dict[str, Any] = {"kind": part.kind, "media_type": part.media_type}
+    if isinstance(part, ImagePart) and part.url is not None:
+        shown["url"] = part.url
+    else:
+        shown["bytes"] = len(part.data or b"")
+    return shown
 
 
 class StreamPrinter:

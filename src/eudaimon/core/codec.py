@@ -101,7 +101,7 @@ def _short(exc: Exception) -> str:
     return str(exc)
 
 
-FOLD_VERSION = 3
+FOLD_VERSION = 4
 """Bumped whenever `RunState.apply` changes meaning: older snapshots are then ignored and rebuilt."""
 
 

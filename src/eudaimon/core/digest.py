@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, is_dataclass
 from enum import Enum
 from typing import Any
@@ -31,3 +32,8 @@ def digest(value: Any) -> str:
 def idempotency_key(run_id: str, call_id: str) -> str:
     """The key a tool sees for a call; stable across retries, crashes and recovery."""
     return hashlib.sha256(f"{run_id}:{call_id}".encode()).hexdigest()
+
+
+def specs_digest(specs: Sequence[Any]) -> str:
+    """Names a set of tool specs (name, description, JSON Schema): equal specs, equal digest."""
+    return digest([[s.name, s.description, s.parameters] for s in specs])

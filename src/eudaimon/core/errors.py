@@ -29,6 +29,9 @@
     EudaimonWarning (a UserWarning)
     └── ToolRetryIgnored          tool_retry_policy will not re-run some tools; names them
 
+    ModelRetry                    (not an EudaimonError) raised by a tool or an output
+                                  validator to hand the model a correction
+
 Messages say what happened and what to do; they never contain secrets. A run error raised in
 the process where user code raised carries that exception as its `__cause__`.
 """
@@ -38,6 +41,19 @@ from __future__ import annotations
 
 class EudaimonError(Exception):
     """Base of every error eudaimon raises."""
+
+
+class ModelRetry(Exception):
+    """Raised by a tool or an output validator: `message` goes back to the model as a correction.
+
+    A tool's correction is its (error) result, journaled like any result; a tool may be
+    corrected `@tool(max_retries=n)` times in a row. An output validator's correction asks for
+    another final answer, up to `Agent(max_output_retries=n)` times.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 class ConfigurationError(EudaimonError, ValueError):

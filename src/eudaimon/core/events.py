@@ -12,7 +12,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import ClassVar
 
-from eudaimon.core.messages import JsonObject, Message, Usage
+from eudaimon.core.messages import ContentPart, JsonObject, Message, ToolSpec, Usage
+from eudaimon.core.settings import ModelSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,8 @@ class RunStarted:
     """False for `prompt_with_messages` runs and forks, whose messages memory never sees."""
     memory_thread: str | None = None
     """The thread as memory knows it (None: the memory's default thread)."""
+    model_settings: ModelSettings | None = None
+    """The prompt's own `model_settings`, merged over the agent's for every call of the run."""
     engine: str = ""
     """Where the run is driven: "" in the process that prompts, or the engine's URL
     (`temporal://host:port/queue?namespace=…`), so that a decision from anywhere reaches it."""
@@ -53,6 +56,10 @@ class ModelAttemptStarted:
     request_id: str
     request_digest: str
     model: str = ""
+    tools_digest: str = ""
+    """Which tool specs were offered (agents with `@tool(prepare=…)` only; empty otherwise)."""
+    tools: tuple[ToolSpec, ...] | None = None
+    """The specs offered, written when they differ from the run's previous attempt."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -168,6 +175,10 @@ class ToolCompleted:
     output: str
     is_error: bool = False
     duration_ms: int = 0
+    parts: tuple[ContentPart, ...] = ()
+    """Images or documents the tool returned, beside the text in `output`."""
+    retry: bool = False
+    """The tool raised `ModelRetry`: `output` is its correction for the model."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -195,6 +206,8 @@ class FinishRejected:
     type: ClassVar[str] = "finish_rejected"
     step: int
     reason: str
+    by_validator: bool = False
+    """An output validator asked for a correction (`ModelRetry`), rather than the schema."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

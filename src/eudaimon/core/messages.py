@@ -7,11 +7,113 @@ derives ids for the messages it creates from the run id and the event's seq.
 
 from __future__ import annotations
 
+import base64
+import binascii
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Discriminator, PlainSerializer, Tag, WrapSerializer
 
 JsonObject = dict[str, Any]
+
+
+def _from_base64(value: Any) -> Any:
+    """Bytes as given; a string is the base64 the journal wrote (JSON has no bytes)."""
+    if isinstance(value, str):
+        try:
+            return base64.b64decode(value, validate=True)
+        except binascii.Error as exc:
+            raise ValueError(f"content data is not valid base64: {exc}") from None
+    return value
+
+
+Blob = Annotated[
+    bytes,
+    BeforeValidator(_from_base64),
+    PlainSerializer(lambda data: base64.b64encode(data).decode("ascii"), return_type=str, when_used="json"),
+]
+"""Binary content: `bytes` in Python, standard base64 in the journal's JSON."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextPart:
+    """Text, as one part of a message that also carries images or documents."""
+
+    text: str
+    kind: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ImagePart:
+    """An image, by `url` (the provider fetches it) or inline `data` with its `media_type`.
+
+    Inline data is journaled once per distinct content, however many runs carry it.
+    """
+
+    url: str | None = None
+    data: Blob | None = None
+    media_type: str = ""
+    """e.g. `image/png`; required with `data`, optional with `url`."""
+    kind: Literal["image"] = "image"
+
+    def __post_init__(self) -> None:
+        if (self.url is None) == (self.data is None):
+            raise ValueError("ImagePart needs exactly one of url=... or data=...")
+        if self.data is not None and not self.media_type.startswith("image/"):
+            raise ValueError(f"ImagePart(data=...) needs media_type='image/...', got {self.media_type!r}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DocumentPart:
+    """A document (`application/pdf`, `text/plain`, …) given inline as `data`."""
+
+    data: Blob
+    media_type: str
+    name: str | None = None
+    """A file name some providers show the model."""
+    kind: Literal["document"] = "document"
+
+    def __post_init__(self) -> None:
+        if not self.media_type:
+            raise ValueError("DocumentPart needs a media_type, e.g. 'application/pdf'")
+
+
+def _part_kind(value: Any) -> str:
+    return str(value.get("kind", "text")) if isinstance(value, dict) else str(value.kind)
+
+
+def _with_kind(value: Any, handler: Any) -> Any:
+    # The tag is written even when rows leave defaults out: the reader needs it to pick the class.
+    out = handler(value)
+    return {"kind": value.kind, **out} if isinstance(out, dict) else out
+
+
+ContentPart = Annotated[
+    Annotated[TextPart, Tag("text")] | Annotated[ImagePart, Tag("image")] | Annotated[DocumentPart, Tag("document")],
+    Discriminator(_part_kind),
+    WrapSerializer(_with_kind),
+]
+"""One part of a message's content: `TextPart`, `ImagePart` or `DocumentPart`."""
+
+PART_TYPES = (TextPart, ImagePart, DocumentPart)
+
+
+def parts_text(parts: Sequence[TextPart | ImagePart | DocumentPart]) -> str:
+    """The text of a message made of parts: its text parts, joined by newlines."""
+    return "\n".join(p.text for p in parts if isinstance(p, TextPart))
+
+
+def describe_part(part: TextPart | ImagePart | DocumentPart) -> str:
+    """A short placeholder for a part that is not text, e.g. `[image image/png, 12.3 KB]`."""
+    if isinstance(part, TextPart):
+        return part.text
+    if isinstance(part, ImagePart) and part.data is None:
+        return f"[image {part.url}]"
+    size = len(part.data or b"")
+    shown = f"{size} B" if size < 1024 else f"{size / 1024:.1f} KB" if size < 1024 * 1024 else f"{size / 2**20:.1f} MB"
+    return f"[{part.kind} {part.media_type}, {shown}]"
 
 
 class Role(StrEnum):
@@ -71,14 +173,26 @@ class Message:
     is_error: bool = False
     id: str = ""
     """Stable identity; empty until the runtime or the fold assigns one."""
+    parts: tuple[ContentPart, ...] = ()
+    """Images and documents with the text, in order; empty for a text-only message, whose
+    `content` is then all it says. With parts, `content` is their text alone."""
 
     @classmethod
     def system(cls, text: str, *, id: str = "") -> Message:
         return cls(role=Role.SYSTEM, content=text, id=id)
 
     @classmethod
-    def user(cls, text: str, *, id: str = "") -> Message:
-        return cls(role=Role.USER, content=text, id=id)
+    def user(cls, content: str | Sequence[TextPart | ImagePart | DocumentPart], *, id: str = "") -> Message:
+        """A user message: text, or a list of parts (`TextPart`, `ImagePart`, `DocumentPart`)."""
+        if isinstance(content, str):
+            return cls(role=Role.USER, content=content, id=id)
+        parts = tuple(content)
+        for part in parts:
+            if not isinstance(part, PART_TYPES):
+                raise TypeError(
+                    f"a message part must be a TextPart, ImagePart or DocumentPart, got {type(part).__name__}"
+                )
+        return cls(role=Role.USER, content=parts_text(parts), parts=parts, id=id)
 
     @classmethod
     def assistant(
@@ -87,9 +201,26 @@ class Message:
         return cls(role=Role.ASSISTANT, content=text or "", tool_calls=tuple(tool_calls), id=id)
 
     @classmethod
-    def tool(cls, call_id: str, content: str, is_error: bool = False, *, id: str = "") -> Message:
-        return cls(role=Role.TOOL, content=content, tool_call_id=call_id, is_error=is_error, id=id)
+    def tool(
+        cls,
+        call_id: str,
+        content: str,
+        is_error: bool = False,
+        *,
+        id: str = "",
+        parts: tuple[TextPart | ImagePart | DocumentPart, ...] = (),
+    ) -> Message:
+        return cls(role=Role.TOOL, content=content, tool_call_id=call_id, is_error=is_error, id=id, parts=parts)
 
     @property
     def text(self) -> str:
         return self.content
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """What a model is told about a tool: `parameters` is its JSON Schema."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]

@@ -38,7 +38,8 @@ from eudaimon.core.events import (
     ToolReconciled,
     ToolStarted,
 )
-from eudaimon.core.messages import Message, ToolCall, Usage
+from eudaimon.core.messages import ContentPart, Message, ToolCall, ToolSpec, Usage
+from eudaimon.core.settings import ModelSettings
 
 
 class Status(StrEnum):
@@ -157,6 +158,13 @@ class RunState:
     budget_limit: BudgetLimit | None = None
     cost_known: bool = False
     """True once any call was priced: a cost of 0.0 then means free, not unknown."""
+    model_settings: ModelSettings | None = None
+    """The prompt's own settings, as `run_started` recorded them."""
+    offered_tools: tuple[ToolSpec, ...] | None = None
+    """The tool specs offered at the latest attempt; None: the agent's static tools."""
+    tools_digest: str = ""
+    tool_retries: dict[str, int] = field(default_factory=dict)
+    """Consecutive `ModelRetry` corrections per tool; a tool's success resets its count."""
 
     @classmethod
     def from_events(cls, events: Iterable[Event]) -> RunState | None:
@@ -197,6 +205,10 @@ class RunState:
             case ModelAttemptStarted():
                 self.open_attempt = data.request_id
                 self.model = data.model or self.model
+                if data.tools is not None:
+                    self.offered_tools = data.tools
+                if data.tools_digest:
+                    self.tools_digest = data.tools_digest
             case ModelCalled():
                 self.open_attempt = None
                 self.steps += 1
@@ -216,13 +228,18 @@ class RunState:
             case ToolStarted():
                 self._set_call(data.call_id, CallStatus.STARTED, event, attempt=data.attempt)
             case ToolCompleted():
-                self._settle(data.call_id, data.output, data.is_error, event)
+                if data.retry:
+                    self.tool_retries[data.tool] = self.tool_retries.get(data.tool, 0) + 1
+                elif not data.is_error and self.tool_retries:
+                    self.tool_retries.pop(data.tool, None)
+                self._settle(data.call_id, data.output, data.is_error, event, data.parts)
             case RunStarted():
                 self.agent, self.input, self.thread_id = data.agent, data.input, data.thread_id
                 self.model, self.parent = data.model, data.parent
                 self.guardrail_rejections = data.guardrail_retries
                 self.input_index, self.uses_memory = max(len(data.messages) - 1, 0), data.uses_memory
-                self.memory_thread, self.engine = data.memory_thread, data.engine
+                self.memory_thread, self.model_settings = data.memory_thread, data.model_settings
+                self.engine = data.engine
                 self.messages = [
                     m if m.id else _with_id(m, f"{self.run_id}:0:{i}") for i, m in enumerate(data.messages)
                 ]
@@ -265,7 +282,8 @@ class RunState:
                     self._settle(data.call_id, data.output or "", False, event)
             case FinishRejected():
                 self.finish_rejections += 1
-                self.messages.append(Message.user(finish_correction(data.reason), id=self._derived_id(event)))
+                correction = validator_correction(data.reason) if data.by_validator else finish_correction(data.reason)
+                self.messages.append(Message.user(correction, id=self._derived_id(event)))
             case BudgetExceeded():
                 self.budget_limit = BudgetLimit(data.spent, data.limit, data.unit)
                 self._end(Status.BUDGET_EXCEEDED, error=data.reason)
@@ -298,10 +316,12 @@ class RunState:
             progress.attempt = attempt
         self._refresh_batch()
 
-    def _settle(self, call_id: str, output: str, is_error: bool, event: Event) -> None:
+    def _settle(
+        self, call_id: str, output: str, is_error: bool, event: Event, parts: tuple[ContentPart, ...] = ()
+    ) -> None:
         self._set_call(call_id, CallStatus.DONE, event)
         results = self.tool_results
-        results.append(Message.tool(call_id, output, is_error, id=f"{self.run_id}:{event.seq}"))
+        results.append(Message.tool(call_id, output, is_error, id=f"{self.run_id}:{event.seq}", parts=parts))
         if len(results) > 1:
             order = list(self.calls)
             results.sort(key=lambda m: order.index(m.tool_call_id or ""))
@@ -346,6 +366,7 @@ def _with_id(message: Message, id: str) -> Message:
         tool_call_id=message.tool_call_id,
         is_error=message.is_error,
         id=id,
+        parts=message.parts,
     )
 
 
@@ -355,3 +376,8 @@ def finish_correction(reason: str) -> str:
         f"Your final answer was rejected: {reason}\n"
         "Reply again with only a JSON value that matches the required schema."
     )
+
+
+def validator_correction(reason: str) -> str:
+    """The user message that hands the model an output validator's correction (`ModelRetry`)."""
+    return f"Your final answer was rejected: {reason}\nFix this and give your final answer again."

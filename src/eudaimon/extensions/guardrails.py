@@ -3,6 +3,8 @@
 A guardrail has one method, `check(text)` (`def` or `async def`), and answers with one of four
 results: `Pass()`, `Block(reason)`, `Transform(text)` (use this text instead) or, for output,
 `RetryWithFeedback(feedback)` (reject the answer and tell the model why, so it tries again).
+`check` may also take a `ctx: ToolContext[Deps]` parameter (found by its annotation): it then
+gets the run's context, with the caller's `deps`.
 
 Guardrails fail closed: an exception in a guardrail propagates, a guardrail that answers
 something other than a result is an error, a regex that does not compile is refused when the
@@ -16,7 +18,6 @@ The runtime runs them with one call each:
 
 from __future__ import annotations
 
-import inspect
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -25,6 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 from eudaimon.core.errors import ConfigurationError, GuardrailBlocked
 from eudaimon.core.messages import Message
 from eudaimon.models.base import ChatRequest, Model
+from eudaimon.tools._context import ToolContext, call_with_context
 
 __all__ = [
     "Block",
@@ -124,13 +126,11 @@ class OutputGuardrail(_Base):
     """
 
 
-async def _check(guard: object, text: str) -> GuardrailResult:
+async def _check(guard: object, text: str, ctx: ToolContext[Any] | None) -> GuardrailResult:
     check = getattr(guard, "check", None)
     if check is None:
         raise ConfigurationError(f"guardrail {guardrail_name(guard)} has no check(text) method")
-    result = check(text)
-    if inspect.isawaitable(result):
-        result = await result
+    result = await call_with_context(check, ctx, text)
     if not isinstance(result, Pass | Block | Transform | RetryWithFeedback):
         # Failing open here would let a guardrail that forgot to return anything pass everything.
         raise ConfigurationError(
@@ -140,8 +140,9 @@ async def _check(guard: object, text: str) -> GuardrailResult:
     return result
 
 
-async def run_input_guardrails(guards: Iterable[object], text: str) -> str:
-    """Run input guardrails in order; each sees the text the previous ones left.
+async def run_input_guardrails(guards: Iterable[object], text: str, ctx: ToolContext[Any] | None = None) -> str:
+    """Run input guardrails in order; each sees the text the previous ones left. A guardrail
+    whose `check` takes a `ToolContext` parameter gets `ctx` (the run to be, with its deps).
 
     Returns:
         The input to use: `text`, or what the Transforms made of it.
@@ -151,7 +152,7 @@ async def run_input_guardrails(guards: Iterable[object], text: str) -> str:
         ConfigurationError: a guardrail answered something that is not a result.
     """
     for guard in guards:
-        result = await _check(guard, text)
+        result = await _check(guard, text, ctx)
         if isinstance(result, Transform):
             text = result.text
         elif isinstance(result, Block):
@@ -161,7 +162,9 @@ async def run_input_guardrails(guards: Iterable[object], text: str) -> str:
     return text
 
 
-async def run_output_guardrails(guards: Iterable[object], text: str) -> GuardrailResult:
+async def run_output_guardrails(
+    guards: Iterable[object], text: str, ctx: ToolContext[Any] | None = None
+) -> GuardrailResult:
     """Run output guardrails in order and combine their verdicts into one.
 
     Transforms chain (each guardrail sees the text the previous ones left); the first `Block`
@@ -176,7 +179,7 @@ async def run_output_guardrails(guards: Iterable[object], text: str) -> Guardrai
     """
     current = text
     for guard in guards:
-        result = await _check(guard, current)
+        result = await _check(guard, current, ctx)
         if isinstance(result, Transform):
             current = result.text
         elif isinstance(result, Block | RetryWithFeedback):

@@ -12,19 +12,22 @@ The runtime holds one `HookSet` per agent and calls it at each point of the loop
 `HookSet` works out once, when it is built, which hooks override which method, so an agent
 without hooks, or with a hook that overrides one method, pays an empty loop per call.
 
+A hook method may also take a `ctx: ToolContext[Deps]` parameter (found by its annotation):
+it then gets the run's context, with the caller's `deps` and the current `step`.
+
 Hooks run live only: when a run is resumed, the events already in its journal are not
 replayed through them.
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from eudaimon.core.messages import ToolCall
 from eudaimon.models.base import ChatResponse
+from eudaimon.tools._context import ToolContext, call_with_context
 
 __all__ = ["AgentHook", "HookSet", "LoopState", "ToolOutput"]
 
@@ -50,8 +53,9 @@ class ToolOutput:
 class AgentHook:
     """Base class of lifecycle observers. Override only the methods you need.
 
-    Each method may be defined `def` or `async def`; the defaults do nothing and are skipped
-    by `HookSet` without being called.
+    Each method may be defined `def` or `async def`, and may add a `ctx: ToolContext[Deps]`
+    parameter (anywhere; found by its annotation) to get the run's context and deps. The
+    defaults do nothing and are skipped by `HookSet` without being called.
     """
 
     def on_iteration_start(self, state: LoopState) -> Any:
@@ -92,11 +96,9 @@ def _overrides(hook: object, name: str) -> Callable[..., Any] | None:
     return method
 
 
-async def _call_all(methods: tuple[Callable[..., Any], ...], *args: Any) -> None:
+async def _call_all(methods: tuple[Callable[..., Any], ...], ctx: ToolContext[Any] | None, *args: Any) -> None:
     for method in methods:
-        result = method(*args)
-        if inspect.isawaitable(result):
-            await result
+        await call_with_context(method, ctx, *args)
 
 
 class HookSet:
@@ -138,35 +140,35 @@ class HookSet:
         """Whether any hook overrides the method `name` (lets the loop skip building arguments)."""
         return bool(self._by_method.get(name))
 
-    async def on_iteration_start(self, state: LoopState) -> None:
+    async def on_iteration_start(self, state: LoopState, ctx: ToolContext[Any] | None = None) -> None:
         """Run every hook's `on_iteration_start`, in order."""
         if methods := self._by_method["on_iteration_start"]:
-            await _call_all(methods, state)
+            await _call_all(methods, ctx, state)
 
-    async def on_model_response(self, response: ChatResponse) -> None:
+    async def on_model_response(self, response: ChatResponse, ctx: ToolContext[Any] | None = None) -> None:
         """Run every hook's `on_model_response`, in order."""
         if methods := self._by_method["on_model_response"]:
-            await _call_all(methods, response)
+            await _call_all(methods, ctx, response)
 
-    async def on_tool_call(self, call: ToolCall) -> None:
+    async def on_tool_call(self, call: ToolCall, ctx: ToolContext[Any] | None = None) -> None:
         """Run every hook's `on_tool_call`, in order."""
         if methods := self._by_method["on_tool_call"]:
-            await _call_all(methods, call)
+            await _call_all(methods, ctx, call)
 
-    async def on_tool_result(self, call: ToolCall, result: ToolOutput) -> None:
+    async def on_tool_result(self, call: ToolCall, result: ToolOutput, ctx: ToolContext[Any] | None = None) -> None:
         """Run every hook's `on_tool_result`, in order."""
         if methods := self._by_method["on_tool_result"]:
-            await _call_all(methods, call, result)
+            await _call_all(methods, ctx, call, result)
 
-    async def on_iteration_end(self, state: LoopState) -> None:
+    async def on_iteration_end(self, state: LoopState, ctx: ToolContext[Any] | None = None) -> None:
         """Run every hook's `on_iteration_end`, in order."""
         if methods := self._by_method["on_iteration_end"]:
-            await _call_all(methods, state)
+            await _call_all(methods, ctx, state)
 
-    async def on_error(self, error: BaseException) -> None:
+    async def on_error(self, error: BaseException, ctx: ToolContext[Any] | None = None) -> None:
         """Run every hook's `on_error`, in order."""
         if methods := self._by_method["on_error"]:
-            await _call_all(methods, error)
+            await _call_all(methods, ctx, error)
 
     def __repr__(self) -> str:
         return f"HookSet({[type(h).__name__ for h in self.hooks]!r})"

@@ -2,6 +2,7 @@
 
 from typing import TYPE_CHECKING, Any
 
+from eudaimon.core.settings import ModelSettings
 from eudaimon.models.base import ChatRequest, ChatResponse, Model, ModelStreamItem, StopReason, ToolSpec
 from eudaimon.models.function import FunctionModel
 from eudaimon.models.registry import infer_model
@@ -35,6 +36,7 @@ __all__ = [
     "FallbackModel",
     "FunctionModel",
     "Model",
+    "ModelSettings",
     "ModelStreamItem",
     "OpenAIModel",
     "ScriptExhausted",

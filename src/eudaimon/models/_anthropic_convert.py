@@ -9,13 +9,16 @@ broken JSON, kept raw by the runtime) travels as `{"_raw": "<the text>"}`.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from anthropic.types import (
     ContentBlockParam,
+    DocumentBlockParam,
+    ImageBlockParam,
     InputJSONDelta,
     MessageParam,
     RawContentBlockDeltaEvent,
@@ -26,6 +29,7 @@ from anthropic.types import (
     RawMessageStopEvent,
     RawMessageStreamEvent,
     TextBlock,
+    TextBlockParam,
     ToolParam,
     ToolResultBlockParam,
     ToolUseBlock,
@@ -33,7 +37,7 @@ from anthropic.types import (
 from anthropic.types import Message as AnthropicMessage
 from anthropic.types import TextDelta as AnthropicTextDelta
 
-from eudaimon.core.messages import Message, Role, ToolCall, Usage
+from eudaimon.core.messages import ContentPart, ImagePart, Message, Role, TextPart, ToolCall, Usage
 from eudaimon.models._sdk import StreamIncomplete
 from eudaimon.models.base import ChatResponse, StopReason, ToolSpec
 from eudaimon.streaming import ModelDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
@@ -81,17 +85,50 @@ def to_anthropic(messages: Sequence[Message]) -> tuple[str | None, list[MessageP
 def _blocks(message: Message) -> list[ContentBlockParam]:
     if message.role is Role.TOOL:
         result: ToolResultBlockParam = {"type": "tool_result", "tool_use_id": message.tool_call_id or ""}
-        if message.content:
+        if message.parts:
+            result["content"] = [b for b in to_anthropic_parts(message.parts) if b["type"] != "text" or b["text"]]
+        elif message.content:
             result["content"] = message.content
         if message.is_error:
             result["is_error"] = True
         return [result]
+    if message.parts:
+        return list(to_anthropic_parts(message.parts))
     blocks: list[ContentBlockParam] = []
     if message.content:
         blocks.append({"type": "text", "text": message.content})
     for call in message.tool_calls:
         blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input(call)})
     return blocks
+
+
+def to_anthropic_parts(parts: Sequence[ContentPart]) -> list[TextBlockParam | ImageBlockParam | DocumentBlockParam]:
+    """Content parts as Messages API blocks: text, `image` (base64 or URL source) and
+    `document` (PDFs as base64, text documents as a text source)."""
+    out: list[TextBlockParam | ImageBlockParam | DocumentBlockParam] = []
+    for part in parts:
+        if isinstance(part, TextPart):
+            out.append({"type": "text", "text": part.text})
+        elif isinstance(part, ImagePart):
+            if part.data is None:
+                out.append({"type": "image", "source": {"type": "url", "url": part.url or ""}})
+            else:
+                media = cast(Any, part.media_type)
+                data = base64.b64encode(part.data).decode("ascii")
+                out.append({"type": "image", "source": {"type": "base64", "media_type": media, "data": data}})
+        else:
+            document: DocumentBlockParam
+            if part.media_type.startswith("text/"):
+                text = part.data.decode("utf-8", "replace")
+                document = {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": text}}
+            else:
+                data = base64.b64encode(part.data).decode("ascii")
+                source: Any = {"type": "base64", "media_type": part.media_type, "data": data}
+                document = {"type": "document", "source": source}
+            if part.name:
+                document["title"] = part.name
+            out.append(document)
+    return out
 
 
 def tool_input(call: ToolCall) -> dict[str, object]:

@@ -8,6 +8,7 @@ Chat Completions has no error flag on tool results: an error result travels as i
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,14 +19,16 @@ from openai.types.chat import (
     ChatCompletion,
     ChatCompletionAssistantMessageParam,
     ChatCompletionChunk,
+    ChatCompletionContentPartParam,
     ChatCompletionFunctionToolParam,
     ChatCompletionMessageFunctionToolCallParam,
     ChatCompletionMessageParam,
 )
 from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
+from openai.types.chat.chat_completion_content_part_param import File
 from openai.types.chat.chat_completion_message_custom_tool_call import ChatCompletionMessageCustomToolCall
 
-from eudaimon.core.messages import Message, Role, ToolCall, Usage
+from eudaimon.core.messages import ContentPart, ImagePart, Message, Role, TextPart, ToolCall, Usage
 from eudaimon.models._sdk import StreamIncomplete
 from eudaimon.models.base import ChatResponse, StopReason, ToolSpec
 from eudaimon.streaming import ModelDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
@@ -40,18 +43,58 @@ _STOP_REASONS = {
 
 
 def to_openai_messages(messages: Sequence[Message]) -> list[ChatCompletionMessageParam]:
-    """The `messages` parameter: one wire message per eudaimon message, in order."""
+    """The `messages` parameter: one wire message per eudaimon message, in order.
+
+    A tool message can hold only text in Chat Completions, so the images and documents of
+    tool results follow the batch's tool messages as one user message that names their calls.
+    """
     wire: list[ChatCompletionMessageParam] = []
+    attached: list[ChatCompletionContentPartParam] = []
     for message in messages:
+        if attached and message.role is not Role.TOOL:
+            wire.append({"role": "user", "content": attached})
+            attached = []
         if message.role is Role.SYSTEM:
             wire.append({"role": "system", "content": message.content})
         elif message.role is Role.USER:
-            wire.append({"role": "user", "content": message.content})
+            content = to_openai_parts(message.parts) if message.parts else message.content
+            wire.append({"role": "user", "content": content})
         elif message.role is Role.TOOL:
             wire.append({"role": "tool", "tool_call_id": message.tool_call_id or "", "content": message.content})
+            media = [p for p in message.parts if not isinstance(p, TextPart)]
+            if media:
+                attached.append({"type": "text", "text": f"Returned by tool call {message.tool_call_id}:"})
+                attached.extend(to_openai_parts(media))
         else:
             wire.append(_assistant(message))
+    if attached:
+        wire.append({"role": "user", "content": attached})
     return wire
+
+
+def to_openai_parts(parts: Sequence[ContentPart]) -> list[ChatCompletionContentPartParam]:
+    """Content parts as Chat Completions content: text, `image_url` (a URL or a data URL), and
+    `file` for documents (text documents travel as text, which every compatible server reads)."""
+    out: list[ChatCompletionContentPartParam] = []
+    for part in parts:
+        if isinstance(part, TextPart):
+            out.append({"type": "text", "text": part.text})
+        elif isinstance(part, ImagePart):
+            url = (part.url or "") if part.data is None else data_url(part.media_type, part.data)
+            out.append({"type": "image_url", "image_url": {"url": url}})
+        elif part.media_type.startswith("text/"):
+            out.append({"type": "text", "text": part.data.decode("utf-8", "replace")})
+        else:
+            file: File = {
+                "type": "file",
+                "file": {"file_data": data_url(part.media_type, part.data), "filename": part.name or "document"},
+            }
+            out.append(file)
+    return out
+
+
+def data_url(media_type: str, data: bytes) -> str:
+    return f"data:{media_type};base64,{base64.b64encode(data).decode('ascii')}"
 
 
 def _assistant(message: Message) -> ChatCompletionAssistantMessageParam:

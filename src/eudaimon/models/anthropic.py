@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import anthropic
 import httpx2
 import pydantic
 from anthropic import AsyncAnthropic
+from anthropic.types import ToolChoiceParam
 from anthropic.types.message_create_params import MessageCreateParamsNonStreaming, MessageCreateParamsStreaming
 
 from eudaimon.core.errors import ConfigurationError, ModelError, ModelRequestRejected
+from eudaimon.core.settings import ModelSettings
 from eudaimon.models._anthropic_convert import AnthropicStream, from_message, to_anthropic, to_anthropic_tools
 from eudaimon.models._provider_errors import (
     ErrorContext,
@@ -162,18 +164,51 @@ class AnthropicModel:
     def _max_tokens(self, request: ChatRequest) -> int:
         return request.max_tokens if request.max_tokens is not None else self._default_max_tokens
 
+    def check_settings(self, settings: ModelSettings) -> None:
+        """Refuse what the Messages API has no field for.
+
+        Raises:
+            ConfigurationError: `seed` is set, or a `reasoning_effort` it does not know.
+        """
+        where = f"Anthropic model {self._model!r}"
+        if settings.seed is not None:
+            raise ConfigurationError(f"{where} has no seed setting; leave seed unset for Anthropic")
+        if settings.reasoning_effort is not None and settings.reasoning_effort not in _EFFORTS:
+            raise ConfigurationError(
+                f"{where} has no reasoning_effort={settings.reasoning_effort!r}; use 'low', 'medium' or 'high', "
+                "or thinking_budget_tokens=..."
+            )
+
     def _fill(self, request: ChatRequest, params: _Params) -> _Params:
+        settings = request.settings
+        self.check_settings(settings)
         system, messages = to_anthropic(request.messages)
         params["messages"] = messages
         if system is not None:
             params["system"] = system
         if request.tools:
             params["tools"] = to_anthropic_tools(request.tools)
+            choice = _tool_choice(settings.tool_choice, settings.parallel_tool_calls)
+            if choice is not None:
+                params["tool_choice"] = choice
+        if settings.stop_sequences:
+            params["stop_sequences"] = list(settings.stop_sequences)
+        if settings.thinking_budget_tokens is not None:
+            params["thinking"] = {"type": "enabled", "budget_tokens": settings.thinking_budget_tokens}
+        if settings.reasoning_effort is not None:
+            params["output_config"] = {"effort": cast(Any, settings.reasoning_effort)}
         return params
 
     def _extra(self, request: ChatRequest) -> dict[str, Any] | None:
-        # This SDK has no `temperature` argument any more; the API still reads the field.
-        return {"temperature": request.temperature} if request.temperature is not None else None
+        # This SDK has no `temperature` or `top_p` arguments any more; the API still reads them.
+        extra: dict[str, Any] = {}
+        if request.temperature is not None:
+            extra["temperature"] = request.temperature
+        if request.settings.top_p is not None:
+            extra["top_p"] = request.settings.top_p
+        if request.settings.extra_body:
+            extra.update(request.settings.extra_body)
+        return extra or None
 
     def _classify(self, exc: Exception) -> ModelError | None:
         """The `ModelError` for an SDK or transport failure; `None` for anything else (a bug)."""
@@ -201,6 +236,28 @@ class AnthropicModel:
 
     def __repr__(self) -> str:
         return f"AnthropicModel(model={self._model!r}, base_url={self._base_url!r})"
+
+
+_EFFORTS = frozenset({"low", "medium", "high"})
+
+
+def _tool_choice(choice: str | None, parallel: bool | None) -> ToolChoiceParam | None:
+    """`tool_choice` in the Messages API's terms: "required" is `any`; no parallel calls is
+    `disable_parallel_tool_use` on the choice (auto when no choice is set)."""
+    if choice is None and parallel is None:
+        return None
+    result: dict[str, Any]
+    if choice is None or choice == "auto":
+        result = {"type": "auto"}
+    elif choice == "none":
+        return {"type": "none"}
+    elif choice == "required":
+        result = {"type": "any"}
+    else:
+        result = {"type": "tool", "name": choice}
+    if parallel is False:
+        result["disable_parallel_tool_use"] = True
+    return cast(ToolChoiceParam, result)
 
 
 def from_model_string(provider: str, name: str, **options: Any) -> AnthropicModel:

@@ -8,6 +8,8 @@ from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
 from eudaimon.core.messages import Message, Usage
+from eudaimon.core.messages import ToolSpec as ToolSpec
+from eudaimon.core.settings import NO_SETTINGS, ModelSettings
 from eudaimon.streaming import ModelDelta
 
 
@@ -22,15 +24,6 @@ class StopReason(StrEnum):
     CONTENT_FILTER = "content_filter"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
-    """What a model is told about a tool: `parameters` is its JSON Schema."""
-
-    name: str
-    description: str
-    parameters: dict[str, Any]
-
-
 @dataclass(slots=True)
 class ChatRequest:
     """One request to a model. Mutable so that middleware can rewrite it before it is sent.
@@ -43,6 +36,9 @@ class ChatRequest:
     tools: Sequence[ToolSpec] = ()
     temperature: float | None = None
     max_tokens: int | None = None
+    settings: ModelSettings = field(default_factory=lambda: NO_SETTINGS)
+    """Every other setting of the call (top_p, seed, tool_choice, …); `temperature` and
+    `max_tokens` above win over the same keys here, so middleware may change them."""
 
 
 @dataclass(slots=True)
@@ -78,3 +74,17 @@ class Model(Protocol):
     async def generate(self, request: ChatRequest) -> ChatResponse: ...
 
     def stream(self, request: ChatRequest) -> AsyncIterator[ModelStreamItem]: ...
+
+
+def check_model_settings(model: object, settings: ModelSettings) -> None:
+    """Ask `model` whether it can honour `settings` (its optional `check_settings` method).
+
+    Models without the method (test models, your own) take any settings: they see them in
+    `ChatRequest.settings`.
+
+    Raises:
+        ConfigurationError: the model's provider has no such setting.
+    """
+    check = getattr(model, "check_settings", None)
+    if check is not None and settings != NO_SETTINGS:
+        check(settings)

@@ -14,7 +14,8 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from eudaimon.core.errors import ConfigurationError, ModelRetryableError
-from eudaimon.models.base import ChatRequest, ChatResponse, Model, ModelStreamItem
+from eudaimon.core.settings import ModelSettings
+from eudaimon.models.base import ChatRequest, ChatResponse, Model, ModelStreamItem, check_model_settings
 from eudaimon.models.registry import infer_model
 
 
@@ -42,6 +43,11 @@ class FallbackModel:
     @property
     def models(self) -> tuple[Model, ...]:
         return self._models
+
+    def check_settings(self, settings: ModelSettings) -> None:
+        """Every model of the chain must honour the settings, since any of them may serve."""
+        for model in self._models:
+            check_model_settings(model, settings)
 
     async def generate(self, request: ChatRequest) -> ChatResponse:
         """The first answer of the chain; raises the last retryable failure when none answers."""

@@ -23,12 +23,14 @@ import httpx2
 import openai
 import pydantic
 from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletionToolChoiceOptionParam
 from openai.types.chat.completion_create_params import (
     CompletionCreateParamsNonStreaming,
     CompletionCreateParamsStreaming,
 )
 
 from eudaimon.core.errors import ConfigurationError, ModelError
+from eudaimon.core.settings import ModelSettings
 from eudaimon.models._openai_convert import OpenAIStream, from_completion, to_openai_messages, to_openai_tools
 from eudaimon.models._provider_errors import (
     ErrorContext,
@@ -126,7 +128,9 @@ class OpenAIModel:
     async def generate(self, request: ChatRequest) -> ChatResponse:
         """One completion. Failures raise `ModelError`s, classified once (see the module docstring)."""
         with classified(self._classify):
-            completion = await self._client.chat.completions.create(**self._params(request))
+            completion = await self._client.chat.completions.create(
+                **self._params(request), extra_body=_extra_body(request)
+            )
         return read(from_completion, completion, self._ctx, "the completion")
 
     def stream(self, request: ChatRequest) -> AsyncIterator[ModelStreamItem]:
@@ -136,7 +140,9 @@ class OpenAIModel:
         ends early after content arrived is `ModelResponseInvalid`, which is not retried.
         """
         return relay(
-            lambda: self._client.chat.completions.create(**self._stream_params(request)),
+            lambda: self._client.chat.completions.create(
+                **self._stream_params(request), extra_body=_extra_body(request)
+            ),
             OpenAIStream(),
             classify=self._classify,
             ctx=self._ctx,
@@ -165,13 +171,43 @@ class OpenAIModel:
         }
         return self._options(request, params)
 
+    def check_settings(self, settings: ModelSettings) -> None:
+        """Refuse what Chat Completions has no field for.
+
+        Raises:
+            ConfigurationError: `thinking_budget_tokens` is set (use `reasoning_effort`), or
+                more than four stop sequences for OpenAI itself.
+        """
+        where = f"{self._ctx.provider} model {self._model!r}"
+        if settings.thinking_budget_tokens is not None:
+            raise ConfigurationError(
+                f"{where} has no thinking budget (thinking_budget_tokens is Anthropic's); "
+                "set reasoning_effort='low' | 'medium' | 'high' instead"
+            )
+        if self._provider == "openai" and settings.stop_sequences and len(settings.stop_sequences) > 4:
+            raise ConfigurationError(f"{where} takes at most 4 stop_sequences, got {len(settings.stop_sequences)}")
+
     def _options(self, request: ChatRequest, params: _Params) -> _Params:
+        settings = request.settings
+        self.check_settings(settings)
         if request.tools:
             params["tools"] = to_openai_tools(request.tools)
+            if settings.tool_choice is not None:
+                params["tool_choice"] = _tool_choice(settings.tool_choice)
+            if settings.parallel_tool_calls is not None:
+                params["parallel_tool_calls"] = settings.parallel_tool_calls
         if request.temperature is not None:
             params["temperature"] = request.temperature
         if request.max_tokens is not None:
             params[self._max_tokens_field] = request.max_tokens
+        if settings.top_p is not None:
+            params["top_p"] = settings.top_p
+        if settings.seed is not None:
+            params["seed"] = settings.seed
+        if settings.stop_sequences:
+            params["stop"] = list(settings.stop_sequences)
+        if settings.reasoning_effort is not None:
+            params["reasoning_effort"] = settings.reasoning_effort
         return params
 
     def _classify(self, exc: Exception) -> ModelError | None:
@@ -206,6 +242,22 @@ class OpenAIModel:
 
     def __repr__(self) -> str:
         return f"OpenAIModel(model={self._model!r}, provider={self._provider!r}, base_url={self._base_url!r})"
+
+
+def _tool_choice(choice: str) -> ChatCompletionToolChoiceOptionParam:
+    if choice == "auto":
+        return "auto"
+    if choice == "none":
+        return "none"
+    if choice == "required":
+        return "required"
+    return {"type": "function", "function": {"name": choice}}
+
+
+def _extra_body(request: ChatRequest) -> dict[str, Any] | None:
+    """`ModelSettings.extra_body`: provider-specific fields, sent as they are."""
+    extra = request.settings.extra_body
+    return dict(extra) if extra else None
 
 
 def _detail(body: object, fallback: str) -> str:

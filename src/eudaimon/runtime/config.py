@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 from eudaimon.core.decide import DecideConfig
 from eudaimon.core.messages import ToolCall, Usage
+from eudaimon.core.settings import NO_SETTINGS, ModelSettings
 from eudaimon.models.base import Model, ToolSpec
 from eudaimon.runtime.model_calls import RetrySettings
-from eudaimon.tools import Tool, ToolPolicy
+from eudaimon.tools import Tool, ToolContext, ToolPolicy
 
 if TYPE_CHECKING:
     from eudaimon.extensions.cost import Budget
@@ -21,8 +22,9 @@ if TYPE_CHECKING:
 
 ApprovalPolicy = Callable[[ToolCall, Tool], "ToolPolicy | str | Awaitable[ToolPolicy | str]"]
 Pricer = Callable[[str, Usage], "float | None"]
-OutputValidator = Callable[[str], Any]
-"""Parses and validates a final answer; raises ValueError with a reason the model can act on."""
+OutputValidator = Callable[[str, ToolContext[Any]], Awaitable[tuple[str, Any]]]
+"""Checks a final answer: returns the text and structured value to complete with, or raises
+ValueError (the schema) or `ModelRetry` (a validator) with a reason the model can act on."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,3 +46,7 @@ class RuntimeConfig:
     approval_policy: ApprovalPolicy | None = None
     output_validator: OutputValidator | None = None
     model_retry: RetrySettings = field(default_factory=RetrySettings)
+    model_settings: ModelSettings = NO_SETTINGS
+    """The agent's settings; a run's own (`prompt(model_settings=…)`) are merged over them."""
+    prepared: bool = False
+    """Some tool has `prepare`: the specs offered are decided, and journaled, per step."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
 
 from eudaimon.core.codec import state_to_json
 from eudaimon.core.events import Event, EventData
@@ -35,6 +36,9 @@ class RunJournal:
         self.snapshot_every = snapshot_every
         self.failure: BaseException | None = None
         """The exception that ended the run in this process, if one did: the cause of its error."""
+        self.deps: Any = None
+        """The caller's `deps` for this run (`prompt(deps=…)`, `resume(deps=…)`): handed to user
+        code in its `ToolContext`, never journaled."""
         self._committed_seq = state.next_seq
         self._buffer: list[Event] = []
         # One commit at a time, without the cost of an `asyncio.Lock` when uncontended (the

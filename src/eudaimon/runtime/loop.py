@@ -22,7 +22,7 @@ from eudaimon.core.decide import (
     Stop,
     next_step,
 )
-from eudaimon.core.errors import ContextTooLong, JournalError, ModelError
+from eudaimon.core.errors import ContextTooLong, JournalError, ModelError, ModelRetry
 from eudaimon.core.events import (
     BudgetExceeded,
     FailureKind,
@@ -36,7 +36,7 @@ from eudaimon.core.events import (
     ToolOutcomeUnknown,
 )
 from eudaimon.core.groups import estimate_tokens, fit_to_budget
-from eudaimon.core.messages import Message, Usage
+from eudaimon.core.messages import Message, ToolSpec, Usage
 from eudaimon.core.state import RunState
 from eudaimon.extensions.guardrails import Block, RetryWithFeedback, Transform, run_output_guardrails
 from eudaimon.extensions.hooks import LoopState
@@ -44,6 +44,7 @@ from eudaimon.models.base import ChatRequest, ChatResponse
 from eudaimon.models.history import History
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.config import RuntimeConfig
+from eudaimon.runtime.context import offered_specs, run_context
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.model_calls import ContextRejected, attempt, call
 from eudaimon.runtime.tool_calls import OutcomeLost, prepare_batch, run_alone, run_together
@@ -84,14 +85,22 @@ async def drive(
                     try:
                         if stream_model:
                             async for item in attempt(
-                                journal, cfg.model, request, step=number, stream=True, retry=cfg.model_retry
+                                journal,
+                                cfg.model,
+                                request,
+                                step=number,
+                                stream=True,
+                                retry=cfg.model_retry,
+                                offered=cfg.prepared,
                             ):
                                 if isinstance(item, ChatResponse):
                                     response = item
                                 elif emit:
                                     yield item
                         else:
-                            response = await call(journal, cfg.model, request, step=number, retry=cfg.model_retry)
+                            response = await call(
+                                journal, cfg.model, request, step=number, retry=cfg.model_retry, offered=cfg.prepared
+                            )
                     except ContextRejected as exc:
                         if emit:
                             yield Error(f"context too long, retrying with a smaller request: {exc}")
@@ -120,11 +129,11 @@ async def drive(
                     journal.record(RunCancelled(reason=cancel.reason))
                     break
                 if not state.pending and cfg.hooks is not None:
-                    await cfg.hooks.on_iteration_end(_loop_state(state, cfg, state.steps))
+                    await cfg.hooks.on_iteration_end(_loop_state(state, cfg, state.steps), run_context(journal))
             elif isinstance(step, Finish):
-                _finish(journal, cfg, step.text)
+                await _finish(journal, cfg, step.text)
                 if state.status.is_terminal and cfg.hooks is not None:
-                    await cfg.hooks.on_iteration_end(_loop_state(state, cfg, state.steps))
+                    await cfg.hooks.on_iteration_end(_loop_state(state, cfg, state.steps), run_context(journal))
             elif isinstance(step, AwaitReconciliation):
                 for unknown in step.outcome_unknown:
                     journal.record(ToolOutcomeUnknown(call_id=unknown.id, tool=unknown.name))
@@ -152,7 +161,7 @@ async def drive(
         await journal.flush()
         if not isinstance(exc, ModelError) and cfg.hooks is not None:
             try:
-                await cfg.hooks.on_error(exc)
+                await cfg.hooks.on_error(exc, run_context(journal))
             except Exception:
                 logger.exception("an on_error hook raised while reporting %r", exc)
     await journal.flush()
@@ -193,7 +202,9 @@ SHARE_FROM = 128
 same however long the run; a shorter one is copied, which is cheaper than the view's accesses."""
 
 
-def build_request(state: RunState, cfg: RuntimeConfig) -> ChatRequest:
+def build_request(state: RunState, cfg: RuntimeConfig, tools: Sequence[ToolSpec] | None = None) -> ChatRequest:
+    """The step's request: the run's messages, the tools offered (the agent's, unless a step
+    decided otherwise) and the agent's model settings with the run's own merged over them."""
     messages: MutableSequence[Message]
     if state.input_budget_tokens is not None:
         messages = History(fit_to_budget(state.messages, state.input_budget_tokens))
@@ -201,11 +212,13 @@ def build_request(state: RunState, cfg: RuntimeConfig) -> ChatRequest:
         messages = History(state.messages)
     else:
         messages = state.messages[:]
-    max_tokens = cfg.max_tokens
+    settings = cfg.model_settings if state.model_settings is None else cfg.model_settings.merged(state.model_settings)
+    specs = cfg.tool_specs if tools is None else tools
+    max_tokens = settings.max_tokens
     if state.output_budget_tokens is not None:
         # A context rejection reserved a smaller output budget for the newest turn to fit.
         max_tokens = min(max_tokens or state.output_budget_tokens, state.output_budget_tokens)
-    return ChatRequest(messages, cfg.tool_specs, cfg.temperature, max_tokens)
+    return ChatRequest(messages, specs, settings.temperature, max_tokens, settings)
 
 
 async def _before_call(
@@ -213,8 +226,9 @@ async def _before_call(
 ) -> tuple[ChatRequest, tuple[str, ChatResponse] | None, float]:
     """The request for this step, and (layer, response) when middleware short-circuits the call."""
     if cfg.hooks is not None:
-        await cfg.hooks.on_iteration_start(_loop_state(journal.state, cfg, step))
-    request = build_request(journal.state, cfg)
+        await cfg.hooks.on_iteration_start(_loop_state(journal.state, cfg, step), run_context(journal, step))
+    offered = await offered_specs(journal, cfg, step) if cfg.prepared else None
+    request = build_request(journal.state, cfg, offered)
     started = journal.clock.monotonic_ms()
     short = await cfg.middleware.short_circuit_request(request) if cfg.middleware is not None else None
     return request, short, started
@@ -243,7 +257,7 @@ async def _after_call(
     if cfg.middleware is not None:
         response = await cfg.middleware.run_on_response(response)
     if cfg.hooks is not None:
-        await cfg.hooks.on_model_response(response)
+        await cfg.hooks.on_model_response(response, run_context(journal, step))
     if answered_by:
         served_by, usage, cost = "", _NO_USAGE, None
     else:
@@ -251,7 +265,7 @@ async def _after_call(
         cost = cfg.price(served_by, usage) if cfg.price is not None else None
     message = response.message
     if not message.tool_calls and cfg.output_guardrails:
-        verdict = await run_output_guardrails(cfg.output_guardrails, message.content)
+        verdict = await run_output_guardrails(cfg.output_guardrails, message.content, run_context(journal, step))
         if isinstance(verdict, RetryWithFeedback):
             journal.record(
                 GuardrailRejected(
@@ -325,14 +339,19 @@ def request_tokens(request: ChatRequest) -> int:
     return sum(estimate_tokens(m) for m in request.messages) + (tools + 3) // 4
 
 
-def _finish(journal: RunJournal, cfg: RuntimeConfig, text: str) -> None:
+async def _finish(journal: RunJournal, cfg: RuntimeConfig, text: str) -> None:
+    """Complete with the final answer, or ask for a corrected one: the schema's complaint
+    (ValueError) or an output validator's `ModelRetry` becomes `finish_rejected`."""
     state = journal.state
     if cfg.output_validator is None:
         journal.record(RunCompleted(output=text))
         return
     try:
-        structured = cfg.output_validator(text)
+        output, structured = await cfg.output_validator(text, run_context(journal))
+    except ModelRetry as exc:
+        journal.record(FinishRejected(step=state.steps, reason=exc.message, by_validator=True))
+        return
     except ValueError as exc:
         journal.record(FinishRejected(step=state.steps, reason=str(exc)))
         return
-    journal.record(RunCompleted(output=text, structured=structured))
+    journal.record(RunCompleted(output=output, structured=structured))

@@ -20,10 +20,12 @@ import random
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 
+from eudaimon.core.digest import canonical_json, specs_digest
 from eudaimon.core.errors import ContextTooLong, ModelError, ModelResponseInvalid, ModelRetryableError
 from eudaimon.core.events import ModelAttemptStarted, ModelContextRejected, ModelFailed, ModelRetryScheduled
 from eudaimon.core.groups import estimate_tokens, fit_to_budget
 from eudaimon.core.messages import Message
+from eudaimon.core.settings import NO_SETTINGS
 from eudaimon.models.base import ChatRequest, ChatResponse, Model, ModelStreamItem
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.streaming import Error
@@ -53,9 +55,12 @@ class ContextRejected(Exception):
 
 def request_digest(request: ChatRequest, state_messages: int, last_id: str) -> str:
     """Identifies a request without hashing the whole history: within a run, messages are
-    append-only with stable ids, so the count and the last id name the history's prefix."""
+    append-only with stable ids, so the count and the last id name the history's prefix. The
+    model settings the call uses are part of it."""
     tools = ",".join([t.name for t in request.tools])
     key = f"{state_messages}|{len(request.messages)}|{last_id}|{tools}|{request.temperature}|{request.max_tokens}"
+    if request.settings is not NO_SETTINGS:
+        key = f"{key}|{canonical_json(request.settings.as_dict())}"
     return hashlib.sha256(key.encode()).hexdigest()
 
 
@@ -67,6 +72,7 @@ async def attempt(
     step: int,
     stream: bool,
     retry: RetrySettings,
+    offered: bool = False,
 ) -> AsyncIterator[ModelStreamItem | Error]:
     """Call the model, yielding deltas as they arrive, an `Error` for each retry, and the
     `ChatResponse` last.
@@ -75,9 +81,9 @@ async def attempt(
     journaling `model_failed`.
     """
     if not stream:
-        yield await call(journal, model, request, step=step, retry=retry)
+        yield await call(journal, model, request, step=step, retry=retry, offered=offered)
         return
-    request_id = await _start(journal, model, request, step)
+    request_id = await _start(journal, model, request, step, offered)
     retries = 0
     while True:
         content_seen = False
@@ -99,11 +105,11 @@ async def attempt(
 
 
 async def call(
-    journal: RunJournal, model: Model, request: ChatRequest, *, step: int, retry: RetrySettings
+    journal: RunJournal, model: Model, request: ChatRequest, *, step: int, retry: RetrySettings, offered: bool = False
 ) -> ChatResponse:
     """`attempt` without streaming: the same records and retries, and no generator to drive,
     since nothing arrives before the response."""
-    request_id = await _start(journal, model, request, step)
+    request_id = await _start(journal, model, request, step, offered)
     retries = 0
     while True:
         try:
@@ -112,17 +118,28 @@ async def call(
             retries = await _after_failure(journal, model, request, exc, step, request_id, retries, retry, False)
 
 
-async def _start(journal: RunJournal, model: Model, request: ChatRequest, step: int) -> str:
-    """Commit `model_attempt_started`: the attempt is durable before the model is called."""
+async def _start(journal: RunJournal, model: Model, request: ChatRequest, step: int, offered: bool) -> str:
+    """Commit `model_attempt_started`: the attempt is durable before the model is called.
+
+    With `offered` (tools decided per step) it names the specs sent, and carries them when
+    they differ from the previous attempt's.
+    """
     state = journal.state
     request_id = journal.clock.new_request_id()
     messages = state.messages
+    tools_digest, tools = "", None
+    if offered:
+        sent = tuple(request.tools)
+        tools_digest = specs_digest(sent)
+        tools = sent if tools_digest != state.tools_digest else None
     journal.record(
         ModelAttemptStarted(
             step=step,
             request_id=request_id,
             request_digest=request_digest(request, len(messages), messages[-1].id if messages else ""),
             model=model.model_id,
+            tools_digest=tools_digest,
+            tools=tools,
         )
     )
     await journal.flush()

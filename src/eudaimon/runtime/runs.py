@@ -27,6 +27,7 @@ from eudaimon.core.errors import (
 )
 from eudaimon.core.events import FailureKind, RunStarted
 from eudaimon.core.messages import Message, Role
+from eudaimon.core.settings import NO_SETTINGS, ModelSettings
 from eudaimon.core.state import RunState, Status
 from eudaimon.memory.base import feed
 from eudaimon.runtime.cancel import CancellationToken
@@ -74,6 +75,8 @@ class RunDriver:
         uses_memory: bool = True,
         memory_thread: str | None = None,
         guardrail_retries: int = 0,
+        model_settings: ModelSettings | None = None,
+        deps: Any = None,
     ) -> RunJournal:
         """A new run's journal, its `run_started` recorded (committed with the first attempt)."""
         started = RunStarted(
@@ -86,9 +89,11 @@ class RunDriver:
             uses_memory=uses_memory,
             memory_thread=memory_thread,
             guardrail_retries=guardrail_retries,
+            model_settings=model_settings if model_settings != NO_SETTINGS else None,
             engine=self.engine.url if self.engine is not None else "",
         )
         journal = RunJournal(self.store, RunState(run_id=run_id or new_run_id()), snapshot_every=self.snapshot_every)
+        journal.deps = deps
         journal.record(started)
         return journal
 
@@ -143,8 +148,10 @@ class RunDriver:
         # just expire: releasing it would cost a commit for nothing.
         await keeper.release(write=not journal.state.status.is_terminal)
 
-    async def reopen(self, run_id: str) -> RunJournal:
-        return RunJournal(self.store, await load_state(self.store, run_id), snapshot_every=self.snapshot_every)
+    async def reopen(self, run_id: str, deps: Any = None) -> RunJournal:
+        journal = RunJournal(self.store, await load_state(self.store, run_id), snapshot_every=self.snapshot_every)
+        journal.deps = deps
+        return journal
 
     async def remember(self, state: RunState) -> None:
         """Feed memory this run's committed messages; memory ignores ids it already has.
@@ -157,7 +164,7 @@ class RunDriver:
         own = state.messages[state.input_index : len(state.messages) - 1 if state.pending else None]
         await feed(self.memory, [m for m in own if m.role is not Role.SYSTEM], state.memory_thread)
 
-    def respond(self, journal: RunJournal) -> AgentResponse:
+    def respond(self, journal: RunJournal) -> AgentResponse[Any]:
         """The response for a run that answered or is waiting; the error for one that ended badly.
 
         The error is built from the journal alone, so every process raises the same one; in the
@@ -167,7 +174,7 @@ class RunDriver:
         if state.status in (Status.FAILED, Status.CANCELLED, Status.BUDGET_EXCEEDED):
             raise error_for(state) from journal.failure
         structured = self.output.restore(state.structured_output) if self.output is not None else None
-        return AgentResponse.from_state(state, structured)
+        return AgentResponse.from_state(state, structured, typed=self.output is not None)
 
 
 def error_for(state: RunState) -> RunError:

@@ -17,11 +17,13 @@ from typing import Any
 
 from eudaimon.core.decide import CallPlan, Decision, RunTools
 from eudaimon.core.digest import idempotency_key
+from eudaimon.core.errors import ModelRetry
 from eudaimon.core.events import ApprovalRequested, ToolCompleted, ToolDenied, ToolOutcomeUnknown, ToolStarted
-from eudaimon.core.messages import ToolCall
+from eudaimon.core.messages import ContentPart, ToolCall
 from eudaimon.extensions.hooks import ToolOutput
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.config import RuntimeConfig
+from eudaimon.runtime.context import run_context
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.streaming import ToolResult
 from eudaimon.tools import Tool, ToolArgumentsError, ToolContext, ToolPolicy
@@ -74,7 +76,7 @@ async def prepare_batch(
 
 async def run_alone(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> ToolResult:
     """Execute one call and record its result."""
-    return await _finish_call(journal, cfg, item, *await _run_one(journal, cfg, item))
+    return await _finish_call(journal, cfg, item, await _run_one(journal, cfg, item))
 
 
 async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> Ready | ToolResult | None:
@@ -85,6 +87,10 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> R
     if tool is None:
         known = ", ".join(sorted(cfg.tools)) or "none"
         return _complete(journal, call, f"Unknown tool {call.name!r}; available tools: {known}", True)
+    offered = journal.state.offered_tools
+    if offered is not None and all(spec.name != call.name for spec in offered):
+        known = ", ".join(spec.name for spec in offered) or "none"
+        return _complete(journal, call, f"Tool {call.name!r} is not available at this step; available: {known}", True)
     if plan.decision is Decision.POLICY:
         if cfg.approval_policy is None:  # the default policy, without a coroutine to await
             policy = ToolPolicy.REQUIRE_APPROVAL if tool.needs_approval else ToolPolicy.ALLOW
@@ -112,7 +118,7 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> R
             call = decided
     if cfg.hooks is not None:
         # Before any call of the batch runs: a hook that raises fails the run with nothing started.
-        await cfg.hooks.on_tool_call(call)
+        await cfg.hooks.on_tool_call(call, run_context(journal, call_id=call.id))
     try:
         arguments = tool.parse_arguments(call.arguments, validate=cfg.validate_tool_inputs)
     except ToolArgumentsError as exc:
@@ -168,6 +174,17 @@ def _complete(journal: RunJournal, call: ToolCall, output: str, is_error: bool, 
     return ToolResult(call.id, output, is_error)
 
 
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What executing a call gave: its text, whether it failed, its parts, a `ModelRetry`."""
+
+    output: str
+    is_error: bool
+    duration_ms: int
+    parts: tuple[ContentPart, ...] = ()
+    retry: bool = False
+
+
 async def run_together(
     journal: RunJournal, cfg: RuntimeConfig, ready: list[Ready], cancel: CancellationToken | None
 ) -> AsyncIterator[ToolResult]:
@@ -197,7 +214,7 @@ async def run_together(
                 except OutcomeLost as exc:
                     lost = exc
                     continue
-                yield await _finish_call(journal, cfg, item, *outcome)
+                yield await _finish_call(journal, cfg, item, outcome)
             if waiter is not None and waiter in done:
                 _abandon(journal, cfg, list(tasks.values()))
                 for task in tasks:
@@ -214,13 +231,22 @@ async def run_together(
             task.cancel()
 
 
-async def _finish_call(
-    journal: RunJournal, cfg: RuntimeConfig, item: Ready, output: str, is_error: bool, duration_ms: int
-) -> ToolResult:
-    result = _complete(journal, item.call, output, is_error, duration_ms)
+async def _finish_call(journal: RunJournal, cfg: RuntimeConfig, item: Ready, outcome: Outcome) -> ToolResult:
+    call, output, is_error = item.call, outcome.output, outcome.is_error
+    journal.record(
+        ToolCompleted(
+            call_id=call.id,
+            tool=call.name,
+            output=output,
+            is_error=is_error,
+            duration_ms=outcome.duration_ms,
+            parts=outcome.parts,
+            retry=outcome.retry,
+        )
+    )
     if cfg.hooks is not None:
-        await cfg.hooks.on_tool_result(item.call, ToolOutput(output, is_error))
-    return result
+        await cfg.hooks.on_tool_result(call, ToolOutput(output, is_error), run_context(journal, call_id=call.id))
+    return ToolResult(call.id, output, is_error)
 
 
 def _abandon(journal: RunJournal, cfg: RuntimeConfig, running: list[Ready]) -> None:
@@ -236,7 +262,7 @@ def _abandon(journal: RunJournal, cfg: RuntimeConfig, running: list[Ready]) -> N
             journal.record(ToolOutcomeUnknown(call_id=item.call.id, tool=item.call.name))
 
 
-async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> tuple[str, bool, int]:
+async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Outcome:
     """Execute with the retry policy; every attempt after the first is journaled as an intent.
 
     Only a tool that may run twice (READ, or WRITE declared idempotent) is retried, unless it
@@ -251,23 +277,44 @@ async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> tupl
     clock = journal.clock
     started = clock.monotonic_ms()
     while True:
-        ctx = ToolContext(journal.state.run_id, item.call.id, key, attempt)
+        state = journal.state
+        ctx = ToolContext(state.run_id, item.call.id, key, attempt, journal.deps, state.steps)
         try:
-            output = await item.tool.invoke(item.arguments, ctx)
-            return output, False, round(clock.monotonic_ms() - started)
+            output, parts = await item.tool.execute(item.arguments, ctx)
+            return Outcome(output, False, round(clock.monotonic_ms() - started), parts)
         except (asyncio.CancelledError, OutcomeLost):
             raise
+        except ModelRetry as exc:
+            return _correction(journal, item.tool, exc, round(clock.monotonic_ms() - started))
         except Exception as exc:  # a tool's failure is the model's to see, never the run's end
             if cfg.hooks is not None:
-                await cfg.hooks.on_error(exc)
+                await cfg.hooks.on_error(exc, ctx)
             tries = attempt - item.attempt + 1
             # Arguments the tool refused will not get better by waiting.
             if policy is None or isinstance(exc, ToolArgumentsError) or not policy.should_retry(exc, tries):
-                return _describe(exc), True, round(clock.monotonic_ms() - started)
+                return Outcome(_describe(exc), True, round(clock.monotonic_ms() - started))
             await asyncio.sleep(policy.delay_for(tries))
             attempt += 1
             journal.record(ToolStarted(call_id=item.call.id, tool=item.call.name, idempotency_key=key, attempt=attempt))
             await journal.flush()
+
+
+def _correction(journal: RunJournal, tool: Tool, exc: ModelRetry, duration_ms: int) -> Outcome:
+    """A `ModelRetry`: the tool's correction for the model, while its budget lasts.
+
+    The budget counts corrections in a row (a success resets it), from the journal, so a
+    resumed run spends the same budget. Once spent, the model gets an error result saying so,
+    rather than the run failing: a tool's trouble is the model's to handle.
+    """
+    spent = journal.state.tool_retries.get(tool.name, 0)
+    if spent >= tool.max_retries:
+        return Outcome(
+            f"{exc.message}\n(Tool {tool.name!r} asked for a correction {spent + 1} times in a row and its retry "
+            f"budget, max_retries={tool.max_retries}, is spent: do not call it again for this.)",
+            True,
+            duration_ms,
+        )
+    return Outcome(exc.message, True, duration_ms, retry=True)
 
 
 def _describe(exc: Exception) -> str:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 from eudaimon.core.errors import ConcurrencyConflict, LeaseHeld
-from eudaimon.core.events import Event
+from eudaimon.core.events import Event, RunStarted, ToolCompleted
+from eudaimon.core.messages import ContentPart, DocumentPart, ImagePart
 from eudaimon.stores.base import Lease, RunSummary, Snapshot, check_batch, summary_fields
 
 
@@ -19,6 +21,8 @@ class MemoryStore:
         """Each run's agent and thread; the rest of its summary is read off its events when asked."""
         self._leases: dict[str, tuple[str, float]] = {}
         self._snapshots: dict[str, Snapshot] = {}
+        self._blobs: dict[bytes, bytes] = {}
+        """Each distinct image or document kept once: events that carry equal data share it."""
 
     async def append(
         self, run_id: str, expected_seq: int, events: Sequence[Event], snapshot: Snapshot | None = None
@@ -33,9 +37,31 @@ class MemoryStore:
         if journal is None:
             journal = self._events[run_id] = []
             self._runs[run_id] = summary_fields(events)
-        journal.extend(events)
+        journal.extend(self._shared(event) for event in events)
         if snapshot is not None:
             await self.save_snapshot(snapshot)
+
+    def _shared(self, event: Event) -> Event:
+        """`event` with its parts' data replaced by the copy already kept, if any (bytes hash
+        once and compare by value): the same image in every later run's history costs its
+        bytes once, as it does in the persistent stores."""
+        if event.type != "tool_completed" and event.type != "run_started":
+            return event  # most events: one comparison
+        data = event.data
+        if isinstance(data, ToolCompleted) and data.parts:
+            return replace(event, data=replace(data, parts=self._parts(data.parts)))
+        if isinstance(data, RunStarted) and any(m.parts for m in data.messages):
+            messages = tuple(replace(m, parts=self._parts(m.parts)) if m.parts else m for m in data.messages)
+            return replace(event, data=replace(data, messages=messages))
+        return event
+
+    def _parts(self, parts: tuple[ContentPart, ...]) -> tuple[ContentPart, ...]:
+        shared: list[ContentPart] = []
+        for part in parts:
+            if isinstance(part, ImagePart | DocumentPart) and part.data is not None:
+                part = replace(part, data=self._blobs.setdefault(part.data, part.data))
+            shared.append(part)
+        return tuple(shared)
 
     async def load(self, run_id: str, after_seq: int = -1) -> list[Event]:
         return list(self._events.get(run_id, ())[after_seq + 1 :])
@@ -58,6 +84,13 @@ class MemoryStore:
         self._events.pop(run_id, None)
         self._runs.pop(run_id, None)
         self._snapshots.pop(f"run:{run_id}", None)
+        if self._blobs:  # keep only the data some remaining run still carries
+            kept: dict[bytes, bytes] = {}
+            for events in self._events.values():
+                for event in events:
+                    for part in _data_parts(event):
+                        kept[part] = part
+            self._blobs = kept
 
     async def acquire_lease(self, name: str, owner: str, ttl_s: float) -> Lease:
         now = time.monotonic()
@@ -90,3 +123,14 @@ class MemoryStore:
 
     def __repr__(self) -> str:
         return f"MemoryStore(runs={len(self._events)})"
+
+
+def _data_parts(event: Event) -> list[bytes]:
+    data = event.data
+    if isinstance(data, ToolCompleted):
+        parts: tuple[ContentPart, ...] = data.parts
+    elif isinstance(data, RunStarted):
+        parts = tuple(p for m in data.messages for p in m.parts)
+    else:
+        return []
+    return [p.data for p in parts if isinstance(p, ImagePart | DocumentPart) and p.data is not None]

@@ -7,7 +7,9 @@ would hold its history N times over. So a store keeps two content-addressed tabl
 events, and this module turns events into rows that point into them, and back:
 
 - **texts**: every string of `TEXT_MIN` characters or more in a message's content, a tool's
-  output or a run's output, stored once per distinct content and named by its digest;
+  output or a run's output, and the base64 data of every image or document part (of a message
+  or a tool's result), stored once per distinct content and named by its digest: an image
+  sent once and carried in every later turn's history is kept once;
 - **messages**: the messages `run_started` carries, stored once per distinct message and
   numbered in the order first stored, so a history that grows a few messages per turn is a
   few ranges of numbers however long it gets.
@@ -116,6 +118,7 @@ def pack(events: Sequence[Event]) -> PackedBatch:
             _pack_content(payload["message"], batch.texts)
         elif event.type in _OUTPUT_TYPES and "output" in payload:
             payload["output"] = _pack_text(payload["output"], batch.texts)
+            _pack_parts(payload.get("parts"), batch.texts)
         batch.direct_texts.extend(direct_text_refs(payload))
         batch._payloads.append(payload)
     return batch
@@ -172,8 +175,10 @@ class StoredRows:
             wanted.update(direct_text_refs(payload))
             messages = payload.get("messages") if tag == "run_started" else None
             if isinstance(messages, list):
-                wanted.update(_content_ref(m) for m in messages if _content_ref(m))
-        wanted.update(_content_ref(m) for m in self._messages.values() if _content_ref(m))
+                for m in messages:
+                    wanted.update(message_refs(m))
+        for m in self._messages.values():
+            wanted.update(message_refs(m))
         return wanted
 
     def events(self, texts: Mapping[str, str]) -> list[Event]:
@@ -195,6 +200,8 @@ class StoredRows:
                 fields["message"] = self._unpack_content(seq, tag, fields["message"], texts)
             elif tag in _OUTPUT_TYPES and "output" in fields:
                 fields["output"] = self._unpack_text(seq, tag, fields["output"], texts)
+                if isinstance(fields.get("parts"), list):
+                    fields["parts"] = self._unpack_parts(seq, tag, fields["parts"], texts)
             out.append(event_from_dict({**fields, "run_id": self.run_id, "seq": seq, "at": at, "type": tag}))
         return out
 
@@ -216,9 +223,21 @@ class StoredRows:
         return message
 
     def _unpack_content(self, seq: int, tag: str, message: object, texts: Mapping[str, str]) -> object:
-        if isinstance(message, dict) and isinstance(message.get("content"), dict):
-            return {**message, "content": self._unpack_text(seq, tag, message["content"], texts)}
+        if not isinstance(message, dict):
+            return message
+        if isinstance(message.get("content"), dict):
+            message = {**message, "content": self._unpack_text(seq, tag, message["content"], texts)}
+        if isinstance(message.get("parts"), list):
+            message = {**message, "parts": self._unpack_parts(seq, tag, message["parts"], texts)}
         return message
+
+    def _unpack_parts(self, seq: int, tag: str, parts: list[Any], texts: Mapping[str, str]) -> list[Any]:
+        return [
+            {**part, "data": self._unpack_text(seq, tag, part["data"], texts)}
+            if isinstance(part, dict) and isinstance(part.get("data"), dict)
+            else part
+            for part in parts
+        ]
 
     def _unpack_text(self, seq: int, tag: str, value: object, texts: Mapping[str, str]) -> object:
         if not isinstance(value, dict):
@@ -243,26 +262,60 @@ def _pack_text(value: object, texts: dict[str, str]) -> object:
 
 
 def _pack_content(message: dict[str, Any], texts: dict[str, str]) -> str | None:
-    """Move a message's long content into `texts`; the digest it now points to, if any."""
+    """Move a message's long content and its parts' data into `texts`; the digests it now
+    points to, concatenated (what a store keeps beside the message), or None."""
+    names: list[str] = []
     packed = _pack_text(message.get("content"), texts)
     if isinstance(packed, dict):
         message["content"] = packed
-        return str(packed[_TEXT])
-    return None
+        names.append(str(packed[_TEXT]))
+    names.extend(_pack_parts(message.get("parts"), texts))
+    return "".join(names) or None
+
+
+def _pack_parts(parts: object, texts: dict[str, str]) -> list[str]:
+    """Move the data of image and document parts into `texts`; the digests, in order."""
+    names: list[str] = []
+    if isinstance(parts, list):
+        for part in parts:
+            packed = _pack_text(part.get("data"), texts) if isinstance(part, dict) else None
+            if isinstance(packed, dict):
+                part["data"] = packed
+                names.append(str(packed[_TEXT]))
+    return names
+
+
+def split_names(joined: str) -> list[str]:
+    """The digests `_pack_content` concatenated for one message (each 32 hex characters)."""
+    return [joined[at : at + _NAME_HEX] for at in range(0, len(joined), _NAME_HEX)]
+
+
+_NAME_HEX = 32
 
 
 def direct_text_refs(payload: dict[str, Any]) -> list[str]:
     """The texts a stored payload points to itself, not through a message, once per occurrence:
     what deleting its event releases."""
     found = [_text_name(payload.get("output"))]
+    found.extend(_parts_refs(payload.get("parts")))
     message = payload.get("message")
     if isinstance(message, dict):
-        found.append(_content_ref(message))
+        found.extend(message_refs(message))
     return [name for name in found if name]
 
 
-def _content_ref(message: object) -> str:
-    return _text_name(message.get("content")) if isinstance(message, dict) else ""
+def message_refs(message: object) -> list[str]:
+    """The texts a stored message points to: its content's and its parts' data."""
+    if not isinstance(message, dict):
+        return []
+    found = [_text_name(message.get("content")), *_parts_refs(message.get("parts"))]
+    return [name for name in found if name]
+
+
+def _parts_refs(parts: object) -> list[str]:
+    if not isinstance(parts, list):
+        return []
+    return [_text_name(part.get("data")) for part in parts if isinstance(part, dict) and _text_name(part.get("data"))]
 
 
 def _text_name(value: object) -> str:

@@ -121,7 +121,10 @@ class Activities:
         tool = self.config.tools.get(request.tool)
         if tool is None:
             raise ApplicationError(f"this worker's agent has no tool {request.tool!r}", type="LookupError")
-        ctx = ToolContext(request.run_id, request.call_id, request.idempotency_key, request.attempt)
+        # `deps` stay in the process that prompted: they are never journaled nor sent to a fleet.
+        ctx: ToolContext[Any] = ToolContext(
+            request.run_id, request.call_id, request.idempotency_key, request.attempt, step=request.step
+        )
         try:
             arguments = tool.parse_arguments(request.arguments, validate=False)
             output = await self._beating(tool.invoke(arguments, ctx))

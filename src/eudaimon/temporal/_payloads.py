@@ -64,6 +64,7 @@ class ToolInput:
     idempotency_key: str
     attempt: int
     inline_limit: int = INLINE_LIMIT
+    step: int = 0
 
 
 @dataclass(frozen=True, slots=True)

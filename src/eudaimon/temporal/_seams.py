@@ -169,7 +169,7 @@ def _proxy(tool: Tool, start: RunInput) -> Tool:
     retry = RetryPolicy(maximum_attempts=start.read_attempts if rerunnable else 1)
 
     async def remote(**kwargs: Any) -> str:
-        ctx: ToolContext = kwargs.pop(_CTX)
+        ctx: ToolContext[Any] = kwargs.pop(_CTX)
         payload = ToolInput(
             run_id=ctx.run_id,
             call_id=ctx.call_id,
@@ -178,6 +178,7 @@ def _proxy(tool: Tool, start: RunInput) -> Tool:
             idempotency_key=ctx.idempotency_key,
             attempt=ctx.attempt,
             inline_limit=start.inline_limit,
+            step=ctx.step,
         )
         try:
             output: str = await workflow.execute_activity(
@@ -207,6 +208,8 @@ def _raised(name: str, message: str) -> Exception:
     same `Name: message` as locally."""
     if name == "ToolArgumentsError":
         return ToolArgumentsError(message)
+    if name == "ModelRetry":
+        return core_errors.ModelRetry(message)  # a correction for the model, as locally
     cls = _RAISED.get(name)
     if cls is None:
         cls = _RAISED[name] = type(name, (Exception,), {"__module__": "eudaimon.temporal.remote"})

@@ -1,5 +1,29 @@
 """Tools: typed functions a model may call, compiled once, with the effect class that governs recovery."""
 
-from eudaimon.tools._tool import Tool, ToolArgumentsError, ToolContext, ToolPolicy, as_tool, render_result, tool
+from eudaimon.core.messages import ToolSpec
+from eudaimon.tools._context import ToolContext, call_with_context, context_parameter
+from eudaimon.tools._tool import (
+    Prepare,
+    Tool,
+    ToolArgumentsError,
+    ToolPolicy,
+    as_tool,
+    render_output,
+    render_result,
+    tool,
+)
 
-__all__ = ["Tool", "ToolArgumentsError", "ToolContext", "ToolPolicy", "as_tool", "render_result", "tool"]
+__all__ = [
+    "Prepare",
+    "Tool",
+    "ToolArgumentsError",
+    "ToolContext",
+    "ToolPolicy",
+    "ToolSpec",
+    "as_tool",
+    "call_with_context",
+    "context_parameter",
+    "render_output",
+    "render_result",
+    "tool",
+]

@@ -1,6 +1,6 @@
 """A function's signature and docstring, compiled once into a JSON Schema and a validator.
 
-The `ToolContext` parameter, found by its annotation, is kept out of the schema: the model
+The `ToolContext` (or `ToolContext[T]`) parameter, found by its annotation, is kept out of the schema: the model
 never sees it and cannot fill it.
 """
 
@@ -15,6 +15,7 @@ from typing import Any, get_type_hints
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from eudaimon.core.errors import ConfigurationError
+from eudaimon.tools._context import is_context_annotation
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +55,7 @@ def _split_docstring(doc: str) -> tuple[str, dict[str, str]]:
     return "\n".join(summary).strip(), params
 
 
-def function_schema(fn: Callable[..., Any], *, context_type: type) -> FunctionSchema:
+def function_schema(fn: Callable[..., Any]) -> FunctionSchema:
     """Compile `fn`'s parameters into a pydantic model and its JSON Schema."""
     signature = inspect.signature(fn)
     try:
@@ -66,7 +67,7 @@ def function_schema(fn: Callable[..., Any], *, context_type: type) -> FunctionSc
     context_param: str | None = None
     for name, param in signature.parameters.items():
         annotation = hints.get(name, Any)
-        if annotation is context_type:
+        if is_context_annotation(annotation):
             context_param = name
             continue
         if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):

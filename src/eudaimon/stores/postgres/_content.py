@@ -21,7 +21,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import TupleRow
 
 from eudaimon.core.events import Event
-from eudaimon.stores.packing import PackedBatch, Row, StoredRows, direct_text_refs, uncovered
+from eudaimon.stores.packing import PackedBatch, Row, StoredRows, direct_text_refs, split_names, uncovered
 from eudaimon.stores.postgres._sql import Statements
 
 _Connection = AsyncConnection[TupleRow]
@@ -34,7 +34,9 @@ async def store(conn: _Connection, sql: Statements, packed: PackedBatch) -> dict
     await conn.execute(sql.share_content)
     keys, added = await _message_keys(conn, sql, packed) if packed.messages else ({}, set())
     refs = Counter(packed.direct_texts)
-    refs.update(text for name in added if (text := packed.message_texts[name]))
+    for name in added:
+        if text := packed.message_texts[name]:
+            refs.update(split_names(text))
     names = sorted(refs)
     spans = _merged(packed.message_ranges(keys))
     return {
@@ -97,7 +99,9 @@ async def release(conn: _Connection, sql: Statements, run_id: str) -> bool:
     gaps = _gaps(overlaps)
     if gaps:
         freed = await (await conn.execute(sql.delete_messages, ([a for a, _ in gaps], [b for _, b in gaps]))).fetchall()
-        refs.update(bytes(text).hex() for (text,) in freed if text is not None)
+        for (text,) in freed:
+            if text is not None:
+                refs.update(split_names(bytes(text).hex()))
     if refs:
         names = sorted(refs)
         digests = [bytes.fromhex(name) for name in names]

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from eudaimon.core.events import Event
-from eudaimon.stores.packing import PackedBatch, Row, StoredRows, direct_text_refs, uncovered
+from eudaimon.stores.packing import PackedBatch, Row, StoredRows, direct_text_refs, split_names, uncovered
 
 SCHEMA = (
     # A text is stored as a head row (its digest, how many parts, its references) followed at
@@ -59,7 +59,7 @@ def store(conn: sqlite3.Connection, run_id: str, batch: PackedBatch) -> list[str
         sql = "INSERT INTO messages (digest, body, text) VALUES (?, ?, ?)"
         keys[name] = int(conn.execute(sql, (bytes.fromhex(name), body, text_digest)).lastrowid or 0)
         if text:
-            refs[text] += 1
+            refs.update(split_names(text))
     _count(conn, refs, +1)
     if keys:
         spans = [(run_id, lo, lo + count - 1) for lo, count in batch.message_ranges(keys)]
@@ -95,7 +95,8 @@ def release(conn: sqlite3.Connection, run_id: str) -> None:
         others = conn.execute("SELECT lo, hi FROM message_refs WHERE lo <= ? AND hi >= ?", (hi, lo)).fetchall()
         for a, b in uncovered(lo, hi, others):
             sql = "SELECT text FROM messages WHERE key BETWEEN ? AND ? AND text IS NOT NULL"
-            refs.update(text.hex() for (text,) in conn.execute(sql, (a, b)))
+            for (text,) in conn.execute(sql, (a, b)):
+                refs.update(split_names(text.hex()))
             conn.execute("DELETE FROM messages WHERE key BETWEEN ? AND ?", (a, b))
     _count(conn, refs, -1)
     for name in refs:
