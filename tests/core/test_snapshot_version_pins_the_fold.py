@@ -29,7 +29,8 @@ from eudaimon.core.state import BudgetLimit, CallProgress, CallStatus, RunState,
 PINNED = {
     2: "f5eee3718ccb6f50",
     3: "3e4264db856ce558",
-    4: "1a6fdaf9c1d69653",
+    4: "5ec30f5a1db22583",
+    5: "3fac661e3b68acd6",
 }
 """FOLD_VERSION -> the fingerprint of the RunState shape and fold that version writes."""
 

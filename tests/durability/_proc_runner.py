@@ -8,12 +8,14 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from _proc_support import Execution, open_store, read_ledger, worker_env
+from _stall_points import is_stopped
 
 from eudaimon.core.events import Event
 from eudaimon.stores import EventStore
@@ -130,6 +132,39 @@ class Procs:
                     proc.wait()
         assert a.returncode == 0 and b.returncode == 0, (a_out, a_err, b_out, b_err)
         return a_inc, json.loads(a_out.strip().splitlines()[-1]), json.loads(b_out.strip().splitlines()[-1])
+
+    def start_stopped(self, run_id: str, plan: str, point: str) -> tuple[str, subprocess.Popen[str]]:
+        """Start the run in a process that stops itself (SIGSTOP) at `point` (`hook` or
+        `intent`, see `_stall_points`); return once it is stopped. `wake` lets it go on."""
+        incarnation, argv = self._argv("prompt", run_id, plan, "allow")
+        env = self._env() | {"EUDAIMON_TEST_SIGSTOP": point}
+        proc = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=WORKER.parent
+        )
+        assert proc.stdout is not None
+        while not (line := proc.stdout.readline()).startswith("Z "):
+            if not line:
+                proc.kill()
+                raise AssertionError(f"the worker never reached {point}: {proc.communicate(timeout=30)}")
+        for _ in range(1000):  # it printed `Z`, then sent itself SIGSTOP
+            if is_stopped(proc.pid):
+                break
+            time.sleep(0.01)
+        assert is_stopped(proc.pid), f"the worker did not stop at {point}"
+        return incarnation, proc
+
+    @staticmethod
+    def wake(proc: subprocess.Popen[str]) -> dict[str, Any]:
+        """SIGCONT a process `start_stopped` left stopped; its JSON report once it has exited."""
+        proc.send_signal(signal.SIGCONT)
+        try:
+            out, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        assert proc.returncode == 0, f"exit {proc.returncode}:\n{out}\n{err}"
+        return dict(json.loads(out.strip().splitlines()[-1]))
 
     def race(self, processes: int, command: str, run_id: str, *args: str) -> list[dict[str, Any]]:
         """`processes` processes that open the store, wait at a gate, then all go at once."""

@@ -1,7 +1,7 @@
 """Shared by the multi-process durability tests and the worker processes they start.
 
 - The LEDGER is the outside world: every tool execution appends one JSON line (tool, call id,
-  idempotency key, attempt, pid, incarnation) to a file of its own process, opened O_APPEND and
+  idempotency key, attempt, pid, incarnation, fencing token) to a file of its own process, opened O_APPEND and
   fsync'ed, BEFORE the tool returns. It never goes through eudaimon, so it shows what really
   ran, whatever the journal says. One file per worker process means a SIGKILL can tear at most
   the last line of that process's file, and a torn line is read as "may have run".
@@ -90,6 +90,8 @@ class Execution:
     attempt: int
     pid: int
     incarnation: str
+    token: int = 0
+    """The call's `ToolContext.fencing_token`."""
 
 
 class LedgerWriter:
@@ -110,6 +112,7 @@ class LedgerWriter:
                 "attempt": ctx.attempt,
                 "pid": os.getpid(),
                 "incarnation": self.incarnation,
+                "token": ctx.fencing_token,
             },
             separators=(",", ":"),
         )
@@ -182,14 +185,20 @@ def build_tools(
     emit: Emit = _quiet,
     *,
     stall: dict[str, float] | None = None,
+    after_ledger: Callable[[str], None] | None = None,
 ) -> list[Any]:
     """The four tools. `stall` maps a tool name to seconds it BLOCKS the event loop after its
-    ledger line (a GC pause, an overloaded host): the process's lease cannot be renewed meanwhile."""
+    ledger line (a GC pause, an overloaded host): the process's lease cannot be renewed meanwhile.
+    `after_ledger(tool)` runs right after each ledger line (the SIGSTOP soak stops there)."""
 
     async def run_tool(name: str, n: int, ctx: ToolContext) -> str:
-        await asyncio.sleep(rng.uniform(*timing.before_ledger))
+        delay = rng.uniform(*timing.before_ledger)
+        if delay:  # no await at all when there is no delay: the ledger line follows the call at once
+            await asyncio.sleep(delay)
         ledger.record(name, ctx)
         emit("T", ctx.run_id, ctx.call_id, ctx.attempt, name)
+        if after_ledger is not None:
+            after_ledger(name)
         if stall and name in stall:
             time.sleep(stall[name])
         await asyncio.sleep(rng.uniform(*timing.after_ledger))
@@ -236,12 +245,21 @@ def run_of(request: ChatRequest) -> str:
     return first_user.content.split()[-1]
 
 
-def plan_model(rng: random.Random, timing: Timing, emit: Emit = _quiet, plan: Callable[[str], Any] = plan_for) -> Any:
-    """The model: the next batch of the run's plan until every batch has results, then an answer."""
+def plan_model(
+    rng: random.Random,
+    timing: Timing,
+    emit: Emit = _quiet,
+    plan: Callable[[str], Any] = plan_for,
+    on_call: Callable[[], None] | None = None,
+) -> Any:
+    """The model: the next batch of the run's plan until every batch has results, then an answer.
+    `on_call()` runs as each call begins (the SIGSTOP soak stops there)."""
 
     async def answer(request: ChatRequest) -> Message | str:
         run_id = run_of(request)
         emit("M", run_id)
+        if on_call is not None:
+            on_call()
         await asyncio.sleep(rng.uniform(*timing.model))
         batches: Sequence[Sequence[str]] = plan(run_id)
         asked = sum(1 for m in request.messages if m.role is Role.ASSISTANT and m.tool_calls)
@@ -260,7 +278,9 @@ def allow_all(call: ToolCall, tool: Any) -> ToolPolicy:
     return ToolPolicy.ALLOW
 
 
-def build_agent(store: EventStore, tools: list[Any], model: Any, *, allow_irreversible: bool) -> Agent:
+def build_agent(
+    store: EventStore, tools: list[Any], model: Any, *, allow_irreversible: bool, hooks: Any = None
+) -> Agent:
     return Agent(
         model,
         tools=tools,
@@ -268,6 +288,7 @@ def build_agent(store: EventStore, tools: list[Any], model: Any, *, allow_irreve
         name="proc-test",
         max_iterations=12,
         approval_policy=allow_all if allow_irreversible else None,
+        hooks=hooks,
     )
 
 

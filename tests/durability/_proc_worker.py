@@ -12,7 +12,9 @@ Commands (each prints exactly one JSON line last, then exits):
 The JSON line is the run's state as the process saw it when done (`status`, `final_text`,
 `next_seq`, pending approvals, unknown outcomes), or `{"error": kind, "message": …}`.
 `EUDAIMON_TEST_TOOL_SLEEP_S` sets how long every tool sleeps after its ledger line;
-`EUDAIMON_TEST_STALL` (JSON `{"tool": seconds}`) makes a tool block the whole process that long.
+`EUDAIMON_TEST_STALL` (JSON `{"tool": seconds}`) makes a tool block the whole process that long;
+`EUDAIMON_TEST_SIGSTOP` (`hook` or `intent`, see `_stall_points`) makes the process stop itself
+before its first WRITE/IRREVERSIBLE call runs, until the parent sends SIGCONT.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from _proc_support import LedgerWriter, Timing, build_tools, open_store, plan_model, stdout_emit
+from _stall_points import StopAfterIntent, StopInHook
 
 from eudaimon import Agent, AgentResponse, ToolCall, ToolPolicy
 from eudaimon.core.digest import digest
@@ -66,12 +69,16 @@ def build(spec: str, ledger_dir: str, incarnation: str, plan: list[list[str]], p
     sleep_s = float(os.environ.get("EUDAIMON_TEST_TOOL_SLEEP_S", "0.01"))
     timing = Timing(before_ledger=(0.0, 0.0), after_ledger=(sleep_s, sleep_s), model=(0.0, 0.002))
     rng = random.Random(incarnation)
-    store = open_store(spec)
+    store: Any = open_store(spec)
     stall = json.loads(os.environ.get("EUDAIMON_TEST_STALL", "{}"))
     tools = build_tools(LedgerWriter(Path(ledger_dir), incarnation), rng, timing, stdout_emit, stall=stall)
     approval = {"default": None, "allow": lambda c, t: ToolPolicy.ALLOW, "ask": ask_always}[policy]
     model = plan_model(rng, timing, stdout_emit, plan=lambda run_id: plan)
-    return Agent(model, tools=tools, store=store, name="proc-test", approval_policy=approval)
+    stop = os.environ.get("EUDAIMON_TEST_SIGSTOP")
+    hooks = [StopInHook()] if stop == "hook" else None
+    if stop == "intent":
+        store = StopAfterIntent(store)
+    return Agent(model, tools=tools, store=store, name="proc-test", approval_policy=approval, hooks=hooks)
 
 
 async def main() -> dict[str, Any]:

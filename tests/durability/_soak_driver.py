@@ -14,6 +14,16 @@ and SIGKILLs it at a moment chosen by a kill mode:
 Lanes run concurrently and share one store (one SQLite file, or one PostgreSQL schema), so
 workers of different lanes contend for it. Once the kill budget is spent, lanes run their
 workers undisturbed until every run has completed.
+
+With `stalls` > 0 some workers are STOPPED instead (SIGSTOP, by themselves, at a point a kill
+mode names: `stall-intent` right after a WRITE/IRREVERSIBLE intent is committed, `stall-hook`
+inside `on_tool_call`, `stall-tool` inside a tool after its ledger line, `stall-model` inside a
+model call). The stopped process is left stopped while the lane goes on: the next workers wait
+for its leases to lapse, take its runs over, find its calls ambiguous, the operator reconciles
+(with `retry=True` every other time), and the retried calls run. Only then does the stopped
+process get SIGCONT. It must stop before any further effect: `SoakResult.stall_marks` records
+how many ledger lines it had written when it stopped, and any WRITE/IRREVERSIBLE line after
+that is an effect a replaced process performed after waking.
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from _proc_support import Execution, open_store, read_ledger, worker_env
+from _stall_points import is_stopped
 
 from eudaimon.core.errors import RunNotFound
 from eudaimon.core.state import RunState, Status
@@ -38,6 +49,9 @@ from eudaimon.stores import EventStore
 WORKER = Path(__file__).with_name("_soak_worker.py")
 WORKER_TIMEOUT_S = 90.0
 KILL_MODES = (("tool", 0.45), ("model", 0.2), ("work", 0.25), ("start", 0.1))
+STALL_MODES = ("stall-intent", "stall-hook", "stall-tool", "stall-model")
+STALL_SHARE = 0.35
+"""The share of workers stopped rather than killed while both budgets last."""
 
 
 @dataclass
@@ -54,10 +68,28 @@ class SoakResult:
     reconciled_retry: int = 0
     runs: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    stalls: int = 0
+    stall_modes: Counter[str] = field(default_factory=Counter)
+    stall_marks: dict[str, int] = field(default_factory=dict)
+    """Per stopped incarnation, the ledger lines it had written when it stopped."""
+    woken_exits: Counter[str] = field(default_factory=Counter)
+    """How the stopped processes ended once woken: `lease-lost`, `conflict`, `clean`."""
 
     @property
     def dead(self) -> set[str]:
-        return self.killed | self.crashed
+        """Incarnations whose in-flight calls may be ambiguous: killed, crashed, or stopped and
+        replaced (a stalled process looks dead to the ones that take its runs over)."""
+        return self.killed | self.crashed | set(self.stall_marks)
+
+
+@dataclass
+class _Stopped:
+    """A worker stopped by itself, left so while the lane goes on without it."""
+
+    proc: asyncio.subprocess.Process
+    incarnation: str
+    stderr: asyncio.Future[bytes]
+    cycles_left: int
 
 
 class Soak:
@@ -73,10 +105,13 @@ class Soak:
         seed: int = 0,
         label: str = "soak",
         mutant: str | None = None,
+        stalls: int = 0,
     ) -> None:
         self.spec = spec
         self.ledger_dir = workdir / "ledger"
         self.target = kills
+        self.stall_target = stalls
+        self._stopped: dict[int, _Stopped] = {}
         self.lanes = lanes
         self.runs_per_worker = runs_per_worker
         self.env = worker_env(lease_ttl_s)
@@ -101,8 +136,23 @@ class Soak:
     # -- a lane -------------------------------------------------------------------------
 
     async def _lane(self, lane: int) -> None:
+        try:
+            await self._drive_lane(lane)
+        finally:
+            stopped = self._stopped.pop(lane, None)
+            if stopped is not None and stopped.proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    stopped.proc.kill()
+                await stopped.proc.wait()
+
+    async def _drive_lane(self, lane: int) -> None:
         runs: list[str] = []
         while True:
+            stopped = self._stopped.get(lane)
+            if stopped is not None:
+                stopped.cycles_left -= 1
+                if stopped.cycles_left < 0:
+                    await self._wake(lane)
             states = {run: await self._state(run) for run in runs}
             for state in states.values():
                 if state is not None and state.status is Status.AWAITING_RECONCILIATION:
@@ -112,12 +162,14 @@ class Soak:
             bad = {r: v for r, v in bad.items() if v != Status.COMPLETED}
             assert not bad, f"runs ended badly: {bad}"
             if not active:
-                if self.result.kills >= self.target:
+                if lane in self._stopped:
+                    await self._wake(lane)  # its runs are done: now let it wake up
+                if self.result.kills >= self.target and self.result.stalls >= self.stall_target:
                     return
                 runs = [self._new_run_id(lane) for _ in range(self.runs_per_worker)]
                 self.result.runs.extend(runs)
                 continue
-            killed = await self._cycle(active)
+            killed = await self._cycle(active, lane)
             if killed:
                 after = [await self._state(run) for run in active]
                 if any(s is not None and s.open_attempt is not None for s in after):
@@ -155,7 +207,10 @@ class Soak:
 
     # -- one worker process ------------------------------------------------------------
 
-    def _kill_plan(self) -> tuple[str, float]:
+    def _kill_plan(self, lane: int) -> tuple[str, float]:
+        stalls_left = self.result.stalls < self.stall_target and lane not in self._stopped
+        if stalls_left and (self.result.kills >= self.target or self.rng.random() < STALL_SHARE):
+            return self.rng.choice(STALL_MODES), float(self.rng.randint(1, 4))
         if self.result.kills >= self.target:
             return ("none", 0.0)
         mode = self.rng.choices([m for m, _ in KILL_MODES], [w for _, w in KILL_MODES])[0]
@@ -167,10 +222,14 @@ class Soak:
             return mode, self.rng.uniform(0.0, 0.12)
         return mode, self.rng.uniform(0.0, 0.4)
 
-    async def _cycle(self, runs: list[str]) -> bool:
+    async def _cycle(self, runs: list[str], lane: int) -> bool:
         """One incarnation on `runs`; True when it was killed."""
         self.result.incarnations += 1
         incarnation = f"{self.label}-i{self.result.incarnations:05d}"
+        mode, arg = self._kill_plan(lane)
+        env = self.env
+        if mode.startswith("stall-"):
+            env = {**env, "EUDAIMON_SOAK_STOP": f"{mode.removeprefix('stall-')}:{int(arg)}"}
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             str(WORKER),
@@ -181,12 +240,11 @@ class Soak:
             ",".join(runs),
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            env=self.env,
+            env=env,
             cwd=str(WORKER.parent),
         )
         assert proc.stdout is not None and proc.stderr is not None
         stderr_task = asyncio.ensure_future(proc.stderr.read())
-        mode, arg = self._kill_plan()
         lines: list[str] = []
         try:
             killed = await asyncio.wait_for(self._watch(proc, mode, arg, lines), WORKER_TIMEOUT_S)
@@ -200,6 +258,9 @@ class Soak:
             raise AssertionError(
                 f"{incarnation} on {runs} hung or failed; last lines: {lines[-10:]}\nstderr:\n{stderr}"
             ) from None
+        if lines and lines[-1].startswith("Z "):  # it stopped itself: leave it so for now
+            await self._stall(lane, proc, incarnation, stderr_task, mode)
+            return False
         lines += (await proc.stdout.read()).decode().splitlines()
         await proc.wait()
         stderr = (await stderr_task).decode(errors="replace")
@@ -237,6 +298,8 @@ class Soak:
             line = raw.decode().rstrip("\n")
             lines.append(line)
             tag = line.split(" ", 1)[0]
+            if tag == "Z":
+                return False  # the worker stopped itself (a stall mode): the caller takes over
             seen[tag] += 1
             if mode == "tool" and tag == "T" and seen["T"] >= arg:
                 return self._kill(proc)
@@ -244,6 +307,53 @@ class Soak:
                 return self._kill(proc)
             if deadline is None and ((mode == "start" and tag == "ready") or (mode == "work" and tag in ("T", "M"))):
                 deadline = time.monotonic() + arg
+
+    async def _stall(
+        self, lane: int, proc: asyncio.subprocess.Process, incarnation: str, stderr: asyncio.Future[bytes], mode: str
+    ) -> None:
+        for _ in range(1000):
+            if is_stopped(proc.pid):
+                break
+            await asyncio.sleep(0.01)
+        assert is_stopped(proc.pid), f"{incarnation} said it stopped, but it runs"
+        ledger = self.ledger_dir / f"{incarnation}.jsonl"
+        written = ledger.read_text().count("\n") if ledger.exists() else 0
+        self.result.stall_marks[incarnation] = written
+        self.result.stalls += 1
+        self.result.stall_modes[mode] += 1
+        # Left stopped for one to three more workers of the lane: its runs are taken over,
+        # reconciled and retried meanwhile.
+        self._stopped[lane] = _Stopped(proc, incarnation, stderr, self.rng.randint(1, 3))
+
+    async def _wake(self, lane: int) -> None:
+        """SIGCONT the lane's stopped worker and wait for it to end: it must stop at its next
+        commit or effect, with a journal error (exit 3), or finish with nothing left to do."""
+        stopped = self._stopped.pop(lane)
+        proc = stopped.proc
+        assert proc.stdout is not None
+        proc.send_signal(signal.SIGCONT)
+        try:
+            out = await asyncio.wait_for(proc.stdout.read(), WORKER_TIMEOUT_S)
+            await asyncio.wait_for(proc.wait(), WORKER_TIMEOUT_S)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGUSR1)
+                await asyncio.sleep(0.5)
+                proc.kill()
+            await proc.wait()
+            stderr = (await stopped.stderr).decode(errors="replace")[-4000:]
+            raise AssertionError(f"{stopped.incarnation} hung after SIGCONT\nstderr:\n{stderr}") from None
+        lines = out.decode().splitlines()
+        errors = [line for line in lines if line.startswith("E ")]
+        if proc.returncode == 3 and errors:
+            kind = errors[0].split()[2]
+            self.result.woken_exits["lease-lost" if kind == "LeaseLost" else kind] += 1
+            return
+        stderr = (await stopped.stderr).decode(errors="replace")[-4000:]
+        assert proc.returncode == 0, (
+            f"{stopped.incarnation} exited {proc.returncode} after SIGCONT: {lines[-5:]}\n{stderr}"
+        )
+        self.result.woken_exits["clean"] += 1
 
     @staticmethod
     def _kill(proc: asyncio.subprocess.Process) -> bool:

@@ -12,6 +12,10 @@ At the end it prints `done {run: status}`. A journal error (a lapsed lease under
 append race) prints `E <run> <kind> <message>` and ends the process at once, like a crash.
 With `EUDAIMON_SOAK_MUTANT=write-is-idempotent` the agent wrongly declares `write` idempotent:
 the soak's self-test, whose audit must catch the WRITE run twice.
+With `EUDAIMON_SOAK_STOP=POINT:K` the process stops itself (SIGSTOP, after printing `Z POINT PID`)
+the K-th time it reaches POINT (`_stall_points`): `intent` (a WRITE/IRREVERSIBLE intent just
+committed), `hook` (inside `on_tool_call` of such a call), `tool` (inside any tool, after its
+ledger line) or `model` (inside a model call); the parent sends SIGCONT later.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import signal
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from _proc_support import (
     LedgerWriter,
@@ -35,6 +40,7 @@ from _proc_support import (
     plan_model,
     stdout_emit,
 )
+from _stall_points import Countdown, StopAfterIntent, StopInHook
 
 from eudaimon import Agent
 from eudaimon.core.errors import JournalError, RunNotFound
@@ -63,13 +69,23 @@ async def drive(agent: Agent, run_id: str) -> str:
 async def main() -> None:
     spec, ledger_dir, incarnation, seed, runs = sys.argv[1:6]
     rng = random.Random(int(seed))
-    timing = Timing()
-    store = open_store(spec)
-    tools = build_tools(LedgerWriter(Path(ledger_dir), incarnation), rng, timing, stdout_emit)
+    point, _, nth = os.environ.get("EUDAIMON_SOAK_STOP", "").partition(":")
+    # Where a process may stop itself, no tool may be between the lease check and its ledger
+    # line (that window is what fencing tokens cover): no delay before the ledger line.
+    timing = Timing(before_ledger=(0.0, 0.0)) if point else Timing()
+    store: Any = open_store(spec)
+    if point == "intent":
+        store = StopAfterIntent(store, int(nth))
+    ledger = LedgerWriter(Path(ledger_dir), incarnation)
+    after_ledger = Countdown("tool", int(nth)) if point == "tool" else None
+    tools = build_tools(ledger, rng, timing, stdout_emit, after_ledger=after_ledger)
     if os.environ.get("EUDAIMON_SOAK_MUTANT") == "write-is-idempotent":
         # A deliberately wrong agent, to prove the audit catches a WRITE run twice.
         tools = [replace(t, idempotent=True) if t.name == "write" else t for t in tools]
-    agent = build_agent(store, tools, plan_model(rng, timing, stdout_emit), allow_irreversible=True)
+    on_call = Countdown("model", int(nth)) if point == "model" else None
+    hooks = [StopInHook(int(nth))] if point == "hook" else None
+    model = plan_model(rng, timing, stdout_emit, on_call=on_call)
+    agent = build_agent(store, tools, model, allow_irreversible=True, hooks=hooks)
     await store.list_runs(limit=1)  # the store is open (schema ready) before we say so
     stdout_emit("ready")
     run_ids = runs.split(",")

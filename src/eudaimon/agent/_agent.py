@@ -152,6 +152,7 @@ class Agent(Generic[DepsT, OutputT]):
         store: EventStore | str | None = None,
         name: str = "agent",
         approval_policy: ApprovalPolicy | None = None,
+        tool_timeout_s: float | None = None,
         engine: Engine | str | None = None,
     ) -> None:
         built = build_runtime_config(
@@ -178,6 +179,7 @@ class Agent(Generic[DepsT, OutputT]):
             model_settings=model_settings,
             output_validators=output_validators,
             max_output_retries=max_output_retries,
+            tool_timeout_s=tool_timeout_s,
         )
         self.name = name
         self.model = built.config.model
@@ -443,7 +445,14 @@ class Agent(Generic[DepsT, OutputT]):
     async def reconcile(
         self, run_id: str, call_id: str, *, output: str | None = None, retry: bool = False, by: str | None = None
     ) -> RunState:
-        """Settle a call whose outcome is unknown: give the `output` it had, or `retry=True`."""
+        """Settle a call whose outcome is unknown: give the `output` it had, or `retry=True`.
+
+        "No effect seen" is not proof while the process that started the call may still be
+        alive (stopped, not dead): see `eudaimon.runtime.operations.reconcile`.
+
+        Raises:
+            InvalidOperation: the call has no unknown outcome, or the run has finished.
+        """
         return await operations.reconcile(self.store, run_id, call_id, output=output, retry=retry, by=by)
 
     async def fork(self, run_id: str, at_seq: int) -> str:

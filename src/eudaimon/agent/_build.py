@@ -71,11 +71,14 @@ def build_runtime_config(
     model_settings: ModelSettings | None = None,
     output_validators: Sequence[Any] = (),
     max_output_retries: int = 2,
+    tool_timeout_s: float | None = None,
 ) -> BuiltAgent:
     if max_iterations < 1:
         raise ConfigurationError(f"max_iterations must be at least 1, got {max_iterations}")
     if max_output_retries < 0:
         raise ConfigurationError(f"max_output_retries must be 0 or more, got {max_output_retries}")
+    if tool_timeout_s is not None and not tool_timeout_s > 0:
+        raise ConfigurationError(f"tool_timeout_s must be a positive number of seconds, got {tool_timeout_s!r}")
     resolved = infer_model(model)
     compiled = _compile_tools(tools, human_input)
     if tool_retry_policy is not None:
@@ -119,6 +122,7 @@ def build_runtime_config(
         output_validator=OutputCheck.of(output, output_validators),
         model_settings=settings,
         prepared=any(t.prepare is not None for t in compiled.values()),
+        tool_timeout_s=tool_timeout_s,
     )
     config_digest = digest(
         {

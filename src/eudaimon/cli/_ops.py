@@ -89,8 +89,13 @@ def reconcile(
     retry: Annotated[bool, typer.Option("--retry", help="Run the call again instead.")] = False,
     by: ByOption = None,
 ) -> None:
-    """Settle a call whose outcome is unknown (it started and its process died): give the
-    output it had, or ask for it to be retried."""
+    """Settle a call whose outcome is unknown (it started and its process stopped): give the
+    output it had, or ask for it to be retried.
+
+    "No effect seen" is not proof that the call did not happen while the process that started
+    it may still be alive (stopped, paused, partitioned): make sure it is gone, or that the
+    system the tool changes refuses its stale writes (`ToolContext.fencing_token`), before
+    `--retry`."""
     if (output is None) == (not retry):
         fail("give exactly one of --output TEXT or --retry")
     url = resolve_store_url(store)
@@ -101,6 +106,13 @@ def reconcile(
         )
     )
     out().print(f"reconciled call {call_id} of run {run_id}: " + ("retry" if retry else "output recorded"))
+    if retry:
+        out().print(
+            Text(
+                "  note: no effect seen is not proof while the process that started the call may still be alive",
+                style="yellow",
+            )
+        )
     _after_decision(run_id, url)
 
 

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from eudaimon.core.errors import CorruptEvent, UnknownEventType
 from eudaimon.core.events import EVENT_REGISTRY, Event, EventData
@@ -54,6 +55,36 @@ def payload_json(data: EventData) -> str:
             of `payload_dict` can: it escapes it).
     """
     return _ADAPTERS[data.type].serializer.to_json(data, exclude_defaults=True).decode()
+
+
+def encoding_problem(data: EventData) -> str | None:
+    """Why `data` would not read back once written, or None: the writer in strict mode, where
+    a value that does not match its declared type is an error rather than a warning."""
+    adapter = _ADAPTERS.get(data.type) if hasattr(data, "type") else None
+    if adapter is None:
+        return f"{type(data).__name__} is not an event payload"
+    try:
+        adapter.serializer.to_json(data, exclude_defaults=True, warnings="error")
+    except PydanticSerializationError as exc:
+        if "surrogate" not in str(exc):
+            return _serialization_problem(exc)
+        try:  # a lone surrogate: the stores escape it with json.dumps, which reads back
+            json.dumps(adapter.dump_python(data, mode="json", warnings="error"))
+        except (PydanticSerializationError, ValueError, TypeError, RecursionError) as again:
+            return _serialization_problem(again)
+    except (ValueError, TypeError, RecursionError) as exc:
+        return _serialization_problem(exc)
+    return None
+
+
+def _serialization_problem(exc: BaseException) -> str:
+    text = str(exc)
+    if "Expected `" in text:  # pydantic's warning: "Expected `str` - serialized value may not be…"
+        expected = text.split("Expected `", 1)[1].split("`", 1)[0]
+        got = text.split("input_value=", 1)[1].split(",", 1)[0] if "input_value=" in text else "another value"
+        return f"a value does not match its declared type (expected {expected}, got {got[:60]})"
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else type(exc).__name__
 
 
 def event_to_json(event: Event) -> str:
@@ -101,7 +132,7 @@ def _short(exc: Exception) -> str:
     return str(exc)
 
 
-FOLD_VERSION = 4
+FOLD_VERSION = 5
 """Bumped whenever `RunState.apply` changes meaning: older snapshots are then ignored and rebuilt."""
 
 

@@ -33,6 +33,8 @@ class Decision(StrEnum):
     """No decision is journaled yet: the runtime applies the approval policy."""
     RUN = "run"
     DENY = "deny"
+    ASK = "ask"
+    """A fork's copy of its parent's approval: the runtime asks a human again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,9 +130,14 @@ def _next_for_batch(state: RunState, config: DecideConfig) -> Step:
             case CallStatus.REQUESTED:
                 plans.append(CallPlan(call, 1, Decision.POLICY))
             case CallStatus.APPROVED:
-                plans.append(CallPlan(call, progress.attempt + 1, Decision.RUN))
+                # A fork never runs a call on a decision it did not make itself.
+                decision = Decision.ASK if progress.borrowed else Decision.RUN
+                plans.append(CallPlan(call, progress.attempt + 1, decision))
             case CallStatus.RETRY:
-                plans.append(CallPlan(call, progress.attempt + 1, Decision.RUN))
+                if progress.borrowed:
+                    newly_unknown.append(call)  # the parent's operator asked; the fork's must
+                else:
+                    plans.append(CallPlan(call, progress.attempt + 1, Decision.RUN))
             case CallStatus.REJECTED:
                 plans.append(CallPlan(call, progress.attempt, Decision.DENY))
             case CallStatus.STARTED:

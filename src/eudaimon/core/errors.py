@@ -24,6 +24,7 @@
     │   ├── UnknownEventType      a row written by a newer eudaimon, or not by eudaimon
     │   ├── LeaseHeld             another process drives the run
     │   └── LeaseLost             this process stalled past its lease and must stop
+    ├── InvalidEvent              an event that would not read back; refused before it is recorded
     └── InvalidOperation          an approval, reconciliation or resume the run's state forbids
 
     EudaimonWarning (a UserWarning)
@@ -240,6 +241,18 @@ class EudaimonWarning(UserWarning):
 
 class ToolRetryIgnored(EudaimonWarning):
     """`tool_retry_policy` is set, but some tools may not run twice, so the policy skips them."""
+
+
+class InvalidEvent(EudaimonError, ValueError):
+    """An event the runtime was about to record would not read back from the journal (a value
+    of the wrong type, one JSON cannot hold, nesting too deep): nothing was recorded or written."""
+
+    def __init__(self, event_type: str, problem: str, *, run_id: str | None = None) -> None:
+        where = f"run {run_id}: " if run_id else ""
+        super().__init__(f"{where}a {event_type} event cannot be journaled: {problem}; nothing was written")
+        self.event_type = event_type
+        self.problem = problem
+        self.run_id = run_id
 
 
 class InvalidOperation(EudaimonError):

@@ -165,6 +165,9 @@ class ToolStarted:
     tool: str
     idempotency_key: str
     attempt: int = 1
+    arguments: JsonObject | str = field(default_factory=dict)
+    """The arguments that run, after middleware: the model's raw JSON text or an object.
+    Journals written before this field read as `{}`."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -38,7 +38,7 @@ from eudaimon.core.events import (
     ToolReconciled,
     ToolStarted,
 )
-from eudaimon.core.messages import ContentPart, Message, ToolCall, ToolSpec, Usage
+from eudaimon.core.messages import ContentPart, JsonObject, Message, ToolCall, ToolSpec, Usage
 from eudaimon.core.settings import ModelSettings
 
 
@@ -104,6 +104,12 @@ class CallProgress:
     status: CallStatus = CallStatus.REQUESTED
     attempt: int = 0
     """The number of the last journaled attempt (0: never started)."""
+    asked: JsonObject | str | None = None
+    """The arguments the last `approval_requested` of the call showed a human: an approval is
+    for those, and a call whose arguments differ when it is about to run is asked about again."""
+    borrowed: bool = False
+    """The last decision on the call (an approval, an operator's retry) is one a fork copied
+    from its parent: the fork did not make it, so it asks again before the call runs."""
 
 
 @dataclass(slots=True)
@@ -267,9 +273,11 @@ class RunState:
                 self.messages.append(Message.user(data.feedback, id=self._derived_id(event)))
             case ApprovalRequested():
                 self._set_call(data.call_id, CallStatus.AWAITING_APPROVAL, event)
+                self.calls[data.call_id].asked = data.arguments
             case ApprovalDecided():
                 self.approvals[data.call_id] = data.approved
                 self._set_call(data.call_id, CallStatus.APPROVED if data.approved else CallStatus.REJECTED, event)
+                self.calls[data.call_id].borrowed = self._copied(event)
             case ToolDenied():
                 reason = data.reason or "the call was denied"
                 self._settle(data.call_id, f"Tool call denied: {reason}", True, event)
@@ -278,6 +286,7 @@ class RunState:
             case ToolReconciled():
                 if data.retry:
                     self._set_call(data.call_id, CallStatus.RETRY, event)
+                    self.calls[data.call_id].borrowed = self._copied(event)
                 else:
                     self._settle(data.call_id, data.output or "", False, event)
             case FinishRejected():
@@ -294,6 +303,10 @@ class RunState:
                 self._end(Status.CANCELLED, error=data.reason or "cancelled")
             case _:
                 assert_never(data)
+
+    def _copied(self, event: Event) -> bool:
+        """Whether `event` is part of the history a fork copied from its parent."""
+        return self.parent is not None and event.seq <= self.parent.seq
 
     def _derived_id(self, event: Event) -> str:
         return f"{self.run_id}:{event.seq}"

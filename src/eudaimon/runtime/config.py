@@ -50,3 +50,5 @@ class RuntimeConfig:
     """The agent's settings; a run's own (`prompt(model_settings=…)`) are merged over them."""
     prepared: bool = False
     """Some tool has `prepare`: the specs offered are decided, and journaled, per step."""
+    tool_timeout_s: float | None = None
+    """How long a tool call may take when its tool sets no `timeout_s` (None: no limit)."""

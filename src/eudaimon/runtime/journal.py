@@ -9,17 +9,22 @@ and when the run stops. A failed flush (another process appended first) ends thi
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
+from dataclasses import fields
 from typing import Any
 
 from eudaimon.core.codec import state_to_json
+from eudaimon.core.errors import InvalidEvent
 from eudaimon.core.events import Event, EventData
 from eudaimon.core.state import RunState
+from eudaimon.core.validity import check_payload
 from eudaimon.runtime.clock import SYSTEM_CLOCK, Clock
 from eudaimon.stores.base import EventStore, Snapshot
 
 SNAPSHOT_EVERY = 200
 """Events between snapshots of a run's state."""
+_STATE_FIELDS = tuple(f.name for f in fields(RunState))
 
 
 class RunJournal:
@@ -33,6 +38,17 @@ class RunJournal:
         self._now = clock.now
         self.guard: Callable[[], None] | None = None
         """Called before every commit; raises to stop a driver that must not act (a lapsed lease)."""
+        self.effect_guard: Callable[[float], None] | None = None
+        """Called with `committed_at` immediately before a tool that may not run twice is
+        invoked; raises unless the driver's lease surely still holds and has held since that
+        commit (`LeaseKeeper.check_effect`)."""
+        self.committed_at = float("-inf")
+        """When (monotonic) the last successful commit began: it proved that nobody else had
+        appended; a lease held since then proves nobody else has acted."""
+        self.fencing_token = 0
+        """What `ToolContext.fencing_token` carries: the number of events the journal held when
+        this driver took the run over. A later driver that may act took over after every commit
+        of this one, so it holds a larger token (see `RunDriver._take_over`)."""
         self.snapshot_every = snapshot_every
         self.failure: BaseException | None = None
         """The exception that ended the run in this process, if one did: the cause of its error."""
@@ -62,11 +78,25 @@ class RunJournal:
         self._committed_seq = state.next_seq
 
     def record(self, data: EventData) -> Event:
+        """Fold `data` into the state and buffer it for the next commit.
+
+        Raises:
+            InvalidEvent: `data` would not read back from the journal; neither the state nor
+                the buffer changed.
+        """
         state = self.state
+        check_payload(data, run_id=state.run_id)
         event = Event(state.run_id, state.next_seq, self._now(), data.type, data)
         state.apply(event)
         self._buffer.append(event)
         return event
+
+    async def _roll_back(self) -> None:
+        """Make the state (the same object: the loop holds it) the fold of the committed events."""
+        events = await self.store.load(self.run_id)
+        folded = RunState.from_events(events) or RunState(run_id=self.run_id)
+        for name in _STATE_FIELDS:
+            setattr(self.state, name, getattr(folded, name))
 
     async def flush(self) -> None:
         """Commit what is buffered. Concurrent callers queue; events recorded meanwhile ride along.
@@ -89,8 +119,17 @@ class RunJournal:
             snapshot = Snapshot(f"run:{self.run_id}", after - 1, state_to_json(self.state))
         self._committing = True
         try:
+            began = time.monotonic()
             await self.store.append(self.state.run_id, before, batch, snapshot)
             self._committed_seq = after
+            self.committed_at = began
+        except (ValueError, TypeError, RecursionError) as exc:
+            # The store could not encode the batch (what `check_payload` should have refused):
+            # nothing was written, so the state goes back to what the journal holds.
+            await self._roll_back()
+            raise InvalidEvent(
+                batch[0].type, f"the store could not encode the batch: {exc}", run_id=self.run_id
+            ) from exc
         finally:
             self._committing = False
             waiters, self._waiters = self._waiters, []

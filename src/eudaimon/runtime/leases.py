@@ -21,6 +21,10 @@ from eudaimon.core.errors import LeaseHeld, LeaseLost
 from eudaimon.stores.base import EventStore
 
 DEFAULT_TTL_S = 30.0
+EFFECT_MARGIN = 0.1
+"""The part of a lease's lifetime an effect keeps clear of: a driver invokes a tool that may not
+run twice only while more than this fraction of the TTL is left on its lease, by its own clock,
+counted from the moment it SENT its last confirmed renewal (the store's TTL started later)."""
 
 
 def lease_ttl_s() -> float:
@@ -107,6 +111,10 @@ class LeaseKeeper:
         self.owner = new_owner()
         self.ttl_s = ttl_s if ttl_s is not None else lease_ttl_s()
         self._deadline = 0.0
+        self._taken_at = float("inf")
+        """When (monotonic) the current unbroken holding of the lease began; whoever takes the
+        lease again after it lapsed must set it anew (`acquire` does), so that `check_effect`
+        refuses an effect whose intent was committed before the lapse."""
         self._renewer: asyncio.Task[None] | None = None
         self._waiting: _FirstRenewals | None = None
 
@@ -122,6 +130,7 @@ class LeaseKeeper:
                 await asyncio.sleep(min(max(held.expires_in_s, 0.02), 0.2))
                 continue
             self._deadline = started + lease.expires_in_s
+            self._taken_at = started
             break
         # Most runs end before the first renewal is due: waiting costs less than a task.
         self._waiting = _first_renewals()
@@ -132,8 +141,22 @@ class LeaseKeeper:
         self._renewer = asyncio.ensure_future(self._renew_forever())
 
     def check(self) -> None:
-        """Raise `LeaseLost` when the lease may have lapsed: called before every effect."""
+        """Raise `LeaseLost` when the lease may have lapsed: called before every commit."""
         if time.monotonic() >= self._deadline:
+            raise LeaseLost(self.name)
+
+    def check_effect(self, since: float) -> None:
+        """Raise `LeaseLost` unless the lease surely still holds, with a margin, and has been
+        held without a break since `since` (monotonic: when the driver's last successful commit
+        began). Called immediately before invoking a tool that may not run twice.
+
+        A process stopped (SIGSTOP, a VM pause, a long GC) after its intent was committed may
+        wake long after another process took the run over and an operator had the call
+        retried; its monotonic clock kept counting, so this refuses the stale effect. What it
+        cannot cover is a stop between this check and the effect itself: that is what a
+        tool's `ctx.fencing_token` is for.
+        """
+        if time.monotonic() >= self._deadline - self.ttl_s * EFFECT_MARGIN or since < self._taken_at:
             raise LeaseLost(self.name)
 
     async def release(self, *, write: bool = True) -> None:

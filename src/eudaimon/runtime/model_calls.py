@@ -18,14 +18,21 @@ import asyncio
 import hashlib
 import random
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from eudaimon.core.digest import canonical_json, specs_digest
-from eudaimon.core.errors import ContextTooLong, ModelError, ModelResponseInvalid, ModelRetryableError
-from eudaimon.core.events import ModelAttemptStarted, ModelContextRejected, ModelFailed, ModelRetryScheduled
+from eudaimon.core.errors import ContextTooLong, InvalidEvent, ModelError, ModelResponseInvalid, ModelRetryableError
+from eudaimon.core.events import (
+    ModelAttemptStarted,
+    ModelCalled,
+    ModelContextRejected,
+    ModelFailed,
+    ModelRetryScheduled,
+)
 from eudaimon.core.groups import estimate_tokens, fit_to_budget
-from eudaimon.core.messages import Message
+from eudaimon.core.messages import Message, Usage
 from eudaimon.core.settings import NO_SETTINGS
+from eudaimon.core.validity import check_payload
 from eudaimon.models.base import ChatRequest, ChatResponse, Model, ModelStreamItem
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.streaming import Error
@@ -97,7 +104,7 @@ async def attempt(
                     yield item
             if response is None:
                 raise ModelResponseInvalid("the model's stream ended without a response", model=model.model_id)
-            yield response
+            yield checked_response(response, model)
             return
         except ModelError as exc:
             retries = await _after_failure(journal, model, request, exc, step, request_id, retries, retry, content_seen)
@@ -113,9 +120,43 @@ async def call(
     retries = 0
     while True:
         try:
-            return await model.generate(request)
+            return checked_response(await model.generate(request), model)
         except ModelError as exc:
             retries = await _after_failure(journal, model, request, exc, step, request_id, retries, retry, False)
+
+
+def checked_response(response: object, model: Model) -> ChatResponse:
+    """`response` if it can be journaled as the attempt's `model_called`; else the attempt
+    fails with `ModelResponseInvalid` (journaled as `model_failed`), and no tool runs.
+
+    A model or a provider conversion may return a tool call with an int id or no name, list
+    arguments, `content=None` or float token counts: written as they are, such a row would not
+    read back, and every later reader of the run would fail. Tool calls given as a list rather
+    than a tuple are taken as the tuple they mean.
+    """
+    if not isinstance(response, ChatResponse):
+        raise ModelResponseInvalid(
+            f"the model returned {type(response).__name__}, not a ChatResponse", model=model.model_id
+        )
+    message = response.message
+    calls: object = getattr(message, "tool_calls", ())
+    if type(message) is Message and isinstance(calls, list):
+        message = replace(message, tool_calls=tuple(calls))
+        response = replace(response, message=message)
+    observed = ModelCalled(
+        step=0,
+        request_id="",
+        message=message,
+        usage=Usage() if response.usage is None else response.usage,
+        model="" if response.model is None else response.model,
+    )
+    try:
+        check_payload(observed)
+    except InvalidEvent as exc:
+        raise ModelResponseInvalid(
+            f"the model's response cannot be journaled: {exc.problem}", model=model.model_id
+        ) from None
+    return response
 
 
 async def _start(journal: RunJournal, model: Model, request: ChatRequest, step: int, offered: bool) -> str:

@@ -75,6 +75,7 @@ def approval(
 ) -> ApprovalDecided:
     """The decision on a call awaiting approval; `InvalidOperation` when it is not waiting."""
     run_id = state.run_id
+    _refuse_if_finished(state, call_id)
     progress = state.calls.get(call_id)
     if progress is None:
         waiting = ", ".join(c.id for c in state.awaiting_approval()) or "none"
@@ -93,6 +94,7 @@ def reconciliation(
     """The settlement of a call whose outcome is unknown; `InvalidOperation` when it is not."""
     if (output is None) == (not retry):
         raise InvalidOperation("reconcile needs exactly one of output=... or retry=True")
+    _refuse_if_finished(state, call_id)
     progress = state.calls.get(call_id)
     if progress is None or progress.status is not CallStatus.UNKNOWN:
         unknown = ", ".join(c.id for c in state.unknown_outcomes()) or "none"
@@ -116,12 +118,35 @@ async def reconcile(
     retry: bool = False,
     by: str | None = None,
 ) -> RunState:
-    """Settle a call whose outcome is unknown, with the output it had or by retrying it."""
+    """Settle a call whose outcome is unknown, with the output it had or by retrying it.
+
+    An unknown outcome means a process started the call and was not seen to finish it. Not
+    seeing its effect is no proof that it did not happen while that process may still be
+    alive: a stopped process (SIGSTOP, a paused VM, a long GC) may wake and act. The runtime
+    refuses to invoke such a tool once its lease may have lapsed, but a process stopped between
+    that check and the effect is stopped only by a system that refuses stale fencing tokens
+    (`ToolContext.fencing_token`). Before `retry=True`, make sure the earlier process is gone.
+
+    Raises:
+        InvalidOperation: not exactly one of `output` and `retry`; the call has no unknown
+            outcome; or the run has finished (a finished run takes no more events).
+    """
     if (output is None) == (not retry):
         raise InvalidOperation("reconcile needs exactly one of output=... or retry=True")
     return await append_decision(
         store, run_id, lambda state: reconciliation(state, call_id, output=output, retry=retry, by=by)
     )
+
+
+def _refuse_if_finished(state: RunState, call_id: str) -> None:
+    """A finished run takes no decision: its terminal event stays its last (and `gc` deletes
+    only runs whose last event is terminal)."""
+    if state.status.is_terminal:
+        run_id = state.run_id
+        raise InvalidOperation(
+            f"run {run_id} is {state.status.value}: a finished run takes no more decisions, so call {call_id!r} "
+            f"was left as it is; fork the run (`eudaimon runs fork {run_id} --at SEQ`) to go on from an earlier point"
+        )
 
 
 async def fork(store: EventStore, run_id: str, at_seq: int, *, new_run_id: str | None = None) -> str:

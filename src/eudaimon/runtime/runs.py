@@ -141,6 +141,11 @@ class RunDriver:
             await self._let_go(journal, keeper)
             raise
         journal.guard = keeper.check
+        journal.effect_guard = keeper.check_effect
+        # The journal as this driver found it once the lease was its own. Any driver that acts
+        # commits an intent first; one that took over before that commit cannot commit after
+        # it (the append fences), and one that took over after it holds a larger count.
+        journal.fencing_token = journal.committed_seq
         return keeper
 
     async def _let_go(self, journal: RunJournal, keeper: LeaseKeeper) -> None:

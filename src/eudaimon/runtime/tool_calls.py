@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 from eudaimon.core.decide import CallPlan, Decision, RunTools
 from eudaimon.core.digest import idempotency_key
-from eudaimon.core.errors import ModelRetry
+from eudaimon.core.errors import InvalidEvent, ModelRetry
 from eudaimon.core.events import ApprovalRequested, ToolCompleted, ToolDenied, ToolOutcomeUnknown, ToolStarted
-from eudaimon.core.messages import ContentPart, ToolCall
+from eudaimon.core.messages import ContentPart, JsonObject, ToolCall
 from eudaimon.extensions.hooks import ToolOutput
 from eudaimon.runtime.cancel import CancellationToken
+from eudaimon.runtime.clock import SYSTEM_CLOCK, Clock
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.context import run_context
 from eudaimon.runtime.journal import RunJournal
@@ -91,6 +93,12 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> R
     if offered is not None and all(spec.name != call.name for spec in offered):
         known = ", ".join(spec.name for spec in offered) or "none"
         return _complete(journal, call, f"Tool {call.name!r} is not available at this step; available: {known}", True)
+    if plan.decision is Decision.ASK:
+        parent = journal.state.parent
+        copied_from = f"run {parent.run_id}" if parent is not None else "another run"
+        reason = f"this fork asks again: the approval it copied from {copied_from} does not carry over"
+        journal.record(ApprovalRequested(call_id=call.id, tool=call.name, arguments=call.arguments, reason=reason))
+        return None
     if plan.decision is Decision.POLICY:
         if cfg.approval_policy is None:  # the default policy, without a coroutine to await
             policy = ToolPolicy.REQUIRE_APPROVAL if tool.needs_approval else ToolPolicy.ALLOW
@@ -116,6 +124,19 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> R
                     return _complete(journal, call, rerouted, True)
                 tool = rerouted
             call = decided
+    asked = journal.state.calls[call.id].asked if call.id in journal.state.calls else None
+    if asked is not None and not same_arguments(asked, call.arguments):
+        # A human approved other arguments than those about to run (middleware rewrote them):
+        # they decide again, on what will run.
+        journal.record(
+            ApprovalRequested(
+                call_id=call.id,
+                tool=call.name,
+                arguments=call.arguments,
+                reason="the arguments changed after they were approved (middleware rewrote them)",
+            )
+        )
+        return None
     if cfg.hooks is not None:
         # Before any call of the batch runs: a hook that raises fails the run with nothing started.
         await cfg.hooks.on_tool_call(call, run_context(journal, call_id=call.id))
@@ -124,8 +145,29 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> R
     except ToolArgumentsError as exc:
         return _complete(journal, call, str(exc), True)
     key = idempotency_key(journal.state.run_id, call.id)
-    journal.record(ToolStarted(call_id=call.id, tool=call.name, idempotency_key=key, attempt=plan.attempt))
+    try:
+        journal.record(
+            ToolStarted(
+                call_id=call.id, tool=call.name, idempotency_key=key, attempt=plan.attempt, arguments=call.arguments
+            )
+        )
+    except InvalidEvent as exc:  # e.g. arguments nested deeper than a journal row may hold
+        return _complete(journal, call, f"the call cannot be journaled, so it did not run: {exc.problem}", True)
     return Ready(call, tool, arguments, plan.attempt, key)
+
+
+def same_arguments(approved: JsonObject | str, running: JsonObject | str) -> bool:
+    """Whether two forms of a call's arguments (raw JSON text or an object) say the same."""
+    if approved is running or approved == running:
+        return True
+    try:
+        return _as_object(approved) == _as_object(running)
+    except (ValueError, RecursionError):
+        return False
+
+
+def _as_object(arguments: JsonObject | str) -> object:
+    return json.loads(arguments) if isinstance(arguments, str) else arguments
 
 
 async def _reroute(cfg: RuntimeConfig, original: Tool, call: ToolCall) -> Tool | str:
@@ -167,10 +209,31 @@ def _deny(journal: RunJournal, call: ToolCall, reason: str) -> ToolResult:
     return ToolResult(call.id, f"Tool call denied: {reason}", True)
 
 
-def _complete(journal: RunJournal, call: ToolCall, output: str, is_error: bool, duration_ms: int = 0) -> ToolResult:
-    journal.record(
-        ToolCompleted(call_id=call.id, tool=call.name, output=output, is_error=is_error, duration_ms=duration_ms)
-    )
+def _complete(
+    journal: RunJournal,
+    call: ToolCall,
+    output: str,
+    is_error: bool,
+    duration_ms: int = 0,
+    *,
+    parts: tuple[ContentPart, ...] = (),
+    retry: bool = False,
+) -> ToolResult:
+    try:
+        journal.record(
+            ToolCompleted(
+                call_id=call.id,
+                tool=call.name,
+                output=output,
+                is_error=is_error,
+                duration_ms=duration_ms,
+                parts=parts,
+                retry=retry,
+            )
+        )
+    except InvalidEvent as exc:  # a result that is not text (middleware's short circuit, say)
+        output, is_error = f"the tool's result cannot be journaled: {exc.problem}", True
+        journal.record(ToolCompleted(call_id=call.id, tool=str(call.name), output=output, is_error=True))
     return ToolResult(call.id, output, is_error)
 
 
@@ -231,19 +294,21 @@ async def run_together(
             task.cancel()
 
 
-async def _finish_call(journal: RunJournal, cfg: RuntimeConfig, item: Ready, outcome: Outcome) -> ToolResult:
-    call, output, is_error = item.call, outcome.output, outcome.is_error
-    journal.record(
-        ToolCompleted(
-            call_id=call.id,
-            tool=call.name,
-            output=output,
-            is_error=is_error,
-            duration_ms=outcome.duration_ms,
-            parts=outcome.parts,
-            retry=outcome.retry,
-        )
+async def _finish_call(journal: RunJournal, cfg: RuntimeConfig, item: Ready, outcome: Outcome | None) -> ToolResult:
+    call = item.call
+    if outcome is None:
+        journal.record(ToolOutcomeUnknown(call_id=call.id, tool=call.name))
+        return ToolResult(call.id, "timed out: the outcome is unknown until an operator reconciles it", True)
+    result = _complete(
+        journal,
+        call,
+        outcome.output,
+        outcome.is_error,
+        outcome.duration_ms,
+        parts=outcome.parts,
+        retry=outcome.retry,
     )
+    output, is_error = result.content, result.is_error
     if cfg.hooks is not None:
         await cfg.hooks.on_tool_result(call, ToolOutput(output, is_error), run_context(journal, call_id=call.id))
     return ToolResult(call.id, output, is_error)
@@ -262,40 +327,68 @@ def _abandon(journal: RunJournal, cfg: RuntimeConfig, running: list[Ready]) -> N
             journal.record(ToolOutcomeUnknown(call_id=item.call.id, tool=item.call.name))
 
 
-async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Outcome:
+async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Outcome | None:
     """Execute with the retry policy; every attempt after the first is journaled as an intent.
 
     Only a tool that may run twice (READ, or WRITE declared idempotent) is retried, unless it
     opted in with `@tool(retryable=True)`: a plain WRITE or IRREVERSIBLE call that raised may
-    have half-acted, so its error is final.
+    have half-acted, so its error is final. A call that outlives its timeout is abandoned: an
+    error result if it may run twice, else None, an unknown outcome for an operator to
+    reconcile (it may have acted, or may still act: a sync tool's thread cannot be stopped).
     """
     policy = None
+    rerunnable = item.tool.traits.rerunnable
     if cfg.tool_retry_policy is not None and item.tool.retries_on_error:
         policy = cfg.tool_retry_policy.policy_for(item.tool.name)
+    timeout_s = item.tool.timeout_s if item.tool.timeout_s is not None else cfg.tool_timeout_s
     key = item.key
     attempt = item.attempt
     clock = journal.clock
     started = clock.monotonic_ms()
     while True:
         state = journal.state
-        ctx = ToolContext(state.run_id, item.call.id, key, attempt, journal.deps, state.steps)
+        ctx = ToolContext(
+            state.run_id, item.call.id, key, attempt, journal.deps, state.steps, fencing_token=journal.fencing_token
+        )
+        if journal.effect_guard is not None and not rerunnable:
+            journal.effect_guard(journal.committed_at)  # the last moment to find out this process was replaced
+        deadline = asyncio.timeout(timeout_s)
         try:
-            output, parts = await item.tool.execute(item.arguments, ctx)
-            return Outcome(output, False, round(clock.monotonic_ms() - started), parts)
+            async with deadline:
+                output, parts = await item.tool.execute(item.arguments, ctx)
+            return Outcome(output, False, _ms_since(started, clock), parts)
         except (asyncio.CancelledError, OutcomeLost):
             raise
         except ModelRetry as exc:
-            return _correction(journal, item.tool, exc, round(clock.monotonic_ms() - started))
+            return _correction(journal, item.tool, exc, _ms_since(started, clock))
+        except (SystemExit, KeyboardInterrupt) as exc:  # a tool may not end the host process
+            if cfg.hooks is not None:
+                await cfg.hooks.on_error(exc, ctx)
+            return Outcome(
+                f"{type(exc).__name__}: the tool tried to stop the process ({exc})", True, _ms_since(started, clock)
+            )
         except Exception as exc:  # a tool's failure is the model's to see, never the run's end
+            if isinstance(exc, TimeoutError) and deadline.expired():
+                if not rerunnable:
+                    return None
+                exc = TimeoutError(f"the tool did not finish within timeout_s={timeout_s:g}")
             if cfg.hooks is not None:
                 await cfg.hooks.on_error(exc, ctx)
             tries = attempt - item.attempt + 1
             # Arguments the tool refused will not get better by waiting.
             if policy is None or isinstance(exc, ToolArgumentsError) or not policy.should_retry(exc, tries):
-                return Outcome(_describe(exc), True, round(clock.monotonic_ms() - started))
+                return Outcome(_describe(exc), True, _ms_since(started, clock))
             await asyncio.sleep(policy.delay_for(tries))
             attempt += 1
-            journal.record(ToolStarted(call_id=item.call.id, tool=item.call.name, idempotency_key=key, attempt=attempt))
+            journal.record(
+                ToolStarted(
+                    call_id=item.call.id,
+                    tool=item.call.name,
+                    idempotency_key=key,
+                    attempt=attempt,
+                    arguments=item.call.arguments,
+                )
+            )
             await journal.flush()
 
 
@@ -315,6 +408,10 @@ def _correction(journal: RunJournal, tool: Tool, exc: ModelRetry, duration_ms: i
             duration_ms,
         )
     return Outcome(exc.message, True, duration_ms, retry=True)
+
+
+def _ms_since(started: float, clock: Clock = SYSTEM_CLOCK) -> int:
+    return round(clock.monotonic_ms() - started)
 
 
 def _describe(exc: Exception) -> str:

@@ -40,6 +40,11 @@ class ToolContext(Generic[DepsT]):
     deps: DepsT = None  # type: ignore[assignment]
     step: int = 0
     """The model call this belongs to (1 for the first); 0 before the first call."""
+    fencing_token: int = 0
+    """Grows whenever another process takes the run over: the count of events the journal held
+    when this call's driver took the run over, so every driver that takes over later and acts
+    holds a larger one (DESIGN §8). A system that keeps the largest token it has seen and
+    refuses smaller ones turns away a stalled process that woke up after it was replaced."""
 
 
 def is_context_annotation(annotation: Any) -> bool:

@@ -64,6 +64,9 @@ class Tool:
     """How many `ModelRetry` corrections in a row the model gets before the tool refuses."""
     prepare: Prepare | None = None
     """Decides per step whether the tool is offered, and with which spec."""
+    timeout_s: float | None = None
+    """How long a call may take (None: the agent's `tool_timeout_s`). A READ or idempotent call
+    that times out is an error result; a WRITE or IRREVERSIBLE one an unknown outcome."""
     _validator: Any = field(default=None, repr=False, compare=False)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -92,6 +95,8 @@ class Tool:
         A tool compiled from a signature validates with its pydantic model, which holds the
         same schema; only a tool given a bare JSON Schema needs a schema validator.
         """
+        if self.timeout_s is not None and not self.timeout_s > 0:
+            raise ConfigurationError(f"tool {self.name!r}: timeout_s must be a positive number of seconds")
         if self.args_model is not None or self._validator is not None:
             return self
         cls = jsonschema.validators.validator_for(self.parameters)
@@ -112,7 +117,12 @@ class Tool:
             return self._bind(raw, validate)
         arguments = _decode(raw, self.name)
         if validate and self._validator is not None:
-            errors = sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+            try:
+                errors = sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+            except RecursionError:
+                raise ToolArgumentsError(
+                    f"the arguments are nested too deeply to check; send a flatter JSON object for {self.name!r}"
+                ) from None
             if errors:
                 detail = "; ".join(
                     f"{'.'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors[:5]
@@ -145,12 +155,23 @@ class Tool:
         try:
             if strict:
                 # JSON mode, strict: the types mean what the published JSON Schema says.
-                text = raw if isinstance(raw, str) else _json_text(raw)
+                if isinstance(raw, str):
+                    _decode(raw, self.name)  # refuses what pydantic would read loosely: repeated keys
+                    text: str | bytes = raw
+                else:
+                    text = _json_text(raw)
                 parsed = self.args_model.model_validate_json(text or "{}", strict=True)
             else:
                 parsed = self.args_model.model_validate(_decode(raw, self.name))
         except ValidationError as exc:
             raise ToolArgumentsError(_describe_errors(self.name, exc)) from None
+        except ToolArgumentsError:
+            raise
+        except (RecursionError, ValueError, TypeError) as exc:  # arguments too deep, or not JSON at all
+            raise ToolArgumentsError(
+                f"the arguments cannot be read ({type(exc).__name__}: nested too deeply or not JSON); "
+                f"send a flatter JSON object for {self.name!r}"
+            ) from None
         return dict(parsed.__dict__)
 
 
@@ -164,10 +185,29 @@ def _json_text(arguments: JsonObject) -> str | bytes:
         return json.dumps(arguments)
 
 
+class _RepeatedKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refusing a key given twice: `{"amount": 1, "amount": 1000000}` must not
+    mean whichever came last (what was shown for approval may be the first)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        keys = [key for key, _ in pairs]
+        repeated = next(key for index, key in enumerate(keys) if key in keys[:index])
+        raise _RepeatedKey(f"the key {repeated!r} appears more than once")
+    return obj
+
+
 def _decode(raw: JsonObject | str, tool_name: str) -> dict[str, Any]:
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw) if raw.strip() else {}
+            raw = json.loads(raw, object_pairs_hook=_unique_keys) if raw.strip() else {}
+        except RecursionError:
+            raise ToolArgumentsError(
+                f"the arguments are nested too deeply to read; send a flatter JSON object for {tool_name!r}"
+            ) from None
         except ValueError as exc:
             raise ToolArgumentsError(
                 f"the arguments are not valid JSON ({exc}); send a JSON object matching the schema of {tool_name!r}"
@@ -245,6 +285,7 @@ def tool(
     retryable: bool | None = None,
     max_retries: int = 1,
     prepare: Prepare | None = None,
+    timeout_s: float | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -260,6 +301,7 @@ def tool(
     retryable: bool | None = None,
     max_retries: int = 1,
     prepare: Prepare | None = None,
+    timeout_s: float | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function (sync or async) into a `Tool`.
 
@@ -283,6 +325,9 @@ def tool(
         prepare: `fn(ctx, spec)` (sync or async), asked before every model call: returns the
             `ToolSpec` to offer (possibly with another description or schema) or None to
             leave the tool out of that step. What was offered is journaled per step.
+        timeout_s: how long a call may take (None: the agent's `tool_timeout_s`). A READ or
+            idempotent call that outlives it is an error result, a WRITE or IRREVERSIBLE one an
+            unknown outcome awaiting reconciliation (it may have acted).
     """
 
     def build(func: Callable[..., Any]) -> Tool:
@@ -307,6 +352,7 @@ def tool(
             retryable=retryable,
             max_retries=max_retries,
             prepare=prepare,
+            timeout_s=timeout_s,
         )
 
     return build(fn) if fn is not None else build
