@@ -9,7 +9,6 @@ and when the run stops. A failed flush (another process appended first) ends thi
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
@@ -119,7 +118,7 @@ class RunJournal:
             snapshot = Snapshot(f"run:{self.run_id}", after - 1, state_to_json(self.state))
         self._committing = True
         try:
-            began = time.monotonic()
+            began = self.clock.monotonic_ms() / 1000.0
             await self.store.append(self.state.run_id, before, batch, snapshot)
             self._committed_seq = after
             self.committed_at = began
