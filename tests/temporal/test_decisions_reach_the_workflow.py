@@ -80,10 +80,10 @@ async def test_deciding_a_call_that_is_not_waiting_is_rejected(
         await agent.approve(waiting.run_id, call.id, True, by="first")
         assert (await agent.resume(waiting.run_id)).status == "completed"
         after = len(await agent.store.load(waiting.run_id))
-        with pytest.raises(InvalidOperation, match="awaiting approval"):
+        with pytest.raises(InvalidOperation, match="takes no more decisions"):
             await agent.approve(waiting.run_id, call.id, False, by="second")
         refused = await _cli("runs", "deny", waiting.run_id, call.id, "--store", store_url)
         assert refused.returncode == 1
-        assert "awaiting approval" in refused.stdout + refused.stderr
+        assert "takes no more decisions" in refused.stdout + refused.stderr
         assert len(await agent.store.load(waiting.run_id)) == after
         await agent.aclose()
