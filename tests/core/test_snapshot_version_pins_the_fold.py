@@ -31,6 +31,7 @@ PINNED = {
     3: "3e4264db856ce558",
     4: "5ec30f5a1db22583",
     5: "a98f6d405c990dd4",
+    6: "4dec61deba7665b6",
 }
 """FOLD_VERSION -> the fingerprint of the RunState shape and fold that version writes."""
 

@@ -38,6 +38,7 @@ from eudaimon.runtime.admission import run_slot
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.clock import new_message_id, new_run_id
 from eudaimon.runtime.config import ApprovalPolicy, RuntimeConfig
+from eudaimon.runtime.engines import Engine, open_engine
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.leases import LeaseKeeper
 from eudaimon.runtime.runs import RunDriver
@@ -129,6 +130,9 @@ class Agent(Generic[DepsT, OutputT]):
         handoffs: agents the model may hand the conversation to, each through a tool
             `transfer_to_{name}`: the receiving agent's run continues with the history, its own
             tools and instructions, and its answer is this run's.
+        engine: where runs are driven: None for this process, else an engine such as
+            `eudaimon.temporal.TemporalEngine("host:7233", task_queue="agents")` or its URL
+            `"temporal://host:7233/agents"`, whose workers serve this same agent module.
     """
 
     def __init__(
@@ -162,6 +166,7 @@ class Agent(Generic[DepsT, OutputT]):
         approval_policy: ApprovalPolicy | None = None,
         tool_timeout_s: float | None = None,
         handoffs: Sequence[Agent[Any, Any]] = (),
+        engine: Engine | str | None = None,
     ) -> None:
         if handoffs:
             tools = [*tools, *(handoff_tool(a) for a in handoffs)]
@@ -207,6 +212,7 @@ class Agent(Generic[DepsT, OutputT]):
         self._owns_model = isinstance(model, str)
         self.input_guardrails = tuple(input_guardrails)
         self._driver = RunDriver(built.config, self.store, self.memory, built.output, built.config_digest)
+        self._driver.engine = open_engine(engine) if isinstance(engine, str) else engine
         self.toolsets = built.toolsets
         self._bound: dict[str, RuntimeConfig] = {}
 

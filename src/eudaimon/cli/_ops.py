@@ -186,7 +186,9 @@ def parse_duration(text: str) -> timedelta:
 def _after_decision(run_id: str, url: str) -> None:
     state = run_async(with_store(url, lambda journal: operations.load_state(journal, run_id)))
     print_waiting(state, url)
-    if not state.status.is_paused:
+    if state.engine:
+        out().print(shown(f"  the run goes on by itself on {state.engine}", "cyan"))
+    elif not state.status.is_paused:
         out().print(shown(f"  eudaimon runs resume {run_id} --agent MODULE:ATTR{_store_flag(url)}", "cyan"))
 
 

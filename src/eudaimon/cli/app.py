@@ -58,6 +58,7 @@ from eudaimon.runtime.operations import load_state
 from eudaimon.server import _cli as _serve
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
+from eudaimon.temporal import _cli as _temporal_cli
 
 app = typer.Typer(
     name="eudaimon",
@@ -71,6 +72,7 @@ app.add_typer(runs_app, name="runs")
 _ops.register(runs_app)
 _threads.register(app)
 _serve.register(app)
+_temporal_cli.register(app)
 
 
 # -- runs ----------------------------------------------------------------------------------

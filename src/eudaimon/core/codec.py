@@ -132,7 +132,7 @@ def _short(exc: Exception) -> str:
     return str(exc)
 
 
-FOLD_VERSION = 5
+FOLD_VERSION = 6
 """Bumped whenever `RunState.apply` changes meaning: older snapshots are then ignored and rebuilt."""
 
 

@@ -76,6 +76,9 @@ class RunStarted:
     """The call of the parent run that started this child run (agent as tool, handoff)."""
     model_settings: ModelSettings | None = None
     """The prompt's own `model_settings`, merged over the agent's for every call of the run."""
+    engine: str = ""
+    """Where the run is driven: "" in the process that prompts, or the engine's URL
+    (`temporal://host:port/queue?namespace=…`), so that a decision from anywhere reaches it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

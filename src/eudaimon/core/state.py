@@ -163,6 +163,8 @@ class RunState:
     """Where this run's own messages begin: the input, after the system prompt and history."""
     uses_memory: bool = True
     memory_thread: str | None = None
+    engine: str = ""
+    """The engine driving the run ("" for the local runtime), as `run_started` named it."""
     budget_limit: BudgetLimit | None = None
     cost_known: bool = False
     """True once any call was priced: a cost of 0.0 then means free, not unknown."""
@@ -263,6 +265,7 @@ class RunState:
                 self.guardrail_rejections = data.guardrail_retries
                 self.input_index, self.uses_memory = max(len(data.messages) - 1, 0), data.uses_memory
                 self.memory_thread, self.model_settings = data.memory_thread, data.model_settings
+                self.engine = data.engine
                 self.messages = [
                     m if m.id else _with_id(m, f"{self.run_id}:0:{i}") for i, m in enumerate(data.messages)
                 ]

@@ -23,8 +23,15 @@ class CancellationToken:
             return
         self._by = by
         self._reason = reason
+        try:
+            current: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            current = None
         for loop, waiter in list(self._waiters):
-            loop.call_soon_threadsafe(waiter.set)
+            if loop is current:
+                waiter.set()  # on its own loop: no thread hop (a workflow's loop has none)
+            else:
+                loop.call_soon_threadsafe(waiter.set)
 
     @property
     def is_cancelled(self) -> bool:

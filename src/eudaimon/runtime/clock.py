@@ -10,6 +10,7 @@ import os
 import random
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 now: Callable[[], datetime] = functools.partial(datetime.now, UTC)
@@ -42,3 +43,26 @@ def new_request_id() -> str:
 
 def new_message_id() -> str:
     return f"msg_{os.urandom(16).hex()}"
+
+
+@dataclass(frozen=True, slots=True)
+class Clock:
+    """Where a driver of the loop reads time, draws ids and jitter: a seam, not a setting.
+
+    A process uses `SYSTEM_CLOCK`. A Temporal workflow drives the same loop with a clock made
+    of `workflow.now()`, `workflow.time()` and `workflow.random()`, so that a replay of its
+    history draws the same timestamps, request ids and backoffs as the live run did.
+    """
+
+    now: Callable[[], datetime]
+    """The time an event is stamped with (UTC)."""
+    monotonic_ms: Callable[[], float]
+    """For durations: milliseconds on a clock that never goes back."""
+    new_request_id: Callable[[], str]
+    """A model attempt's id, unique within its run."""
+    random: Callable[[], float]
+    """Jitter in [0, 1) for backoffs."""
+
+
+SYSTEM_CLOCK = Clock(now, monotonic_ms, new_request_id, random.random)
+"""The process's own clock, ids and randomness."""

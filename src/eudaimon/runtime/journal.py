@@ -9,7 +9,6 @@ and when the run stops. A failed flush (another process appended first) ends thi
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import fields
 from typing import Any
@@ -20,7 +19,7 @@ from eudaimon.core.events import Event, EventData
 from eudaimon.core.state import RunState
 from eudaimon.core.validity import check_payload
 from eudaimon.runtime.cancel_requests import CANCEL_POLL_S, CancelRequest, read_cancel_request
-from eudaimon.runtime.clock import now
+from eudaimon.runtime.clock import SYSTEM_CLOCK, Clock
 from eudaimon.runtime.observe import observers
 from eudaimon.stores.base import EventStore, Fence, Snapshot
 
@@ -30,9 +29,14 @@ _STATE_FIELDS = tuple(f.name for f in fields(RunState))
 
 
 class RunJournal:
-    def __init__(self, store: EventStore, state: RunState, *, snapshot_every: int = SNAPSHOT_EVERY) -> None:
+    def __init__(
+        self, store: EventStore, state: RunState, *, snapshot_every: int = SNAPSHOT_EVERY, clock: Clock = SYSTEM_CLOCK
+    ) -> None:
         self.store = store
         self.state = state
+        self.clock = clock
+        """Time, request ids and jitter for this run's driver (a workflow brings its own)."""
+        self._now = clock.now
         self.guard: Callable[[], Awaitable[None]] | None = None
         """Awaited before every commit; raises to stop a driver that must not act (a lost lease)."""
         self.fence: Fence | None = None
@@ -62,7 +66,7 @@ class RunJournal:
         self._waiters: list[asyncio.Future[None]] = []
         # A new run cannot have been asked to stop yet; a reopened one (resumed) may have been
         # while nobody drove it, so it looks at once.
-        self._cancel_check_at = time.monotonic() + CANCEL_POLL_S if state.next_seq == 0 else 0.0
+        self._cancel_check_at = clock.monotonic_ms() / 1000 + CANCEL_POLL_S if state.next_seq == 0 else 0.0
 
     @property
     def run_id(self) -> str:
@@ -82,7 +86,7 @@ class RunJournal:
     async def cancel_request(self) -> CancelRequest | None:
         """A cancel request another process left for this run (`cancel_requests`), read from
         the store at most every `CANCEL_POLL_S` seconds: None between reads."""
-        moment = time.monotonic()
+        moment = self.clock.monotonic_ms() / 1000
         if moment < self._cancel_check_at:
             return None
         self._cancel_check_at = moment + CANCEL_POLL_S
@@ -100,7 +104,7 @@ class RunJournal:
                 observer.recording(self, data)
         state = self.state
         check_payload(data, run_id=state.run_id)
-        event = Event(state.run_id, state.next_seq, now(), data.type, data)
+        event = Event(state.run_id, state.next_seq, self._now(), data.type, data)
         state.apply(event)
         self._buffer.append(event)
         if observers:
@@ -136,7 +140,7 @@ class RunJournal:
             snapshot = None
             if self.snapshot_every and before // self.snapshot_every != after // self.snapshot_every:
                 snapshot = Snapshot(f"run:{self.run_id}", after - 1, state_to_json(self.state))
-            began = time.monotonic()
+            began = self.clock.monotonic_ms() / 1000.0
             if self.fence is None:
                 await self.store.append(self.state.run_id, before, batch, snapshot)
             else:

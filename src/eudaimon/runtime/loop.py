@@ -43,12 +43,11 @@ from eudaimon.extensions.hooks import LoopState
 from eudaimon.models.base import ChatRequest, ChatResponse
 from eudaimon.models.history import History
 from eudaimon.runtime.cancel import CancellationToken
-from eudaimon.runtime.clock import monotonic_ms
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.context import offered_specs, run_context
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.model_calls import ContextRejected, attempt, call
-from eudaimon.runtime.tool_calls import prepare_batch, run_alone, run_together
+from eudaimon.runtime.tool_calls import OutcomeLost, prepare_batch, run_alone, run_together
 from eudaimon.streaming import Done, Error, StreamEvent
 from eudaimon.streaming import Usage as UsageEvent
 
@@ -119,14 +118,17 @@ async def drive(
                 if emit:
                     for result in settled:
                         yield result
-                if len(ready) == 1 and cancel is None:
-                    result = await run_alone(journal, cfg, ready[0])
-                    if emit:
-                        yield result
-                elif ready:
-                    async for result in run_together(journal, cfg, ready, cancel):
+                try:
+                    if len(ready) == 1 and cancel is None:
+                        result = await run_alone(journal, cfg, ready[0])
                         if emit:
                             yield result
+                    elif ready:
+                        async for result in run_together(journal, cfg, ready, cancel):
+                            if emit:
+                                yield result
+                except OutcomeLost:
+                    continue  # the call is started and unfinished: `next_step` decides as after a crash
                 if cancel is not None and cancel.is_cancelled:
                     journal.record(RunCancelled(reason=cancel.reason, by=cancel.by))
                     break
@@ -231,7 +233,7 @@ async def _before_call(
         await cfg.hooks.on_iteration_start(_loop_state(journal.state, cfg, step), run_context(journal, step))
     offered = await offered_specs(journal, cfg, step) if cfg.prepared else None
     request = build_request(journal.state, cfg, offered)
-    started = monotonic_ms()
+    started = journal.clock.monotonic_ms()
     short = await cfg.middleware.short_circuit_request(request) if cfg.middleware is not None else None
     return request, short, started
 
@@ -309,7 +311,7 @@ async def _after_call(
             usage=usage,
             cost_usd=cost,
             model=served_by,
-            duration_ms=round(monotonic_ms() - started),
+            duration_ms=round(journal.clock.monotonic_ms() - started),
             stop_reason=str(response.stop_reason),
             short_circuited_by=answered_by,
         )

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import random
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
 
 from eudaimon.core.digest import canonical_json, specs_digest
@@ -34,7 +34,6 @@ from eudaimon.core.messages import Message, Usage
 from eudaimon.core.settings import NO_SETTINGS
 from eudaimon.core.validity import check_payload
 from eudaimon.models.base import ChatRequest, ChatResponse, Model, ModelStreamItem
-from eudaimon.runtime.clock import new_request_id
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.streaming import Error
 
@@ -49,9 +48,11 @@ class RetrySettings:
     max_context_retries: int = 3
     """Smaller requests tried in one step after the provider said the context is too long."""
 
-    def delay_for(self, retry_number: int, retry_after_s: float | None) -> float:
+    def delay_for(
+        self, retry_number: int, retry_after_s: float | None, jitter: Callable[[], float] = random.random
+    ) -> float:
         backoff = min(self.max_delay, self.initial_delay * 2.0 ** (retry_number - 1))
-        jittered = backoff * (0.5 + random.random() / 2)
+        jittered = backoff * (0.5 + jitter() / 2)
         return max(jittered, min(float(retry_after_s), self.max_delay * 4)) if retry_after_s else jittered
 
 
@@ -165,7 +166,7 @@ async def _start(journal: RunJournal, model: Model, request: ChatRequest, step: 
     they differ from the previous attempt's.
     """
     state = journal.state
-    request_id = new_request_id()
+    request_id = journal.clock.new_request_id()
     messages = state.messages
     tools_digest, tools = "", None
     if offered:
@@ -204,7 +205,7 @@ async def _after_failure(
             _fail(journal, step, request_id, model, exc, content_seen)
             raise exc
         retries += 1
-        delay = retry.delay_for(retries, getattr(exc, "retry_after_s", None))
+        delay = retry.delay_for(retries, getattr(exc, "retry_after_s", None), journal.clock.random)
         journal.record(
             ModelRetryScheduled(
                 step=step, request_id=request_id, retry_number=retries, delay_ms=round(delay * 1000), error=str(exc)

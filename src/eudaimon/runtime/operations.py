@@ -58,16 +58,58 @@ async def load_state(store: EventStore, run_id: str, at_seq: int | None = None) 
 
 
 async def append_decision(store: EventStore, run_id: str, decide: Decide) -> RunState:
-    """Append the event `decide` derives from the latest state; decide again after a race."""
+    """Append the event `decide` derives from the latest state; decide again after a race.
+
+    A run driven by an engine (`run_started.engine`, e.g. a Temporal workflow) is decided by
+    sending it the decision, so that the process driving it learns of it at once.
+    """
     while True:
         state = await load_state(store, run_id)
+        decision = decide(state)
+        if state.engine and isinstance(decision, ApprovalDecided | ToolReconciled):
+            from eudaimon.runtime.engines import open_engine
+
+            if await open_engine(state.engine).decide(run_id, decision):
+                return await load_state(store, run_id)
         journal = RunJournal(store, state, snapshot_every=0)
-        journal.record(decide(state))
+        journal.record(decision)
         try:
             await journal.flush()
         except ConcurrencyConflict:
             continue
         return state
+
+
+def approval(
+    state: RunState, call_id: str, approved: bool, *, by: str | None = None, note: str | None = None
+) -> ApprovalDecided:
+    """The decision on a call awaiting approval; `InvalidOperation` when it is not waiting."""
+    run_id = state.run_id
+    _refuse_if_finished(state, call_id)
+    progress = state.calls.get(call_id)
+    if progress is None:
+        waiting = ", ".join(c.id for c in state.awaiting_approval()) or "none"
+        raise InvalidOperation(f"run {run_id} has no call {call_id!r} awaiting approval (awaiting: {waiting})")
+    if progress.status is not CallStatus.AWAITING_APPROVAL:
+        raise InvalidOperation(
+            f"call {call_id!r} of run {run_id} is {progress.status.value}, not awaiting approval; "
+            "a call is decided once"
+        )
+    return ApprovalDecided(call_id=call_id, approved=approved, by=by, note=note)
+
+
+def reconciliation(
+    state: RunState, call_id: str, *, output: str | None = None, retry: bool = False, by: str | None = None
+) -> ToolReconciled:
+    """The settlement of a call whose outcome is unknown; `InvalidOperation` when it is not."""
+    if (output is None) == (not retry):
+        raise InvalidOperation("reconcile needs exactly one of output=... or retry=True")
+    _refuse_if_finished(state, call_id)
+    progress = state.calls.get(call_id)
+    if progress is None or progress.status is not CallStatus.UNKNOWN:
+        unknown = ", ".join(c.id for c in state.unknown_outcomes()) or "none"
+        raise InvalidOperation(f"call {call_id!r} of run {state.run_id} has no unknown outcome (unknown: {unknown})")
+    return ToolReconciled(call_id=call_id, output=output, retry=retry, by=by)
 
 
 async def approve(
@@ -84,21 +126,7 @@ async def approve(
         settled = await _decide_below(store, top, call_id, CallStatus.AWAITING_APPROVAL, approved, by, note)
         if settled is not None:
             return settled
-
-    def decide(state: RunState) -> EventData:
-        _refuse_if_finished(state, call_id)
-        progress = state.calls.get(call_id)
-        if progress is None:
-            waiting = ", ".join(c.id for c in state.awaiting_approval()) or "none"
-            raise InvalidOperation(f"run {run_id} has no call {call_id!r} awaiting approval (awaiting: {waiting})")
-        if progress.status is not CallStatus.AWAITING_APPROVAL:
-            raise InvalidOperation(
-                f"call {call_id!r} of run {run_id} is {progress.status.value}, not awaiting approval; "
-                "a call is decided once"
-            )
-        return ApprovalDecided(call_id=call_id, approved=approved, by=by, note=note)
-
-    return await append_decision(store, run_id, decide)
+    return await append_decision(store, run_id, lambda state: approval(state, call_id, approved, by=by, note=note))
 
 
 async def reconcile(
@@ -130,16 +158,9 @@ async def reconcile(
         settled = await _decide_below(store, top, call_id, CallStatus.UNKNOWN, output, by, retry)
         if settled is not None:
             return settled
-
-    def decide(state: RunState) -> EventData:
-        _refuse_if_finished(state, call_id)
-        progress = state.calls.get(call_id)
-        if progress is None or progress.status is not CallStatus.UNKNOWN:
-            unknown = ", ".join(c.id for c in state.unknown_outcomes()) or "none"
-            raise InvalidOperation(f"call {call_id!r} of run {run_id} has no unknown outcome (unknown: {unknown})")
-        return ToolReconciled(call_id=call_id, output=output, retry=retry, by=by)
-
-    return await append_decision(store, run_id, decide)
+    return await append_decision(
+        store, run_id, lambda state: reconciliation(state, call_id, output=output, retry=retry, by=by)
+    )
 
 
 async def _decide_below(

@@ -34,6 +34,7 @@ from eudaimon.runtime.admission import max_active_runs, run_slot
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.clock import new_message_id, new_run_id
 from eudaimon.runtime.config import RuntimeConfig
+from eudaimon.runtime.engines import Engine
 from eudaimon.runtime.journal import SNAPSHOT_EVERY, RunJournal
 from eudaimon.runtime.leases import LeaseKeeper, lease_ttl_s
 from eudaimon.runtime.loop import drive
@@ -65,6 +66,8 @@ class RunDriver:
         """`EUDAIMON_LEASE_TTL_S` as it was when the agent was built, for its run and thread leases."""
         self.max_active_runs = max_active_runs()
         """`EUDAIMON_MAX_ACTIVE_RUNS` as it was when the agent was built: runs beyond it wait."""
+        self.engine: Engine | None = None
+        """What drives runs when it is not this process (a Temporal fleet); recorded in each run."""
 
     def start(
         self,
@@ -95,6 +98,7 @@ class RunDriver:
             tools=tools,
             parent_call=parent_call,
             model_settings=model_settings if model_settings != NO_SETTINGS else None,
+            engine=self.engine.url if self.engine is not None else "",
         )
         journal = RunJournal(self.store, RunState(run_id=run_id or new_run_id()), snapshot_every=self.snapshot_every)
         journal.deps = deps
@@ -117,6 +121,10 @@ class RunDriver:
         if journal.state.status.is_terminal:
             if emit:
                 yield Done(journal.run_id, journal.state.status.value)
+            return
+        if self.engine is not None:
+            async for event in self.engine.drive(self, journal, cancel, emit=emit):
+                yield event
             return
         async with run_slot(self.max_active_runs):
             keeper = await self._take_over(journal, wait)

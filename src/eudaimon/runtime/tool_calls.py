@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 from eudaimon.core.decide import CallPlan, Decision, RunTools
 from eudaimon.core.digest import idempotency_key
@@ -30,6 +30,7 @@ from eudaimon.core.events import (
 from eudaimon.core.messages import ContentPart, JsonObject, ToolCall, Usage
 from eudaimon.extensions.hooks import ToolOutput
 from eudaimon.runtime.cancel import CancellationToken
+from eudaimon.runtime.clock import SYSTEM_CLOCK, Clock
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.context import run_context
 from eudaimon.runtime.journal import RunJournal
@@ -38,6 +39,16 @@ from eudaimon.streaming import ToolResult
 from eudaimon.tools import Tool, ToolArgumentsError, ToolContext, ToolPolicy, ToolReturn, ToolSuspended
 
 _NO_USAGE = Usage()
+
+
+class OutcomeLost(Exception):
+    """Raised by a tool's executor when it lost track of a started call that may have acted
+    (a Temporal worker died or timed out mid-activity, and the call may not run twice).
+
+    The loop then records nothing for the call and asks `next_step` again, which treats the
+    call exactly as crash recovery does: `tool_outcome_unknown`, and the run waits for
+    reconciliation.
+    """
 
 
 @dataclass(slots=True)
@@ -255,19 +266,32 @@ async def run_together(
     journal: RunJournal, cfg: RuntimeConfig, ready: list[Ready], cancel: CancellationToken | None
 ) -> AsyncIterator[ToolResult]:
     """Execute the calls in parallel, racing cancellation; yield each result as it is recorded,
-    in call order among those that finish together."""
+    in call order among those that finish together.
+
+    A call whose executor lost its outcome (`OutcomeLost`) gets no result; its siblings finish,
+    then `OutcomeLost` is raised for the loop to treat it as recovery does.
+    """
     tasks = {asyncio.ensure_future(_run_one(journal, cfg, item)): item for item in ready}
     waiter = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
+    # Finished futures queue up in the order they finish: `asyncio.wait` without its sets,
+    # whose order a Temporal workflow's sandbox rightly flags as non-deterministic.
+    finished: asyncio.Queue[asyncio.Future[Any]] = asyncio.Queue()
+    for future in (*tasks, *((waiter,) if waiter is not None else ())):
+        future.add_done_callback(finished.put_nowait)
+    lost: OutcomeLost | None = None
     try:
         while tasks:
-            watch: set[asyncio.Future[object]] = set(tasks)  # type: ignore[arg-type]
-            if waiter is not None:
-                watch.add(waiter)  # type: ignore[arg-type]
-            done, _ = await asyncio.wait(watch, return_when=asyncio.FIRST_COMPLETED)
-            finished = [t for t in tasks if t in done]
-            for task in sorted(finished, key=lambda t: ready.index(tasks[t])):
+            done = [await finished.get()]
+            while not finished.empty():
+                done.append(finished.get_nowait())
+            for task in sorted((t for t in done if t in tasks), key=lambda t: ready.index(tasks[t])):
                 item = tasks.pop(task)
-                yield await _finish_call(journal, cfg, item, task.result())
+                try:
+                    outcome = task.result()
+                except OutcomeLost as exc:
+                    lost = exc
+                    continue
+                yield await _finish_call(journal, cfg, item, outcome)
             if waiter is not None and waiter in done:
                 _abandon(journal, cfg, list(tasks.values()))
                 for task in tasks:
@@ -275,6 +299,8 @@ async def run_together(
                 return
             if tasks:
                 await journal.flush()
+        if lost is not None:
+            raise lost
     finally:
         if waiter is not None:
             waiter.cancel()
@@ -365,7 +391,8 @@ async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Outc
     timeout_s = item.tool.timeout_s if item.tool.timeout_s is not None else cfg.tool_timeout_s
     key = item.key
     attempt = item.attempt
-    started = time.perf_counter()
+    clock = journal.clock
+    started = clock.monotonic_ms()
     while True:
         state = journal.state
         ctx = ToolContext(
@@ -379,19 +406,19 @@ async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Outc
             async with deadline:
                 output, parts = await item.tool.execute(item.arguments, ctx)
             if isinstance(output, ToolReturn):
-                return Outcome(output.output, output.is_error, _ms_since(started), returned=output)
-            return Outcome(output, False, _ms_since(started), parts)
-        except asyncio.CancelledError:
+                return Outcome(output.output, output.is_error, _ms_since(started, clock), returned=output)
+            return Outcome(output, False, _ms_since(started, clock), parts)
+        except (asyncio.CancelledError, OutcomeLost):
             raise
         except ToolSuspended as exc:
             return Outcome(exc.reason, True, _ms_since(started), suspended=exc)
         except ModelRetry as exc:
-            return _correction(journal, item.tool, exc, _ms_since(started))
+            return _correction(journal, item.tool, exc, _ms_since(started, clock))
         except (SystemExit, KeyboardInterrupt) as exc:  # a tool may not end the host process
             if cfg.hooks is not None:
                 await cfg.hooks.on_error(exc, ctx)
             return Outcome(
-                f"{type(exc).__name__}: the tool tried to stop the process ({exc})", True, _ms_since(started)
+                f"{type(exc).__name__}: the tool tried to stop the process ({exc})", True, _ms_since(started, clock)
             )
         except Exception as exc:  # a tool's failure is the model's to see, never the run's end
             if isinstance(exc, TimeoutError) and deadline.expired():
@@ -403,7 +430,7 @@ async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Outc
             tries = attempt - item.attempt + 1
             # Arguments the tool refused will not get better by waiting.
             if policy is None or isinstance(exc, ToolArgumentsError) or not policy.should_retry(exc, tries):
-                return Outcome(_describe(exc), True, _ms_since(started))
+                return Outcome(_describe(exc), True, _ms_since(started, clock))
             await asyncio.sleep(policy.delay_for(tries))
             attempt += 1
             journal.record(
@@ -448,8 +475,8 @@ def _correction(journal: RunJournal, tool: Tool, exc: ModelRetry, duration_ms: i
     return Outcome(exc.message, True, duration_ms, retry=True)
 
 
-def _ms_since(started: float) -> int:
-    return round((time.perf_counter() - started) * 1000)
+def _ms_since(started: float, clock: Clock = SYSTEM_CLOCK) -> int:
+    return round(clock.monotonic_ms() - started)
 
 
 def _describe(exc: Exception) -> str:

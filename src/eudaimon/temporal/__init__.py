@@ -1,0 +1,40 @@
+"""eudaimon on Temporal: the same agent, its runs driven by a fleet of workers.
+
+    agent = Agent(model, tools=[...], store="postgresql://…",
+                  engine=TemporalEngine("temporal:7233", task_queue="agents"))
+
+and on every machine of the fleet:
+
+    eudaimon worker --temporal temporal:7233 --task-queue agents --agent myapp:agent --store postgresql://…
+
+`prompt`, `prompt_stream`, `resume`, `approve`, `reconcile`, `state` and `fork` keep their
+signatures and results. Needs the extra: `pip install 'eudaimon[temporal]'`. Names are
+imported on first use, so `eudaimon.temporal._cli` (the `worker` command) loads without it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from eudaimon.temporal._engine import TemporalEngine
+    from eudaimon.temporal._worker import create_worker, sandbox_restrictions
+    from eudaimon.temporal._workflow import RunWorkflow
+
+_WHERE = {
+    "TemporalEngine": "eudaimon.temporal._engine",
+    "create_worker": "eudaimon.temporal._worker",
+    "sandbox_restrictions": "eudaimon.temporal._worker",
+    "RunWorkflow": "eudaimon.temporal._workflow",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'eudaimon.temporal' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+__all__ = ["RunWorkflow", "TemporalEngine", "create_worker", "sandbox_restrictions"]

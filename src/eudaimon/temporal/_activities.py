@@ -1,0 +1,213 @@
+"""The workflow's effects, run by workers as Temporal activities: the journal, the model, tools.
+
+Each activity does exactly what the local runtime does at the same point of the loop, with the
+worker's own agent (its model and tools) and the configured `EventStore`:
+
+- `eudaimon.append` appends a batch of events with the usual `expected_seq` fence. Temporal
+  may run it again after a lost worker; a batch found already in the store (same seqs, same
+  JSON) counts as appended, anything else raises `ConcurrencyConflict` (not retried).
+- `eudaimon.model` rebuilds the request from the journal and calls the model once: retries
+  are the loop's, journaled as `model_retry_scheduled`.
+- `eudaimon.tool` runs one call with the `ToolContext` of its `tool_started` intent,
+  heartbeating so that a worker's death is noticed within the heartbeat timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from eudaimon.core.codec import event_from_json, event_to_dict
+from eudaimon.core.errors import ConcurrencyConflict, ModelError, RunNotFound
+from eudaimon.core.events import Event
+from eudaimon.core.state import RunState
+from eudaimon.models.base import ChatRequest, ToolSpec
+from eudaimon.runtime.config import RuntimeConfig
+from eudaimon.runtime.operations import load_state
+from eudaimon.stores.base import EventStore, Snapshot
+from eudaimon.temporal._payloads import (
+    MESSAGE,
+    RESPONSE,
+    AppendInput,
+    LoadInput,
+    ModelInput,
+    ToolInput,
+    dumps,
+    refs_in,
+    resolve,
+    to_refs,
+)
+from eudaimon.tools import ToolContext
+
+T = TypeVar("T")
+
+_CACHED_RUNS = 256
+
+
+class Activities:
+    """The activities of one worker: its agent's runtime configuration and the journal's store."""
+
+    def __init__(
+        self,
+        config: RuntimeConfig,
+        store: EventStore,
+        *,
+        remember: Callable[[RunState], Awaitable[None]] | None = None,
+        heartbeat_every_s: float = 1.0,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self._remember = remember
+        self.heartbeat_every_s = heartbeat_every_s
+        # Folded states by run, so that a model request costs the events since the last one,
+        # not a fold of the whole run (another worker's run is folded once, then followed).
+        self._states: OrderedDict[str, RunState] = OrderedDict()
+
+    def all(self) -> list[Callable[..., Any]]:
+        return [self.load, self.append, self.model, self.tool, self.remember]
+
+    @activity.defn(name="eudaimon.load")
+    async def load(self, request: LoadInput) -> list[str]:
+        """The run's events as journal JSON, long strings as references to the store."""
+        events = await self.store.load(request.run_id)
+        if not events:
+            raise ApplicationError(f"run {request.run_id} has no journal in the store", type="RunNotFound")
+        blobs: dict[str, str] = {}
+        out = [dumps(to_refs(event_to_dict(e), request.inline_limit, blobs)) for e in events]
+        await self._stash(blobs)
+        return out
+
+    @activity.defn(name="eudaimon.append")
+    async def append(self, request: AppendInput) -> None:
+        texts = await self._resolve_all([json.loads(t) for t in request.events])
+        events = [event_from_json(t) for t in texts]
+        try:
+            await self.store.append(request.run_id, request.expected_seq, events)
+        except ConcurrencyConflict as exc:
+            stored = await self.store.load(request.run_id, after_seq=request.expected_seq - 1)
+            if [_payload(e) for e in stored[: len(events)]] == [_payload(e) for e in events]:
+                return  # this very batch, appended by an attempt whose answer was lost
+            raise ApplicationError(str(exc), type="ConcurrencyConflict", non_retryable=True) from exc
+
+    @activity.defn(name="eudaimon.model")
+    async def model(self, request: ModelInput) -> str:
+        state = await self._state_at(request.run_id, request.seq)
+        messages = []
+        for item in request.messages:
+            if isinstance(item, list):
+                messages.extend(state.messages[item[0] : item[1]])
+            else:
+                messages.append(MESSAGE.validate_json((await self._resolve_all([item]))[0]))
+        tools = self.config.tool_specs if request.tools is None else [ToolSpec(**t) for t in request.tools]
+        chat = ChatRequest(messages, tools, request.temperature, request.max_tokens)
+        try:
+            response = await self._beating(self.config.model.generate(chat))
+        except ModelError as exc:
+            raise _model_failure(exc) from exc
+        blobs: dict[str, str] = {}
+        out = dumps(to_refs(RESPONSE.dump_python(response, mode="json"), request.inline_limit, blobs))
+        await self._stash(blobs)
+        return out
+
+    @activity.defn(name="eudaimon.tool")
+    async def tool(self, request: ToolInput) -> str:
+        tool = self.config.tools.get(request.tool)
+        if tool is None:
+            raise ApplicationError(f"this worker's agent has no tool {request.tool!r}", type="LookupError")
+        # `deps` stay in the process that prompted: they are never journaled nor sent to a fleet.
+        ctx: ToolContext[Any] = ToolContext(
+            request.run_id, request.call_id, request.idempotency_key, request.attempt, step=request.step
+        )
+        try:
+            arguments = tool.parse_arguments(request.arguments, validate=False)
+            output = await self._beating(tool.invoke(arguments, ctx))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the model sees it, as locally; Temporal does not retry it
+            raise ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True) from exc
+        if len(output) > request.inline_limit:
+            blobs: dict[str, str] = {}
+            output = to_refs(output, request.inline_limit, blobs)
+            await self._stash(blobs)
+        return output
+
+    @activity.defn(name="eudaimon.remember")
+    async def remember(self, run_id: str) -> None:
+        """Feed the agent's memory the run's committed messages (memory ignores ids it has)."""
+        if self._remember is not None:
+            await self._remember(await load_state(self.store, run_id))
+
+    async def _beating(self, work: Awaitable[T]) -> T:
+        """Await `work`, heartbeating meanwhile: a worker that dies stops beating, and Temporal
+        then times the activity out after its heartbeat timeout rather than its whole budget."""
+        task = asyncio.ensure_future(work)
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=self.heartbeat_every_s)
+                if done:
+                    return task.result()
+                activity.heartbeat()
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+
+    async def _state_at(self, run_id: str, seq: int) -> RunState:
+        state = self._states.pop(run_id, None)
+        if state is not None and state.next_seq <= seq + 1:
+            for event in await self.store.load(run_id, after_seq=state.next_seq - 1):
+                if event.seq > seq:
+                    break
+                state.apply(event)
+        if state is None or state.next_seq != seq + 1:
+            try:
+                state = await load_state(self.store, run_id, seq)
+            except RunNotFound as exc:
+                raise ApplicationError(str(exc), type="RunNotFound", non_retryable=True) from exc
+        self._states[run_id] = state
+        while len(self._states) > _CACHED_RUNS:
+            self._states.popitem(last=False)
+        return state
+
+    async def _stash(self, blobs: dict[str, str]) -> None:
+        for key, text in blobs.items():
+            await self.store.save_snapshot(Snapshot(key, 0, text))
+
+    async def _resolve_all(self, values: list[Any]) -> list[str]:
+        keys: set[str] = set()
+        for value in values:
+            refs_in(value, keys)
+        blobs: dict[str, str] = {}
+        for key in keys:
+            blob = await self.store.load_snapshot(key)
+            if blob is None:
+                raise ApplicationError(f"stashed content {key} is missing from the store", type="CorruptEvent")
+            blobs[key] = blob.data
+        return [dumps(resolve(v, blobs)) if keys else dumps(v) for v in values]
+
+
+def _payload(event: Event) -> dict[str, Any]:
+    """An event as JSON without its timestamp, which a store may keep at its own precision."""
+    row = event_to_dict(event)
+    row.pop("at", None)
+    return row
+
+
+def _model_failure(exc: ModelError) -> ApplicationError:
+    """A provider's failure, classified as it was raised, for the workflow to rebuild."""
+    details = {
+        "model": exc.model,
+        "status_code": exc.status_code,
+        "retry_after_s": getattr(exc, "retry_after_s", None),
+        "limit_tokens": getattr(exc, "limit_tokens", None),
+        "requested_tokens": getattr(exc, "requested_tokens", None),
+    }
+    return ApplicationError(str(exc), details, type=type(exc).__name__, non_retryable=True)

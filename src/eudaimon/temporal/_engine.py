@@ -1,0 +1,214 @@
+"""`TemporalEngine`: an `Agent` whose runs are driven by a fleet of Temporal workers.
+
+The caller's process does what it does locally up to `run_started` (input guardrails,
+memory, the thread's lease), commits it, and starts the run's workflow (id = run id) on the
+task queue; workers serving the same agent module drive it. `prompt` returns once the run has
+finished or waits for a human, with the same `AgentResponse`, read from the store's journal.
+
+Streaming: `prompt_stream` follows the journal in the store while the workflow runs, and
+yields what each committed event says — a model's text as one `TextDelta` per model call, its
+tool calls, tool results, usage — then `Done`. Models on a fleet are called without token
+streaming, so nothing is lost when a worker dies mid-call: the text a caller sees is exactly
+what the journal holds, and a model call interrupted by a lost worker is retried as a new,
+journaled attempt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import weakref
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+from urllib.parse import parse_qs, urlsplit
+
+from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
+
+from eudaimon.core.errors import ConfigurationError, InvalidOperation
+from eudaimon.core.events import ApprovalDecided, ToolReconciled
+from eudaimon.runtime.operations import load_state
+from eudaimon.stores.base import EventStore
+from eudaimon.streaming import Done, Error, StreamEvent
+from eudaimon.temporal._follow import stream_events
+from eudaimon.temporal._payloads import INLINE_LIMIT, DecisionInput, RunInput
+
+if TYPE_CHECKING:
+    from eudaimon.runtime.cancel import CancellationToken
+    from eudaimon.runtime.journal import RunJournal
+    from eudaimon.runtime.runs import RunDriver
+
+WORKFLOW = "eudaimon.run"
+
+
+class TemporalEngine:
+    """Runs an agent's runs as Temporal workflows on `task_queue`.
+
+    Args:
+        target: the Temporal frontend, `host:port`.
+        task_queue: the queue the workers serving this agent poll.
+        namespace: the Temporal namespace.
+        inline_limit: strings longer than this many characters travel between workflow and
+            activities as references to the store, keeping payloads under Temporal's limits.
+        tool_timeout_s: how long one tool activity may take.
+        model_timeout_s: how long one model activity may take.
+        heartbeat_timeout_s: how soon a worker that died mid-activity is noticed.
+        read_attempts: attempts Temporal gives a READ or idempotent tool's activity.
+        poll_interval_s: how often `prompt_stream` reads the journal while the run goes on.
+    """
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        task_queue: str,
+        namespace: str = "default",
+        inline_limit: int = INLINE_LIMIT,
+        tool_timeout_s: float = 3600.0,
+        model_timeout_s: float = 600.0,
+        heartbeat_timeout_s: float = 30.0,
+        read_attempts: int = 5,
+        poll_interval_s: float = 0.05,
+    ) -> None:
+        if not target or "/" in target:
+            raise ConfigurationError(f"a Temporal target is host:port, got {target!r}")
+        if not task_queue:
+            raise ConfigurationError("a TemporalEngine needs a task_queue, the one its workers poll")
+        self.target = target
+        self.task_queue = task_queue
+        self.namespace = namespace
+        self.inline_limit = inline_limit
+        self.tool_timeout_s = tool_timeout_s
+        self.model_timeout_s = model_timeout_s
+        self.heartbeat_timeout_s = heartbeat_timeout_s
+        self.read_attempts = read_attempts
+        self.poll_interval_s = poll_interval_s
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Client] = weakref.WeakKeyDictionary()
+
+    @classmethod
+    def from_url(cls, url: str) -> TemporalEngine:
+        """`temporal://host:port/task-queue[?namespace=N]`."""
+        parts = urlsplit(url)
+        queue = parts.path.strip("/")
+        if parts.scheme != "temporal" or not parts.netloc or not queue:
+            raise ConfigurationError(f"a Temporal engine URL is temporal://host:port/task-queue, got {url!r}")
+        namespace = parse_qs(parts.query).get("namespace", ["default"])[0]
+        return cls(parts.netloc, task_queue=queue, namespace=namespace)
+
+    @property
+    def url(self) -> str:
+        query = "" if self.namespace == "default" else f"?namespace={self.namespace}"
+        return f"temporal://{self.target}/{self.task_queue}{query}"
+
+    async def client(self) -> Client:
+        """A client for the current event loop, connected on first use."""
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            client = self._clients[loop] = await Client.connect(self.target, namespace=self.namespace)
+        return client
+
+    def run_input(self, run_id: str, agent: str) -> RunInput:
+        return RunInput(
+            run_id=run_id,
+            agent=agent,
+            inline_limit=self.inline_limit,
+            tool_timeout_s=self.tool_timeout_s,
+            model_timeout_s=self.model_timeout_s,
+            heartbeat_timeout_s=self.heartbeat_timeout_s,
+            read_attempts=self.read_attempts,
+        )
+
+    async def start(self, run_id: str, agent: str) -> WorkflowHandle[object, str]:
+        """Start the run's workflow, or attach to it when it already runs."""
+        client = await self.client()
+        handle: WorkflowHandle[object, str] = await client.start_workflow(
+            WORKFLOW,
+            self.run_input(run_id, agent),
+            id=run_id,
+            task_queue=self.task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            result_type=str,
+        )
+        return handle
+
+    async def drive(
+        self, driver: RunDriver, journal: RunJournal, cancel: CancellationToken | None, *, emit: bool
+    ) -> AsyncIterator[StreamEvent]:
+        if journal.committed_seq < journal.state.next_seq:
+            await journal.flush()  # a new run's run_started: the workflow reads it from the store
+        run_id = journal.run_id
+        handle = await self.start(run_id, driver.config.agent)
+        watcher = asyncio.ensure_future(_cancel_on(cancel, handle)) if cancel is not None else None
+        try:
+            settled = asyncio.ensure_future(_settled(handle))
+            try:
+                if emit:
+                    async for event in self._follow(driver.store, run_id, journal.committed_seq - 1, settled):
+                        yield event
+                else:
+                    await settled
+            finally:
+                settled.cancel()
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+        journal.replace_state(await load_state(driver.store, run_id))
+        if emit:
+            state = journal.state
+            if state.error and state.status.is_terminal and state.status != "completed":
+                yield Error(state.error)
+            yield Done(run_id, state.status.value)
+
+    async def _follow(
+        self, store: EventStore, run_id: str, after_seq: int, settled: asyncio.Future[None]
+    ) -> AsyncIterator[StreamEvent]:
+        """What the journal says, as it grows, until the run has finished or waits."""
+        while True:
+            done = settled.done()
+            for event in await store.load(run_id, after_seq=after_seq):
+                after_seq = event.seq
+                for item in stream_events(event):
+                    yield item
+            if done:
+                settled.result()
+                return
+            await asyncio.wait({settled}, timeout=self.poll_interval_s)
+
+    async def decide(self, run_id: str, decision: ApprovalDecided | ToolReconciled) -> bool:
+        """Send a decision to the run's workflow as the `decide` Update; False when no workflow
+        runs for it (the decision is then appended to the store, and `resume` starts one)."""
+        if isinstance(decision, ApprovalDecided):
+            sent = DecisionInput(decision.call_id, approved=decision.approved, by=decision.by, note=decision.note)
+        else:
+            sent = DecisionInput(decision.call_id, output=decision.output, retry=decision.retry, by=decision.by)
+        handle = (await self.client()).get_workflow_handle(run_id)
+        try:
+            await handle.execute_update("decide", sent, result_type=int)
+        except WorkflowUpdateFailedError as exc:
+            cause = exc.cause
+            raise InvalidOperation(cause.message if isinstance(cause, ApplicationError) else str(cause)) from exc
+        except RPCError as exc:
+            if exc.status is RPCStatusCode.NOT_FOUND:
+                return False
+            raise
+        return True
+
+    def __repr__(self) -> str:
+        return f"TemporalEngine({self.target!r}, task_queue={self.task_queue!r}, namespace={self.namespace!r})"
+
+
+async def _settled(handle: WorkflowHandle[object, str]) -> None:
+    try:
+        await handle.execute_update("settled", result_type=str)
+    except RPCError as exc:
+        if exc.status is not RPCStatusCode.NOT_FOUND:  # the workflow has closed: the run is over
+            raise
+
+
+async def _cancel_on(cancel: CancellationToken, handle: WorkflowHandle[object, str]) -> None:
+    await cancel.wait()
+    with contextlib.suppress(RPCError):
+        await handle.cancel()

@@ -1,0 +1,249 @@
+"""The loop's effects, as a workflow plugs them in: each one an activity, each one journaled.
+
+These run inside the workflow sandbox. `drive` gets a `RunJournal` whose store appends through
+the `eudaimon.append` activity, a clock made of the workflow's deterministic time and
+randomness, a model whose `generate` is the `eudaimon.model` activity, and tools whose
+`invoke` is the `eudaimon.tool` activity. Nothing else about the loop changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import asdict, replace
+from datetime import timedelta
+from typing import Any
+
+from pydantic_core import to_jsonable_python
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, TimeoutError
+
+from eudaimon.core import errors as core_errors
+from eudaimon.core.codec import event_to_json
+from eudaimon.core.events import Event
+from eudaimon.models.base import ChatRequest, ChatResponse, ModelStreamItem
+from eudaimon.runtime.clock import Clock
+from eudaimon.runtime.config import RuntimeConfig
+from eudaimon.runtime.journal import RunJournal
+from eudaimon.runtime.tool_calls import OutcomeLost
+from eudaimon.stores.base import Fence, Lease, RunSummary, Snapshot
+from eudaimon.temporal._payloads import RESPONSE, AppendInput, ModelInput, RunInput, ToolInput, message_ranges
+from eudaimon.tools import Tool, ToolArgumentsError, ToolContext
+
+_CTX = "_eudaimon_temporal_ctx"
+"""The keyword under which a proxied tool's function receives its `ToolContext`."""
+
+_RAISED: dict[str, type[Exception]] = {}
+
+
+def workflow_clock() -> Clock:
+    """Time, ids and jitter that a replay of the workflow's history draws again identically."""
+    rng = workflow.random()
+
+    def new_request_id() -> str:
+        return f"req_{rng.getrandbits(64):016x}"
+
+    def monotonic_ms() -> float:
+        return workflow.time() * 1000.0
+
+    return Clock(workflow.now, monotonic_ms, new_request_id, rng.random)
+
+
+class JournalStore:
+    """The `EventStore` a workflow's journal appends to: the `eudaimon.append` activity.
+
+    Only `append` is ever called by a driver; the events it committed are kept, so that the
+    workflow can answer a state Query at any seq.
+    """
+
+    def __init__(self, run_id: str, events: list[Event]) -> None:
+        self.run_id = run_id
+        self.events = events
+
+    async def append(
+        self,
+        run_id: str,
+        expected_seq: int,
+        events: Sequence[Event],
+        snapshot: Snapshot | None = None,
+        *,
+        fence: Fence | None = None,
+    ) -> None:
+        """The workflow is the run's only driver: it holds no lease, so `fence` is always None."""
+        batch = AppendInput(run_id, expected_seq, [event_to_json(e) for e in events])
+        try:
+            await workflow.execute_activity(
+                "eudaimon.append",
+                batch,
+                start_to_close_timeout=timedelta(seconds=60),
+                retry_policy=RetryPolicy(
+                    initial_interval=timedelta(milliseconds=200),
+                    maximum_interval=timedelta(seconds=10),
+                    non_retryable_error_types=["ConcurrencyConflict", "CorruptEvent"],
+                ),
+            )
+        except ActivityError as exc:
+            cause = exc.cause
+            if isinstance(cause, ApplicationError) and cause.type == "ConcurrencyConflict":
+                raise core_errors.ConcurrencyConflict(run_id, expected_seq, -1) from exc
+            raise core_errors.CorruptEvent(run_id, expected_seq, f"the journal append failed: {cause}") from exc
+        self.events.extend(events)
+
+    # The rest of the protocol is never used by a driver: reading is done by activities.
+    async def load(self, run_id: str, after_seq: int = -1) -> list[Event]:
+        return [e for e in self.events if e.seq > after_seq]
+
+    async def list_runs(self, *, limit: int = 50, thread_id: str | None = None) -> list[RunSummary]:
+        raise NotImplementedError("a workflow's journal lists no runs")
+
+    async def delete_run(self, run_id: str) -> None:
+        raise NotImplementedError("a workflow deletes no runs")
+
+    async def acquire_lease(self, name: str, owner: str, ttl_s: float) -> Lease:
+        raise NotImplementedError("a workflow needs no lease: Temporal runs one execution per run id")
+
+    async def release_lease(self, name: str, owner: str) -> None:
+        raise NotImplementedError("a workflow needs no lease")
+
+    async def save_snapshot(self, snapshot: Snapshot) -> None:
+        raise NotImplementedError("a workflow takes no snapshots")
+
+    async def load_snapshot(self, key: str) -> Snapshot | None:
+        return None
+
+    async def delete_snapshots(self) -> int:
+        return 0
+
+    async def close(self) -> None:
+        return None
+
+
+class ActivityModel:
+    """A model whose every call is one `eudaimon.model` activity, never retried by Temporal:
+    retries are the loop's own, journaled as `model_retry_scheduled`."""
+
+    def __init__(self, config: RuntimeConfig, journal: Callable[[], RunJournal], start: RunInput) -> None:
+        self._config = config
+        self._journal = journal
+        self._start = start
+
+    @property
+    def model_id(self) -> str:
+        return self._config.model.model_id
+
+    async def generate(self, request: ChatRequest) -> ChatResponse:
+        journal = self._journal()
+        specs = self._config.tool_specs
+        same_tools = request.tools is specs or tuple(request.tools) == specs
+        payload = ModelInput(
+            run_id=journal.run_id,
+            seq=journal.committed_seq - 1,
+            messages=message_ranges(request.messages, journal.state.messages),
+            tools=None if same_tools else [asdict(t) for t in request.tools],
+            temperature=request.temperature,
+            max_tokens=request.max_tokens,
+            inline_limit=self._start.inline_limit,
+        )
+        try:
+            text: str = await workflow.execute_activity(
+                "eudaimon.model",
+                payload,
+                start_to_close_timeout=timedelta(seconds=self._start.model_timeout_s),
+                heartbeat_timeout=timedelta(seconds=self._start.heartbeat_timeout_s),
+                retry_policy=RetryPolicy(maximum_attempts=1),
+                result_type=str,
+            )
+        except ActivityError as exc:
+            raise _model_error(exc, self.model_id) from exc
+        return RESPONSE.validate_json(text)
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[ModelStreamItem]:
+        yield await self.generate(request)
+
+
+def activity_tools(config: RuntimeConfig, start: RunInput) -> dict[str, Tool]:
+    """The agent's tools, each executing as an `eudaimon.tool` activity.
+
+    A READ or idempotent tool's activity may be retried by Temporal (after a lost worker or
+    a timeout) with the same `ToolContext`; any other tool's activity runs at most once, and
+    one that may have started and did not report becomes `tool_outcome_unknown`.
+    """
+    return {name: _proxy(tool, start) for name, tool in config.tools.items()}
+
+
+def _proxy(tool: Tool, start: RunInput) -> Tool:
+    rerunnable = tool.traits.rerunnable
+    retry = RetryPolicy(maximum_attempts=start.read_attempts if rerunnable else 1)
+
+    async def remote(**kwargs: Any) -> str:
+        ctx: ToolContext[Any] = kwargs.pop(_CTX)
+        payload = ToolInput(
+            run_id=ctx.run_id,
+            call_id=ctx.call_id,
+            tool=tool.name,
+            arguments=to_jsonable_python(kwargs),
+            idempotency_key=ctx.idempotency_key,
+            attempt=ctx.attempt,
+            inline_limit=start.inline_limit,
+            step=ctx.step,
+        )
+        try:
+            output: str = await workflow.execute_activity(
+                "eudaimon.tool",
+                payload,
+                start_to_close_timeout=timedelta(seconds=start.tool_timeout_s),
+                heartbeat_timeout=timedelta(seconds=start.heartbeat_timeout_s),
+                retry_policy=retry,
+                result_type=str,
+            )
+        except ActivityError as exc:
+            cause = exc.cause
+            if isinstance(cause, ApplicationError):
+                raise _raised(cause.type or "Exception", cause.message) from exc
+            if isinstance(cause, CancelledError):
+                raise
+            if rerunnable:
+                raise _raised("TimeoutError", f"the tool's activity did not finish: {cause}") from exc
+            raise OutcomeLost(f"{tool.name}: the worker running it was lost or timed out ({cause})") from exc
+        return output
+
+    return replace(tool, function=remote, is_async=True, context_param=_CTX)
+
+
+def _raised(name: str, message: str) -> Exception:
+    """An exception named as the one the tool raised on the worker, so the model is shown the
+    same `Name: message` as locally."""
+    if name == "ToolArgumentsError":
+        return ToolArgumentsError(message)
+    if name == "ModelRetry":
+        return core_errors.ModelRetry(message)  # a correction for the model, as locally
+    cls = _RAISED.get(name)
+    if cls is None:
+        cls = _RAISED[name] = type(name, (Exception,), {"__module__": "eudaimon.temporal.remote"})
+    return cls(message)
+
+
+def _model_error(exc: ActivityError, model_id: str) -> Exception:
+    cause = exc.cause
+    if isinstance(cause, TimeoutError):
+        return core_errors.ModelUnavailable(f"the worker calling the model was lost or timed out ({cause})")
+    if not isinstance(cause, ApplicationError):
+        return core_errors.ModelUnavailable(f"the model activity failed: {cause}", model=model_id)
+    details: dict[str, Any] = cause.details[0] if cause.details and isinstance(cause.details[0], dict) else {}
+    name = cause.type or "ModelError"
+    cls = getattr(core_errors, name, None)
+    if not (isinstance(cls, type) and issubclass(cls, core_errors.ModelError)):
+        return _raised(name, cause.message)
+    model: str = details.get("model") or model_id
+    status: int | None = details.get("status_code")
+    if cls is core_errors.ModelRateLimited:
+        return cls(cause.message, retry_after_s=details.get("retry_after_s"), model=model, status_code=status)
+    if cls is core_errors.ContextTooLong:
+        return cls(
+            cause.message,
+            limit_tokens=details.get("limit_tokens"),
+            requested_tokens=details.get("requested_tokens"),
+            model=model,
+            status_code=status,
+        )
+    return cls(cause.message, model=model, status_code=status)

@@ -1,0 +1,119 @@
+"""The agent module a test fleet serves: `eudaimon worker --agent fleet_agent:make`.
+
+Its tools write every execution to a ledger outside eudaimon (`$FLEET_LEDGER`, one JSON line
+per execution, written before the tool returns), so a test can count what really ran. A tool
+whose argument names a file under `$FLEET_GATES` waits until that file is deleted: a test
+holds a worker inside a tool call that way, and kills it there.
+
+The model is a function of the conversation alone, so any worker process, and any replay,
+answers the same: the user's input names a script of tool calls, one per step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from eudaimon import Agent, Effect, Message, ToolCall, ToolContext, tool
+from eudaimon.errors import ModelUnavailable
+from eudaimon.models import ChatRequest, FunctionModel
+
+SCRIPTS: dict[str, list[tuple[str, dict[str, Any]]]] = {
+    "read then write": [("lookup", {"key": "a"}), ("charge", {"amount": 5})],
+    "wire money": [("wire", {"to": "bob"})],
+    "hold lookup": [("lookup", {"key": "gate-read"}), ("charge", {"amount": 7})],
+    "hold charge": [("lookup", {"key": "b"}), ("charge", {"amount": 9, "gate": "gate-write"})],
+    "big output": [("dump", {"size": 3_000_000})],
+    "parallel": [("lookup", {"key": "x"}), ("lookup", {"key": "y"})],
+}
+"""User input -> the tool calls the model makes, in order; "parallel" makes both in one step."""
+
+
+def _ledger(tool_name: str, ctx: ToolContext, **fields: Any) -> None:
+    path = os.environ.get("FLEET_LEDGER")
+    if not path:
+        return
+    line = {"tool": tool_name, "run": ctx.run_id, "call": ctx.call_id, "key": ctx.idempotency_key}
+    line |= {"attempt": ctx.attempt, "pid": os.getpid(), **fields}
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(line) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+async def _gate(name: str | None) -> None:
+    gates = os.environ.get("FLEET_GATES")
+    if not name or not gates:
+        return
+    gate = Path(gates) / name
+    while gate.exists():
+        await asyncio.sleep(0.05)
+
+
+@tool(effect=Effect.READ)
+async def lookup(key: str, ctx: ToolContext) -> str:
+    """Look a key up."""
+    _ledger("lookup", ctx, key_arg=key)
+    await _gate(key if key.startswith("gate") else None)
+    return f"value of {key}"
+
+
+@tool(effect=Effect.WRITE)
+async def charge(amount: int, ctx: ToolContext, gate: str | None = None) -> str:
+    """Charge an amount."""
+    _ledger("charge", ctx, amount=amount)
+    await _gate(gate)
+    return f"charged {amount}"
+
+
+@tool(effect=Effect.IRREVERSIBLE)
+def wire(to: str, ctx: ToolContext) -> str:
+    """Wire money to someone (needs a human's approval)."""
+    _ledger("wire", ctx, to=to)
+    return f"wired to {to}"
+
+
+@tool(effect=Effect.READ)
+def dump(size: int) -> str:
+    """Return a large text."""
+    return "x" * size
+
+
+def _script_of(request: ChatRequest) -> list[tuple[str, dict[str, Any]]]:
+    users = [m for m in request.messages if m.role == "user"]
+    return SCRIPTS.get(users[-1].content if users else "", [])
+
+
+def answer(request: ChatRequest) -> Message:
+    """The next message of the script the user's input names, given the results so far.
+
+    While a file `model-down` exists under `$FLEET_GATES`, the call fails as a provider outage
+    would (and the file is removed): the first try of a step fails, the retry answers.
+    """
+    gates = os.environ.get("FLEET_GATES")
+    outage = Path(gates) / "model-down" if gates else None
+    if outage is not None and outage.exists():
+        outage.unlink()
+        raise ModelUnavailable("503 from the provider (simulated)", model="fleet-model", status_code=503)
+    script = _script_of(request)
+    results = [m for m in request.messages if m.role == "tool"]
+    calls = [m for m in request.messages if m.role == "assistant" and m.tool_calls]
+    if script and script is SCRIPTS["parallel"] and not calls:
+        return Message.assistant(tool_calls=[ToolCall(f"c{i}", n, a) for i, (n, a) in enumerate(script)])
+    if len(calls) < len(script) and len(results) >= len(calls):
+        name, arguments = script[len(calls)]
+        return Message.assistant(tool_calls=[ToolCall(f"c{len(calls)}", name, arguments)])
+    summary = "; ".join(f"{'error: ' if m.is_error else ''}{m.content[:60]}" for m in results)
+    longest = max(len(m.content) for m in request.messages)
+    seen = f" (longest message sent: {longest} chars)" if longest > 1_000_000 and not results else ""
+    return Message.assistant((f"done: {summary}" if summary else "hello") + seen)
+
+
+def make(**options: Any) -> Agent:
+    """The fleet's agent. Workers call it with no options: their store is `--store`."""
+    return Agent(
+        FunctionModel(answer, model_id="fleet-model"), tools=[lookup, charge, wire, dump], name="fleet", **options
+    )
