@@ -214,7 +214,11 @@ class Soak:
     def _kill_plan(self, lane: int) -> tuple[str, float]:
         stalls_left = self.result.stalls < self.stall_target and lane not in self._stopped
         if stalls_left and (self.result.kills >= self.target or self.rng.random() < STALL_SHARE):
-            return self.rng.choice(STALL_MODES), float(self.rng.randint(1, 4))
+            # The point that has landed least so far: a planned stop that the run finished before
+            # reaching is tried again, so every point is attacked whatever the timing.
+            fewest = min(self.result.stall_modes[m] for m in STALL_MODES)
+            mode = self.rng.choice([m for m in STALL_MODES if self.result.stall_modes[m] == fewest])
+            return mode, float(self.rng.randint(1, 4))
         if self.result.kills >= self.target:
             return ("none", 0.0)
         mode = self.rng.choices([m for m, _ in KILL_MODES], [w for _, w in KILL_MODES])[0]
