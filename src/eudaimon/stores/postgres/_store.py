@@ -2,15 +2,8 @@
 
 Why it is built this way:
 
-- psycopg 3, async, with one `AsyncConnectionPool` per event loop. A pool's tasks and locks
-  belong to the loop that opened it, so the store opens a pool lazily, on first use in a loop,
-  and never at construction (which needs no loop). A small task closes the pool when its loop
-  ends (`asyncio.run` cancels it on the way out), so a store nobody closed neither hangs the
-  loop's shutdown nor leaks connections; a new loop simply gets a new pool. A loop still
-  running in another thread keeps its own pool.
-- The schema is created (or upgraded from version 1) on first use, once per store, on a
-  connection of its own, in one transaction holding a PostgreSQL advisory lock: two processes
-  starting at once do not race their `CREATE … IF NOT EXISTS` into a catalog conflict.
+- psycopg 3, async, with one `AsyncConnectionPool` per event loop (`_pools`), opened lazily.
+- The schema is created (or upgraded from version 1) on first use, once per store (`_schema`).
 - A write is one autocommit statement (see `_sql`), so an append of a step is one round trip and
   one commit; PostgreSQL already shares one WAL flush among commits that arrive together (its
   own group commit), so the store needs no queue of its own. An append that stores long texts
@@ -21,19 +14,12 @@ Why it is built this way:
 
 from __future__ import annotations
 
-import asyncio
-import threading
-import weakref
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import psycopg
-from psycopg import AsyncConnection
-from psycopg.rows import TupleRow
-from psycopg_pool import AsyncConnectionPool
 
 from eudaimon.core.errors import (
     ConcurrencyConflict,
@@ -46,65 +32,13 @@ from eudaimon.core.errors import (
 from eudaimon.core.events import Event
 from eudaimon.stores.base import Fence, Lease, RunSummary, Snapshot, check_batch, summary_fields
 from eudaimon.stores.packing import PackedBatch, Row, pack
-from eudaimon.stores.postgres import _content
+from eudaimon.stores.postgres import _content, _schema
 from eudaimon.stores.postgres._dsn import parse_dsn
-from eudaimon.stores.postgres._sql import LOCK_CLASS, SCHEMA_VERSION, Statements
+from eudaimon.stores.postgres._pools import CONNECT_TIMEOUT_S, Connection, LoopPools
+from eudaimon.stores.postgres._sql import Statements
 
-_Connection = AsyncConnection[TupleRow]
-_Pool = AsyncConnectionPool[_Connection]
-
-_CONNECT_TIMEOUT_S = 10
-"""libpq waits forever for an unreachable host by default; a journal should say so instead."""
 _LEASE_TRIES = 5
 """A lease seen held, then gone before we could read its holder, is taken again; this bounds it."""
-
-
-@dataclass(eq=False)
-class _LoopPool:
-    """The pool that serves one event loop, every connection it opened, and the task that
-    closes it when the loop ends."""
-
-    loop: asyncio.AbstractEventLoop
-    opening: asyncio.Lock = field(default_factory=asyncio.Lock)
-    released: asyncio.Event = field(default_factory=asyncio.Event)
-    pool: _Pool | None = None
-    closer: asyncio.Task[None] | None = None
-    connections: weakref.WeakSet[_Connection] = field(default_factory=weakref.WeakSet)
-
-    async def track(self, conn: _Connection) -> None:
-        self.connections.add(conn)
-
-    async def close_with_loop(self) -> None:
-        """Wait for `release()` or for the loop's end, then close the pool.
-
-        `asyncio.run` cancels every task before closing its loop and waits for them all; a pool
-        still open then can hang it (psycopg_pool's workers survive a cancel that lands while
-        they connect). This task is cancelled with the others and closes the pool right there,
-        which stops those workers: a caller who never closes the store still gets its
-        `asyncio.run` back.
-        """
-        try:
-            await self.released.wait()
-        finally:
-            if self.pool is not None:
-                try:
-                    await self.pool.close()  # connections in use close when they are returned
-                except BaseException:
-                    self.abandon()
-                    raise
-
-    async def release(self) -> None:
-        self.released.set()
-        if self.closer is not None:
-            await self.closer
-        else:
-            self.abandon()
-
-    def abandon(self) -> None:
-        """Close every socket the pool opened without awaiting anything (`PQfinish` still says
-        goodbye to the server): for a loop that is gone, or a pool close() that was cut short."""
-        for conn in list(self.connections):
-            conn.pgconn.finish()
 
 
 class PostgresStore:
@@ -127,18 +61,21 @@ class PostgresStore:
             raise ConfigurationError(
                 f"PostgresStore min_size={min_size}, max_size={max_size}; need 0 <= min <= max, max >= 1"
             )
-        self._dsn = dsn
         self._target = parse_dsn(dsn)
         self._sql = Statements.for_schema(schema)
-        self._min_size = min_size
-        self._max_size = max_size
-        self._connect_kwargs: dict[str, Any] = {"autocommit": True}
+        connect_kwargs: dict[str, Any] = {"autocommit": True}
         if not self._target.sets_connect_timeout:
-            self._connect_kwargs["connect_timeout"] = _CONNECT_TIMEOUT_S
-        self._pools: dict[asyncio.AbstractEventLoop, _LoopPool] = {}
-        self._pools_lock = threading.Lock()  # a store may serve loops in several threads
-        self._schema_ready = False
-        self._closed = False
+            connect_kwargs["connect_timeout"] = CONNECT_TIMEOUT_S
+        self._pools = LoopPools(
+            dsn,
+            self._target,
+            describe=self.__repr__,
+            min_size=min_size,
+            max_size=max_size,
+            connect_kwargs=connect_kwargs,
+            setup=(),
+            prepare=self._create_schema,
+        )
         self._commits = 0
 
     @property
@@ -292,17 +229,7 @@ class PostgresStore:
 
     async def close(self) -> None:
         """Close every pool: the current loop's is awaited, a closed loop's sockets are shut."""
-        with self._pools_lock:
-            self._closed = True
-            pools, self._pools = list(self._pools.values()), {}
-        current = asyncio.get_running_loop()
-        for bound in pools:
-            if bound.loop is current:
-                await bound.release()
-            elif bound.loop.is_running():  # alive in another thread: close it there
-                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(bound.release(), bound.loop))
-            else:
-                bound.abandon()
+        await self._pools.close()
 
     def __repr__(self) -> str:
         return f"PostgresStore(host={self._target.host!r}, db={self._target.dbname!r}, schema={self.schema!r})"
@@ -310,86 +237,18 @@ class PostgresStore:
     # -- connections -----------------------------------------------------------------------
 
     def _check_open(self) -> None:
-        if self._closed:
-            raise JournalError(f"{self!r} is closed; open a new store to use this journal")
+        self._pools.check_open()
 
-    @asynccontextmanager
-    async def _connection(self) -> AsyncIterator[_Connection]:
-        """A pooled connection; driver errors leave as `JournalError`s that hide the DSN."""
-        pool = await self._pool()
-        try:
-            conn = await pool.getconn()
-        except psycopg.Error as exc:
-            raise self._target.unreachable(exc) from None
-        try:
-            yield conn
-        except psycopg.Error as exc:
-            raise self._target.failed(self.schema, exc) from exc
-        finally:
-            await pool.putconn(conn)
-
-    async def _pool(self) -> _Pool:
-        loop = asyncio.get_running_loop()
-        with self._pools_lock:
-            self._check_open()
-            bound = self._pools.get(loop)
-            if bound is None:
-                for old in [b for b in self._pools.values() if b.loop.is_closed()]:
-                    del self._pools[old.loop]
-                    old.abandon()
-                bound = self._pools[loop] = _LoopPool(loop)
-        if bound.pool is not None:
-            return bound.pool
-        async with bound.opening:
-            if bound.pool is None:
-                if not self._schema_ready:
-                    await self._create_schema()
-                    self._schema_ready = True
-                pool: _Pool = AsyncConnectionPool(
-                    self._dsn,
-                    min_size=self._min_size,
-                    max_size=self._max_size,
-                    kwargs=self._connect_kwargs,
-                    configure=bound.track,
-                    name=f"eudaimon-{self._target}",
-                    open=False,
-                )
-                try:
-                    await pool.open(wait=True, timeout=_CONNECT_TIMEOUT_S)
-                except psycopg.Error as exc:
-                    await pool.close()
-                    raise self._target.unreachable(exc) from None
-                bound.pool = pool
-                bound.closer = loop.create_task(bound.close_with_loop(), name=f"eudaimon-{self._target}-closer")
-            return bound.pool
+    def _connection(self) -> AbstractAsyncContextManager[Connection]:
+        return self._pools.connection(self.schema)
 
     async def _create_schema(self) -> None:
-        try:
-            conn = await AsyncConnection.connect(self._dsn, **self._connect_kwargs)
-        except psycopg.Error as exc:
-            raise self._target.unreachable(exc) from None
-        try:
-            async with conn, conn.transaction():
-                await conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (LOCK_CLASS, self.schema))
-                exists = await (await conn.execute("SELECT to_regclass(%s)", (self._sql.meta_table,))).fetchone()
-                if exists is None or exists[0] is None:
-                    for statement in self._sql.ddl:
-                        await conn.execute(statement)
-                version = await self._schema_version(conn)
-                if version == 1:  # texts and messages inline: add their tables, the rows read as they are
-                    for statement in self._sql.upgrade_from_1:
-                        await conn.execute(statement)
-                    version = await self._schema_version(conn)
-        except psycopg.Error as exc:
-            raise self._target.failed(self.schema, exc) from exc
-        if version != SCHEMA_VERSION:
-            raise JournalError(
-                f"the PostgreSQL journal at {self._target} (schema {self.schema}) has schema version {version}; "
-                f"this eudaimon reads version {SCHEMA_VERSION} — upgrade eudaimon, or use another schema"
-            )
+        conn = await self._pools.connect()
+        async with conn:
+            await _schema.create(conn, self._sql, self._target)
 
     async def _append(
-        self, conn: _Connection, params: dict[str, Any], packed: PackedBatch, snapshot: Snapshot | None
+        self, conn: Connection, params: dict[str, Any], packed: PackedBatch, snapshot: Snapshot | None
     ) -> bool:
         """Claim the run and write the batch; whether the claim held (if not, nothing is written)."""
         content = bool(packed.texts or packed.messages)
@@ -409,10 +268,6 @@ class PostgresStore:
             if snapshot is not None:
                 await conn.execute(self._sql.save_snapshot, (snapshot.key, snapshot.version, snapshot.data))
         return appended
-
-    async def _schema_version(self, conn: _Connection) -> int:
-        row = await (await conn.execute(self._sql.schema_version)).fetchone()
-        return int(row[0]) if row else 0
 
     async def _next_seq(self, run_id: str) -> int:
         async with self._connection() as conn:
