@@ -14,6 +14,7 @@ Why it is built this way:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime, timedelta, timezone
@@ -123,16 +124,19 @@ class PostgresStore:
         params["lease"], params["owner"] = (fence.name, fence.owner) if fence is not None else (None, None)
         params["lease_ttl"] = fence.ttl_s if fence is not None else 0.0
         async with self._connection() as conn:
+            sent = time.monotonic()  # before the commit is sent: a lease it takes back holds from here
             try:
-                appended = await self._append(conn, params, packed, snapshot)
+                appended, retaken = await self._append(conn, params, packed, snapshot)
             except psycopg.errors.UniqueViolation:
                 # `runs` disagrees with `events` (a hand edit, a foreign writer): the key still fences.
                 top = await conn.execute(self._sql.top_seq, (run_id,))
                 row = await top.fetchone()
                 raise ConcurrencyConflict(run_id, expected_seq, int(row[0]) if row else 0) from None
-            if appended:
-                self._commits += 1
-                return
+        if appended:
+            self._commits += 1
+            if retaken and fence is not None and fence.taken_back is not None:
+                fence.taken_back(sent)
+            return
         actual = await self._next_seq(run_id)
         if fence is not None and actual == expected_seq:
             raise LeaseLost(fence.name)  # the seq was free: the fence refused it
@@ -249,30 +253,39 @@ class PostgresStore:
 
     async def _append(
         self, conn: Connection, params: dict[str, Any], packed: PackedBatch, snapshot: Snapshot | None
-    ) -> bool:
-        """Claim the run and write the batch; whether the claim held (if not, nothing is written)."""
+    ) -> tuple[bool, bool]:
+        """Claim the run and write the batch: whether the claim held (if not, nothing is
+        written), and whether its fence took a lapsed lease back."""
         content = bool(packed.texts or packed.messages)
         first = params["expected"] == 0
         if not content and snapshot is None:  # most steps: one autocommit statement, one round trip
             sql = self._sql.create_run if first else self._sql.extend_run
-            return (await conn.execute(sql, params)).rowcount == len(params["seqs"])
+            return await _claimed(await conn.execute(sql, params), len(params["seqs"]))
         async with conn.transaction():
             if content:
                 params = {**params, **await _content.store(conn, self._sql, packed)}
                 sql = self._sql.create_run_content if first else self._sql.extend_run_content
             else:
                 sql = self._sql.create_run if first else self._sql.extend_run
-            appended = (await conn.execute(sql, params)).rowcount == len(params["seqs"])
+            appended, retaken = await _claimed(await conn.execute(sql, params), len(params["seqs"]))
             if not appended:
                 raise psycopg.Rollback  # the messages inserted for the batch go too
             if snapshot is not None:
                 await conn.execute(self._sql.save_snapshot, (snapshot.key, snapshot.version, snapshot.data))
-        return appended
+        return appended, retaken
 
     async def _next_seq(self, run_id: str) -> int:
         async with self._connection() as conn:
             row = await (await conn.execute(self._sql.next_seq, (run_id,))).fetchone()
         return int(row[0]) if row else 0
+
+
+async def _claimed(cursor: psycopg.AsyncCursor[Any], events: int) -> tuple[bool, bool]:
+    """Whether an append statement inserted all its `events`, and whether it took its lease back."""
+    if cursor.rowcount != events:
+        return False, False
+    row = await cursor.fetchone()
+    return True, bool(row and row[0])
 
 
 def _append_params(run_id: str, expected_seq: int, batch: Sequence[Event], packed: PackedBatch) -> dict[str, Any]:
