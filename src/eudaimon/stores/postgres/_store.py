@@ -51,13 +51,25 @@ class PostgresStore:
         schema: The schema holding the store's tables, created on first use if missing.
         min_size: Connections each pool keeps open.
         max_size: Connections each pool may open at most (one per concurrent operation).
+        read_only: Only read an existing journal: nothing is created or upgraded (a missing
+            schema is a `JournalError` saying so), every write is refused before it is sent, and
+            every session is read-only on the server too (`default_transaction_read_only`), so
+            no statement can write whatever the store sends.
 
     Raises:
         ConfigurationError: the DSN does not parse, the schema is not a plain identifier, or
             the pool sizes are impossible.
     """
 
-    def __init__(self, dsn: str, *, schema: str = "eudaimon", min_size: int = 1, max_size: int = 10) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        schema: str = "eudaimon",
+        min_size: int = 1,
+        max_size: int = 10,
+        read_only: bool = False,
+    ) -> None:
         if not 0 <= min_size <= max_size or max_size < 1:
             raise ConfigurationError(
                 f"PostgresStore min_size={min_size}, max_size={max_size}; need 0 <= min <= max, max >= 1"
@@ -74,9 +86,10 @@ class PostgresStore:
             min_size=min_size,
             max_size=max_size,
             connect_kwargs=connect_kwargs,
-            setup=(),
-            prepare=self._create_schema,
+            setup=("SET default_transaction_read_only = on",) if read_only else (),
+            prepare=self._check_schema if read_only else self._create_schema,
         )
+        self._read_only = read_only
         self._commits = 0
 
     @property
@@ -109,6 +122,7 @@ class PostgresStore:
             JournalError: the database failed or cannot be reached, or the store is closed.
         """
         batch = tuple(events)
+        self._check_writable()
         if not batch:
             self._check_open()
             return
@@ -168,6 +182,7 @@ class PostgresStore:
     async def delete_run(self, run_id: str) -> None:
         """Remove the run's events, summary and `run:<id>` snapshot, and the texts and messages
         no other run reaches, in one transaction."""
+        self._check_writable()
         async with self._connection() as conn, conn.transaction():
             released = await _content.release(conn, self._sql, run_id)
             row = await (await conn.execute(self._sql.delete_run, {"run": run_id, "key": f"run:{run_id}"})).fetchone()
@@ -180,6 +195,7 @@ class PostgresStore:
         Raises:
             LeaseHeld: another owner holds it and it has not expired (by the server's clock).
         """
+        self._check_writable()
         async with self._connection() as conn:
             for _ in range(_LEASE_TRIES):
                 taken = await conn.execute(self._sql.take_lease, (name, owner, ttl_s))
@@ -195,6 +211,7 @@ class PostgresStore:
     async def renew_leases(self, leases: Sequence[tuple[str, str]], ttl_s: float) -> list[bool]:
         """Renew every (name, owner) still naming that owner, lapsed or not, in one statement
         (by the server's clock): which were renewed."""
+        self._check_writable()
         pairs = list(leases)
         if not pairs:
             return []
@@ -206,6 +223,7 @@ class PostgresStore:
 
     async def release_lease(self, name: str, owner: str) -> None:
         """Give the lease up if `owner` holds it; another owner's lease is left alone."""
+        self._check_writable()
         async with self._connection() as conn:
             released = await conn.execute(self._sql.release_lease, (name, owner))
             if released.rowcount:
@@ -213,6 +231,7 @@ class PostgresStore:
 
     async def save_snapshot(self, snapshot: Snapshot) -> None:
         """Keep `snapshot` as the latest for its key unless a newer version is already kept."""
+        self._check_writable()
         async with self._connection() as conn:
             saved = await conn.execute(self._sql.save_snapshot, (snapshot.key, snapshot.version, snapshot.data))
             if saved.rowcount:
@@ -225,6 +244,7 @@ class PostgresStore:
 
     async def delete_snapshots(self) -> int:
         """Drop every snapshot; returns how many. Only speed changes."""
+        self._check_writable()
         async with self._connection() as conn:
             count = (await conn.execute(self._sql.delete_snapshots)).rowcount
         if count:
@@ -236,7 +256,8 @@ class PostgresStore:
         await self._pools.close()
 
     def __repr__(self) -> str:
-        return f"PostgresStore(host={self._target.host!r}, db={self._target.dbname!r}, schema={self.schema!r})"
+        shown = f"host={self._target.host!r}, db={self._target.dbname!r}, schema={self.schema!r}"
+        return f"PostgresStore({shown}{', read_only=True' if self._read_only else ''})"
 
     # -- connections -----------------------------------------------------------------------
 
@@ -246,10 +267,22 @@ class PostgresStore:
     def _connection(self) -> AbstractAsyncContextManager[Connection]:
         return self._pools.connection(self.schema)
 
+    def _check_writable(self) -> None:
+        if self._read_only:
+            raise JournalError(
+                f"the PostgreSQL journal at {self._target} (schema {self.schema}) was opened read-only; "
+                "open it without read_only to write"
+            )
+
     async def _create_schema(self) -> None:
         conn = await self._pools.connect()
         async with conn:
             await _schema.create(conn, self._sql, self._target)
+
+    async def _check_schema(self) -> None:
+        conn = await self._pools.connect()
+        async with conn:
+            await _schema.check(conn, self._sql, self._target)
 
     async def _append(
         self, conn: Connection, params: dict[str, Any], packed: PackedBatch, snapshot: Snapshot | None
