@@ -38,6 +38,8 @@ from eudaimon.stores.postgres._dsn import parse_dsn
 from eudaimon.stores.postgres._pools import CONNECT_TIMEOUT_S, Connection, LoopPools
 from eudaimon.stores.postgres._sql import Statements
 
+STALLED_TRANSACTION_TIMEOUT_S = 5.0
+"""Our transactions are a few statements sent back to back: a pause this long is a stall."""
 _LEASE_TRIES = 5
 """A lease seen held, then gone before we could read its holder, is taken again; this bounds it."""
 
@@ -51,6 +53,10 @@ class PostgresStore:
         schema: The schema holding the store's tables, created on first use if missing.
         min_size: Connections each pool keeps open.
         max_size: Connections each pool may open at most (one per concurrent operation).
+        stalled_transaction_timeout_s: How long one of the store's transactions may wait for
+            its process between statements before the server ends its session (rolling it back,
+            so the commit fails): a stopped process must not hold its row locks, and so every
+            other writer of those rows, for as long as it is stopped.
         read_only: Only read an existing journal: nothing is created or upgraded (a missing
             schema is a `JournalError` saying so), every write is refused before it is sent, and
             every session is read-only on the server too (`default_transaction_read_only`), so
@@ -69,10 +75,15 @@ class PostgresStore:
         min_size: int = 1,
         max_size: int = 10,
         read_only: bool = False,
+        stalled_transaction_timeout_s: float = STALLED_TRANSACTION_TIMEOUT_S,
     ) -> None:
         if not 0 <= min_size <= max_size or max_size < 1:
             raise ConfigurationError(
                 f"PostgresStore min_size={min_size}, max_size={max_size}; need 0 <= min <= max, max >= 1"
+            )
+        if not stalled_transaction_timeout_s > 0:
+            raise ConfigurationError(
+                f"PostgresStore stalled_transaction_timeout_s={stalled_transaction_timeout_s}; need > 0 seconds"
             )
         self._target = parse_dsn(dsn)
         self._sql = Statements.for_schema(schema)
@@ -86,7 +97,12 @@ class PostgresStore:
             min_size=min_size,
             max_size=max_size,
             connect_kwargs=connect_kwargs,
-            setup=("SET default_transaction_read_only = on",) if read_only else (),
+            setup=(
+                # A process stopped inside a transaction (SIGSTOP, a VM pause) keeps its row locks
+                # for as long as its session lives: the server ends such a session instead.
+                f"SET idle_in_transaction_session_timeout = {max(1, round(stalled_transaction_timeout_s * 1000))}",
+                *(("SET default_transaction_read_only = on",) if read_only else ()),
+            ),
             prepare=self._check_schema if read_only else self._create_schema,
         )
         self._read_only = read_only
