@@ -34,7 +34,13 @@ async def in_process_worker(
 
 
 def worker_process(
-    target: str, task_queue: str, store_url: str, log: Path, *, spec: str = "fleet_agent:make", extra: tuple[str, ...] = ()
+    target: str,
+    task_queue: str,
+    store_url: str,
+    log: Path,
+    *,
+    spec: str = "fleet_agent:make",
+    extra: tuple[str, ...] = (),
 ) -> subprocess.Popen[bytes]:
     """`eudaimon worker` in a process of its own, serving `spec`; output to `log`."""
     command = [sys.executable, "-m", "eudaimon", "worker", "--temporal", target, "--task-queue", task_queue]

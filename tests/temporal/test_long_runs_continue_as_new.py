@@ -30,7 +30,16 @@ def comparable(events: list[Event]) -> list[dict[str, object]]:
     rows = []
     for event in events:
         row = event_to_dict(event)
-        for key in ("run_id", "at", "request_id", "request_digest", "duration_ms", "engine", "messages", "idempotency_key"):
+        for key in (
+            "run_id",
+            "at",
+            "request_id",
+            "request_digest",
+            "duration_ms",
+            "engine",
+            "messages",
+            "idempotency_key",
+        ):
             row.pop(key, None)
         rows.append(row)
     return rows

@@ -14,6 +14,7 @@ from fleet_agent import make
 from temporalio.client import Client
 
 from eudaimon import CancellationToken
+from eudaimon.core.events import ToolCompleted
 from eudaimon.errors import Cancelled, RunFailedError
 from eudaimon.temporal import TemporalEngine
 
@@ -33,8 +34,8 @@ async def test_a_completed_run_leaves_no_stash(
         response = await agent.prompt("big output")
         assert await client.get_workflow_handle(response.run_id).result() == "completed"
         assert stashed(store_url, response.run_id) == 0
-        [completed] = [e.data for e in await agent.store.load(response.run_id) if e.type == "tool_completed"]
-        assert len(completed.output) == 3_000_000  # type: ignore[union-attr]  # the journal holds the content
+        [completed] = [e.data for e in await agent.store.load(response.run_id) if isinstance(e.data, ToolCompleted)]
+        assert len(completed.output) == 3_000_000  # the journal holds the content, not a reference
         await agent.aclose()
 
 

@@ -13,7 +13,7 @@ from _fleet import in_process_worker
 from fleet_agent import make
 from temporalio.client import Client
 
-from eudaimon.core.events import ToolCompleted
+from eudaimon.core.events import Event, ToolCompleted
 from eudaimon.temporal import TemporalEngine
 
 
@@ -30,8 +30,8 @@ async def test_tool_parts_are_journaled_as_locally(
         there = await fleet.prompt("picture")
         assert there.text() == here.text()
 
-        def completed(events: list[object]) -> list[ToolCompleted]:
-            return [e.data for e in events if isinstance(getattr(e, "data", None), ToolCompleted)]  # type: ignore[attr-defined]
+        def completed(events: list[Event]) -> list[ToolCompleted]:
+            return [e.data for e in events if isinstance(e.data, ToolCompleted)]
 
         local_calls = completed(await local.store.load(here.run_id))
         fleet_calls = completed(await fleet.store.load(there.run_id))
