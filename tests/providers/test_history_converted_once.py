@@ -165,3 +165,32 @@ def test_the_cache_stays_within_its_bounds() -> None:
     assert cache.nbytes <= 1000
     with pytest.raises(ValueError, match="room for one entry"):
         WireCache(lambda m: b"", len, max_entries=0)
+
+
+async def test_a_run_converts_each_message_once_however_many_steps(openai_server: Any, openai_model: Any) -> None:
+    """Invariant, through the runtime: the run keeps its messages from step to step, so over a
+    run of four model calls on a 40-message history each message sent is converted once (the
+    count equals the last request's messages), not once per step."""
+    from eudaimon import Agent, tool
+
+    @tool(effect="read")
+    async def echo(i: int) -> int:
+        """Return `i`.
+
+        Args:
+            i: Any integer.
+        """
+        return i
+
+    calls = [openai_server.tool_call(f"call_{i}", "echo", '{"i": 1}') for i in range(3)]
+    openai_server.reply(
+        *[openai_server.completion(None, tool_calls=[call], finish_reason="tool_calls") for call in calls],
+        openai_server.completion("done"),
+    )
+    history = [Message.user(f"question {i}") if i % 2 == 0 else Message.assistant(f"answer {i}") for i in range(40)]
+    agent = Agent(openai_model, tools=[echo], memory=None)
+    response = await agent.prompt("go", message_history=history)
+    assert response.output == "done"
+    sent = [len(request.body["messages"]) for request in openai_server.requests]
+    assert len(sent) == 4 and sent[-1] > sent[0] >= 41
+    assert openai_model._messages.conversions == sent[-1]
