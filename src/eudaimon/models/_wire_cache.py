@@ -17,6 +17,7 @@ the entries keep alive are counted at their wire size); the oldest entries go fi
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
@@ -32,7 +33,7 @@ DEFAULT_MAX_BYTES = 32 * 1024 * 1024
 class WireCache(Generic[T]):
     """`get(message)` is `convert(message)`, computed once per message object while it is kept."""
 
-    __slots__ = ("_bytes", "_convert", "_entries", "_max_bytes", "_max_entries", "_size", "conversions")
+    __slots__ = ("_bytes", "_convert", "_entries", "_lock", "_max_bytes", "_max_entries", "_size", "conversions")
 
     def __init__(
         self,
@@ -50,6 +51,7 @@ class WireCache(Generic[T]):
         self._max_bytes = max_bytes
         self._entries: dict[int, tuple[Message, T, int]] = {}
         self._bytes = 0
+        self._lock = threading.Lock()  # a model may serve runs on several threads; hits take no lock
         self.conversions = 0
         """How many messages were converted (cache misses): what the reuse tests count."""
 
@@ -58,18 +60,19 @@ class WireCache(Generic[T]):
         if entry is not None and entry[0] is message:
             return entry[1]
         value = self._convert(message)
-        self.conversions += 1
         size = self._size(value)
-        if size > self._max_bytes:
-            return value  # one message larger than the whole cache: converted each time, not kept
-        entries = self._entries
-        if entry is not None:  # another object at a recycled id(): not possible while held, but be safe
-            self._bytes -= entries.pop(id(message))[2]
-        while entries and (len(entries) >= self._max_entries or self._bytes + size > self._max_bytes):
-            oldest = next(iter(entries))
-            self._bytes -= entries.pop(oldest)[2]
-        entries[id(message)] = (message, value, size)
-        self._bytes += size
+        with self._lock:
+            self.conversions += 1
+            if size > self._max_bytes:
+                return value  # one message larger than the whole cache: converted each time, not kept
+            entries = self._entries
+            old = entries.pop(id(message), None)  # another object at a recycled id(), or a racing thread's
+            if old is not None:
+                self._bytes -= old[2]
+            while entries and (len(entries) >= self._max_entries or self._bytes + size > self._max_bytes):
+                self._bytes -= entries.pop(next(iter(entries)))[2]
+            entries[id(message)] = (message, value, size)
+            self._bytes += size
         return value
 
     def __len__(self) -> int:
