@@ -179,6 +179,9 @@ class RunWorkflow:
             )
 
     def _history_is_long(self) -> bool:
+        """Whether to continue as new: never once cancelled, as a new execution would not be."""
+        if self._cancel.is_cancelled:
+            return False
         info = workflow.info()
         limit = self._start.continue_after_events
         return info.is_continue_as_new_suggested() or (limit > 0 and info.get_current_history_length() >= limit)
