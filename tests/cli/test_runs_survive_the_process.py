@@ -75,7 +75,7 @@ def test_the_demo_run_by_a_subprocess_is_folded_identically_by_the_cli_and_this_
 ) -> None:
     """The demo's journal, written by the `eudaimon` process, folds to one state whoever reads
     it: `runs state --json` in another process and `RunState.from_events` here agree."""
-    demo = _python("-m", "eudaimon", "demo", "--store", store_url, "--pace", "0", cwd=tmp_path)
+    demo = _python("-m", "eudaimon", "demo", "--store", store_url, "--pace", "0", "--approve", cwd=tmp_path)
     assert demo.returncode == 0, demo.stderr
     [run_id] = journal.run_ids()
 
