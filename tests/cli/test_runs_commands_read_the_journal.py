@@ -101,7 +101,7 @@ def test_runs_state_mid_batch_shows_the_pending_calls(
 ) -> None:
     """Time travel to just after an intent: the call is started and pending."""
     events = journal.events(demo_run)
-    seq = next(e.seq for e in events if e.type == "tool_started") + 1
+    seq = next(e.seq for e in events if e.type == "tool_started")
     result = cli("runs", "state", demo_run, "--at", str(seq), "--store", store_url, "--json")
 
     assert result.exit_code == 0, result.output

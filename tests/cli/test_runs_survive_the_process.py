@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from cli_support import Journal
 
+import eudaimon
 from eudaimon.cli._render import state_to_dict
 
 _WRITER = textwrap.dedent(
@@ -41,7 +43,11 @@ _WRITER = textwrap.dedent(
 
 
 def _python(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
+    # The eudaimon under test, by an absolute path: a relative PYTHONPATH would not survive `cwd`.
+    env = {**os.environ, "PYTHONPATH": str(Path(eudaimon.__file__).resolve().parents[1])}
+    return subprocess.run(
+        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
 
 
 def test_a_run_written_by_one_process_folds_identically_in_another(
