@@ -65,6 +65,7 @@ def play(url: str, pace_s: float, decision: bool | None, console: Console) -> St
         worker = _Worker(url, run_id, "start", pace_s, {**env, CRASH_ENV: CRASH_TOOL})
         worker.wait_for_tool(ledger, CRASH_TOOL)
         _show.kill_report(console, worker.process.pid, worker.kill(), CRASH_TOOL)
+        _show.after_crash(console, _events(url, run_id))
 
         _show.act(console, 2, "A new worker process resumes the run from the journal")
         _Worker(url, run_id, "resume", pace_s, env).finish()

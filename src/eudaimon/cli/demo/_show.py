@@ -74,6 +74,20 @@ def kill_report(console: Console, pid: int, exit_code: int, tool: str) -> None:
     )
 
 
+def after_crash(console: Console, events: Sequence[Event]) -> None:
+    """What the journal holds once the worker is dead: the intent of the call it was in."""
+    last = events[-1]
+    line = Text.assemble(("  the journal ends at seq ", "dim"), str(last.seq), ("  ", "dim"), shown(last.type))
+    if isinstance(last.data, ToolStarted):
+        line.append(
+            shown(
+                f": {last.data.tool} attempt {last.data.attempt}, key {last.data.idempotency_key[:16]}…, no result",
+                newlines=False,
+            )
+        )
+    console.print(line, soft_wrap=True)
+
+
 def executions(events: Sequence[Event], tool: str) -> list[ToolStarted]:
     """Every journaled execution (intent) of `tool`, in order."""
     return [e.data for e in events if isinstance(e.data, ToolStarted) and e.data.tool == tool]
@@ -111,7 +125,7 @@ def verdicts(console: Console, events: Sequence[Event]) -> None:
     console.print(
         Text.assemble(
             ("  ✓ " if once else "  ✗ ", "bold green" if once else "bold red"),
-            f"open_case (a plain WRITE) ran {len(case)} time(s): it completed before the crash, "
+            f"open_case (a plain WRITE) ran {'once' if once else f'{len(case)} times'}: it completed before the crash, "
             "so the resumed run read its result from the journal instead of opening a second case",
         )
     )

@@ -23,12 +23,15 @@ async def drive(store: str, run_id: str, mode: str, pace_s: float) -> str:
     """Start or resume the demo run, printing its stream; return the status it stops in."""
     agent = demo_agent(store, pace_s=pace_s)
     console = out()
-    printer = StreamPrinter(console)
     try:
         if mode == "start":
+            printer = StreamPrinter(console)
             console.print(Text("user ", style="bold") + shown(DEMO_INPUT))
             stream = agent.prompt_stream(DEMO_INPUT, run_id=run_id)
         else:
+            before = await agent.state(run_id)
+            calls = {call.id: call.name for message in before.messages for call in message.tool_calls}
+            printer = StreamPrinter(console, names=calls)
             stream = agent.resume_stream(run_id)
         async for event in stream:
             printer.show(event)
