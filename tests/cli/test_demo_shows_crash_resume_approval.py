@@ -28,6 +28,10 @@ _SRC = str(Path(eudaimon.__file__).resolve().parents[1])
 survive their working directory)."""
 
 
+def _env() -> dict[str, str]:
+    return {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "PYTHONPATH": _SRC}
+
+
 def _demo(
     store_url: str, *flags: str, cwd: Path, stdin: int | None = subprocess.DEVNULL
 ) -> subprocess.CompletedProcess[str]:
@@ -39,7 +43,7 @@ def _demo(
         text=True,
         timeout=180,
         check=False,
-        env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "PYTHONPATH": _SRC},
+        env=_env(),
     )
 
 
@@ -101,7 +105,7 @@ def test_demo_with_deny_tells_the_model_and_never_refunds(tmp_path: Path, store_
 
 def test_demo_without_a_terminal_or_a_flag_says_what_to_pass(tmp_path: Path, store_url: str, journal: Journal) -> None:
     """With stdin not a terminal and no flag, the demo cannot ask: it says to pass --approve or
-    --deny, leaves the run waiting, and prints the commands that decide it."""
+    --deny, leaves the run waiting, and prints the commands that decide it, which work."""
     result = _demo(store_url, cwd=tmp_path)
 
     assert result.returncode == 0, result.stdout + result.stderr
@@ -110,6 +114,16 @@ def test_demo_without_a_terminal_or_a_flag_says_what_to_pass(tmp_path: Path, sto
     assert "stdin is not a terminal" in result.stdout
     assert "Pass --approve or --deny" in result.stdout
     assert f"runs approve {run_id} call_refund --store {store_url}" in result.stdout
+
+    commands = [line.strip() for line in result.stdout.splitlines() if f" runs approve {run_id}" in line]
+    commands += [line.strip() for line in result.stdout.splitlines() if f" runs resume {run_id}" in line]
+    for command in commands:  # the commands it prints decide and finish the run, as printed
+        ran = subprocess.run(
+            command, shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False, env=_env()
+        )
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert len(commands) == 2
+    assert journal.state(run_id).status is Status.COMPLETED
 
 
 def test_demo_on_a_terminal_asks_the_human(tmp_path: Path, store_url: str, journal: Journal) -> None:

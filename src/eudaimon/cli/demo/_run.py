@@ -7,7 +7,7 @@
    terminal; `--approve`/`--deny` for scripts), journals the decision, and a third worker
    finishes the run. Then the timeline, read from the journal, and the commands to inspect it.
 
-The workers get a lease TTL of two seconds, so a resume waits at most that long for the
+The workers get a lease TTL of three seconds, so a resume waits at most that long for the
 killed worker's lease to lapse (the default, 30 s, is for production).
 """
 
@@ -58,7 +58,7 @@ def play(url: str, pace_s: float, decision: bool | None, console: Console) -> St
     tools = list(demo_agent().tools.values())
     with tempfile.TemporaryDirectory(prefix="eudaimon-demo-") as scratch:
         ledger = Path(scratch) / "executions.jsonl"
-        env = {**os.environ, LEDGER_ENV: str(ledger), "EUDAIMON_LEASE_TTL_S": "2"}
+        env = {**os.environ, LEDGER_ENV: str(ledger), "EUDAIMON_LEASE_TTL_S": "3"}
         _show.header(console, url, run_id, tools)
 
         _show.act(console, 1, "A worker process starts the run, and is killed in the middle of a tool")
@@ -82,7 +82,7 @@ def play(url: str, pace_s: float, decision: bool | None, console: Console) -> St
             _show.approval_panel(console, call.id, call.name, call.arguments, asked.reason)
             verdict = _ask(console, decision)
             if verdict is None:
-                _show.not_a_terminal(console, command, run_id, call.id, url)
+                _show.undecided(console, command, run_id, call.id, url, terminal=sys.stdin.isatty())
             else:
                 approved, by = verdict
                 _decide(url, run_id, call.id, approved, by)
@@ -156,7 +156,11 @@ def _ask(console: Console, decision: bool | None) -> tuple[bool, str] | None:
         return decision, "eudaimon demo " + ("--approve" if decision else "--deny")
     if not sys.stdin.isatty():
         return None
-    approved = Confirm.ask(Text("Approve this refund?", style="bold"), console=console)
+    try:
+        approved = Confirm.ask(Text("Approve this refund?", style="bold"), console=console)
+    except (EOFError, KeyboardInterrupt):  # no answer: the run waits, as it would for anyone
+        console.print()
+        return None
     try:
         return approved, getpass.getuser()
     except (OSError, KeyError):  # no login name (a container without a passwd entry)

@@ -153,12 +153,13 @@ def approval_panel(console: Console, call_id: str, tool: str, arguments: Any, re
     console.print(Panel(body, title="A human's approval is needed", title_align="left", border_style="yellow"))
 
 
-def not_a_terminal(console: Console, command: str, run_id: str, call_id: str, url: str) -> None:
+def undecided(console: Console, command: str, run_id: str, call_id: str, url: str, *, terminal: bool) -> None:
+    """The run waits: say how to decide it (the flags, or the commands any process may run)."""
     store = f" --store {shlex.quote(shown_url(url))}"
+    why = "No answer, so the run waits." if terminal else "stdin is not a terminal, so the demo cannot ask."
     console.print(
         Text(
-            "stdin is not a terminal, so the demo cannot ask. Pass --approve or --deny "
-            f"({command} demo --approve), or decide this run yourself:",
+            f"{why} Pass --approve or --deny ({command} demo --approve), or decide this run yourself:",
             style="yellow",
         ),
         soft_wrap=True,
