@@ -8,6 +8,7 @@ second, independent reader.
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import pty
 import subprocess
@@ -16,10 +17,11 @@ from pathlib import Path
 
 import pytest
 from cli_support import Invoke, Journal
+from rich.console import Console
 
 import eudaimon
 from eudaimon.cli.demo import demo_agent, issue_refund, lookup_order, open_case
-from eudaimon.cli.demo._show import eudaimon_command
+from eudaimon.cli.demo._show import approval_panel, eudaimon_command
 from eudaimon.core.events import ApprovalDecided, Event, ToolCompleted, ToolDenied, ToolStarted
 from eudaimon.core.state import Status
 
@@ -255,3 +257,13 @@ def test_demo_agent_answers_by_position_so_a_new_process_picks_up(store_url: str
         return done.final_text or ""
 
     assert asyncio.run(finish()).startswith("Done! I refunded $129.00")
+
+
+def test_the_approval_the_demo_shows_spells_out_terminal_controls() -> None:
+    """What the approver is shown comes from the journal: a control sequence in the arguments
+    or the reason is printed spelled out, never sent to the terminal."""
+    console = Console(file=io.StringIO(), width=200, force_terminal=False)
+    approval_panel(console, "c1", "issue_refund", {"reason": "ok\x1b[8m hidden"}, "why\u202e")
+    printed = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "\x1b" not in printed and "\u202e" not in printed
+    assert "\\u001b[8m hidden" in printed and "why\\u202e" in printed
