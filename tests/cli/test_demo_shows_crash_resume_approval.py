@@ -8,11 +8,13 @@ second, independent reader.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import os
 import pty
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -113,7 +115,7 @@ def test_demo_without_a_terminal_or_a_flag_says_what_to_pass(tmp_path: Path, sto
     assert result.returncode == 0, result.stdout + result.stderr
     [run_id] = journal.run_ids()
     assert journal.state(run_id).status is Status.AWAITING_APPROVAL
-    assert "stdin is not a terminal" in result.stdout
+    assert "Not on a terminal (stdin and stdout), so the demo cannot ask" in result.stdout
     assert "Pass --approve or --deny" in result.stdout
     assert f"runs approve {run_id} call_refund --store {store_url}" in result.stdout
 
@@ -131,20 +133,59 @@ def test_demo_without_a_terminal_or_a_flag_says_what_to_pass(tmp_path: Path, sto
 def test_demo_on_a_terminal_asks_the_human(tmp_path: Path, store_url: str, journal: Journal) -> None:
     """On a terminal the demo asks; the answer typed there decides, journaled as the user's."""
     leader, follower = pty.openpty()
+    shown: list[bytes] = []
+
+    def drain() -> None:  # the terminal's screen: read all the demo writes, so it never blocks
+        with contextlib.suppress(OSError):
+            while chunk := os.read(leader, 65536):
+                shown.append(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
     try:
         os.write(leader, b"y\n")  # typed ahead: the prompt reads it when it asks
+        demo = subprocess.run(
+            [sys.executable, "-m", "eudaimon", "demo", "--pace", "0", "--store", store_url],
+            cwd=tmp_path,
+            stdin=follower,
+            stdout=follower,
+            stderr=follower,
+            timeout=180,
+            check=False,
+            env=_env(),
+        )
+    finally:
+        os.close(follower)
+        reader.join(timeout=10)
+        os.close(leader)
+    screen = b"".join(shown).decode(errors="replace")
+
+    assert demo.returncode == 0, screen
+    assert "Approve this refund?" in screen
+    [run_id] = journal.run_ids()
+    [decided] = [e.data for e in journal.events(run_id) if isinstance(e.data, ApprovalDecided)]
+    assert decided.approved
+    assert decided.by not in ("eudaimon demo --approve", None)
+    assert journal.state(run_id).status is Status.COMPLETED
+
+
+def test_demo_with_its_output_in_a_file_never_waits_for_an_answer(
+    tmp_path: Path, store_url: str, journal: Journal
+) -> None:
+    """A terminal on stdin but the output going to a file (a CI script run from a shell): the
+    question could not be seen, so the demo does not ask (and cannot hang); the run waits."""
+    leader, follower = pty.openpty()
+    try:
         result = _demo(store_url, cwd=tmp_path, stdin=follower)
     finally:
         os.close(follower)
         os.close(leader)
 
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Approve this refund?" in result.stdout
+    assert "Approve this refund?" not in result.stdout
+    assert "Pass --approve or --deny" in result.stdout
     [run_id] = journal.run_ids()
-    [decided] = [e.data for e in journal.events(run_id) if isinstance(e.data, ApprovalDecided)]
-    assert decided.approved
-    assert decided.by not in ("eudaimon demo --approve", None)
-    assert journal.state(run_id).status is Status.COMPLETED
+    assert journal.state(run_id).status is Status.AWAITING_APPROVAL
 
 
 def test_demo_refuses_a_memory_store_and_both_flags(cli: Invoke) -> None:

@@ -82,7 +82,7 @@ def play(url: str, pace_s: float, decision: bool | None, console: Console) -> St
             _show.approval_panel(console, call.id, call.name, call.arguments, asked.reason)
             verdict = _ask(console, decision)
             if verdict is None:
-                _show.undecided(console, command, run_id, call.id, url, terminal=sys.stdin.isatty())
+                _show.undecided(console, command, run_id, call.id, url, terminal=_interactive())
             else:
                 approved, by = verdict
                 _decide(url, run_id, call.id, approved, by)
@@ -154,7 +154,7 @@ def _ask(console: Console, decision: bool | None) -> tuple[bool, str] | None:
     """The decision and who made it: the flag, else the person at the terminal, else None."""
     if decision is not None:
         return decision, "eudaimon demo " + ("--approve" if decision else "--deny")
-    if not sys.stdin.isatty():
+    if not _interactive():
         return None
     try:
         approved = Confirm.ask(Text("Approve this refund?", style="bold"), console=console)
@@ -165,6 +165,12 @@ def _ask(console: Console, decision: bool | None) -> tuple[bool, str] | None:
         return approved, getpass.getuser()
     except (OSError, KeyError):  # no login name (a container without a passwd entry)
         return approved, "the terminal"
+
+
+def _interactive() -> bool:
+    """A person can see the question and answer it: stdin and stdout are both a terminal (a
+    script that sends the output to a file gets no prompt it cannot see, and never hangs)."""
+    return sys.stdin.isatty() and sys.stdout.isatty()
 
 
 def _events(url: str, run_id: str) -> list[Event]:

@@ -156,7 +156,9 @@ def approval_panel(console: Console, call_id: str, tool: str, arguments: Any, re
 def undecided(console: Console, command: str, run_id: str, call_id: str, url: str, *, terminal: bool) -> None:
     """The run waits: say how to decide it (the flags, or the commands any process may run)."""
     store = f" --store {shlex.quote(shown_url(url))}"
-    why = "No answer, so the run waits." if terminal else "stdin is not a terminal, so the demo cannot ask."
+    why = (
+        "No answer, so the run waits." if terminal else "Not on a terminal (stdin and stdout), so the demo cannot ask."
+    )
     console.print(
         Text(
             f"{why} Pass --approve or --deny ({command} demo --approve), or decide this run yourself:",
