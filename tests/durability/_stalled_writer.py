@@ -57,16 +57,16 @@ async def main(spec: str, run_id: str, marker: Path, where: str) -> dict[str, An
 
         store.append = append  # type: ignore[method-assign]
     else:
-        from eudaimon.stores.sqlite import _store
+        from eudaimon.stores.sqlite import _sql
 
-        real = _store._append
+        real = _sql.append
 
         def stalled(conn: Any, run: str, expected: int, events: Any, *args: Any) -> None:
             real(conn, run, expected, events, *args)
             if carries_intent(events):
                 _stop()  # inside BEGIN IMMEDIATE … COMMIT: the write lock is held
 
-        _store._append = stalled  # type: ignore[assignment]
+        _sql.append = stalled  # type: ignore[assignment]
     agent = Agent(FunctionModel(_answer), tools=[pay], store=store)
     try:
         response = await agent.prompt("pay ten", run_id=run_id, thread_id=run_id)

@@ -16,7 +16,7 @@ from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, Journa
 from eudaimon.stores import SqliteStore as ExportedSqliteStore
 from eudaimon.stores import open_store
 from eudaimon.stores.base import Snapshot
-from eudaimon.stores.sqlite import SqliteStore, _store
+from eudaimon.stores.sqlite import SqliteStore, _worker
 
 
 def test_store_serves_event_loops_one_after_another(tmp_path: Path, samples: Any) -> None:
@@ -258,7 +258,7 @@ async def test_checkpoints_copy_the_wal_into_the_file_while_the_loop_writes_on(
     """Invariant: every `_CHECKPOINT_EVERY` commits the worker checkpoints on a connection of its
     own, so the database file (without its WAL) holds the committed events, while appends go on
     committing one each on the caller's thread."""
-    monkeypatch.setattr(_store, "_CHECKPOINT_EVERY", 5)
+    monkeypatch.setattr(_worker, "_CHECKPOINT_EVERY", 5)
     db = tmp_path / "checkpointed.db"
     store = SqliteStore(db)
     events = samples.make_events("r", [samples.started(), *(samples.attempt(i) for i in range(1, 30))])

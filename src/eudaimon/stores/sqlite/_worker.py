@@ -1,0 +1,373 @@
+"""The SQLite journal's commit worker: one thread, one connection, group commit.
+
+Why it is built this way:
+
+- A SQLite connection's calls block. So the worker owns ONE thread holding ONE connection
+  (lent to the caller's thread only as below); a caller puts a job on a queue and awaits a
+  `concurrent.futures.Future` wrapped for whichever event loop is running. Nothing binds to a
+  loop, so one store serves `asyncio.run(...)` after `asyncio.run(...)`.
+- With `synchronous=FULL` a commit is an fsync: it is what a write costs. The worker takes every
+  write waiting in the queue and commits them in one `BEGIN IMMEDIATE … COMMIT`, so writes that
+  queue up while a commit is in progress share the next one (group commit). A write that shares
+  the transaction runs in its own SAVEPOINT: an append that conflicts fails alone, the others
+  still commit.
+- A run appending alone (the worker idle, no other run's append in between) commits on the
+  caller's thread instead, and so does a lease: the two thread switches of a round trip cost
+  about what the fsync does. The event loop then waits for that commit, never for another
+  process's lock, and never for a checkpoint: the worker runs those, every `_CHECKPOINT_EVERY`
+  commits, on a connection of its own, while writes go on.
+- A durable commit's sync costs more when its frames lengthen the WAL, so the worker keeps
+  synced zeros ahead of them (`_wal_room`).
+"""
+
+from __future__ import annotations
+
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar
+
+from eudaimon.core.errors import JournalError
+from eudaimon.stores.sqlite import _files, _schema, _wal_room
+
+T = TypeVar("T")
+Synchronous = Literal["full", "normal"]
+
+_CHECKPOINT_EVERY = 200
+"""Commits between checkpoints, which the worker runs on a connection of its own (SQLite's own
+would run inside whichever commit crosses its threshold, possibly one made on the event loop's
+thread; one on the writers' connection would hold up their next commit for milliseconds)."""
+_MAX_GROUP = 512
+"""Most jobs taken from the queue at once: bounds how long one transaction holds the lock."""
+
+
+@dataclass(eq=False)
+class Job(Generic[T]):
+    """Work for the worker thread; a write runs inside the group's transaction (in a savepoint
+    when it shares the transaction with others, so that it fails alone)."""
+
+    run: Callable[[sqlite3.Connection], T]
+    writes: bool
+    durable: bool = True
+    """False for a lease: it matters only to live processes on this machine, which all see the
+    page cache a commit writes to, and a crash of the machine that could lose it ends every holder."""
+    done: Future[T] = field(default_factory=Future)
+
+
+@dataclass(eq=False)
+class _Stop:
+    done: Future[None] = field(default_factory=Future)
+
+
+class _Checkpoint:
+    """Asks the worker for a checkpoint: a commit found one due."""
+
+
+_CHECKPOINT = _Checkpoint()
+_Outcome = tuple[Future[Any], bool, Any]
+"""A job's future, whether it succeeded, and its result or error: set once the connection is
+free again, so that a caller woken by it finds the connection free for its next write."""
+
+
+class CommitWorker:
+    """The thread and connection behind one `SqliteStore`: the only code that touches them."""
+
+    def __init__(
+        self, path: str, *, synchronous: Synchronous, busy_timeout_s: float, read_only: bool, name: str
+    ) -> None:
+        self._path = path
+        self._name = name
+        self._read_only = read_only
+        self._synchronous: Synchronous = synchronous
+        self._busy_timeout_s = busy_timeout_s
+        self._jobs: queue.SimpleQueue[Job[Any] | _Stop | _Checkpoint] = queue.SimpleQueue()
+        self._lock = threading.Lock()  # orders "closed?" checks against enqueues and the stop
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self.commits = 0
+        """Durable COMMITs issued (see `SqliteStore.commit_count`)."""
+        self._synchronous_now: Synchronous = synchronous
+        self._conn: sqlite3.Connection | None = None
+        """The worker's connection, once open; used on the caller's thread only under `_using`."""
+        self._using = threading.Lock()
+        roomy = synchronous == "full" and path != ":memory:" and not read_only and _wal_room.supported()
+        self._room = _wal_room.WalRoom(path) if roomy else None
+        """The room durable commits keep ahead of the WAL: only fsynced commits gain from it, and
+        a private in-memory database has no WAL file."""
+        self._since_checkpoint = 0
+        self._checkpointer: sqlite3.Connection | None = None
+        """The worker's second connection, for checkpoints alone; opened at the first one."""
+
+    def submit(self, job: Job[T]) -> Future[T]:
+        """Queue `job` for the worker thread (started on first use, so a store built and never
+        used costs no thread).
+
+        Raises:
+            JournalError: the worker was closed.
+        """
+        with self._lock:
+            if self._closed:
+                raise JournalError(f"{self._name} is closed; open a new store to use this journal")
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, name=f"eudaimon-{self._name}", daemon=True)
+                self._thread.start()
+            self._jobs.put(job)
+        return job.done
+
+    def close(self) -> Future[None] | None:
+        """Finish the jobs already queued, then stop: the future settles once the connection is
+        closed; None if there is nothing to wait for."""
+        with self._lock:
+            if self._closed:
+                return None
+            self._closed = True
+            if self._thread is None:
+                return None
+            stop = _Stop()
+            self._jobs.put(stop)
+        return stop.done
+
+    def _serve(self) -> None:
+        try:
+            conn: sqlite3.Connection | BaseException = self._connect()
+        except (sqlite3.Error, OSError, JournalError) as exc:
+            conn = exc  # the file cannot be used: every job is told why, until close()
+        if isinstance(conn, sqlite3.Connection):
+            self._conn = conn
+        while True:
+            group = self._take_group()
+            jobs = [job for job in group if isinstance(job, Job)]
+            stop = next((s for s in group if isinstance(s, _Stop)), None)
+            if jobs or stop is not None:
+                _settle(self._run_jobs(conn, jobs, stopping=stop is not None))
+            if stop is not None:
+                try:
+                    for connection in (self._checkpointer, conn):
+                        if isinstance(connection, sqlite3.Connection):
+                            connection.close()
+                    if self._room is not None:
+                        self._room.close()
+                finally:
+                    if stop.done.set_running_or_notify_cancel():  # close() may have been cancelled
+                        stop.done.set_result(None)
+                return
+            if _CHECKPOINT in group and isinstance(conn, sqlite3.Connection):
+                self._checkpoint()
+
+    def _run_jobs(
+        self, conn: sqlite3.Connection | BaseException, jobs: list[Job[Any]], *, stopping: bool
+    ) -> list[_Outcome]:
+        """The group's writes (in one transaction), then its reads; their outcomes, to be set
+        once the connection is free again."""
+        with self._using:
+            try:
+                if isinstance(conn, BaseException):
+                    return [(job.done, False, _failed(self._path, conn)) for job in jobs]
+                with self._patient(conn):
+                    outcomes = self._write_group(conn, [job for job in jobs if job.writes])
+                    return outcomes + [_read(job, self._path, conn) for job in jobs if not job.writes]
+            except BaseException as exc:  # a bug here must never leave a caller awaiting forever
+                return [(job.done, False, _failed(self._path, exc)) for job in jobs]
+            finally:
+                if stopping:
+                    self._conn = None
+
+    def _checkpoint(self) -> None:
+        """Copy the WAL's frames into the database, on a connection of our own, so that writes
+        on the main one (the event loop's among them) go on meanwhile; SQLite then starts the
+        WAL again from the top at the next write. Only the WAL's length depends on it, so a
+        failure is left for the next checkpoint."""
+        try:
+            if self._checkpointer is None:
+                self._checkpointer = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+                self._checkpointer.execute(f"PRAGMA synchronous = {self._synchronous.upper()}")
+            self._checkpointer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        except sqlite3.Error:
+            pass
+
+    def _take_group(self) -> list[Job[Any] | _Stop | _Checkpoint]:
+        """Block for one job, then take every job already waiting (up to `_MAX_GROUP`)."""
+        group = [self._jobs.get()]
+        while len(group) < _MAX_GROUP and not isinstance(group[-1], _Stop):
+            try:
+                group.append(self._jobs.get_nowait())
+            except queue.Empty:
+                break
+        # A caller cancelled before we began: drop its job. After this, we decide its outcome.
+        return [job for job in group if not isinstance(job, Job) or job.done.set_running_or_notify_cancel()]
+
+    def _enter_wal_mode(self, conn: sqlite3.Connection) -> None:
+        """Switching a new file to WAL needs it to itself, and SQLite answers "locked" at once,
+        without waiting, when another process opens the file at that moment: retry meanwhile."""
+        deadline = time.monotonic() + self._busy_timeout_s
+        while True:
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.005)
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._path != ":memory:":
+            _files.check_path(self._path, read_only=self._read_only)
+        if self._read_only:
+            return _files.connect_read_only(self._path)
+        conn = sqlite3.connect(self._path, timeout=self._busy_timeout_s, isolation_level=None, check_same_thread=False)
+        try:
+            self._enter_wal_mode(conn)
+            conn.execute("PRAGMA wal_autocheckpoint = 0")  # the worker checkpoints
+            conn.execute(f"PRAGMA synchronous = {self._synchronous.upper()}")
+            _schema.ensure(conn)
+            conn.execute("PRAGMA busy_timeout = 0")  # at rest: see `_patient`
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _set_synchronous(self, conn: sqlite3.Connection, synchronous: Synchronous) -> None:
+        """Switch between fsync'ed and unsynced commits (only outside a transaction)."""
+        if synchronous != self._synchronous_now:
+            conn.execute(f"PRAGMA synchronous = {synchronous.upper()}")
+            self._synchronous_now = synchronous
+
+    def write_here(self, write: Callable[[sqlite3.Connection], T], *, durable: bool) -> Future[T] | None:
+        """Commit `write` on the caller's thread if the worker is idle and no other process
+        holds the write lock, and return its settled outcome; None if it must go through the
+        worker instead.
+
+        A run appending alone gains most: the two thread switches of a round trip through the
+        worker cost about as much as the commit's fsync. The event loop waits for the commit,
+        as for any work of that length; it never waits for another process's lock (that write
+        goes to the worker), nor for a checkpoint (the worker runs them on its own connection)."""
+        conn = self._conn
+        if conn is None or not self._jobs.empty():
+            return None
+        if not self._using.acquire(blocking=False):
+            return None
+        try:
+            if self._conn is None or not self._jobs.empty() or not self._begin_now(conn, durable):
+                return None
+            job: Job[T] = Job(write, True, durable)
+            job.done.set_running_or_notify_cancel()
+            try:
+                _settle(self._write_group(conn, [job], begun=True))
+            finally:
+                if conn.in_transaction:  # only a bug gets here: leave no transaction open
+                    conn.execute("ROLLBACK")
+        finally:
+            self._using.release()
+        return job.done
+
+    def _begin_now(self, conn: sqlite3.Connection, durable: bool) -> bool:
+        """`BEGIN IMMEDIATE` without waiting (the connection is at rest, so impatient): False
+        if another process holds the lock."""
+        self._set_synchronous(conn, self._synchronous if durable else "normal")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError:
+            return False
+        return True
+
+    @contextmanager
+    def _patient(self, conn: sqlite3.Connection) -> Iterator[None]:
+        """Wait up to `busy_timeout_s` for other processes' locks while the worker runs a group.
+
+        At rest the connection waits for nothing, so a write on the caller's thread (most
+        writes, for a run appending alone) begins without setting it: each PRAGMA costs about
+        as much as the UPDATE an append makes."""
+        conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_s * 1000)}")
+        try:
+            yield
+        finally:
+            conn.execute("PRAGMA busy_timeout = 0")
+
+    def _write_group(self, conn: sqlite3.Connection, jobs: list[Job[Any]], *, begun: bool = False) -> list[_Outcome]:
+        """Run every write of the group in one transaction; each succeeds or fails alone."""
+        if not jobs:
+            return []
+        outcomes: list[tuple[bool, Any]] = []
+        wrote = False
+        durable = any(job.durable for job in jobs)
+        try:
+            if not begun:
+                self._set_synchronous(conn, self._synchronous if durable else "normal")
+                conn.execute("BEGIN IMMEDIATE")
+            try:
+                if len(jobs) == 1:  # alone in its transaction: the ROLLBACK below undoes it if it fails
+                    changes = conn.total_changes
+                    try:
+                        outcomes.append((True, jobs[0].run(conn)))
+                        wrote = conn.total_changes > changes
+                    except Exception as exc:
+                        outcomes.append((False, _as_raised(self._path, exc)))
+                else:
+                    for job in jobs:
+                        changes = conn.total_changes
+                        conn.execute("SAVEPOINT job")
+                        try:
+                            result = job.run(conn)
+                        except Exception as exc:
+                            conn.execute("ROLLBACK TO job")  # if this fails too, the whole group fails
+                            outcomes.append((False, _as_raised(self._path, exc)))
+                        else:
+                            wrote = wrote or conn.total_changes > changes
+                            outcomes.append((True, result))
+                        conn.execute("RELEASE job")
+                if wrote and durable and self._room is not None:
+                    self._room.make()
+                conn.execute("COMMIT" if wrote else "ROLLBACK")  # nothing written: spare the fsync
+                self.commits += wrote and durable
+                self._since_checkpoint += wrote
+                if self._since_checkpoint >= _CHECKPOINT_EVERY:
+                    self._since_checkpoint = 0
+                    self._jobs.put(_CHECKPOINT)
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            return [(job.done, False, _failed(self._path, exc)) for job in jobs]
+        return [(job.done, ok, value) for job, (ok, value) in zip(jobs, outcomes, strict=True)]
+
+
+def _read(job: Job[Any], path: str, conn: sqlite3.Connection) -> _Outcome:
+    try:
+        return job.done, True, job.run(conn)
+    except Exception as exc:
+        return job.done, False, _as_raised(path, exc)
+
+
+def _settle(outcomes: list[_Outcome]) -> None:
+    for done, ok, value in outcomes:
+        if ok:
+            done.set_result(value)
+        else:
+            done.set_exception(value)
+
+
+def _failed(path: str, exc: BaseException) -> JournalError:
+    """A fresh JournalError naming the file, one per caller, so none shares another's traceback."""
+    if type(exc) is JournalError:  # already says what is wrong with the file, and names it
+        return JournalError(str(exc))
+    if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+        error = JournalError(
+            f"the SQLite journal {path!r} stayed locked by another process ({exc}); a process stopped or "
+            f"paused inside a commit holds the lock until it continues or ends: find it (fuser {path}), "
+            "then let it continue or end it"
+        )
+    else:
+        error = JournalError(f"the SQLite journal {path!r} failed: {exc}")
+    error.__cause__ = exc
+    return error
+
+
+def _as_raised(path: str, exc: Exception) -> Exception:
+    """Our own errors (conflicts, corrupt rows, leases) pass through; SQLite's are wrapped."""
+    return _failed(path, exc) if isinstance(exc, sqlite3.Error) else exc
