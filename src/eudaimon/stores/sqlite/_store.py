@@ -29,7 +29,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
 from eudaimon.core.errors import ConfigurationError, JournalError
 from eudaimon.core.events import Event
@@ -58,6 +58,9 @@ class SqliteStore:
             `JournalError`.
     """
 
+    _worker_type: ClassVar[type[CommitWorker]] = CommitWorker
+    """The seam a test replaces to hold a commit on the worker's thread."""
+
     def __init__(
         self,
         path: str | os.PathLike[str],
@@ -70,10 +73,9 @@ class SqliteStore:
             raise ConfigurationError(f"SqliteStore synchronous={synchronous!r}; use 'full' or 'normal'")
         self._path = os.fspath(path)
         self._read_only = read_only
-        self._worker = CommitWorker(
+        self._worker = self._worker_type(
             self._path, synchronous=synchronous, busy_timeout_s=busy_timeout_s, read_only=read_only, name=repr(self)
         )
-        self._last_run: str | None = None
         self._lease_writes = 0
 
     @property
@@ -117,12 +119,7 @@ class SqliteStore:
                 if fence is not None:
                     _leases.check_fence(conn, fence, started)
 
-            alone, self._last_run = self._last_run in (None, run_id), run_id
-            done = self._worker.write_here(write, durable=True) if alone else None
-            if done is None:
-                await self._do(True, write)
-            else:
-                done.result()  # raises what the write raised
+            await self._do(True, write)
         else:
             await self._do(False, lambda conn: None)  # a no-op, but not on a closed store
 
@@ -190,9 +187,8 @@ class SqliteStore:
         return f"SqliteStore({self._path!r}{', read_only=True' if self._read_only else ''})"
 
     async def _write_lease(self, run: Callable[[sqlite3.Connection], T]) -> T:
-        """A lease's write, on the caller's thread when the worker is idle (it takes no fsync)."""
-        done = self._worker.write_here(run, durable=False)
-        return done.result() if done is not None else await self._do(True, run, durable=False)
+        """A lease's write: no fsync of its own (it shares one if its group has a durable write)."""
+        return await self._do(True, run, durable=False)
 
     async def _do(self, writes: bool, run: Callable[[sqlite3.Connection], T], *, durable: bool = True) -> T:
         job = Job(run, writes, durable)

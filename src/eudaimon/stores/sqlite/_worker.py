@@ -2,20 +2,20 @@
 
 Why it is built this way:
 
-- A SQLite connection's calls block. So the worker owns ONE thread holding ONE connection
-  (lent to the caller's thread only as below); a caller puts a job on a queue and awaits a
-  `concurrent.futures.Future` wrapped for whichever event loop is running. Nothing binds to a
-  loop, so one store serves `asyncio.run(...)` after `asyncio.run(...)`.
-- With `synchronous=FULL` a commit is an fsync: it is what a write costs. The worker takes every
-  write waiting in the queue and commits them in one `BEGIN IMMEDIATE … COMMIT`, so writes that
-  queue up while a commit is in progress share the next one (group commit). A write that shares
-  the transaction runs in its own SAVEPOINT: an append that conflicts fails alone, the others
-  still commit.
-- A run appending alone (the worker idle, no other run's append in between) commits on the
-  caller's thread instead, and so does a lease: the two thread switches of a round trip cost
-  about what the fsync does. The event loop then waits for that commit, never for another
-  process's lock, and never for a checkpoint: the worker runs those, every `_CHECKPOINT_EVERY`
-  commits, on a connection of its own, while writes go on.
+- A SQLite connection's calls block, and with `synchronous=FULL` a commit is an fsync (on a
+  slow disk, milliseconds). So the worker owns ONE thread holding ONE connection, the only code
+  that touches it: a caller (on an event loop) puts a job on a queue and awaits a
+  `concurrent.futures.Future` wrapped for whichever loop is running. No commit, fsync, lock wait
+  or read ever runs on a loop's thread, so a loop shared with a server or with other runs keeps
+  its timers whatever the disk costs. Nothing binds to a loop, so one store serves
+  `asyncio.run(...)` after `asyncio.run(...)`.
+- Group commit, shared by every run of the store: the worker takes every job waiting in the
+  queue and commits their writes in one `BEGIN IMMEDIATE … COMMIT`, so writes that queue up
+  while a commit is in progress share the next one. A write that shares the transaction runs in
+  its own SAVEPOINT: an append that conflicts, is malformed or whose fence is refused fails alone
+  (its caller gets its error), the others still commit.
+- Checkpoints run on the worker too, every `_CHECKPOINT_EVERY` commits, on a connection of
+  their own (SQLite's own would run inside whichever commit crosses its threshold).
 - A durable commit's sync costs more when its frames lengthen the WAL, so the worker keeps
   synced zeros ahead of them (`_wal_room`).
 """
@@ -26,9 +26,8 @@ import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
@@ -40,8 +39,8 @@ Synchronous = Literal["full", "normal"]
 
 _CHECKPOINT_EVERY = 200
 """Commits between checkpoints, which the worker runs on a connection of its own (SQLite's own
-would run inside whichever commit crosses its threshold, possibly one made on the event loop's
-thread; one on the writers' connection would hold up their next commit for milliseconds)."""
+would run inside whichever commit crosses its threshold; one on the writers' connection would
+hold up their next commit for milliseconds)."""
 _MAX_GROUP = 512
 """Most jobs taken from the queue at once: bounds how long one transaction holds the lock."""
 
@@ -92,9 +91,6 @@ class CommitWorker:
         self.commits = 0
         """Durable COMMITs issued (see `SqliteStore.commit_count`)."""
         self._synchronous_now: Synchronous = synchronous
-        self._conn: sqlite3.Connection | None = None
-        """The worker's connection, once open; used on the caller's thread only under `_using`."""
-        self._using = threading.Lock()
         roomy = synchronous == "full" and path != ":memory:" and not read_only and _wal_room.supported()
         self._room = _wal_room.WalRoom(path) if roomy else None
         """The room durable commits keep ahead of the WAL: only fsynced commits gain from it, and
@@ -137,14 +133,12 @@ class CommitWorker:
             conn: sqlite3.Connection | BaseException = self._connect()
         except (sqlite3.Error, OSError, JournalError) as exc:
             conn = exc  # the file cannot be used: every job is told why, until close()
-        if isinstance(conn, sqlite3.Connection):
-            self._conn = conn
         while True:
             group = self._take_group()
             jobs = [job for job in group if isinstance(job, Job)]
             stop = next((s for s in group if isinstance(s, _Stop)), None)
             if jobs or stop is not None:
-                _settle(self._run_jobs(conn, jobs, stopping=stop is not None))
+                _settle(self._run_jobs(conn, jobs))
             if stop is not None:
                 try:
                     for connection in (self._checkpointer, conn):
@@ -159,27 +153,19 @@ class CommitWorker:
             if _CHECKPOINT in group and isinstance(conn, sqlite3.Connection):
                 self._checkpoint()
 
-    def _run_jobs(
-        self, conn: sqlite3.Connection | BaseException, jobs: list[Job[Any]], *, stopping: bool
-    ) -> list[_Outcome]:
-        """The group's writes (in one transaction), then its reads; their outcomes, to be set
-        once the connection is free again."""
-        with self._using:
-            try:
-                if isinstance(conn, BaseException):
-                    return [(job.done, False, _failed(self._path, conn)) for job in jobs]
-                with self._patient(conn):
-                    outcomes = self._write_group(conn, [job for job in jobs if job.writes])
-                    return outcomes + [_read(job, self._path, conn) for job in jobs if not job.writes]
-            except BaseException as exc:  # a bug here must never leave a caller awaiting forever
-                return [(job.done, False, _failed(self._path, exc)) for job in jobs]
-            finally:
-                if stopping:
-                    self._conn = None
+    def _run_jobs(self, conn: sqlite3.Connection | BaseException, jobs: list[Job[Any]]) -> list[_Outcome]:
+        """The group's writes (in one transaction), then its reads; their outcomes."""
+        try:
+            if isinstance(conn, BaseException):
+                return [(job.done, False, _failed(self._path, conn)) for job in jobs]
+            outcomes = self._write_group(conn, [job for job in jobs if job.writes])
+            return outcomes + [_read(job, self._path, conn) for job in jobs if not job.writes]
+        except BaseException as exc:  # a bug here must never leave a caller awaiting forever
+            return [(job.done, False, _failed(self._path, exc)) for job in jobs]
 
     def _checkpoint(self) -> None:
         """Copy the WAL's frames into the database, on a connection of our own, so that writes
-        on the main one (the event loop's among them) go on meanwhile; SQLite then starts the
+        on the main one go on meanwhile; SQLite then starts the
         WAL again from the top at the next write. Only the WAL's length depends on it, so a
         failure is left for the next checkpoint."""
         try:
@@ -225,7 +211,6 @@ class CommitWorker:
             conn.execute("PRAGMA wal_autocheckpoint = 0")  # the worker checkpoints
             conn.execute(f"PRAGMA synchronous = {self._synchronous.upper()}")
             _schema.ensure(conn)
-            conn.execute("PRAGMA busy_timeout = 0")  # at rest: see `_patient`
         except BaseException:
             conn.close()
             raise
@@ -237,58 +222,12 @@ class CommitWorker:
             conn.execute(f"PRAGMA synchronous = {synchronous.upper()}")
             self._synchronous_now = synchronous
 
-    def write_here(self, write: Callable[[sqlite3.Connection], T], *, durable: bool) -> Future[T] | None:
-        """Commit `write` on the caller's thread if the worker is idle and no other process
-        holds the write lock, and return its settled outcome; None if it must go through the
-        worker instead.
+    def _commit(self, conn: sqlite3.Connection) -> None:
+        """COMMIT the group's transaction: with `synchronous=full`, its fsync. On this thread
+        only, never on an event loop's; a test holds it here to watch the loop go on."""
+        conn.execute("COMMIT")
 
-        A run appending alone gains most: the two thread switches of a round trip through the
-        worker cost about as much as the commit's fsync. The event loop waits for the commit,
-        as for any work of that length; it never waits for another process's lock (that write
-        goes to the worker), nor for a checkpoint (the worker runs them on its own connection)."""
-        conn = self._conn
-        if conn is None or not self._jobs.empty():
-            return None
-        if not self._using.acquire(blocking=False):
-            return None
-        try:
-            if self._conn is None or not self._jobs.empty() or not self._begin_now(conn, durable):
-                return None
-            job: Job[T] = Job(write, True, durable)
-            job.done.set_running_or_notify_cancel()
-            try:
-                _settle(self._write_group(conn, [job], begun=True))
-            finally:
-                if conn.in_transaction:  # only a bug gets here: leave no transaction open
-                    conn.execute("ROLLBACK")
-        finally:
-            self._using.release()
-        return job.done
-
-    def _begin_now(self, conn: sqlite3.Connection, durable: bool) -> bool:
-        """`BEGIN IMMEDIATE` without waiting (the connection is at rest, so impatient): False
-        if another process holds the lock."""
-        self._set_synchronous(conn, self._synchronous if durable else "normal")
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError:
-            return False
-        return True
-
-    @contextmanager
-    def _patient(self, conn: sqlite3.Connection) -> Iterator[None]:
-        """Wait up to `busy_timeout_s` for other processes' locks while the worker runs a group.
-
-        At rest the connection waits for nothing, so a write on the caller's thread (most
-        writes, for a run appending alone) begins without setting it: each PRAGMA costs about
-        as much as the UPDATE an append makes."""
-        conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_s * 1000)}")
-        try:
-            yield
-        finally:
-            conn.execute("PRAGMA busy_timeout = 0")
-
-    def _write_group(self, conn: sqlite3.Connection, jobs: list[Job[Any]], *, begun: bool = False) -> list[_Outcome]:
+    def _write_group(self, conn: sqlite3.Connection, jobs: list[Job[Any]]) -> list[_Outcome]:
         """Run every write of the group in one transaction; each succeeds or fails alone."""
         if not jobs:
             return []
@@ -296,9 +235,8 @@ class CommitWorker:
         wrote = False
         durable = any(job.durable for job in jobs)
         try:
-            if not begun:
-                self._set_synchronous(conn, self._synchronous if durable else "normal")
-                conn.execute("BEGIN IMMEDIATE")
+            self._set_synchronous(conn, self._synchronous if durable else "normal")
+            conn.execute("BEGIN IMMEDIATE")
             try:
                 if len(jobs) == 1:  # alone in its transaction: the ROLLBACK below undoes it if it fails
                     changes = conn.total_changes
@@ -322,7 +260,10 @@ class CommitWorker:
                         conn.execute("RELEASE job")
                 if wrote and durable and self._room is not None:
                     self._room.make()
-                conn.execute("COMMIT" if wrote else "ROLLBACK")  # nothing written: spare the fsync
+                if wrote:
+                    self._commit(conn)
+                else:
+                    conn.execute("ROLLBACK")  # nothing written: spare the fsync
                 self.commits += wrote and durable
                 self._since_checkpoint += wrote
                 if self._since_checkpoint >= _CHECKPOINT_EVERY:
