@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from eudaimon.core.errors import ConcurrencyConflict, LeaseLost
+from eudaimon.core.errors import ConcurrencyConflict, JournalError, LeaseLost
 from eudaimon.stores.base import Fence
 from eudaimon.stores.sqlite import SqliteStore, _worker
 
@@ -160,3 +160,36 @@ async def test_appends_of_many_runs_during_a_commit_share_the_next_and_fail_alon
     assert [ev.seq for ev in await held.load("c")] == [0]
     assert [ev.seq for ev in await held.load("d")] == [0]
     assert [ev.seq for ev in await held.load("e")] == [0]
+
+
+async def test_stores_of_one_process_on_one_file_share_one_commit(held: _HeldStore, samples: Any) -> None:
+    """Invariant: group commit is shared by every run of the process on the file, whichever
+    `SqliteStore` object each run uses: appends through two stores on one file, queued behind
+    a commit in flight, land in one COMMIT (each store counting it); closing one store leaves
+    the other working."""
+    other = _HeldStore(held.path)
+    try:
+        await held.append("x", 0, samples.make_events("x", [samples.started()]))
+        _HeldCommits.held.set()
+        first = asyncio.ensure_future(held.append("x", 1, samples.make_events("x", [samples.attempt(1)], start=1)))
+        await _until(_HeldCommits.waiting)
+        commits = len(_HeldCommits.commit_threads)
+        mine, theirs = held.commit_count, other.commit_count
+        pending = [
+            asyncio.ensure_future(held.append("p", 0, samples.make_events("p", [samples.started("p")]))),
+            asyncio.ensure_future(other.append("q", 0, samples.make_events("q", [samples.started("q")]))),
+        ]
+        for _ in range(5):
+            await asyncio.sleep(0)
+        _HeldCommits.held.clear()
+        _HeldCommits.release.set()
+        await first
+        await asyncio.gather(*pending)
+        assert len(_HeldCommits.commit_threads) == commits + 1  # both stores' appends in one COMMIT
+        assert (held.commit_count, other.commit_count) == (mine + 2, theirs + 1)
+    finally:
+        await other.close()
+    with pytest.raises(JournalError, match="closed"):
+        await other.load("q")
+    assert [e.seq for e in await held.load("q")] == [0]
+    await held.append("p", 1, samples.make_events("p", [samples.attempt(1)], start=1))

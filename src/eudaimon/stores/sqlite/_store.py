@@ -2,8 +2,9 @@
 
 Why it is built this way (the commit worker's own reasons are in `_worker`, the SQL's in `_sql`):
 
-- Every call goes to the store's commit worker (`_worker`): one thread, one connection, writes
-  that queue up while a commit is in progress sharing the next one (group commit).
+- Every call goes to the commit worker (`_worker`) that every store of the process on the
+  file shares: one thread, one connection, writes that queue up while a commit is in progress
+  sharing the next one (group commit). No commit, fsync or read runs on an event loop's thread.
 - A lease matters only to live processes on this machine, which all read the same page cache,
   so a transaction that only takes, renews or gives up leases commits without an fsync. Every
   lease a process holds is renewed in one statement (`_leases`), and a fenced append (the
@@ -35,7 +36,7 @@ from eudaimon.core.errors import ConfigurationError, JournalError
 from eudaimon.core.events import Event
 from eudaimon.stores.base import Fence, Lease, RunSummary, Snapshot
 from eudaimon.stores.packing import pack
-from eudaimon.stores.sqlite import _leases, _sql
+from eudaimon.stores.sqlite import _leases, _sql, _worker
 from eudaimon.stores.sqlite._worker import CommitWorker, Job, Synchronous
 
 T = TypeVar("T")
@@ -73,9 +74,16 @@ class SqliteStore:
             raise ConfigurationError(f"SqliteStore synchronous={synchronous!r}; use 'full' or 'normal'")
         self._path = os.fspath(path)
         self._read_only = read_only
-        self._worker = self._worker_type(
-            self._path, synchronous=synchronous, busy_timeout_s=busy_timeout_s, read_only=read_only, name=repr(self)
+        self._worker = _worker.attach(
+            self._worker_type,
+            self._path,
+            synchronous=synchronous,
+            busy_timeout_s=busy_timeout_s,
+            read_only=read_only,
+            name=repr(self),
         )
+        self._tally = _worker.Tally()
+        self._closed = False
         self._lease_writes = 0
 
     @property
@@ -87,7 +95,7 @@ class SqliteStore:
         """Durable COMMITs issued (schema creation aside); one may carry many writes. A transaction
         that wrote nothing (every append in it refused) is rolled back instead: no fsync, not
         counted; nor is one that only took or gave up leases (committed without an fsync)."""
-        return self._worker.commits
+        return self._tally.commits
 
     async def append(
         self,
@@ -178,8 +186,12 @@ class SqliteStore:
         return await self._do(True, lambda conn: conn.execute("DELETE FROM snapshots").rowcount)
 
     async def close(self) -> None:
-        """Finish the jobs already queued, then stop the worker and close the connection."""
-        stopping = self._worker.close()
+        """Finish this store's jobs already queued; the last store of the process on the file
+        also stops the worker and closes its connection."""
+        if self._closed:
+            return
+        self._closed = True
+        stopping = self._worker.detach()
         if stopping is not None:
             await asyncio.wrap_future(stopping)
 
@@ -191,9 +203,11 @@ class SqliteStore:
         return await self._do(True, run, durable=False)
 
     async def _do(self, writes: bool, run: Callable[[sqlite3.Connection], T], *, durable: bool = True) -> T:
-        job = Job(run, writes, durable)
+        job = Job(run, writes, durable, self._tally)
         if writes and self._read_only:
             raise JournalError(
                 f"the SQLite journal {self._path!r} was opened read-only; open it without read_only to write"
             )
+        if self._closed:
+            raise JournalError(f"{self!r} is closed; open a new store to use this journal")
         return await asyncio.wrap_future(self._worker.submit(job))

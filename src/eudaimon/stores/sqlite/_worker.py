@@ -1,4 +1,4 @@
-"""The SQLite journal's commit worker: one thread, one connection, group commit.
+"""The SQLite journal's commit worker: one thread and one connection per file, group commit.
 
 Why it is built this way:
 
@@ -9,8 +9,9 @@ Why it is built this way:
   or read ever runs on a loop's thread, so a loop shared with a server or with other runs keeps
   its timers whatever the disk costs. Nothing binds to a loop, so one store serves
   `asyncio.run(...)` after `asyncio.run(...)`.
-- Group commit, shared by every run of the store: the worker takes every job waiting in the
-  queue and commits their writes in one `BEGIN IMMEDIATE … COMMIT`, so writes that queue up
+- Group commit, shared by every run of the process on the file: every `SqliteStore` of a
+  process on one file (with the same settings) shares one worker (`attach`). It takes every
+  job waiting in the queue and commits their writes in one `BEGIN IMMEDIATE … COMMIT`, so writes that queue up
   while a commit is in progress share the next one. A write that shares the transaction runs in
   its own SAVEPOINT: an append that conflicts, is malformed or whose fence is refused fails alone
   (its caller gets its error), the others still commit.
@@ -22,6 +23,7 @@ Why it is built this way:
 
 from __future__ import annotations
 
+import os
 import queue
 import sqlite3
 import threading
@@ -55,7 +57,17 @@ class Job(Generic[T]):
     durable: bool = True
     """False for a lease: it matters only to live processes on this machine, which all see the
     page cache a commit writes to, and a crash of the machine that could lose it ends every holder."""
+    tally: Tally | None = None
+    """The store the job is for, whose `commit_count` a durable COMMIT that this job wrote in adds
+    one to (stores on one file share a worker, each counts its own)."""
     done: Future[T] = field(default_factory=Future)
+
+
+@dataclass(eq=False)
+class Tally:
+    """One store's durable COMMITs (see `SqliteStore.commit_count`)."""
+
+    commits: int = 0
 
 
 @dataclass(eq=False)
@@ -73,8 +85,36 @@ _Outcome = tuple[Future[Any], bool, Any]
 free again, so that a caller woken by it finds the connection free for its next write."""
 
 
+_Key = tuple[int, str, Synchronous, float, bool, type["CommitWorker"]]
+_attached: dict[_Key, CommitWorker] = {}
+"""The workers of this process, by file (and the settings a connection is opened with)."""
+_attached_lock = threading.Lock()
+
+
+def attach(
+    kind: type[CommitWorker], path: str, *, synchronous: Synchronous, busy_timeout_s: float, read_only: bool, name: str
+) -> CommitWorker:
+    """The worker every store of this process on `path` (with these settings) shares, so that
+    all their runs share its group commit, and none waits in SQLite's busy handler (which
+    sleeps for milliseconds at a time) for another's lock; a private one for `":memory:"`.
+    Keyed by process too: a forked child has none of its parent's threads."""
+    if path == ":memory:":
+        return kind(path, synchronous=synchronous, busy_timeout_s=busy_timeout_s, read_only=read_only, name=name)
+    key: _Key = (os.getpid(), os.path.realpath(path), synchronous, busy_timeout_s, read_only, kind)
+    with _attached_lock:
+        worker = _attached.get(key)
+        if worker is None:
+            worker = kind(path, synchronous=synchronous, busy_timeout_s=busy_timeout_s, read_only=read_only, name=name)
+            worker._key = key
+            _attached[key] = worker
+        else:
+            worker._users += 1
+    return worker
+
+
 class CommitWorker:
-    """The thread and connection behind one `SqliteStore`: the only code that touches them."""
+    """The thread and connection behind the `SqliteStore`s of a process on one file: the only
+    code that touches them."""
 
     def __init__(
         self, path: str, *, synchronous: Synchronous, busy_timeout_s: float, read_only: bool, name: str
@@ -88,8 +128,10 @@ class CommitWorker:
         self._lock = threading.Lock()  # orders "closed?" checks against enqueues and the stop
         self._thread: threading.Thread | None = None
         self._closed = False
-        self.commits = 0
-        """Durable COMMITs issued (see `SqliteStore.commit_count`)."""
+        self._key: _Key | None = None
+        """Where `attach` keeps this worker for the process's other stores on the file."""
+        self._users = 1
+        """The stores using this worker (`attach`, `detach`)."""
         self._synchronous_now: Synchronous = synchronous
         roomy = synchronous == "full" and path != ":memory:" and not read_only and _wal_room.supported()
         self._room = _wal_room.WalRoom(path) if roomy else None
@@ -114,6 +156,21 @@ class CommitWorker:
                 self._thread.start()
             self._jobs.put(job)
         return job.done
+
+    def detach(self) -> Future[Any] | None:
+        """One store is done with the worker: once the last is, `close` it. Either way the future
+        settles once the jobs queued so far are done; None if there is nothing to wait for."""
+        with _attached_lock:
+            self._users -= 1
+            last = self._users == 0
+            if last and self._key is not None:
+                del _attached[self._key]
+        if last:
+            return self.close()
+        with self._lock:
+            if self._thread is None:
+                return None
+        return self.submit(Job(lambda conn: None, writes=False))  # served after what is queued
 
     def close(self) -> Future[None] | None:
         """Finish the jobs already queued, then stop: the future settles once the connection is
@@ -233,6 +290,7 @@ class CommitWorker:
             return []
         outcomes: list[tuple[bool, Any]] = []
         wrote = False
+        writers: set[Tally] = set()
         durable = any(job.durable for job in jobs)
         try:
             self._set_synchronous(conn, self._synchronous if durable else "normal")
@@ -243,6 +301,8 @@ class CommitWorker:
                     try:
                         outcomes.append((True, jobs[0].run(conn)))
                         wrote = conn.total_changes > changes
+                        if wrote and jobs[0].tally is not None:
+                            writers.add(jobs[0].tally)
                     except Exception as exc:
                         outcomes.append((False, _as_raised(self._path, exc)))
                 else:
@@ -255,7 +315,10 @@ class CommitWorker:
                             conn.execute("ROLLBACK TO job")  # if this fails too, the whole group fails
                             outcomes.append((False, _as_raised(self._path, exc)))
                         else:
-                            wrote = wrote or conn.total_changes > changes
+                            if conn.total_changes > changes:
+                                wrote = True
+                                if job.tally is not None:
+                                    writers.add(job.tally)
                             outcomes.append((True, result))
                         conn.execute("RELEASE job")
                 if wrote and durable and self._room is not None:
@@ -264,7 +327,8 @@ class CommitWorker:
                     self._commit(conn)
                 else:
                     conn.execute("ROLLBACK")  # nothing written: spare the fsync
-                self.commits += wrote and durable
+                for tally in writers if durable else ():
+                    tally.commits += 1
                 self._since_checkpoint += wrote
                 if self._since_checkpoint >= _CHECKPOINT_EVERY:
                     self._since_checkpoint = 0
