@@ -16,6 +16,7 @@ import json
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,10 @@ from eudaimon.models import ChatRequest, FunctionModel
 
 
 def _stop() -> None:
-    os.kill(os.getpid(), signal.SIGSTOP)
+    """Stop the whole process, from this very point of the calling thread. Sent to the thread
+    itself: sent to the process (`os.kill`), the stop is taken by its main thread, and a commit
+    running on the store's worker thread meanwhile could finish before that thread is stopped."""
+    signal.pthread_kill(threading.get_ident(), signal.SIGSTOP)
 
 
 def _answer(request: ChatRequest) -> Message:
