@@ -160,17 +160,15 @@ class CommitWorker:
     def detach(self) -> Future[Any] | None:
         """One store is done with the worker: once the last is, `close` it. Either way the future
         settles once the jobs queued so far are done; None if there is nothing to wait for."""
-        with _attached_lock:
+        with _attached_lock:  # held while queuing the barrier, so that no last detach closes us first
             self._users -= 1
-            last = self._users == 0
-            if last and self._key is not None:
+            if self._users > 0:
+                with self._lock:
+                    started = self._thread is not None
+                return self.submit(Job(lambda conn: None, writes=False)) if started else None  # after what is queued
+            if self._key is not None:
                 del _attached[self._key]
-        if last:
-            return self.close()
-        with self._lock:
-            if self._thread is None:
-                return None
-        return self.submit(Job(lambda conn: None, writes=False))  # served after what is queued
+        return self.close()
 
     def close(self) -> Future[None] | None:
         """Finish the jobs already queued, then stop: the future settles once the connection is
