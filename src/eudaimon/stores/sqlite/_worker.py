@@ -81,8 +81,8 @@ class _Checkpoint:
 
 _CHECKPOINT = _Checkpoint()
 _Outcome = tuple[Future[Any], bool, Any]
-"""A job's future, whether it succeeded, and its result or error: set once the connection is
-free again, so that a caller woken by it finds the connection free for its next write."""
+"""A job's future, whether it succeeded, and its result or error: set once the whole group is
+done, so that no caller is woken while its group's transaction is still open."""
 
 
 _Key = tuple[int, str, Synchronous, float, bool, type["CommitWorker"]]
