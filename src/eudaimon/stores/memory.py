@@ -35,17 +35,22 @@ class MemoryStore:
     ) -> None:
         if not events:
             return
+        retaken_at: float | None = None
         if fence is not None:
             holder, now = self._leases.get(fence.name), time.monotonic()
             if holder is None or holder[0] != fence.owner or (holder[1] <= now and fence.ttl_s <= 0):
                 raise LeaseLost(fence.name)
-            if holder[1] <= now:  # lapsed, and no one took it: taken back (`Fence`)
-                self._leases[fence.name] = (fence.owner, now + fence.ttl_s)
+            if holder[1] <= now:  # lapsed, and no one took it: taken back (`Fence`) once it lands
+                retaken_at = now
         journal = self._events.get(run_id)
         actual = len(journal) if journal is not None else 0
         if expected_seq != actual:
             raise ConcurrencyConflict(run_id, expected_seq, actual)
         check_batch(run_id, expected_seq, events)
+        if fence is not None and retaken_at is not None:
+            self._leases[fence.name] = (fence.owner, retaken_at + fence.ttl_s)
+            if fence.taken_back is not None:
+                fence.taken_back(retaken_at)
         if journal is None:
             journal = self._events[run_id] = []
             self._runs[run_id] = summary_fields(events)

@@ -48,10 +48,11 @@ def renew(conn: sqlite3.Connection, pairs: list[tuple[str, str]], ttl_s: float) 
     return [pair in renewed for pair in pairs]
 
 
-def check_fence(conn: sqlite3.Connection, fence: Fence, began_at: float) -> None:
+def check_fence(conn: sqlite3.Connection, fence: Fence, began_at: float) -> bool:
     """The last statement of a fenced append, in its transaction (holding the write lock; the
     append's own statements began at `began_at`, by `time.time()`): the lease still names the
     fence's owner, and is unexpired or is taken back (`Fence`). Raising undoes the append.
+    True when the lease was taken back (the caller tells the fence once the commit lands).
 
     Raises:
         LeaseLost: another owner holds the lease, or it is gone; or it lapsed while this
@@ -63,7 +64,8 @@ def check_fence(conn: sqlite3.Connection, fence: Fence, began_at: float) -> None
         raise LeaseLost(fence.name)
     now = time.time()
     if held[1] > now:
-        return
+        return False
     if held[1] > began_at or fence.ttl_s <= 0:
         raise LeaseLost(fence.name)
     conn.execute("UPDATE leases SET expires_at = ? WHERE name = ?", (now + fence.ttl_s, fence.name))
+    return True

@@ -121,13 +121,17 @@ class SqliteStore:
             # Encoded here, not in the transaction, so the cross-process write lock is held briefly.
             packed = pack(batch)
 
-            def write(conn: sqlite3.Connection) -> None:
-                started = time.time()  # under the write lock: this append's own part of the transaction
+            def write(conn: sqlite3.Connection) -> float | None:
+                """This append's part of the transaction; the monotonic time it began at if its
+                fence took the lease back (no later than the new expiry the store wrote)."""
+                started, sent = time.time(), time.monotonic()  # under the write lock
                 _sql.append(conn, run_id, expected_seq, batch, packed, snapshot)
-                if fence is not None:
-                    _leases.check_fence(conn, fence, started)
+                retaken = fence is not None and _leases.check_fence(conn, fence, started)
+                return sent if retaken else None
 
-            await self._do(True, write)
+            retaken_at = await self._do(True, write)
+            if retaken_at is not None and fence is not None and fence.taken_back is not None:
+                fence.taken_back(retaken_at)  # the commit landed
         else:
             await self._do(False, lambda conn: None)  # a no-op, but not on a closed store
 
