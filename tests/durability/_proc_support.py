@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from eudaimon import Agent, Message, ToolCall, ToolContext, ToolPolicy, tool
+from eudaimon.core.events import Event
 from eudaimon.core.messages import Role
 from eudaimon.models import ChatRequest, FunctionModel
-from eudaimon.core.events import Event
 from eudaimon.stores import EventStore
 from eudaimon.stores.base import Fence, Snapshot
 

@@ -2,8 +2,10 @@
 
 Every event goes through `record`, which folds it into the state at once (the loop decides on
 what it has recorded) and buffers it; `flush` commits the buffer in one atomic append. The
-loop flushes exactly where durability matters: before a model call and before a tool runs,
-and when the run stops. A failed flush (another process appended first) ends this driver.
+loop flushes exactly where durability matters: before a model call, before a tool that may
+not run twice or changes anything (a batch of READ calls runs first and rides with the next
+model attempt: one commit per step), and when the run stops. A failed flush (another process
+appended first) ends this driver.
 """
 
 from __future__ import annotations
