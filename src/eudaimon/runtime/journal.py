@@ -55,6 +55,10 @@ class RunJournal:
         this driver took the run over. A later driver that may act took over after every commit
         of this one, so it holds a larger token (see `RunDriver._take_over`)."""
         self.snapshot_every = snapshot_every
+        self.reads_first = True
+        """Whether a batch of READ calls runs before its intents are committed (one commit per
+        all-READ step). A Temporal workflow sets False: its recorded histories, which append
+        before every tool activity, must replay as they were recorded."""
         self.failure: BaseException | None = None
         """The exception that ended the run in this process, if one did: the cause of its error."""
         self.deps: Any = None

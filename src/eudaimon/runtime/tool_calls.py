@@ -88,7 +88,7 @@ async def prepare_batch(
             ready.append(outcome)
         elif outcome is not None:
             settled.append(outcome)
-    if any(must_commit_first(item.tool) for item in ready):
+    if not journal.reads_first or any(must_commit_first(item.tool) for item in ready):
         await journal.flush()
     return ready, settled
 
@@ -306,7 +306,7 @@ async def run_together(
             changed = False  # whether a call that finished now may have changed something
             for task in sorted((t for t in done if t in tasks), key=lambda t: ready.index(tasks[t])):
                 item = tasks.pop(task)
-                changed = changed or must_commit_first(item.tool)
+                changed = changed or not journal.reads_first or must_commit_first(item.tool)
                 try:
                     outcome = task.result()
                 except OutcomeLost as exc:
@@ -463,7 +463,7 @@ async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Outc
                     arguments=item.call.arguments,
                 )
             )
-            if must_commit_first(item.tool):
+            if not journal.reads_first or must_commit_first(item.tool):
                 await journal.flush()
         finally:
             current_call.reset(token)
