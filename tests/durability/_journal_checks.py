@@ -5,8 +5,13 @@ just the current batch) and holds them against the ledger of executions. The rul
 enforces are DESIGN §4's, stated from the outside:
 
 - every execution carries the key sha256(f"{run_id}:{call_id}") and an attempt whose
-  `tool_started` intent is in the journal; no (run, call, attempt) ran twice;
-- a `tool_completed` after attempt k means attempt k ran exactly once;
+  `tool_started` intent is in the journal; no (run, call, attempt) ran twice. The exception is
+  a READ call, which may run before its intent is committed (an all-READ step commits once,
+  after its calls): a process that died before that commit may have run it with no intent in
+  the journal, and the run's next driver runs it again as the same attempt, so a READ
+  (run, call, attempt) may have run any number of times in dead processes and once in a live one;
+- a `tool_completed` after attempt k means attempt k ran exactly once (a READ: at least once,
+  and at most once in a live process);
 - a call found started-but-not-completed is re-run (attempt k+1) only if its tool is READ or
   idempotent, and attempt k was then in a dead process (killed, or crashed) or never ran;
 - a WRITE / IRREVERSIBLE call runs again only after an operator's `tool_reconciled(retry=True)`;
@@ -21,7 +26,7 @@ from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
-from _proc_support import RERUNNABLE, Execution
+from _proc_support import READ_ONLY, RERUNNABLE, Execution
 
 from eudaimon.core.digest import idempotency_key
 from eudaimon.core.events import (
@@ -47,6 +52,8 @@ class Audit:
     """`tool_outcome_unknown` for a call that had in fact run (the ledger has it)."""
     unknown_never_ran: int = 0
     """`tool_outcome_unknown` for a call whose intent was committed but which never ran."""
+    uncommitted_reads: int = 0
+    """READ executions in a process that died before the step's one commit (no intent landed)."""
     statuses: Counter[str] = field(default_factory=Counter)
     completed: set[tuple[str, str, int]] = field(default_factory=set)
     """(run, call, attempt) whose `tool_completed` is in the journal."""
@@ -90,7 +97,8 @@ def audit_runs(
         if ex.run not in journals:
             audit.fail(f"ledger names run {ex.run}, which has no journal")
     for key, entries in ran.items():
-        if len(entries) > 1:
+        live = [e for e in entries if e.incarnation not in dead]
+        if len(entries) > 1 and (entries[0].tool not in READ_ONLY or len(live) > 1):
             audit.fail(f"{key} ran {len(entries)} times: {[e.incarnation for e in entries]}")
 
     intents: set[tuple[str, str, int]] = set()
@@ -105,8 +113,15 @@ def audit_runs(
             audit.fail(f"{run_id}: ended {state.status.value}, expected {expect_status}")
         _audit_calls(run_id, events, ran, dead, intents, audit)
 
-    for key in ran:
-        if key not in intents:
+    for key, entries in ran.items():
+        if key in intents:
+            # A READ run again as the same attempt: every run but the one whose intent landed
+            # was in a process that died before its step's commit (a committed intent that
+            # its process did not complete is re-run as the next attempt instead).
+            audit.uncommitted_reads += len(entries) - 1
+        elif entries[0].tool in READ_ONLY and all(e.incarnation in dead for e in entries):
+            audit.uncommitted_reads += len(entries)
+        else:
             audit.fail(f"{key} ran without a committed tool_started intent for that attempt")
     return audit
 
@@ -161,7 +176,8 @@ def _audit_calls(
             c = calls.setdefault(data.call_id, _Call(data.tool))
             if c.phase == "open":
                 count = len(executed(data.call_id, c.attempt))
-                if count != 1:
+                live = [e for e in executed(data.call_id, c.attempt) if e.incarnation not in dead]
+                if count != 1 and not (c.tool in READ_ONLY and count > 1 and len(live) <= 1):
                     audit.fail(f"{where}: {data.call_id} attempt {c.attempt} completed but ran {count} times")
                 audit.completed.add((run_id, data.call_id, c.attempt))
             elif c.phase != "none":  # "none": a result with no execution (bad arguments, unknown tool)

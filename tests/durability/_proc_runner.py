@@ -34,6 +34,8 @@ class Procs:
     tool_sleep_s: float = 0.01
     count: int = 0
     killed: set[str] = field(default_factory=set)
+    commit_log: Path | None = None
+    """Where every process logs its commits (`CommitLog`), if anywhere."""
 
     @property
     def ledger_dir(self) -> Path:
@@ -56,6 +58,8 @@ class Procs:
     def _env(self, tool_sleep_s: float | None = None) -> dict[str, str]:
         env = worker_env(self.lease_ttl_s)
         env["EUDAIMON_TEST_TOOL_SLEEP_S"] = str(self.tool_sleep_s if tool_sleep_s is None else tool_sleep_s)
+        if self.commit_log is not None:
+            env["EUDAIMON_TEST_COMMIT_LOG"] = str(self.commit_log)
         return env
 
     def run(self, command: str, run_id: str, *args: str) -> dict[str, Any]:

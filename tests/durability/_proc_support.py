@@ -31,14 +31,19 @@ from pathlib import Path
 from typing import Any
 
 from eudaimon import Agent, Message, ToolCall, ToolContext, ToolPolicy, tool
+from eudaimon.core.events import Event
 from eudaimon.core.messages import Role
 from eudaimon.models import ChatRequest, FunctionModel
 from eudaimon.stores import EventStore
+from eudaimon.stores.base import Fence, Snapshot
 
 DEFAULT_PG_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 KINDS = ("look", "put", "write", "send")
 RERUNNABLE = frozenset({"look", "put"})
 """READ and idempotent WRITE: recovery may run them again (same key, next attempt)."""
+READ_ONLY = frozenset({"look"})
+"""READ: a batch of only these runs before its intents are committed (one commit per step), so
+a process that died before that commit may have run them with no intent in the journal."""
 
 
 # -- stores ----------------------------------------------------------------------------------
@@ -149,6 +154,38 @@ def read_ledger(directory: Path) -> tuple[list[Execution], list[str]]:
                 continue
             executions.append(Execution(**row))
     return executions, torn
+
+
+class CommitLog:
+    """An `EventStore` that writes, after each append the store committed, one line to
+    `<dir>/<incarnation>.commits.jsonl`: the types of the events committed together. It shows
+    the journal's commit boundaries, which the events themselves do not carry."""
+
+    def __init__(self, store: EventStore, directory: Path, incarnation: str) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self._store = store
+        self._fd = os.open(directory / f"{incarnation}.commits.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+
+    async def append(
+        self,
+        run_id: str,
+        expected_seq: int,
+        events: Sequence[Event],
+        snapshot: Snapshot | None = None,
+        *,
+        fence: Fence | None = None,
+    ) -> None:
+        await self._store.append(run_id, expected_seq, events, snapshot, fence=fence)
+        os.write(self._fd, (json.dumps([e.type for e in events]) + "\n").encode())
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+def read_commits(directory: Path, incarnation: str) -> list[list[str]]:
+    """The batches `CommitLog` saw one process commit, in order."""
+    path = directory / f"{incarnation}.commits.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
 # -- tools, model, agent ----------------------------------------------------------------------

@@ -15,6 +15,8 @@ The JSON line is the run's state as the process saw it when done (`status`, `fin
 `EUDAIMON_TEST_STALL` (JSON `{"tool": seconds}`) makes a tool block the whole process that long;
 `EUDAIMON_TEST_SIGSTOP` (`hook` or `intent`, see `_stall_points`) makes the process stop itself
 before its first WRITE/IRREVERSIBLE call runs, until the parent sends SIGCONT.
+`EUDAIMON_TEST_COMMIT_LOG` (a directory) makes the process write, after each append its store
+committed, one line with the types of the events committed together (`CommitLog`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from _proc_support import LedgerWriter, Timing, build_tools, open_store, plan_model, stdout_emit
+from _proc_support import CommitLog, LedgerWriter, Timing, build_tools, open_store, plan_model, stdout_emit
 from _stall_points import StopAfterIntent, StopInHook
 
 from eudaimon import Agent, AgentResponse, ToolCall, ToolPolicy
@@ -78,6 +80,9 @@ def build(spec: str, ledger_dir: str, incarnation: str, plan: list[list[str]], p
     hooks = [StopInHook()] if stop == "hook" else None
     if stop == "intent":
         store = StopAfterIntent(store)
+    commit_log = os.environ.get("EUDAIMON_TEST_COMMIT_LOG")
+    if commit_log:
+        store = CommitLog(store, Path(commit_log), incarnation)
     return Agent(model, tools=tools, store=store, name="proc-test", approval_policy=approval, hooks=hooks)
 
 

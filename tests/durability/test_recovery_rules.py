@@ -63,24 +63,44 @@ def _agent(store: MemoryStore, ledger: Ledger, script: list[Message | str]) -> A
     return Agent(ScriptedModel(script), tools=ledger.tools(), store=store)  # type: ignore[arg-type]
 
 
-async def _crashed_run(kind: str) -> tuple[MemoryStore, Ledger, str]:
+async def _crashed_run(kind: str, *also: str) -> tuple[MemoryStore, Ledger, str]:
     store, ledger = MemoryStore(), Ledger()
     ledger.crash_on.add(kind)
     with pytest.raises(Crash):
-        await _agent(store, ledger, [_calls(kind), "done"]).prompt("go")
+        await _agent(store, ledger, [_calls(kind, *also), "done"]).prompt("go")
     run_id = (await store.list_runs())[0].run_id
     assert (await store.load(run_id))[-1].type == "tool_started"
     return store, ledger, run_id
 
 
-@pytest.mark.parametrize("kind", ["look", "put"])
-async def test_interrupted_rerunnable_call_reruns_with_the_same_key(kind: str) -> None:
-    """Invariant: a READ or idempotent call found started is re-run once more, same key, next attempt."""
-    store, ledger, run_id = await _crashed_run(kind)
+@pytest.mark.parametrize("batch", [("put",), ("look", "put")])
+async def test_interrupted_rerunnable_call_reruns_with_the_same_key(batch: tuple[str, ...]) -> None:
+    """Invariant: a READ or idempotent call found started is re-run once more, same key, next
+    attempt. (A READ's intent is committed first only beside a call that changes something.)"""
+    kind, *also = batch
+    store, ledger, run_id = await _crashed_run(kind, *also)
     response = await _agent(store, ledger, ["done"]).resume(run_id)
     assert response.status == "completed"
     key = idempotency_key(run_id, "call_0")
-    assert ledger.entries == [(kind, key, 1), (kind, key, 2)]
+    assert [e for e in ledger.entries if e[0] == kind] == [(kind, key, 1), (kind, key, 2)]
+
+
+async def test_a_read_interrupted_before_its_step_committed_runs_again_after_the_model_is_asked_again() -> None:
+    """Invariant: an all-READ step commits once, after its calls ran; a crash before that commit
+    leaves the model attempt open, so recovery asks the model again, and the READ asked for
+    again runs again with the same key, as attempt 1 (the first attempt was never journaled)."""
+    store, ledger = MemoryStore(), Ledger()
+    ledger.crash_on.add("look")
+    with pytest.raises(Crash):
+        await _agent(store, ledger, [_calls("look"), "done"]).prompt("go")
+    run_id = (await store.list_runs())[0].run_id
+    assert [e.type for e in await store.load(run_id)] == ["run_started", "model_attempt_started"]
+    response = await _agent(store, ledger, [_calls("look"), "done"]).resume(run_id)
+    assert response.status == "completed"
+    key = idempotency_key(run_id, "call_0")
+    assert ledger.entries == [("look", key, 1), ("look", key, 1)]
+    types = [e.type for e in await store.load(run_id)]
+    assert types.count("model_attempt_started") == 3 and types.count("tool_started") == 1
 
 
 async def test_interrupted_write_waits_for_reconciliation_and_never_reruns() -> None:
@@ -132,7 +152,8 @@ async def test_completed_calls_are_never_executed_again() -> None:
     with pytest.raises(Crash):
         await _agent(store, ledger, [_calls("write"), _calls("look"), "done"]).prompt("go")
     run_id = (await store.list_runs())[0].run_id
-    await _agent(store, ledger, ["done"]).resume(run_id)
+    # The READ step never committed: the model is asked again and asks for the READ again.
+    await _agent(store, ledger, [_calls("look"), "done"]).resume(run_id)
     assert [e[0] for e in ledger.entries] == ["write", "look", "look"]
 
 

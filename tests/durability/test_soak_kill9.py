@@ -36,6 +36,7 @@ def _summary(backend: str, result: SoakResult, audit: Audit, executions: list[Ex
         f"{len(result.crashed)} journal-error exits {dict(result.crash_kinds)}); "
         f"{audit.runs} runs, {audit.events} events, {audit.executions} executions, "
         f"{audit.reruns} recovery re-runs of READ/idempotent calls, "
+        f"{audit.uncommitted_reads} READ executions whose one-commit step never landed, "
         f"{audit.unknowns} tool_outcome_unknown ({audit.unknown_ran} had run, {audit.unknown_never_ran} had not), "
         f"reconciled {result.reconciled_output} with output and {result.reconciled_retry} with retry=True "
         f"({audit.operator_retries} operator re-runs)"
@@ -60,6 +61,7 @@ async def _soak(spec: str, tmp_path: Path, backend: str, capsys: pytest.CaptureF
     if KILLS >= 50:  # the soak is only worth its time if kills landed where they matter
         assert result.kill_modes["tool"] > 0 and audit.unknowns > 0 and audit.reruns > 0
         assert audit.unknown_ran > 0 and audit.unknown_never_ran > 0 and result.kills_with_open_model_attempt > 0
+        assert audit.uncommitted_reads > 0  # kills landed between an all-READ step's calls and its commit
 
 
 @pytest.mark.slow
@@ -68,7 +70,8 @@ async def test_sqlite_journal_survives_kill9_at_any_moment(tmp_path: Path, capsy
     SIGKILLs landing inside tools, model calls and anywhere else:
     no WRITE / IRREVERSIBLE call executed twice unless an operator asked retry=True for it;
     READ / idempotent calls re-executed only after an interrupted attempt, with the same key;
-    every execution carries sha256(run_id:call_id) and a committed intent for its attempt;
+    every execution carries sha256(run_id:call_id) and a committed intent for its attempt,
+    except a READ run in a process that died before its step's one commit;
     every journal is gap-free, duplicate-free and folds; every run completes (after
     reconciliation); every tool_outcome_unknown names exactly an ambiguous call — one whose
     process died after its intent was committed."""

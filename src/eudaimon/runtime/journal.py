@@ -2,8 +2,10 @@
 
 Every event goes through `record`, which folds it into the state at once (the loop decides on
 what it has recorded) and buffers it; `flush` commits the buffer in one atomic append. The
-loop flushes exactly where durability matters: before a model call and before a tool runs,
-and when the run stops. A failed flush (another process appended first) ends this driver.
+loop flushes exactly where durability matters: before a model call, before a tool that may
+not run twice or changes anything (a batch of READ calls runs first and rides with the next
+model attempt: one commit per step), and when the run stops. A failed flush (another process
+appended first) ends this driver.
 """
 
 from __future__ import annotations
@@ -53,6 +55,10 @@ class RunJournal:
         this driver took the run over. A later driver that may act took over after every commit
         of this one, so it holds a larger token (see `RunDriver._take_over`)."""
         self.snapshot_every = snapshot_every
+        self.reads_first = True
+        """Whether a batch of READ calls runs before its intents are committed (one commit per
+        all-READ step). A Temporal workflow sets False: its recorded histories, which append
+        before every tool activity, must replay as they were recorded."""
         self.failure: BaseException | None = None
         """The exception that ended the run in this process, if one did: the cause of its error."""
         self.deps: Any = None

@@ -1,10 +1,15 @@
 """One batch of tool calls: policy, intents, parallel execution, results in call order.
 
-Every call that will execute gets its `tool_started` intent committed before any of them
-runs; that append is the fence that lets exactly one process execute a call. Calls that
-cannot run (unknown tool, bad arguments, denied, short-circuited) get their result without an
-intent, since nothing happens in the world. Completions are committed as they arrive while
-siblings still run; the last one rides with the next model attempt's record.
+Every call that will execute gets its `tool_started` intent recorded before any of them runs.
+When a call of the batch may not run twice, or changes anything at all (`must_commit_first`),
+the intents are committed before any call runs; that append is the fence that lets exactly one
+process execute such a call. A batch of READ calls only runs at once: its intents, the model's
+answer and the results ride in one commit with the next model attempt's record, and a crash
+before that commit leaves the attempt open, so the model is asked again and the calls run
+again (a READ does nothing twice). Calls that cannot run (unknown tool, bad arguments, denied,
+short-circuited) get their result without an intent, since nothing happens in the world.
+Completions of calls that changed something are committed as they arrive while siblings still
+run; the last one rides with the next model attempt's record.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 
 from eudaimon.core.decide import CallPlan, Decision, RunTools
 from eudaimon.core.digest import idempotency_key
+from eudaimon.core.effects import Effect
 from eudaimon.core.errors import InvalidEvent, ModelRetry
 from eudaimon.core.events import (
     ApprovalRequested,
@@ -82,8 +88,21 @@ async def prepare_batch(
             ready.append(outcome)
         elif outcome is not None:
             settled.append(outcome)
-    await journal.flush()
+    if not journal.reads_first or any(must_commit_first(item.tool) for item in ready):
+        await journal.flush()
     return ready, settled
+
+
+def must_commit_first(tool: Tool) -> bool:
+    """Whether a call of `tool` may run only once its intent (and the model's answer naming it)
+    is durable.
+
+    Only a READ may run first. A WRITE declared idempotent may not: its idempotency key comes
+    from the call's id, which is durable only with the model's answer. Were that answer lost in
+    a crash, the model, asked again, may name the call differently, and the write would run a
+    second time under another key.
+    """
+    return tool.effect is not Effect.READ
 
 
 async def run_alone(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> ToolResult:
@@ -284,8 +303,10 @@ async def run_together(
             done = [await finished.get()]
             while not finished.empty():
                 done.append(finished.get_nowait())
+            changed = False  # whether a call that finished now may have changed something
             for task in sorted((t for t in done if t in tasks), key=lambda t: ready.index(tasks[t])):
                 item = tasks.pop(task)
+                changed = changed or not journal.reads_first or must_commit_first(item.tool)
                 try:
                     outcome = task.result()
                 except OutcomeLost as exc:
@@ -297,8 +318,8 @@ async def run_together(
                 for task in tasks:
                     task.cancel()
                 return
-            if tasks:
-                await journal.flush()
+            if tasks and changed:
+                await journal.flush()  # its result is durable while its siblings still run
         if lost is not None:
             raise lost
     finally:
@@ -442,7 +463,8 @@ async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Outc
                     arguments=item.call.arguments,
                 )
             )
-            await journal.flush()
+            if not journal.reads_first or must_commit_first(item.tool):
+                await journal.flush()
         finally:
             current_call.reset(token)
 
