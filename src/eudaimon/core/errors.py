@@ -25,7 +25,8 @@
     │   ├── LeaseHeld             another process drives the run
     │   └── LeaseLost             this process stalled past its lease and must stop
     ├── InvalidEvent              an event that would not read back; refused before it is recorded
-    └── InvalidOperation          an approval, reconciliation or resume the run's state forbids
+    ├── InvalidOperation          an approval, reconciliation or resume the run's state forbids
+    └── MissingExtra              also an ImportError: a part whose optional dependencies are not installed
 
     EudaimonWarning (a UserWarning)
     └── ToolRetryIgnored          tool_retry_policy will not re-run some tools; names them
@@ -256,4 +257,23 @@ class InvalidEvent(EudaimonError, ValueError):
 
 
 class InvalidOperation(EudaimonError):
-    """The run's state does not allow what was asked (approving a call twice, …)."""
+    """The run's state does not allow what was asked (approving a call twice, approving a call
+    that awaits no approval, resuming a finished run); read `agent.state(run_id)` and act on
+    what it shows."""
+
+
+class MissingExtra(EudaimonError, ImportError):
+    """A part of eudaimon was used whose optional dependencies are not installed: a provider
+    (`OpenAIModel`), a store (`PostgresStore`), a memory (`RedisMemory`), the server, Temporal,
+    MCP, OpenTelemetry or the price tables. The message is the `pip install` line that fixes it;
+    `extra` names the extra and `module` the package that was missing."""
+
+    def __init__(self, feature: str, extra: str, module: str | None = None) -> None:
+        missing = f" ({module} is not installed)" if module else ""
+        super().__init__(
+            f"{feature} needs the {extra!r} extra{missing}: pip install 'eudaimon[{extra}]'",
+            name=module,
+        )
+        self.feature = feature
+        self.extra = extra
+        self.module = module

@@ -7,6 +7,9 @@ most writes are a single statement), `_content` the texts and messages events po
 
 from __future__ import annotations
 
-from eudaimon.stores.postgres._store import PostgresStore
+from eudaimon._extras import needs
+
+with needs("postgres", "PostgresStore (a postgresql:// store URL)"):
+    from eudaimon.stores.postgres._store import PostgresStore
 
 __all__ = ["PostgresStore"]
