@@ -11,7 +11,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
-import platformdirs
 import typer
 from rich.console import Console
 from rich.text import Text
@@ -45,8 +44,20 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of 
 
 def default_store_url() -> str:
     """`sqlite:///<user data dir>/runs.db`: where runs go when no store is named."""
-    path = Path(platformdirs.user_data_dir("eudaimon")) / "runs.db"
+    path = user_data_dir() / "runs.db"
     return f"sqlite:///{path.resolve()}"
+
+
+def user_data_dir() -> Path:
+    """The per-user data directory of eudaimon, where platformdirs (which eudaimon once used)
+    puts it: $XDG_DATA_HOME or ~/.local/share on Linux and BSD, ~/Library/Application Support
+    on macOS, %LOCALAPPDATA%\\eudaimon on Windows. Five lines do not warrant a dependency."""
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA", "").strip() or str(Path.home() / "AppData" / "Local")
+        return Path(base) / "eudaimon" / "eudaimon"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "eudaimon"
+    return Path(os.environ.get("XDG_DATA_HOME", "").strip() or Path.home() / ".local" / "share") / "eudaimon"
 
 
 def resolve_store_url(store: str | None) -> str:

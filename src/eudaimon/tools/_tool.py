@@ -14,7 +14,6 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, overload
 
-import jsonschema
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError, to_json
 
@@ -128,6 +127,8 @@ class Tool:
             raise ConfigurationError(f"tool {self.name!r}: timeout_s must be a positive number of seconds")
         if self.args_model is not None or self._validator is not None:
             return self
+        import jsonschema  # only tools given a bare JSON Schema (MCP's, hand-written) need it
+
         cls = jsonschema.validators.validator_for(self.parameters)
         try:
             cls.check_schema(self.parameters)
