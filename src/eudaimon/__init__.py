@@ -117,7 +117,8 @@ if not TYPE_CHECKING:  # mypy reads the imports above, and still flags a misspel
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    # The public names, loaded or not, and no helper (`TYPE_CHECKING`, `Any`).
+    return sorted(__all__)
 
 
 __all__ = [
