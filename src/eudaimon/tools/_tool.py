@@ -36,7 +36,9 @@ class ToolPolicy(StrEnum):
 
 
 class ToolArgumentsError(ValueError):
-    """The model's arguments for a call were unusable; the message is shown to the model."""
+    """The model's arguments for a call were unusable (not JSON, or not what the tool's schema
+    says); the message is the call's error result, shown to the model so it can correct them.
+    A tool raises it (or `ModelRetry`) to reject arguments its schema cannot express."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
