@@ -8,7 +8,7 @@ reported, with `python -c pass` (the interpreter alone) beside it. Several eudai
 be compared side by side, e.g. this checkout and main:
 
     git -C /path/to/main archive HEAD | tar -x -C /tmp/main
-    .venv/bin/python benchmarks/import_cost.py --source before=/tmp/main --source after=. [--rounds 15] [--install]
+    .venv/bin/python benchmarks/import_cost.py --source before=/tmp/main --source after=. [--rounds 7] [--install]
 
 The peers are imported with benchmarks/.peers/bin/python (benchmarks/peers/setup.sh makes it);
 without it they are left out, and the report says so.
@@ -52,7 +52,6 @@ def cases(sources: dict[str, Path]) -> dict[str, tuple[list[str], dict[str, str]
     if PEERS.exists():
         out["import pydantic_ai (peers venv)"] = ([str(PEERS), "-c", "import pydantic_ai"], base)
         out["import agents (peers venv)"] = ([str(PEERS), "-c", "import agents"], base)
-        out["python -c pass (peers venv)"] = ([str(PEERS), "-c", "pass"], base)
     return out
 
 
@@ -63,6 +62,7 @@ def measure(rounds: int, sources: dict[str, Path]) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {label: [] for label in todo}
     labels = list(todo)
     for r in range(rounds):
+        print(f"round {r + 1}/{rounds}", file=sys.stderr, flush=True)
         shift = r % len(labels)  # rotate the order, so no case always runs first
         for label in labels[shift:] + labels[:shift]:
             times[label].append(timed(*todo[label]))
@@ -99,7 +99,7 @@ def install_footprint(root: Path, work: Path) -> tuple[int, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--source", action="append", default=[], help="LABEL=DIR, a checkout to measure (repeat)")
     parser.add_argument("--install", action="store_true", help="also measure the base install of each source")
     args = parser.parse_args()

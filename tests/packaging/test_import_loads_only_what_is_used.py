@@ -104,3 +104,15 @@ def test_asking_for_a_provider_loads_its_sdk() -> None:
     """The lazy names are real: asking for OpenAIModel loads openai (the test above can fail)."""
     loaded = _loaded_by("from eudaimon.models import OpenAIModel")
     assert "openai" in loaded
+
+
+def test_eudaimon_help_loads_neither_the_agent_nor_pydantic() -> None:
+    """`eudaimon --help` lists the commands; each command imports what it runs when it runs."""
+    loaded = _loaded_by(
+        "import runpy, sys\n"
+        "        sys.argv = ['eudaimon', '--help']\n"
+        "        try: runpy.run_module('eudaimon', run_name='__main__')\n"
+        "        except SystemExit: pass"
+    )
+    assert "eudaimon.cli.app" in loaded
+    assert [m for m in loaded if _top(m) in (*NOT_AT_IMPORT, "pydantic") or m.startswith("eudaimon.agent")] == []

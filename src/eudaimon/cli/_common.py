@@ -9,13 +9,12 @@ import sys
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
-from eudaimon.agent import Agent
 from eudaimon.cli._escape import visible
 from eudaimon.core.errors import ConfigurationError, CorruptEvent, EudaimonError, JournalError, RunNotFound
 from eudaimon.core.events import Event
@@ -24,6 +23,9 @@ from eudaimon.core.state import RunState, Status
 from eudaimon.runtime.operations import load_state
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.url import open_store
+
+if TYPE_CHECKING:  # imported by load_agent: `eudaimon --help` does not load the agent surface
+    from eudaimon.agent import Agent
 
 T = TypeVar("T")
 _PIPE_WIDTH = 140
@@ -210,6 +212,8 @@ def environ(name: str, value: str) -> Iterator[None]:
 
 
 def load_agent(target: str) -> Agent:
+    from eudaimon.agent import Agent
+
     module_name, _, attr = target.partition(":")
     if not module_name or not attr:
         fail(f'{target!r} is not MODULE:ATTR; write e.g. `eudaimon run myapp.agents:support "hello"`')
