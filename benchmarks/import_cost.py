@@ -99,23 +99,15 @@ def install_footprint(root: Path, work: Path) -> tuple[int, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=7, help="0: only --install")
     parser.add_argument("--source", action="append", default=[], help="LABEL=DIR, a checkout to measure (repeat)")
     parser.add_argument("--install", action="store_true", help="also measure the base install of each source")
     args = parser.parse_args()
     pairs = [s.split("=", 1) for s in args.source] or [["this", str(REPO)]]
     sources = {label: Path(path).resolve() for label, path in pairs}
 
-    times = measure(args.rounds, sources)
-    print(f"median of {args.rounds} fresh interpreters each, cases alternating ({sys.version.split()[0]}):")
-    width = max(map(len, times))
-    for label, values in times.items():
-        med = statistics.median(values)
-        spread = f"{min(values):7.1f} .. {max(values):7.1f}"
-        print(f"  {label:<{width}}  {med:7.1f} ms   (min .. max {spread})")
-    if not PEERS.exists():
-        print(f"  (peers left out: {PEERS} does not exist; benchmarks/peers/setup.sh makes it)")
-
+    if args.rounds > 0:
+        report(measure(args.rounds, sources), args.rounds)
     if args.install:
         print("base install (pip install <wheel>, no extras) into a fresh venv:")
         for label, root in sources.items():
@@ -125,6 +117,17 @@ def main() -> None:
             finally:
                 shutil.rmtree(work, ignore_errors=True)
             print(f"  [{label}] {count} packages (eudaimon included), {mb:.1f} MB in site-packages (no .pyc)")
+
+
+def report(times: dict[str, list[float]], rounds: int) -> None:
+    print(f"median of {rounds} fresh interpreters each, cases alternating ({sys.version.split()[0]}):")
+    width = max(map(len, times))
+    for label, values in times.items():
+        med = statistics.median(values)
+        spread = f"{min(values):7.1f} .. {max(values):7.1f}"
+        print(f"  {label:<{width}}  {med:7.1f} ms   (min .. max {spread})")
+    if not PEERS.exists():
+        print(f"  (peers left out: {PEERS} does not exist; benchmarks/peers/setup.sh makes it)")
 
 
 if __name__ == "__main__":
