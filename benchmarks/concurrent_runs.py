@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import statistics
@@ -54,6 +55,23 @@ TARGET_SCALE = 10.5
 """Issue 20: 10,000 SQLite runs ≤ this × the time of 1,000."""
 TARGET_LATE_MS = 20.0
 ROOT = Path(__file__).resolve().parent.parent
+
+
+class _GcTime:
+    """CPU the process spent collecting garbage (all generations; by the collecting thread's
+    clock, so a loaded machine does not inflate it), and how often each generation ran."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.runs = [0, 0, 0]
+        self._began = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._began = time.thread_time()
+        else:
+            self.seconds += time.thread_time() - self._began
+            self.runs[info["generation"]] += 1
 
 
 class _Ticker:
@@ -128,25 +146,33 @@ async def _measure(store_kind: str, n: int, calls: int, latency_s: float, path: 
     ticker = _Ticker()
     ticker.start()
     await asyncio.sleep(0.05)
+    gc_time = _GcTime()
+    gc.callbacks.append(gc_time)
     cpu0, wall0 = time.process_time(), time.perf_counter()
-    outcomes = await asyncio.gather(
-        *(agent.prompt(f"k{i}", thread_id=f"t{i}") for i in range(n)), return_exceptions=True
-    )
+    expected = f"done: value of {calls - 2}" if calls >= 2 else None
+
+    async def one(i: int) -> str | None:
+        """One run, checked as it ends: what went wrong, or None. Only that verdict is kept, so
+        the heap (and what the garbage collector walks) holds no finished run's response."""
+        try:
+            o = await agent.prompt(f"k{i}", thread_id=f"t{i}")
+        except Exception as exc:
+            return type(exc).__name__
+        if o.status != "completed":
+            return str(o.status)
+        if (expected is not None and o.final_text != expected) or _tool_results(o.messages) != calls - 1:
+            return "wrong answer"
+        return None
+
+    verdicts = await asyncio.gather(*(one(i) for i in range(n)))
     wall = time.perf_counter() - wall0
     cpu = time.process_time() - cpu0
+    gc.callbacks.remove(gc_time)
     await ticker.stop()
-    expected = f"done: value of {calls - 2}" if calls >= 2 else None
     kinds: dict[str, int] = {}
-    for o in outcomes:
-        if isinstance(o, BaseException):
-            kind = type(o).__name__
-        elif o.status != "completed":
-            kind = str(o.status)
-        elif (expected is not None and o.final_text != expected) or _tool_results(o.messages) != calls - 1:
-            kind = "wrong answer"
-        else:
-            continue
-        kinds[kind] = kinds.get(kind, 0) + 1
+    for kind in verdicts:
+        if kind is not None:
+            kinds[kind] = kinds.get(kind, 0) + 1
     steps = n * calls
     commits = getattr(store, "commit_count", 0) - commits0
     await store.close()
@@ -158,6 +184,8 @@ async def _measure(store_kind: str, n: int, calls: int, latency_s: float, path: 
         "wall_s": wall,
         "cpu_s": cpu,
         "cpu_us_per_step": cpu / steps * 1e6,
+        "gc_us_per_step": gc_time.seconds / steps * 1e6,
+        "gc_runs": gc_time.runs,
         "renewals_per_s": counts["renewed"] / wall,
         "renewed": counts["renewed"],
         "renewing_statements": counts["renewals"],
@@ -244,7 +272,7 @@ def main() -> None:
                     results.setdefault((kind, n, src), []).append(row)
                     print(
                         f"  {kind} N={n} {labels[src]}: {row['wall_s']:.2f} s, {row['cpu_us_per_step']:.0f} µs "
-                        f"CPU/step, timer p99 {row['late_p99_ms']:.1f} ms, {row['failed']} failed "
+                        f"CPU/step (GC {row['gc_us_per_step']:.0f}), timer p99 {row['late_p99_ms']:.1f} ms, {row['failed']} failed "
                         f"{row['failures'] or ''}",
                         flush=True,
                     )
@@ -262,14 +290,14 @@ def _report(args: Any, labels: dict[str, str], results: dict[tuple[str, int, str
         f"{args.ttl_s:g} s, EUDAIMON_MAX_ACTIVE_RUNS {args.max_active or 'default'}, medians of {args.rounds} round(s)"
     )
     print(
-        "| store | N | tree | wall s | ÷ ideal | CPU µs/step | fsynced commits/step | renewals/s "
+        "| store | N | tree | wall s | ÷ ideal | CPU µs/step | of which GC | fsynced commits/step | renewals/s "
         "| renewing statements | timer p99 ms | timer max ms | failed |"
     )
-    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for (kind, n, src), rows in results.items():
         print(
             f"| {kind} | {n} | {labels[src]} | {_median(rows, 'wall_s'):.2f} | {_median(rows, 'wall_s') / ideal:.2f} "
-            f"| {_median(rows, 'cpu_us_per_step'):.0f} | {_median(rows, 'commits_per_step'):.3f} "
+            f"| {_median(rows, 'cpu_us_per_step'):.0f} | {_median(rows, 'gc_us_per_step'):.0f} | {_median(rows, 'commits_per_step'):.3f} "
             f"| {_median(rows, 'renewals_per_s'):.0f} | {_median(rows, 'renewing_statements'):.0f} "
             f"| {_median(rows, 'late_p99_ms'):.1f} | {_median(rows, 'late_max_ms'):.0f} "
             f"| {sum(r['failed'] for r in rows)} |"
