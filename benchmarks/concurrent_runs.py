@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import json
 import os
@@ -94,10 +95,8 @@ class _Ticker:
     async def stop(self) -> None:
         assert self._task is not None
         self._task.cancel()
-        try:
+        with contextlib.suppress(asyncio.CancelledError):
             await self._task
-        except asyncio.CancelledError:
-            pass
 
 
 async def _measure(store_kind: str, n: int, calls: int, latency_s: float, path: Path) -> dict[str, Any]:
@@ -272,7 +271,8 @@ def main() -> None:
                     results.setdefault((kind, n, src), []).append(row)
                     print(
                         f"  {kind} N={n} {labels[src]}: {row['wall_s']:.2f} s, {row['cpu_us_per_step']:.0f} µs "
-                        f"CPU/step (GC {row['gc_us_per_step']:.0f}), timer p99 {row['late_p99_ms']:.1f} ms, {row['failed']} failed "
+                        f"CPU/step (GC {row['gc_us_per_step']:.0f}), timer p99 {row['late_p99_ms']:.1f} ms, "
+                        f"{row['failed']} failed "
                         f"{row['failures'] or ''}",
                         flush=True,
                     )
@@ -297,7 +297,8 @@ def _report(args: Any, labels: dict[str, str], results: dict[tuple[str, int, str
     for (kind, n, src), rows in results.items():
         print(
             f"| {kind} | {n} | {labels[src]} | {_median(rows, 'wall_s'):.2f} | {_median(rows, 'wall_s') / ideal:.2f} "
-            f"| {_median(rows, 'cpu_us_per_step'):.0f} | {_median(rows, 'gc_us_per_step'):.0f} | {_median(rows, 'commits_per_step'):.3f} "
+            f"| {_median(rows, 'cpu_us_per_step'):.0f} | {_median(rows, 'gc_us_per_step'):.0f} "
+            f"| {_median(rows, 'commits_per_step'):.3f} "
             f"| {_median(rows, 'renewals_per_s'):.0f} | {_median(rows, 'renewing_statements'):.0f} "
             f"| {_median(rows, 'late_p99_ms'):.1f} | {_median(rows, 'late_max_ms'):.0f} "
             f"| {sum(r['failed'] for r in rows)} |"
