@@ -51,3 +51,50 @@ def test_cached_rates_price_every_model_as_genai_prices_does(provider: str) -> N
             assert cost_model.price(model.id, Usage(tokens, output, cached)) == pytest.approx(expected, rel=1e-12)
             checked += 1
     assert checked > 20
+
+
+def test_a_price_that_changes_with_the_time_of_day_is_not_served_from_the_morning() -> None:
+    """Bug: prices were cached per day, but genai-prices prices DeepSeek by the time of day
+    (off-peak hours). Through one cost model, a call at each hour of two days costs what
+    genai-prices' own `calc_price` says at that instant, and the prices are looked up again
+    only when they may have changed (a window's start or end, or midnight), not every call."""
+    from datetime import UTC, datetime, timedelta
+
+    cost_model = GenAIPricesCostModel("deepseek")
+    clock = [datetime(2026, 3, 2, 0, 0, tzinfo=UTC)]
+    cost_model._now = lambda: clock[0]
+    lookups = 0
+    real_lookup = cost_model._lookup
+
+    def counted(model_id: str) -> object:
+        nonlocal lookups
+        lookups += 1
+        return real_lookup(model_id)
+
+    cost_model._lookup = counted  # type: ignore[method-assign]
+    provider, info = GenAIPricesCostModel("deepseek")._lookup("deepseek-chat")  # type: ignore[misc]
+    usage = Usage(100_000, 20_000, 30_000)
+    seen: set[float] = set()
+    for minutes in range(0, 48 * 60, 30):
+        clock[0] = datetime(2026, 3, 2, 0, 0, tzinfo=UTC) + timedelta(minutes=minutes)
+        prices_usage = PricesUsage(input_tokens=100_000, output_tokens=20_000, cache_read_tokens=30_000)
+        expected = float(info.calc_price(prices_usage, provider, genai_request_timestamp=clock[0]).total_price)
+        got = cost_model.price("deepseek-chat", usage)
+        assert got == pytest.approx(expected, rel=1e-12), clock[0]
+        seen.add(round(expected, 12))
+    assert len(seen) >= 2, "the test must cross a change of price"
+    assert lookups <= 3 * 2 + 2, f"prices looked up {lookups} times in two days"
+
+
+def test_a_cost_model_remembers_a_bounded_number_of_models() -> None:
+    """Bounded: model ids come from servers (`response.model`); however many pass, each cache
+    of a cost model keeps at most `_MAX_MODELS`, and prices stay right for the ones it dropped."""
+    from eudaimon.extensions import cost
+
+    cost_model = OpenAICostModel()
+    first = cost_model.price("gpt-4o", Usage(1000, 500))
+    for i in range(cost._MAX_MODELS + 50):
+        cost_model.price(f"no-such-model-{i}", Usage(1, 1))
+    assert len(cost_model._found) <= cost._MAX_MODELS
+    assert len(cost_model._rates) <= cost._MAX_MODELS
+    assert cost_model.price("gpt-4o", Usage(1000, 500)) == first

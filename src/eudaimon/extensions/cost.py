@@ -17,14 +17,16 @@ rest of the input at the input rate.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime, time, timedelta
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
 from genai_prices import Usage as _PricesUsage
 from genai_prices import data_snapshot
+from genai_prices.types import TimeOfDateConstraint
 
 from eudaimon.core.errors import ConfigurationError
 from eudaimon.core.messages import Usage
@@ -116,10 +118,12 @@ class GenAIPricesCostModel:
         if provider_id is not None:
             self.provider_id = provider_id
         self._found: dict[str, Any] = {}
-        self._rates: dict[str, tuple[date, Any, _FlatRates | None]] = {}
-        """model id -> (the UTC day, genai-prices' `ModelPrice` on that day, its flat rates).
-        Prices change by date, not by call, and genai-prices' `calc_price` costs hundreds of
-        µs: a model with flat rates per token is priced from them with three products."""
+        self._rates: dict[str, tuple[datetime, Any, _FlatRates | None]] = {}
+        """model id -> (until when it holds, genai-prices' `ModelPrice` until then, its flat
+        rates). Prices change by date or time of day (DeepSeek's off-peak hours), not by call,
+        and genai-prices' `calc_price` costs hundreds of µs: a model with flat rates per token
+        is priced from them with three products. Both maps hold at most `_MAX_MODELS` ids."""
+        self._now: Callable[[], datetime] = _utc_now
 
     def _lookup(self, model_id: str) -> tuple[Any, Any] | None:
         """genai-prices' (provider, model info) for `model_id`, or None when it has none."""
@@ -136,20 +140,21 @@ class GenAIPricesCostModel:
             found = snapshot.find_provider_model(ref, None, provider_id, None)
         except LookupError:
             found = None
-        self._found[model_id] = found
+        _bounded(self._found)[model_id] = found
         return found
 
     def _rated(self, model_id: str) -> tuple[Any, _FlatRates | None]:
-        """genai-prices' `ModelPrice` of `model_id` today (None when it has none) and its flat
-        rates (None when tiered or priced by more than tokens); cached per model and day."""
-        now = datetime.now(tz=UTC)
+        """genai-prices' `ModelPrice` of `model_id` now (None when it has none) and its flat
+        rates (None when tiered or priced by more than tokens); cached per model until the next
+        UTC midnight or the next time of day at which the model's prices change."""
+        now = self._now()
         cached = self._rates.get(model_id)
-        if cached is not None and cached[0] == now.date():
+        if cached is not None and now < cached[0]:
             return cached[1], cached[2]
         found = self._lookup(model_id)
         prices = found[1].get_prices(now) if found is not None else None
         flat = _FlatRates.of(prices) if prices is not None else None
-        self._rates[model_id] = (now.date(), prices, flat)
+        _bounded(self._rates)[model_id] = (_prices_hold_until(found, now), prices, flat)
         return prices, flat
 
     def _prices(self, model_id: str) -> Any:
@@ -191,6 +196,40 @@ class GenAIPricesCostModel:
 
 
 _FLAT_KEYS = frozenset({"input_mtok", "output_mtok", "cache_read_mtok"})
+_MAX_MODELS = 1024
+"""Model ids a cost model remembers: `response.model` comes from the server, so ids are bounded here."""
+
+
+def _utc_now() -> datetime:
+    return datetime.now(tz=UTC)
+
+
+def _bounded(cache: dict[str, Any]) -> dict[str, Any]:
+    """`cache`, its oldest entry dropped when full."""
+    if len(cache) >= _MAX_MODELS:
+        del cache[next(iter(cache))]
+    return cache
+
+
+def _prices_hold_until(found: tuple[Any, Any] | None, now: datetime) -> datetime:
+    """The first instant after `now` at which the model's prices may change: the next UTC
+    midnight (a price's start date), or sooner the next start or end of a time-of-day price."""
+    midnight = datetime.combine(now.date() + timedelta(days=1), time(0), tzinfo=UTC)
+    conditional = found[1].prices if found is not None else None
+    if not isinstance(conditional, list):
+        return midnight
+    until = midnight
+    for price in conditional:
+        window = price.constraint
+        if not isinstance(window, TimeOfDateConstraint):
+            continue
+        for moment in (window.start_time, window.end_time):
+            day_before = now.date() - timedelta(days=1)
+            at = datetime.combine(day_before, moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+            while at <= now:  # the first occurrence after now, whatever the time's own zone
+                at += timedelta(days=1)
+            until = min(until, at)
+    return until
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -52,27 +52,40 @@ _STOP_REASONS = {
 }
 
 
-def to_anthropic(messages: Sequence[Message]) -> tuple[str | None, list[MessageParam]]:
+Converted = tuple[Literal["system", "user", "assistant"], Sequence[ContentBlockParam], str]
+"""One message in the API's terms: its role, its blocks, and (for a system message) its text.
+What `AnthropicModel` caches per message, so a step converts only the messages new to it."""
+
+
+def convert_message(message: Message) -> Converted:
+    if message.role is Role.SYSTEM:
+        return "system", (), message.content
+    return ("assistant" if message.role is Role.ASSISTANT else "user"), tuple(_blocks(message)), ""
+
+
+def to_anthropic(
+    messages: Iterable[Message], convert: Callable[[Message], Converted] = convert_message
+) -> tuple[str | None, list[MessageParam]]:
     """`(system, messages)`: system prompts joined by blank lines, and the turns.
 
     Consecutive turns of one role are merged, so the results of parallel tool calls (and a
     user message after them) form the single user turn the API expects after a `tool_use`.
+    `convert` is `convert_message`, or a cache of it: its blocks are copied, never changed.
     """
     system: list[str] = []
     turns: list[tuple[Literal["user", "assistant"], list[ContentBlockParam]]] = []
     for message in messages:
-        if message.role is Role.SYSTEM:
-            if message.content:
-                system.append(message.content)
+        role, blocks, text = convert(message)
+        if role == "system":
+            if text:
+                system.append(text)
             continue
-        role: Literal["user", "assistant"] = "assistant" if message.role is Role.ASSISTANT else "user"
-        blocks = _blocks(message)
         if not blocks:
             continue  # the API refuses empty turns; an empty message says nothing
         if turns and turns[-1][0] == role:
             turns[-1][1].extend(blocks)
         else:
-            turns.append((role, blocks))
+            turns.append((role, list(blocks)))
     wire: list[MessageParam] = []
     for role, blocks in turns:
         if role == "user":

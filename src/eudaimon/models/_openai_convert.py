@@ -54,22 +54,36 @@ def to_openai_messages(messages: Sequence[Message]) -> list[ChatCompletionMessag
         if attached and message.role is not Role.TOOL:
             wire.append({"role": "user", "content": attached})
             attached = []
-        if message.role is Role.SYSTEM:
-            wire.append({"role": "system", "content": message.content})
-        elif message.role is Role.USER:
-            content = to_openai_parts(message.parts) if message.parts else message.content
-            wire.append({"role": "user", "content": content})
-        elif message.role is Role.TOOL:
-            wire.append({"role": "tool", "tool_call_id": message.tool_call_id or "", "content": message.content})
-            media = [p for p in message.parts if not isinstance(p, TextPart)]
-            if media:
-                attached.append({"type": "text", "text": f"Returned by tool call {message.tool_call_id}:"})
-                attached.extend(to_openai_parts(media))
-        else:
-            wire.append(_assistant(message))
+        one, media = wire_message(message)
+        wire.append(one)
+        attached.extend(media)
     if attached:
         wire.append({"role": "user", "content": attached})
     return wire
+
+
+def wire_message(message: Message) -> tuple[ChatCompletionMessageParam, list[ChatCompletionContentPartParam]]:
+    """One message on the wire, and the media a tool result attaches to the user turn after it."""
+    if message.role is Role.SYSTEM:
+        return {"role": "system", "content": message.content}, []
+    if message.role is Role.USER:
+        content = to_openai_parts(message.parts) if message.parts else message.content
+        return {"role": "user", "content": content}, []
+    if message.role is Role.TOOL:
+        tool: ChatCompletionMessageParam = {
+            "role": "tool",
+            "tool_call_id": message.tool_call_id or "",
+            "content": message.content,
+        }
+        media = [p for p in message.parts if not isinstance(p, TextPart)]
+        if not media:
+            return tool, []
+        intro: ChatCompletionContentPartParam = {
+            "type": "text",
+            "text": f"Returned by tool call {message.tool_call_id}:",
+        }
+        return tool, [intro, *to_openai_parts(media)]
+    return _assistant(message), []
 
 
 def to_openai_parts(parts: Sequence[ContentPart]) -> list[ChatCompletionContentPartParam]:

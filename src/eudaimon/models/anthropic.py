@@ -22,7 +22,14 @@ from anthropic.types.message_create_params import MessageCreateParamsNonStreamin
 
 from eudaimon.core.errors import ConfigurationError, ModelError, ModelRequestRejected
 from eudaimon.core.settings import ModelSettings
-from eudaimon.models._anthropic_convert import AnthropicStream, from_message, to_anthropic, to_anthropic_tools
+from eudaimon.models._anthropic_convert import (
+    AnthropicStream,
+    Converted,
+    convert_message,
+    from_message,
+    to_anthropic,
+    to_anthropic_tools,
+)
 from eudaimon.models._provider_errors import (
     ErrorContext,
     from_status,
@@ -32,6 +39,7 @@ from eudaimon.models._provider_errors import (
     unavailable,
 )
 from eudaimon.models._sdk import check_options, classified, display_url, read, relay
+from eudaimon.models._wire_cache import WireCache
 from eudaimon.models.base import ChatRequest, ChatResponse, ModelStreamItem
 
 DEFAULT_MAX_TOKENS = 4096
@@ -112,6 +120,8 @@ class AnthropicModel:
             key_hint="check ANTHROPIC_API_KEY or the api_key given to AnthropicModel",
             secrets=secrets,
         )
+        self._messages: WireCache[Converted] = WireCache(convert_message, _size)
+        """Each message's blocks, converted once (see `_wire_cache`): a step converts only new messages."""
 
     @property
     def model_id(self) -> str:
@@ -182,7 +192,7 @@ class AnthropicModel:
     def _fill(self, request: ChatRequest, params: _Params) -> _Params:
         settings = request.settings
         self.check_settings(settings)
-        system, messages = to_anthropic(request.messages)
+        system, messages = to_anthropic(request.messages, self._messages.get)
         params["messages"] = messages
         if system is not None:
             params["system"] = system
@@ -239,6 +249,12 @@ class AnthropicModel:
 
 
 _EFFORTS = frozenset({"low", "medium", "high"})
+
+
+def _size(converted: Converted) -> int:
+    """About the bytes a message's blocks hold: their text and inline data."""
+    _role, blocks, text = converted
+    return 64 + len(text) + sum(len(repr(block)) for block in blocks)
 
 
 def _tool_choice(choice: str | None, parallel: bool | None) -> ToolChoiceParam | None:

@@ -9,6 +9,7 @@ done to a request can alter the run's journaled history.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, MutableSequence
+from itertools import islice
 from typing import overload
 
 from eudaimon.core.messages import Message
@@ -51,8 +52,7 @@ class History(MutableSequence[Message]):
     def __iter__(self) -> Iterator[Message]:
         if self._own is not None:
             return iter(self._own)
-        base, length = self._base, self._length
-        return (base[i] for i in range(length))
+        return islice(self._base, self._length)  # at C speed: a model walks it every step
 
     @overload
     def __setitem__(self, index: int, value: Message) -> None: ...

@@ -22,8 +22,8 @@ from typing import Any, Literal, TypeVar
 import httpx2
 import openai
 import pydantic
-from openai import AsyncOpenAI
-from openai.types.chat import ChatCompletionToolChoiceOptionParam
+from openai import AsyncOpenAI, AsyncStream, RequestOptions
+from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionToolChoiceOptionParam
 from openai.types.chat.completion_create_params import (
     CompletionCreateParamsNonStreaming,
     CompletionCreateParamsStreaming,
@@ -31,7 +31,8 @@ from openai.types.chat.completion_create_params import (
 
 from eudaimon.core.errors import ConfigurationError, ModelError
 from eudaimon.core.settings import ModelSettings
-from eudaimon.models._openai_convert import OpenAIStream, from_completion, to_openai_messages, to_openai_tools
+from eudaimon.models._openai_body import message_cache, request_body
+from eudaimon.models._openai_convert import OpenAIStream, from_completion, to_openai_tools
 from eudaimon.models._provider_errors import (
     ErrorContext,
     from_status,
@@ -50,6 +51,8 @@ _NO_KEY = "not-needed"  # the SDK insists on some key; local servers ignore it
 _OPTIONS = frozenset({"api_key", "base_url", "timeout", "client", "max_tokens_field"})
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
 _Params = TypeVar("_Params", CompletionCreateParamsNonStreaming, CompletionCreateParamsStreaming)
+_PATH = "/chat/completions"
+_POST_OPTIONS: RequestOptions = {"security": {"bearer_auth": True}}  # what the SDK's create() sends
 
 
 class OpenAIModel:
@@ -116,6 +119,8 @@ class OpenAIModel:
             kind = "Ollama" if provider == "ollama" else "OpenAI-compatible server"
             label, hint = f"{kind} at {self._base_url}", f"check the api_key given for {self._base_url}"
         self._ctx = ErrorContext(provider=label, model=model, key_hint=hint, secrets=secrets)
+        self._messages = message_cache()
+        """Each message's JSON, encoded once (see `_openai_body`): a step converts only new messages."""
 
     @property
     def model_id(self) -> str:
@@ -128,8 +133,8 @@ class OpenAIModel:
     async def generate(self, request: ChatRequest) -> ChatResponse:
         """One completion. Failures raise `ModelError`s, classified once (see the module docstring)."""
         with classified(self._classify):
-            completion = await self._client.chat.completions.create(
-                **self._params(request), extra_body=_extra_body(request)
+            completion = await self._client.post(
+                _PATH, cast_to=ChatCompletion, content=self._body(request, self._params(request)), options=_POST_OPTIONS
             )
         return read(from_completion, completion, self._ctx, "the completion")
 
@@ -140,8 +145,13 @@ class OpenAIModel:
         ends early after content arrived is `ModelResponseInvalid`, which is not retried.
         """
         return relay(
-            lambda: self._client.chat.completions.create(
-                **self._stream_params(request), extra_body=_extra_body(request)
+            lambda: self._client.post(
+                _PATH,
+                cast_to=ChatCompletion,
+                content=self._body(request, self._stream_params(request)),
+                options=_POST_OPTIONS,
+                stream=True,
+                stream_cls=AsyncStream[ChatCompletionChunk],
             ),
             OpenAIStream(),
             classify=self._classify,
@@ -158,7 +168,7 @@ class OpenAIModel:
         # include_usage: without it a streamed answer reports no tokens, and costs nothing.
         params: CompletionCreateParamsStreaming = {
             "model": self._model,
-            "messages": to_openai_messages(request.messages),
+            "messages": [],  # encoded apart, from the cache: see `_body`
             "stream": True,
             "stream_options": {"include_usage": True},
         }
@@ -167,9 +177,20 @@ class OpenAIModel:
     def _params(self, request: ChatRequest) -> CompletionCreateParamsNonStreaming:
         params: CompletionCreateParamsNonStreaming = {
             "model": self._model,
-            "messages": to_openai_messages(request.messages),
+            "messages": [],  # encoded apart, from the cache: see `_body`
         }
         return self._options(request, params)
+
+    def _body(
+        self, request: ChatRequest, params: CompletionCreateParamsNonStreaming | CompletionCreateParamsStreaming
+    ) -> bytes:
+        """The JSON body: `params` without their placeholder messages, `extra_body` merged over
+        them as the SDK merges it, and the request's messages encoded from the cache."""
+        head: dict[str, Any] = {k: v for k, v in params.items() if k != "messages"}
+        extra = request.settings.extra_body
+        if extra:
+            head.update(extra)
+        return request_body(head, request.messages, self._messages)
 
     def check_settings(self, settings: ModelSettings) -> None:
         """Refuse what Chat Completions has no field for.
@@ -252,12 +273,6 @@ def _tool_choice(choice: str) -> ChatCompletionToolChoiceOptionParam:
     if choice == "required":
         return "required"
     return {"type": "function", "function": {"name": choice}}
-
-
-def _extra_body(request: ChatRequest) -> dict[str, Any] | None:
-    """`ModelSettings.extra_body`: provider-specific fields, sent as they are."""
-    extra = request.settings.extra_body
-    return dict(extra) if extra else None
 
 
 def _detail(body: object, fallback: str) -> str:

@@ -15,6 +15,7 @@ from eudaimon.agent import Agent
 from eudaimon.core.errors import GuardrailBlocked, RunNotFound
 from eudaimon.core.state import RunState
 from eudaimon.runtime.clock import new_run_id
+from eudaimon.server import responses
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
 from eudaimon.server.hub import stream_event_sse
@@ -58,7 +59,12 @@ def router(ctx: ServerContext) -> APIRouter:
             422, f"this server serves several agents; name one in `agent`: {', '.join(sorted(ctx.agents))}"
         )
 
-    @api.post("/prompt", summary="Prompt an agent and wait for its answer")
+    @api.post(
+        "/prompt",
+        summary="Prompt an agent and wait for its answer",
+        response_model=responses.AgentResponse,
+        responses=responses.ERRORS,
+    )
     async def prompt(body: Prompt, principal: Annotated[Principal, Depends(operator)]) -> dict[str, Any]:
         """Run the agent until it answers, fails or waits for a human; answer like `AgentResponse`."""
         run_id = new_run_id()
@@ -103,7 +109,7 @@ def router(ctx: ServerContext) -> APIRouter:
 
         return StreamingResponse(events(), media_type="text/event-stream", headers=SSE_HEADERS)
 
-    @api.get("/health", summary="Liveness", tags=["service"])
+    @api.get("/health", summary="Liveness", tags=["service"], response_model=responses.Health)
     async def health() -> dict[str, Any]:
         """The process answers; how many runs it drives and how many streams are open."""
         return {"status": "ok", "driving": ctx.runner.driving_count, "streams": ctx.hub.subscriber_count}

@@ -14,8 +14,10 @@ from fastapi import APIRouter, Depends, HTTPException, Response
 from eudaimon.core.state import CallStatus, RunState, Status
 from eudaimon.runtime import operations
 from eudaimon.runtime.operations import load_state
+from eudaimon.server import responses
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
+from eudaimon.server.responses import ERRORS
 from eudaimon.server.runs import run_view
 from eudaimon.server.schemas import Approval, Cancel, Fork, Reconciliation
 
@@ -40,7 +42,7 @@ async def _check_call(ctx: ServerContext, state: RunState, call_id: str, waiting
 
 def router(ctx: ServerContext) -> APIRouter:
     _, operator = guards(ctx)
-    api = APIRouter(prefix="/v1/runs/{run_id}", tags=["decisions"])
+    api = APIRouter(prefix="/v1/runs/{run_id}", tags=["decisions"], responses=ERRORS)
 
     def continue_if_ready(state: RunState) -> bool:
         """Drive the run on when nothing in it waits for a human and its agent is served here."""
@@ -55,7 +57,7 @@ def router(ctx: ServerContext) -> APIRouter:
         view["resumed"] = resumed
         return view
 
-    @api.post("/approvals/{call_id}", summary="Approve or deny a call")
+    @api.post("/approvals/{call_id}", summary="Approve or deny a call", response_model=responses.Run)
     async def decide(
         run_id: str, call_id: str, body: Approval, principal: Annotated[Principal, Depends(operator)]
     ) -> dict[str, Any]:
@@ -66,7 +68,7 @@ def router(ctx: ServerContext) -> APIRouter:
         state = await operations.approve(ctx.store, run_id, call_id, body.approved, by=principal.name, note=body.note)
         return await answer(run_id, continue_if_ready(state))
 
-    @api.post("/reconcile/{call_id}", summary="Settle an unknown outcome")
+    @api.post("/reconcile/{call_id}", summary="Settle an unknown outcome", response_model=responses.Run)
     async def reconcile(
         run_id: str, call_id: str, body: Reconciliation, principal: Annotated[Principal, Depends(operator)]
     ) -> dict[str, Any]:
@@ -78,7 +80,7 @@ def router(ctx: ServerContext) -> APIRouter:
         )
         return await answer(run_id, continue_if_ready(state))
 
-    @api.post("/resume", status_code=202, summary="Resume a run")
+    @api.post("/resume", status_code=202, summary="Resume a run", response_model=responses.Run)
     async def resume(run_id: str, principal: Annotated[Principal, Depends(operator)]) -> dict[str, Any]:
         """Continue a run from its journal, in the background (after a crash, or a decision made
         elsewhere). A run another process drives is taken over once its lease lapses."""
@@ -92,14 +94,14 @@ def router(ctx: ServerContext) -> APIRouter:
         ctx.runner.resume(ctx.driver_of(state.agent), run_id)
         return await answer(run_id, True)
 
-    @api.post("/fork", status_code=201, summary="Fork a run at an event")
+    @api.post("/fork", status_code=201, summary="Fork a run at an event", response_model=responses.Run)
     async def fork(run_id: str, body: Fork, principal: Annotated[Principal, Depends(operator)]) -> dict[str, Any]:
         """A new run whose history is this run's up to `at_seq`; driven on here at once when its
         agent is served."""
         child = await operations.fork(ctx.store, run_id, body.at_seq)
         return await answer(child, continue_if_ready(await load_state(ctx.store, child)))
 
-    @api.post("/cancel", summary="Cancel a run")
+    @api.post("/cancel", summary="Cancel a run", response_model=responses.Run)
     async def cancel(
         run_id: str, response: Response, principal: Annotated[Principal, Depends(operator)], body: Cancel | None = None
     ) -> dict[str, Any]:

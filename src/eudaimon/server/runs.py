@@ -13,8 +13,10 @@ from eudaimon.core.errors import GuardrailBlocked, RunNotFound
 from eudaimon.core.state import RunState, Status
 from eudaimon.runtime.clock import new_run_id
 from eudaimon.runtime.operations import load_state
+from eudaimon.server import responses
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
+from eudaimon.server.responses import ERRORS
 from eudaimon.server.schemas import SEQ_MAX, StartRun
 from eudaimon.server.views import TERMINAL_STATUS, event_dict, run_dict, state_dict, summary_dict
 from eudaimon.stores.base import RunSummary
@@ -65,9 +67,14 @@ def idempotent_run_id(principal: Principal, agent: str, key: str) -> str:
 
 def router(ctx: ServerContext) -> APIRouter:
     viewer, operator = guards(ctx)
-    api = APIRouter(prefix="/v1", tags=["runs"])
+    api = APIRouter(prefix="/v1", tags=["runs"], responses=ERRORS)
 
-    @api.post("/agents/{agent}/runs", status_code=202, summary="Start a run")
+    @api.post(
+        "/agents/{agent}/runs",
+        status_code=202,
+        summary="Start a run",
+        response_model=responses.Run | responses.QueuedRun,
+    )
     async def start_run(
         agent: str,
         body: StartRun,
@@ -109,7 +116,7 @@ def router(ctx: ServerContext) -> APIRouter:
         except RunNotFound:
             return {"run_id": run_id, "agent": agent, "status": "queued", "thread_id": body.thread_id}
 
-    @api.get("/runs", summary="List runs")
+    @api.get("/runs", summary="List runs", response_model=responses.RunPage)
     async def list_runs(
         principal: Annotated[Principal, Depends(viewer)],
         status: Status | None = None,
@@ -140,13 +147,13 @@ def router(ctx: ServerContext) -> APIRouter:
             last = summary
         return {"runs": page, "next_cursor": _cursor(last) if more and last is not None else None}
 
-    @api.get("/runs/{run_id}", summary="Read a run")
+    @api.get("/runs/{run_id}", summary="Read a run", response_model=responses.Run)
     async def get_run(run_id: str, principal: Annotated[Principal, Depends(viewer)]) -> dict[str, Any]:
         """Status, steps, usage and cost (per step too), the conversation, pending approvals,
         unknown outcomes, and who decided what."""
         return await run_view(ctx, run_id)
 
-    @api.get("/runs/{run_id}/events", summary="Read a run's events")
+    @api.get("/runs/{run_id}/events", summary="Read a run's events", response_model=responses.EventPage)
     async def get_events(
         run_id: str,
         principal: Annotated[Principal, Depends(viewer)],
@@ -160,7 +167,7 @@ def router(ctx: ServerContext) -> APIRouter:
         shown = events[:limit]
         return {"events": [event_dict(e) for e in shown], "more": len(events) > limit}
 
-    @api.get("/runs/{run_id}/state", summary="Read a run's state at an event")
+    @api.get("/runs/{run_id}/state", summary="Read a run's state at an event", response_model=responses.State)
     async def get_state(
         run_id: str,
         principal: Annotated[Principal, Depends(viewer)],

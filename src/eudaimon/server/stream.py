@@ -23,6 +23,7 @@ from eudaimon.runtime.operations import load_state
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
 from eudaimon.server.hub import Fed, event_sse, sse
+from eudaimon.server.responses import ERRORS
 from eudaimon.server.schemas import SEQ_MAX
 
 KEEPALIVE_S = 15.0
@@ -44,7 +45,7 @@ def _resume_point(last_event_id: str | None, after_seq: int | None) -> int:
 
 def router(ctx: ServerContext) -> APIRouter:
     viewer, _ = guards(ctx)
-    api = APIRouter(prefix="/v1", tags=["runs"])
+    api = APIRouter(prefix="/v1", tags=["runs"], responses=ERRORS)
 
     @api.get(
         "/runs/{run_id}/events/stream",

@@ -5,8 +5,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Query
 
 from eudaimon.runtime.threads import thread_state
+from eudaimon.server import responses
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
+from eudaimon.server.responses import ERRORS
 from eudaimon.server.runs import ALL, status_of
 from eudaimon.server.views import summary_dict, usage_dict
 from eudaimon.stores.base import RunSummary
@@ -14,9 +16,9 @@ from eudaimon.stores.base import RunSummary
 
 def router(ctx: ServerContext) -> APIRouter:
     viewer, _ = guards(ctx)
-    api = APIRouter(prefix="/v1/threads", tags=["threads"])
+    api = APIRouter(prefix="/v1/threads", tags=["threads"], responses=ERRORS)
 
-    @api.get("", summary="List threads")
+    @api.get("", summary="List threads", response_model=responses.ThreadList)
     async def list_threads(
         principal: Annotated[Principal, Depends(viewer)], limit: Annotated[int, Query(ge=1, le=1000)] = 100
     ) -> dict[str, Any]:
@@ -39,7 +41,7 @@ def router(ctx: ServerContext) -> APIRouter:
             ]
         }
 
-    @api.get("/{thread_id}", summary="Read a thread")
+    @api.get("/{thread_id}", summary="Read a thread", response_model=responses.Thread)
     async def get_thread(thread_id: str, principal: Annotated[Principal, Depends(viewer)]) -> dict[str, Any]:
         """The thread's snapshot (turns, usage, cost, guardrail streak) and its runs, oldest first."""
         runs = await ctx.store.list_runs(limit=ALL, thread_id=thread_id)

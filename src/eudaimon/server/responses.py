@@ -1,0 +1,236 @@
+"""What the API answers, as schemas: `/openapi.json` describes every body a client will read.
+
+The views (`views.py`) build these shapes from the journal; the routes declare them as their
+`response_model`, so FastAPI checks each answer against its schema before it leaves, and a
+generated client gets typed objects instead of `{}`. Event rows are the one open shape: each
+event type adds its own fields to the five every row has.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Usage(BaseModel):
+    input_tokens: int
+    output_tokens: int
+    cached_tokens: int
+
+
+class ToolCall(BaseModel):
+    id: str
+    name: str
+    arguments: dict[str, Any] | str = Field(description="A JSON object, or the raw text a model sent that was not one.")
+
+
+class Message(BaseModel):
+    id: str
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str
+    tool_calls: list[ToolCall]
+    tool_call_id: str | None
+    is_error: bool
+
+
+class Call(BaseModel):
+    call_id: str
+    tool: str
+    arguments: dict[str, Any] | str
+
+
+class PendingApproval(Call):
+    reason: str = Field(description="Why the call waits for a human, as the approval rule said.")
+
+
+class Parent(BaseModel):
+    run_id: str
+    seq: int = Field(description="The parent's last event the fork kept.")
+
+
+class _Run(BaseModel):
+    run_id: str
+    agent: str
+    status: str = Field(description="running, waiting, completed, failed, cancelled, budget_exceeded, …")
+    thread_id: str | None
+    input: str
+    output: str | None
+    error: str | None
+    steps: int
+    usage: Usage
+    cost_usd: float | None = Field(description="null when a step's price is unknown.")
+    messages: list[Message]
+    pending: list[Call]
+    calls: dict[str, str] = Field(description="Each call's status, by call id.")
+    parent: Parent | None
+
+
+class State(_Run):
+    """The fold after an event: `GET /v1/runs/{id}/state`."""
+
+    seq: int = Field(description="The last event folded.")
+
+
+class Step(BaseModel):
+    step: int
+    seq: int
+    model: str
+    usage: Usage
+    cost_usd: float | None
+    duration_ms: int
+
+
+class _Decision(BaseModel):
+    seq: int
+    at: str
+    call_id: str | None
+    by: str | None
+
+
+class ApprovalDecision(_Decision):
+    kind: Literal["approval"]
+    approved: bool
+    note: str | None
+
+
+class ReconcileDecision(_Decision):
+    kind: Literal["reconcile"]
+    output: str | None
+    retry: bool
+
+
+class CancelDecision(_Decision):
+    kind: Literal["cancel"]
+    note: str | None
+
+
+Decision = Annotated[ApprovalDecision | ReconcileDecision | CancelDecision, Field(discriminator="kind")]
+"""Who decided what, in journal order; the fields follow the kind."""
+
+
+class Run(_Run):
+    """A run with what only its events tell: `GET /v1/runs/{id}` and every decision's answer."""
+
+    event_count: int
+    created_at: str | None
+    updated_at: str | None
+    pending_approvals: list[PendingApproval]
+    unknown_outcomes: list[Call]
+    step_usage: list[Step]
+    decisions: list[Decision]
+    resumed: bool | None = Field(None, description="Set by decisions: whether this server drives the run on.")
+    cancel_requested: bool | None = Field(
+        None, description="Set by cancel (202): another process drives the run and journals the cancel."
+    )
+
+
+class QueuedRun(BaseModel):
+    """A run accepted but not yet journaled when the answer left (202)."""
+
+    run_id: str
+    agent: str
+    status: Literal["queued"]
+    thread_id: str | None
+
+
+class RunSummary(BaseModel):
+    run_id: str
+    agent: str
+    thread_id: str | None
+    status: str
+    event_count: int
+    last_event_type: str
+    created_at: str
+    updated_at: str
+
+
+class RunPage(BaseModel):
+    runs: list[RunSummary]
+    next_cursor: str | None = Field(description="Pass it back as `cursor` for the next page; null on the last.")
+
+
+class EventRow(BaseModel):
+    """One journal row as stored; the fields of its `type` follow the five every row has."""
+
+    model_config = ConfigDict(extra="allow")
+
+    v: int
+    run_id: str
+    seq: int
+    at: str
+    type: str
+
+
+class EventPage(BaseModel):
+    events: list[EventRow]
+    more: bool
+
+
+class ThreadSummary(BaseModel):
+    thread_id: str
+    agent: str
+    runs: int
+    finished: int
+    updated_at: str
+
+
+class ThreadList(BaseModel):
+    threads: list[ThreadSummary]
+
+
+class Thread(BaseModel):
+    thread_id: str
+    turn_count: int
+    usage: Usage
+    cost_usd: float | None
+    guardrail_retries: int
+    created_at: str
+    runs: list[RunSummary]
+
+
+class PendingCall(BaseModel):
+    id: str
+    name: str
+    arguments: dict[str, Any] | str
+
+
+class AgentResponse(BaseModel):
+    """Daimon's `AgentResponse`, as `POST /v1/prompt` answers it."""
+
+    run_id: str
+    status: str
+    text: str
+    error: str | None
+    iterations: int
+    usage: Usage
+    cost: float
+    messages: list[Message]
+    pending_approvals: list[PendingCall]
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    driving: int
+    streams: int
+
+
+class Problem(BaseModel):
+    """Every error answer: a sentence, or for a malformed request FastAPI's list of problems
+    with a one-line `message` naming them."""
+
+    detail: str | list[dict[str, Any]]
+    message: str | None = None
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": Problem, "description": what}
+    for code, what in (
+        (401, "No key, or a key this server does not know."),
+        (403, "The key's role may not do this."),
+        (404, "No such run or thread."),
+        (409, "The run cannot take this now (it ended, or the call is not waiting)."),
+        (422, "The request is malformed, or the input was refused."),
+    )
+}
+"""The error answers every `/v1` route may give, declared once for all routers."""
