@@ -69,6 +69,9 @@ async def test_a_request_stops_its_run_and_no_other(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(cancel_requests, "CANCEL_POLL_S", POLL_S)
     store = CountingStore()
     agent = Agent(_steps(12), tools=[wait_a_bit], store=store, memory=None, max_iterations=50)
+    await agent.prompt("warm", thread_id="warm")  # the process has read the mark once
+    await asyncio.sleep(POLL_S)
+    store.reads.clear()
     runs = [asyncio.create_task(agent.prompt("go", run_id=f"r{i}", thread_id=f"t{i}")) for i in range(10)]
     while len(await store.load("r3")) < 4:
         await asyncio.sleep(0.01)

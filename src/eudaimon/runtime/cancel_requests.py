@@ -75,35 +75,39 @@ async def read_cancel_request(store: EventStore, run_id: str) -> CancelRequest |
 _Mark = tuple[int, str] | None
 """What `CHANGES_KEY` held when read: (version, nonce), or None when absent."""
 _UNSEEN: object = object()
-"""A run that has not looked yet: any mark differs from it."""
+"""The mark of a process that has not read it yet."""
+_NEVER: object = object()
+"""What a reopened run has seen: differs from every mark, `_UNSEEN` included."""
 
 
 class _Watch:
-    """`CHANGES_KEY` of one store as this process last read it, shared by all its runs."""
+    """`CHANGES_KEY` of one store as this process last read it, shared by all its runs.
+
+    Read in the background, at most every `CANCEL_POLL_S`: a run never waits for it (every
+    run of a busy process waiting for one read behind a queue of commits stalled them all)."""
 
     def __init__(self, store: EventStore) -> None:
         self.store = store
         self.mark: _Mark | object = _UNSEEN
-        self.read_at = float("-inf")
-        """When (the runs' clock, seconds) the read that gave `mark` began."""
-        self._reading: asyncio.Future[None] | None = None
+        self._due = float("-inf")
+        """When (the runs' clock, seconds) the next read may start."""
+        self._reading: asyncio.Task[None] | None = None
 
-    async def current(self, moment: float) -> _Mark | object:
-        """The mark as read at most `CANCEL_POLL_S` before `moment`; callers meanwhile share one read."""
-        while moment - self.read_at >= CANCEL_POLL_S:
-            if self._reading is not None:
-                await asyncio.shield(self._reading)
-                continue
-            self._reading = asyncio.get_running_loop().create_future()
-            try:
-                kept = await self.store.load_snapshot(CHANGES_KEY)
-                self.mark = (kept.version, kept.data) if kept is not None else None
-                self.read_at = moment
-            finally:
-                reading, self._reading = self._reading, None
-                reading.set_result(None)  # a failed read is retried by the next caller
-            break
+    def current(self, moment: float) -> _Mark | object:
+        """The mark as last read; a read starts if the last one began `CANCEL_POLL_S` ago."""
+        if moment >= self._due and self._reading is None:
+            self._due = moment + CANCEL_POLL_S
+            self._reading = asyncio.get_running_loop().create_task(self._read())
         return self.mark
+
+    async def _read(self) -> None:
+        try:
+            kept = await self.store.load_snapshot(CHANGES_KEY)
+            self.mark = (kept.version, kept.data) if kept is not None else None
+        except Exception:  # the store failed: the next look tries again, and commits will say so
+            pass
+        finally:
+            self._reading = None
 
 
 _WATCHES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, _Watch]] = weakref.WeakKeyDictionary()
@@ -127,22 +131,23 @@ def _watch(store: EventStore) -> _Watch | None:
 class CancelPoll:
     """One run's look for a cancel request left for it, at its step boundaries.
 
-    A new run starts from the mark its process last read, since no request can be older than
-    the run yet be unannounced by a later mark; a reopened run reads its own key at its first look.
+    A new run starts from the mark its process last read, since any request left after that
+    read changes the mark; a reopened run reads its own key at its first look (a request may
+    have been left while nobody drove it).
     """
 
     def __init__(self, store: EventStore, run_id: str, *, new: bool) -> None:
         self.store = store
         self.run_id = run_id
         watch = _watch(store) if new else None
-        self._seen: _Mark | object = watch.mark if watch is not None else _UNSEEN
+        self._seen: _Mark | object = watch.mark if watch is not None else _NEVER
 
     async def poll(self, moment: float) -> CancelRequest | None:
         """The request left for this run, if a request was left anywhere since the last look."""
         watch = _watch(self.store)
         assert watch is not None  # awaited, so inside a running loop
-        mark = await watch.current(moment)
+        mark = watch.current(moment)
         if mark == self._seen:
             return None
-        self._seen = mark
+        self._seen = mark  # read before the run's own key: a later request changes it again
         return await read_cancel_request(self.store, self.run_id)

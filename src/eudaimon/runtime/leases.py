@@ -5,8 +5,11 @@ process holds on one store is renewed together, in one statement behind one time
 (`_Renewals`): renewing each lease on its own made a busy process late for some of them, and
 10,000 runs lost their leases to their own process's load. A renewal that comes late takes the
 lease back if no one else took it meanwhile (the store renews only a row still naming its
-owner), and so does a driver about to commit (`LeaseKeeper.ensure`); only a lease another
-process holds is lost. The commit itself checks, in its own transaction, that the lease is
+owner), and so does a driver about to commit (`LeaseKeeper.ensure`), together with every other
+driver asking in the same turn of the loop and the timer's own late batch, in one statement
+(`_Renewals.renew_overdue`): a loop that lagged finds most of its runs overdue at once, and one
+statement per run then made it lag more. Only a lease another process holds is lost, and only
+its own run stops. The commit itself checks, in its own transaction, that the lease is
 still this driver's and unexpired, so a process that stalled (SIGSTOP, a VM pause) and woke
 after another took over fails instead of landing its commit. A crashed process's lease simply
 expires; a driver that stops (its run finished or paused) gives it up at once.
