@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole check, as CI runs it: a virtualenv with eudaimon[dev], PostgreSQL and Redis up,
-# then ruff (lint and format), mypy (strict) and pytest. Extra arguments go to pytest:
+# then ruff (lint and format), mypy (strict), the docs site (mkdocs --strict) and pytest. Extra arguments go to pytest:
 #     ./scripts/test.sh -k journal -x
 # Works on a fresh Debian with python3 >= 3.11; says what to install when something is missing.
 set -euo pipefail
@@ -186,6 +186,8 @@ check() {  # check NAME COMMAND...
 check "ruff check" .venv/bin/ruff check src tests benchmarks
 check "ruff format" .venv/bin/ruff format --check src tests benchmarks
 check "mypy" .venv/bin/mypy
+# The documentation site, offline (theme.font is off, no plugin downloads), every warning an error.
+check "mkdocs build --strict" env NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "${TMPDIR:-/tmp}/eudaimon-site"
 check pytest .venv/bin/pytest "$@"
 
 if [ "${#failed[@]}" -gt 0 ]; then

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from cli_support import Invoke, Journal
 from typer.testing import CliRunner, Result
 
 from eudaimon.cli import app
+from eudaimon.cli.demo import DEMO_INPUT, demo_agent
 
 
 @pytest.fixture
@@ -43,10 +45,23 @@ def cli() -> Invoke:
 
 
 @pytest.fixture
-def demo_run(cli: Invoke, store_url: str, journal: Journal) -> str:
-    """Run the demo into the temporary journal; return its run id."""
-    result = cli("demo", "--store", store_url, "--pace", "0")
-    assert result.exit_code == 0, result.output
-    runs = journal.run_ids()
-    assert len(runs) == 1
-    return runs[0]
+def demo_run(store_url: str, journal: Journal) -> str:
+    """The demo agent's run, approved and completed in the temporary journal (in this process:
+    `eudaimon demo` itself, with its worker processes, is tested in test_demo_shows_crash_resume_approval);
+    return its run id."""
+
+    async def play() -> str:
+        agent = demo_agent(store_url)
+        try:
+            paused = await agent.prompt(DEMO_INPUT)
+            [call] = paused.pending_approvals
+            await agent.approve(paused.run_id, call.id, by="tests")
+            done = await agent.resume(paused.run_id)
+            assert done.status == "completed"
+            return done.run_id
+        finally:
+            await agent.store.close()
+
+    run_id = asyncio.run(play())
+    assert journal.run_ids() == [run_id]
+    return run_id

@@ -99,15 +99,15 @@ def test_runs_state_at_0_is_the_fold_of_the_first_event(
 def test_runs_state_mid_batch_shows_the_pending_calls(
     cli: Invoke, store_url: str, demo_run: str, journal: Journal
 ) -> None:
-    """Time travel to just after the two parallel intents: both calls are started and pending."""
+    """Time travel to just after an intent: the call is started and pending."""
     events = journal.events(demo_run)
-    seq = next(e.seq for e in events if e.type == "tool_started") + 1
+    seq = next(e.seq for e in events if e.type == "tool_started")
     result = cli("runs", "state", demo_run, "--at", str(seq), "--store", store_url, "--json")
 
     assert result.exit_code == 0, result.output
     state = json.loads(result.output)
     assert state["status"] == "running"
-    assert {p["id"] for p in state["pending"]} == {"call_order", "call_policy"}
+    assert {p["id"] for p in state["pending"]} == {"call_case"}
     assert {c["status"] for c in state["calls"].values()} == {"started"}
 
 
@@ -161,7 +161,7 @@ def test_eudaimon_store_env_var_is_the_default_store(cli: Invoke, store_url: str
     """With no `--store`, every command uses `$EUDAIMON_STORE`: the demo writes there and
     `runs` reads from there."""
     env = {"EUDAIMON_STORE": store_url}
-    demo = cli("demo", "--pace", "0", env=env)
+    demo = cli("demo", "--pace", "0", "--approve", env=env)
     assert demo.exit_code == 0, demo.output
     [run_id] = journal.run_ids()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from cli_support import Journal
 
+import eudaimon
 from eudaimon.cli._render import state_to_dict
 
 _WRITER = textwrap.dedent(
@@ -41,7 +43,11 @@ _WRITER = textwrap.dedent(
 
 
 def _python(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
+    # The eudaimon under test, by an absolute path: a relative PYTHONPATH would not survive `cwd`.
+    env = {**os.environ, "PYTHONPATH": str(Path(eudaimon.__file__).resolve().parents[1])}
+    return subprocess.run(
+        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
 
 
 def test_a_run_written_by_one_process_folds_identically_in_another(
@@ -75,7 +81,7 @@ def test_the_demo_run_by_a_subprocess_is_folded_identically_by_the_cli_and_this_
 ) -> None:
     """The demo's journal, written by the `eudaimon` process, folds to one state whoever reads
     it: `runs state --json` in another process and `RunState.from_events` here agree."""
-    demo = _python("-m", "eudaimon", "demo", "--store", store_url, "--pace", "0", cwd=tmp_path)
+    demo = _python("-m", "eudaimon", "demo", "--store", store_url, "--pace", "0", "--approve", cwd=tmp_path)
     assert demo.returncode == 0, demo.stderr
     [run_id] = journal.run_ids()
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 from temporalio.client import Client
 
@@ -17,21 +19,56 @@ HERE = Path(__file__).parent
 
 
 @contextlib.asynccontextmanager
-async def in_process_worker(client: Client, task_queue: str, store_url: str) -> AsyncIterator[None]:
-    """A worker in this process serving `fleet_agent:make`, with the store at `store_url`."""
+async def in_process_worker(
+    client: Client, task_queue: str, store_url: str, *, spec: str = "fleet_agent:make", deps: Any = None
+) -> AsyncIterator[None]:
+    """A worker in this process serving `spec` (`fleet_agent:make`), with the store at `store_url`."""
     import fleet_agent
 
     store = open_store(store_url)
-    agent = fleet_agent.make(store=store)
-    worker = create_worker(client, task_queue=task_queue, agent=agent, spec="fleet_agent:make", store=store)
+    agent = getattr(fleet_agent, spec.partition(":")[2])(store=store)
+    worker = create_worker(client, task_queue=task_queue, agent=agent, spec=spec, store=store, deps=deps)
     async with worker:
         yield
     await store.close()
 
 
-def worker_process(target: str, task_queue: str, store_url: str, log: Path) -> subprocess.Popen[bytes]:
-    """`eudaimon worker` in a process of its own, serving the fleet agent; output to `log`."""
+def worker_process(
+    target: str,
+    task_queue: str,
+    store_url: str,
+    log: Path,
+    *,
+    spec: str = "fleet_agent:make",
+    extra: tuple[str, ...] = (),
+) -> subprocess.Popen[bytes]:
+    """`eudaimon worker` in a process of its own, serving `spec`; output to `log`."""
     command = [sys.executable, "-m", "eudaimon", "worker", "--temporal", target, "--task-queue", task_queue]
-    command += ["--agent", "fleet_agent:make", "--store", store_url]
+    command += ["--agent", spec, "--store", store_url, *extra]
     with open(log, "wb") as out:
         return subprocess.Popen(command, cwd=HERE, stdout=out, stderr=subprocess.STDOUT)
+
+
+async def latest_input(client: Client, run_id: str) -> dict[str, Any]:
+    """The input (`RunInput`, as JSON) of the run's workflow's latest execution."""
+    history = await client.get_workflow_handle(run_id).fetch_history()
+    started = history.events[0].workflow_execution_started_event_attributes
+    found: dict[str, Any] = json.loads(started.input.payloads[0].data)
+    return found
+
+
+async def activity_results(client: Client, run_id: str, name: str) -> list[Any]:
+    """What the latest execution's activities of type `name` returned, decoded from JSON."""
+    history = await client.get_workflow_handle(run_id).fetch_history()
+    scheduled = {
+        e.event_id: e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in history.events
+        if e.HasField("activity_task_scheduled_event_attributes")
+    }
+    results = []
+    for event in history.events:
+        if event.HasField("activity_task_completed_event_attributes"):
+            done = event.activity_task_completed_event_attributes
+            if scheduled.get(done.scheduled_event_id) == name and done.result.payloads:
+                results.append(json.loads(done.result.payloads[0].data))
+    return results

@@ -14,10 +14,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from eudaimon import Agent, Effect, Message, ToolCall, ToolContext, tool
+from eudaimon import Agent, Effect, ImagePart, Message, ToolCall, ToolContext, tool
 from eudaimon.errors import ModelUnavailable
 from eudaimon.models import ChatRequest, FunctionModel
 
@@ -28,6 +30,12 @@ SCRIPTS: dict[str, list[tuple[str, dict[str, Any]]]] = {
     "hold charge": [("lookup", {"key": "b"}), ("charge", {"amount": 9, "gate": "gate-write"})],
     "big output": [("dump", {"size": 3_000_000})],
     "parallel": [("lookup", {"key": "x"}), ("lookup", {"key": "y"})],
+    "many lookups": [("lookup", {"key": f"k{i}"}) for i in range(12)],
+    "lookups then wire": [*((("lookup", {"key": f"k{i}"})) for i in range(6)), ("wire", {"to": "carol"})],
+    "picture": [("snap", {"size": 5000}), ("snap", {"size": 40})],
+    "big then hold": [("dump", {"size": 3_000_000}), ("lookup", {"key": "gate-read"})],
+    "big then break": [("dump", {"size": 3_000_000})],
+    "who am i": [("whoami", {})],
 }
 """User input -> the tool calls the model makes, in order; "parallel" makes both in one step."""
 
@@ -82,6 +90,19 @@ def dump(size: int) -> str:
     return "x" * size
 
 
+@tool(effect=Effect.READ)
+def snap(size: int) -> list[Any]:
+    """Take a picture (an image and its caption)."""
+    return [ImagePart(data=bytes(i % 251 for i in range(size)), media_type="image/png"), f"a {size}-byte picture"]
+
+
+@tool(effect=Effect.READ)
+def whoami(ctx: ToolContext) -> str:
+    """Say whose deps the tool got."""
+    deps = ctx.deps
+    return f"{type(deps).__name__}: {getattr(deps, 'user', deps)} via {getattr(deps, 'source', '-')}"
+
+
 def _script_of(request: ChatRequest) -> list[tuple[str, dict[str, Any]]]:
     users = [m for m in request.messages if m.role == "user"]
     return SCRIPTS.get(users[-1].content if users else "", [])
@@ -101,6 +122,8 @@ def answer(request: ChatRequest) -> Message:
     script = _script_of(request)
     results = [m for m in request.messages if m.role == "tool"]
     calls = [m for m in request.messages if m.role == "assistant" and m.tool_calls]
+    if script is SCRIPTS["big then break"] and results:
+        raise RuntimeError("the model broke after a big result (simulated)")
     if script and script is SCRIPTS["parallel"] and not calls:
         return Message.assistant(tool_calls=[ToolCall(f"c{i}", n, a) for i, (n, a) in enumerate(script)])
     if len(calls) < len(script) and len(results) >= len(calls):
@@ -113,7 +136,48 @@ def answer(request: ChatRequest) -> Message:
 
 
 def make(**options: Any) -> Agent:
-    """The fleet's agent. Workers call it with no options: their store is `--store`."""
-    return Agent(
-        FunctionModel(answer, model_id="fleet-model"), tools=[lookup, charge, wire, dump], name="fleet", **options
+    """The fleet's agent. Workers call it with no options: their store is `--store`.
+
+    `$FLEET_SNAPSHOT_EVERY` sets how often runs snapshot their state (the runtime's default is
+    200 events), so that a test run of a few steps takes some."""
+    agent = Agent(
+        FunctionModel(answer, model_id="fleet-model"),
+        tools=[lookup, charge, wire, dump, snap],
+        name="fleet",
+        **options,
     )
+    every = os.environ.get("FLEET_SNAPSHOT_EVERY")
+    if every:
+        agent._driver.snapshot_every = int(every)
+    return agent
+
+
+@dataclass
+class Who:
+    """Deps that serialize: they travel with the run to the workers."""
+
+    user: str
+    source: str = "the prompt"
+
+
+class Pool:
+    """Deps that do not serialize (a lock, as a database pool holds): they stay where they are."""
+
+    def __init__(self, user: str, source: str) -> None:
+        self.user = user
+        self.source = source
+        self.lock = threading.Lock()
+
+
+def make_typed(**options: Any) -> Agent:
+    """An agent declaring `deps_type=Who`, whose tool reports the deps it was given."""
+    return Agent(FunctionModel(answer, model_id="fleet-model"), tools=[whoami], name="typed", deps_type=Who, **options)
+
+
+def make_untyped(**options: Any) -> Agent:
+    """The same tool on an agent declaring no deps_type."""
+    return Agent(FunctionModel(answer, model_id="fleet-model"), tools=[whoami], name="untyped", **options)
+
+
+WORKER_WHO = Who("the worker's user", "the worker")
+"""What `eudaimon worker --deps fleet_agent:WORKER_WHO` gives its tools."""

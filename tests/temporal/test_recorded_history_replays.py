@@ -2,7 +2,9 @@
 fails loudly.
 
 `histories/wire_money_approved.json` is a real run (an approval Update, the tool, the
-answer) recorded by `record_history.py`. Replaying it re-executes the workflow — the loop,
+answer) recorded by `record_history.py` before content parts, snapshots, stash deletion and
+continue-as-new; `picture_by_reference.json` a run with them (image parts by reference, the
+stash deleted). Replaying it re-executes the workflow — the loop,
 the fold, the decisions — in the sandbox against the recorded activity results: any change
 that would make runs in flight fail on deploy fails here first.
 """
@@ -20,7 +22,8 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 from eudaimon.temporal import RunWorkflow, sandbox_restrictions
 from eudaimon.temporal._served import serve
 
-FIXTURE = Path(__file__).parent / "histories" / "wire_money_approved.json"
+HISTORIES = Path(__file__).parent / "histories"
+FIXTURE = HISTORIES / "wire_money_approved.json"
 
 
 def replayer() -> Replayer:
@@ -31,9 +34,10 @@ def replayer() -> Replayer:
     )
 
 
-async def test_recorded_history_replays_without_nondeterminism() -> None:
+@pytest.mark.parametrize("name", ["wire_money_approved", "picture_by_reference"])
+async def test_recorded_history_replays_without_nondeterminism(name: str) -> None:
     """Today's workflow code makes the same decisions the recorded run made."""
-    history = WorkflowHistory.from_json("recorded", FIXTURE.read_text())
+    history = WorkflowHistory.from_json("recorded", (HISTORIES / f"{name}.json").read_text())
     result = await replayer().replay_workflow(history)
     assert result.replay_failure is None
 

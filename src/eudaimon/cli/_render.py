@@ -333,10 +333,12 @@ def _part_dict(part: ContentPart) -> dict[str, Any]:
 class StreamPrinter:
     """Prints a run's `StreamEvent`s as they arrive: text inline, tool calls and results on lines."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, names: dict[str, str] | None = None) -> None:
+        """`names`: tool names by call id, for results of calls made before this stream began
+        (a resumed run's calls in flight)."""
         self._console = console
         self._in_text = False
-        self._names: dict[str, str] = {}
+        self._names: dict[str, str] = dict(names or {})
         self._arguments: dict[str, list[str]] = {}
         self.done: Done | None = None
 

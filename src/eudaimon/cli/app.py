@@ -26,7 +26,6 @@ from eudaimon.cli._common import (
     environ,
     exit_for,
     fail,
-    folded,
     journal_url,
     load_agent,
     load_events,
@@ -41,7 +40,6 @@ from eudaimon.cli._common import (
 from eudaimon.cli._escape import json_visible, shown
 from eudaimon.cli._render import (
     StreamPrinter,
-    cost_text,
     messages_table,
     overview,
     state_to_dict,
@@ -198,45 +196,26 @@ def runs_state(
 def demo(
     store: StoreOption = None,
     pace: Annotated[float, typer.Option(help="Seconds between streamed words; 0 for no pause.")] = 0.03,
+    approve: Annotated[
+        bool, typer.Option("--approve", help="Approve the refund without asking (for scripts).")
+    ] = False,
+    deny: Annotated[bool, typer.Option("--deny", help="Deny the refund without asking (for scripts).")] = False,
 ) -> None:
-    """Run the offline refund-desk demo (scripted model, real journal) and show its timeline."""
-    from eudaimon.cli.demo import DEMO_INPUT, demo_agent
+    """The offline refund-desk demo: a worker killed mid-tool, a resume, an approval, the journal.
 
+    A scripted model, real worker processes and a real journal (SQLite by default). On a
+    terminal it asks whether to approve the refund; elsewhere pass --approve or --deny.
+    """
+    from eudaimon.cli.demo._run import play
+
+    if approve and deny:
+        fail("--approve and --deny exclude each other; pass one of them")
     url = resolve_store_url(store)
-    console = out()
-
-    async def work(journal: EventStore) -> str:
-        agent = demo_agent(journal, pace_s=pace)
-        console.print(
-            Text.assemble(
-                ("eudaimon demo", "bold"),
-                shown(f" — agent {agent.name!r} on a scripted model (offline), journal {shown_url(url)}\n"),
-                ("tools: ", "dim"),
-                ", ".join(
-                    f"{t.name} ({t.effect.value}{', idempotent' if t.idempotent else ''})" for t in agent.tools.values()
-                ),
-            )
-        )
-        console.print(Text("user ", style="bold") + Text(DEMO_INPUT))
-        run_id, status = await _stream(agent, console, DEMO_INPUT, None)
-        events = await load_events(journal, run_id)
-        commits = getattr(journal, "commit_count", None)
-        how = f" in {commits} commits" if isinstance(commits, int) and commits else ""
-        console.print()
-        console.print(timeline_table(events, title=f"Journal of {run_id}: {len(events)} events{how}"))
-        state = folded(events)
-        console.print(
-            Text.assemble(
-                ("status ", "bold"),
-                status_text(state.status),
-                f"   steps {state.steps}   tokens {state.usage.input_tokens} in / {state.usage.output_tokens} out"
-                f"   cost {cost_text(state.cost_usd, state.cost_known)}",
-            )
-        )
-        _print_hint(console, run_id, url, isinstance(journal, MemoryStore))
-        return status
-
-    exit_for(run_async(with_store(url, work)))
+    try:
+        status = play(url, pace, True if approve else False if deny else None, out())
+    except EudaimonError as exc:
+        fail(str(exc))
+    exit_for(status)
 
 
 @app.command("run")

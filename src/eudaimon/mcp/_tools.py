@@ -46,7 +46,8 @@ class MCPTools(Toolset):
         trusted: believe the server's annotations about effects (see `eudaimon.mcp._effects`).
         effects: per-tool effect classes by the server's tool name; these always win.
         prefix: tool names become `{prefix}_{name}`, to keep two servers' names apart.
-        env, cwd: for a stdio server, extra environment variables and its working directory.
+        env: for a stdio server, extra environment variables.
+        cwd: for a stdio server, its working directory.
         name: how the journal and errors name this server (default: from command or URL);
             keep it stable, since a resumed run finds its server by it.
         timeout_s: how long a connection or a request may wait for an answer.

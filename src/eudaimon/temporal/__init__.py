@@ -8,8 +8,10 @@ and on every machine of the fleet:
     eudaimon worker --temporal temporal:7233 --task-queue agents --agent myapp:agent --store postgresql://…
 
 `prompt`, `prompt_stream`, `resume`, `approve`, `reconcile`, `state` and `fork` keep their
-signatures and results. Needs the extra: `pip install 'eudaimon[temporal]'`. Names are
-imported on first use, so `eudaimon.temporal._cli` (the `worker` command) loads without it.
+signatures and results. Deps that serialize travel with a run to its tools; live ones (a
+database pool) are the workers' own: `eudaimon worker ... --deps myapp:deps` (`_deps`).
+Needs the extra: `pip install 'eudaimon[temporal]'`. Names are imported on first use, so
+`eudaimon.temporal._cli` (the `worker` command) loads without it.
 """
 
 from __future__ import annotations

@@ -9,7 +9,11 @@ worker's own agent (its model and tools) and the configured `EventStore`:
 - `eudaimon.model` rebuilds the request from the journal and calls the model once: retries
   are the loop's, journaled as `model_retry_scheduled`.
 - `eudaimon.tool` runs one call with the `ToolContext` of its `tool_started` intent,
-  heartbeating so that a worker's death is noticed within the heartbeat timeout.
+  heartbeating so that a worker's death is noticed within the heartbeat timeout. Its result
+  carries the images or documents the tool returned, so `tool_completed.parts` is what a
+  local run journals. `ctx.deps` are the deps the run was prompted with when they could
+  travel (`_deps`), else this worker's own (`create_worker(deps=…)`).
+- `eudaimon.unstash` deletes what a finished run stashed.
 """
 
 from __future__ import annotations
@@ -24,14 +28,15 @@ from typing import Any, TypeVar
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from eudaimon.core.codec import event_from_json, event_to_dict
-from eudaimon.core.errors import ConcurrencyConflict, ModelError, RunNotFound
+from eudaimon.core.codec import event_from_json, event_to_dict, state_from_json, state_to_json
+from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, ModelError, RunNotFound
 from eudaimon.core.events import Event
 from eudaimon.core.state import RunState
 from eudaimon.models.base import ChatRequest, ToolSpec
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.operations import load_state
 from eudaimon.stores.base import EventStore, Snapshot
+from eudaimon.temporal._deps import received_deps
 from eudaimon.temporal._payloads import (
     MESSAGE,
     RESPONSE,
@@ -39,9 +44,13 @@ from eudaimon.temporal._payloads import (
     LoadInput,
     ModelInput,
     ToolInput,
+    ToolResultPayload,
+    UnstashInput,
     dumps,
+    encode_tool_result,
     refs_in,
     resolve,
+    run_prefix,
     to_refs,
 )
 from eudaimon.tools import ToolContext
@@ -61,40 +70,80 @@ class Activities:
         *,
         remember: Callable[[RunState], Awaitable[None]] | None = None,
         heartbeat_every_s: float = 1.0,
+        deps: Any = None,
+        deps_type: Any = None,
     ) -> None:
         self.config = config
         self.store = store
         self._remember = remember
         self.heartbeat_every_s = heartbeat_every_s
+        self.deps = deps
+        """What tools get as `ctx.deps` for a run whose own deps could not travel (or had none)."""
+        self.deps_type = deps_type
         # Folded states by run, so that a model request costs the events since the last one,
         # not a fold of the whole run (another worker's run is folded once, then followed).
         self._states: OrderedDict[str, RunState] = OrderedDict()
 
     def all(self) -> list[Callable[..., Any]]:
-        return [self.load, self.append, self.model, self.tool, self.remember]
+        return [self.load, self.append, self.model, self.tool, self.remember, self.unstash]
 
     @activity.defn(name="eudaimon.load")
-    async def load(self, request: LoadInput) -> list[str]:
-        """The run's events as journal JSON, long strings as references to the store."""
-        events = await self.store.load(request.run_id)
-        if not events:
-            raise ApplicationError(f"run {request.run_id} has no journal in the store", type="RunNotFound")
+    async def load(self, request: LoadInput) -> list[str] | dict[str, Any]:
+        """The run's events as journal JSON, long strings as references to the store; with
+        `from_snapshot`, the run's latest snapshot and only the events after it."""
+        run_id, limit = request.run_id, request.inline_limit
         blobs: dict[str, str] = {}
-        out = [dumps(to_refs(event_to_dict(e), request.inline_limit, blobs)) for e in events]
+        snapshot = await self.store.load_snapshot(f"run:{run_id}") if request.from_snapshot else None
+        if snapshot is not None and state_from_json(snapshot.data) is None:
+            snapshot = None  # another fold version's: fold the events instead, as locally
+        after = snapshot.version if snapshot is not None else -1
+        events = await self.store.load(run_id, after_seq=after)
+        if not events and snapshot is None:
+            raise ApplicationError(f"run {run_id} has no journal in the store", type="RunNotFound")
+        out = [dumps(to_refs(event_to_dict(e), limit, blobs, run_id)) for e in events]
         await self._stash(blobs)
-        return out
+        if not request.from_snapshot:
+            return out  # what workflows recorded before snapshots expect
+        state = dumps(to_refs(json.loads(snapshot.data), limit, blobs, run_id)) if snapshot is not None else None
+        await self._stash(blobs)
+        return {"state": state, "events": out}
 
     @activity.defn(name="eudaimon.append")
     async def append(self, request: AppendInput) -> None:
+        """Append the batch, with the run's state as a snapshot when the batch crosses a
+        multiple of `snapshot_every` (as a local driver does): loading it later, by anyone,
+        folds only the events after it."""
         texts = await self._resolve_all([json.loads(t) for t in request.events])
         events = [event_from_json(t) for t in texts]
+        run_id, before = request.run_id, request.expected_seq
+        snapshot = None
+        every = request.snapshot_every
+        if every and before // every != (before + len(events)) // every:
+            snapshot = await self._snapshot_after(run_id, before, events)
         try:
-            await self.store.append(request.run_id, request.expected_seq, events)
-        except ConcurrencyConflict as exc:
+            await self.store.append(run_id, before, events, snapshot)
+        except BaseException as exc:
+            self._states.pop(run_id, None)  # folded past what the store holds
+            if not isinstance(exc, ConcurrencyConflict):
+                raise
+            await self._same_batch(request, events, exc)
+
+    async def _snapshot_after(self, run_id: str, before: int, events: list[Event]) -> Snapshot:
+        state = RunState.from_events(events) if before == 0 else await self._state_at(run_id, before - 1)
+        assert state is not None
+        if before:
+            for event in events:
+                state.apply(event)
+        return Snapshot(f"run:{run_id}", before + len(events) - 1, state_to_json(state))
+
+    async def _same_batch(self, request: AppendInput, events: list[Event], exc: ConcurrencyConflict) -> None:
+        try:
             stored = await self.store.load(request.run_id, after_seq=request.expected_seq - 1)
-            if [_payload(e) for e in stored[: len(events)]] == [_payload(e) for e in events]:
-                return  # this very batch, appended by an attempt whose answer was lost
-            raise ApplicationError(str(exc), type="ConcurrencyConflict", non_retryable=True) from exc
+        except Exception:
+            raise exc from None
+        if [_payload(e) for e in stored[: len(events)]] == [_payload(e) for e in events]:
+            return  # this very batch, appended by an attempt whose answer was lost
+        raise ApplicationError(str(exc), type="ConcurrencyConflict", non_retryable=True) from exc
 
     @activity.defn(name="eudaimon.model")
     async def model(self, request: ModelInput) -> str:
@@ -112,31 +161,45 @@ class Activities:
         except ModelError as exc:
             raise _model_failure(exc) from exc
         blobs: dict[str, str] = {}
-        out = dumps(to_refs(RESPONSE.dump_python(response, mode="json"), request.inline_limit, blobs))
+        out = dumps(to_refs(RESPONSE.dump_python(response, mode="json"), request.inline_limit, blobs, request.run_id))
         await self._stash(blobs)
         return out
 
     @activity.defn(name="eudaimon.tool")
-    async def tool(self, request: ToolInput) -> str:
+    async def tool(self, request: ToolInput) -> ToolResultPayload:
         tool = self.config.tools.get(request.tool)
         if tool is None:
             raise ApplicationError(f"this worker's agent has no tool {request.tool!r}", type="LookupError")
-        # `deps` stay in the process that prompted: they are never journaled nor sent to a fleet.
         ctx: ToolContext[Any] = ToolContext(
-            request.run_id, request.call_id, request.idempotency_key, request.attempt, step=request.step
+            request.run_id, request.call_id, request.idempotency_key, request.attempt, self._deps(request), request.step
         )
         try:
             arguments = tool.parse_arguments(request.arguments, validate=False)
-            output = await self._beating(tool.invoke(arguments, ctx))
+            output, parts = await self._beating(tool.execute(arguments, ctx))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the model sees it, as locally; Temporal does not retry it
             raise ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True) from exc
-        if len(output) > request.inline_limit:
-            blobs: dict[str, str] = {}
-            output = to_refs(output, request.inline_limit, blobs)
-            await self._stash(blobs)
-        return output
+        blobs: dict[str, str] = {}
+        result = to_refs(encode_tool_result(output, parts), request.inline_limit, blobs, request.run_id)
+        await self._stash(blobs)
+        return result  # type: ignore[no-any-return]
+
+    def _deps(self, request: ToolInput) -> Any:
+        sent = request.deps
+        if sent is None or sent.kept:
+            return self.deps
+        try:
+            return received_deps(sent, self.deps_type)
+        except ConfigurationError as exc:
+            raise ApplicationError(str(exc), type="ConfigurationError", non_retryable=True) from exc
+
+    @activity.defn(name="eudaimon.unstash")
+    async def unstash(self, request: UnstashInput) -> None:
+        """Delete what a run stashed, once its workflow has finished with it."""
+        for key in request.keys:
+            if key.startswith("run:" + run_prefix(request.run_id)):  # never anything but its stash
+                await self.store.delete_run(key.removeprefix("run:"))
 
     @activity.defn(name="eudaimon.remember")
     async def remember(self, run_id: str) -> None:

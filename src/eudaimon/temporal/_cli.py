@@ -7,13 +7,17 @@ runs, so the CLI works without the `[temporal]` extra and says how to get it whe
 from __future__ import annotations
 
 import asyncio
+import importlib
+import inspect
+import os
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.text import Text
 
 from eudaimon.cli._common import StoreOption, environ, fail, load_agent, out, resolve_store_url, run_async, shown_url
+from eudaimon.core.errors import ConfigurationError
 
 
 def register(app: typer.Typer) -> None:
@@ -27,6 +31,14 @@ def worker(
     agent: Annotated[str, typer.Option("--agent", help="MODULE:ATTR naming the Agent (or a function returning one).")],
     store: StoreOption = None,
     namespace: Annotated[str, typer.Option("--namespace", help="The Temporal namespace.")] = "default",
+    deps: Annotated[
+        str | None,
+        typer.Option(
+            "--deps",
+            help="MODULE:ATTR naming what this worker's tools get as ctx.deps (or a function returning it), "
+            "for runs whose own deps cannot travel (a database pool). Required when the agent has a deps_type.",
+        ),
+    ] = None,
 ) -> None:
     """Serve an agent's runs from a Temporal task queue, as one worker of a fleet.
 
@@ -42,6 +54,7 @@ def worker(
     url = resolve_store_url(store)
     with environ("EUDAIMON_STORE", url):
         built = load_agent(agent)
+        worker_deps = _load_deps(deps) if deps is not None else None
     console = out()
 
     async def serve() -> None:
@@ -49,7 +62,12 @@ def worker(
             client = await Client.connect(temporal, namespace=namespace)
         except Exception as exc:
             fail(f"cannot reach Temporal at {temporal} (namespace {namespace}): {exc}")
-        running = create_worker(client, task_queue=task_queue, agent=built, spec=agent, store=built.store)
+        try:
+            running = create_worker(
+                client, task_queue=task_queue, agent=built, spec=agent, store=built.store, deps=worker_deps
+            )
+        except ConfigurationError as exc:
+            fail(str(exc))
         console.print(
             Text(f"worker for {agent} on {temporal}/{task_queue} (namespace {namespace}), journal {shown_url(url)}")
         )
@@ -65,3 +83,21 @@ def worker(
         run_async(serve())
     except KeyboardInterrupt:
         console.print("worker stopped")
+
+
+def _load_deps(target: str) -> Any:
+    """The value `MODULE:ATTR` names, or what it returns when it is a function of no arguments."""
+    module_name, _, attr = target.partition(":")
+    if not module_name or not attr:
+        fail(f"--deps {target!r} is not MODULE:ATTR; write e.g. --deps myapp.workers:deps")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        found: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError) as exc:
+        fail(f"--deps {target}: {exc}")
+    if inspect.isfunction(found):
+        found = found()
+    return found

@@ -11,6 +11,14 @@ tool calls, tool results, usage — then `Done`. Models on a fleet are called wi
 streaming, so nothing is lost when a worker dies mid-call: the text a caller sees is exactly
 what the journal holds, and a model call interrupted by a lost worker is retried as a new,
 journaled attempt.
+
+Deps: `prompt(deps=…)` and `resume(deps=…)` serve what runs in the calling process (input
+guardrails, a `system_prompt` function) as locally. Deps that serialize to JSON (a pydantic
+model, a dataclass of plain values) also travel with the run's workflow — in Temporal's
+history, never the journal — and are rebuilt as the agent's `deps_type` for its tools on any
+worker. Live objects (a database pool, a session) cannot travel: the workers bring their own,
+`create_worker(..., deps=...)` or `eudaimon worker --deps MODULE:ATTR`, and a run whose deps
+stayed behind fails at once, saying so, on a worker that has none.
 """
 
 from __future__ import annotations
@@ -32,8 +40,9 @@ from eudaimon.core.events import ApprovalDecided, ToolReconciled
 from eudaimon.runtime.operations import load_state
 from eudaimon.stores.base import EventStore
 from eudaimon.streaming import Done, Error, StreamEvent
+from eudaimon.temporal._deps import send_deps
 from eudaimon.temporal._follow import stream_events
-from eudaimon.temporal._payloads import INLINE_LIMIT, DecisionInput, RunInput
+from eudaimon.temporal._payloads import INLINE_LIMIT, DecisionInput, RunInput, SentDeps
 
 if TYPE_CHECKING:
     from eudaimon.runtime.cancel import CancellationToken
@@ -41,6 +50,11 @@ if TYPE_CHECKING:
     from eudaimon.runtime.runs import RunDriver
 
 WORKFLOW = "eudaimon.run"
+CONTINUED = "continued"
+"""`settled`'s answer when the run went on in a new execution (`RunWorkflow`)."""
+CONTINUING = "Continuing"
+"""The type of a decision's refusal while the run moves to a new execution: send it again."""
+_DECIDE_TRIES = 50
 
 
 class TemporalEngine:
@@ -57,6 +71,8 @@ class TemporalEngine:
         heartbeat_timeout_s: how soon a worker that died mid-activity is noticed.
         read_attempts: attempts Temporal gives a READ or idempotent tool's activity.
         poll_interval_s: how often `prompt_stream` reads the journal while the run goes on.
+        continue_after_events: a run's workflow continues as new, at a step's end, once its
+            history holds this many events (and whenever Temporal suggests it); 0: only then.
     """
 
     def __init__(
@@ -71,6 +87,7 @@ class TemporalEngine:
         heartbeat_timeout_s: float = 30.0,
         read_attempts: int = 5,
         poll_interval_s: float = 0.05,
+        continue_after_events: int = 10_000,
     ) -> None:
         if not target or "/" in target:
             raise ConfigurationError(f"a Temporal target is host:port, got {target!r}")
@@ -85,6 +102,9 @@ class TemporalEngine:
         self.heartbeat_timeout_s = heartbeat_timeout_s
         self.read_attempts = read_attempts
         self.poll_interval_s = poll_interval_s
+        if continue_after_events < 0:
+            raise ConfigurationError(f"continue_after_events must be 0 or more, got {continue_after_events}")
+        self.continue_after_events = continue_after_events
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Client] = weakref.WeakKeyDictionary()
 
     @classmethod
@@ -110,7 +130,7 @@ class TemporalEngine:
             client = self._clients[loop] = await Client.connect(self.target, namespace=self.namespace)
         return client
 
-    def run_input(self, run_id: str, agent: str) -> RunInput:
+    def run_input(self, run_id: str, agent: str, deps: SentDeps | None = None) -> RunInput:
         return RunInput(
             run_id=run_id,
             agent=agent,
@@ -119,19 +139,25 @@ class TemporalEngine:
             model_timeout_s=self.model_timeout_s,
             heartbeat_timeout_s=self.heartbeat_timeout_s,
             read_attempts=self.read_attempts,
+            deps=deps,
+            continue_after_events=self.continue_after_events,
         )
 
-    async def start(self, run_id: str, agent: str) -> WorkflowHandle[object, str]:
-        """Start the run's workflow, or attach to it when it already runs."""
+    async def start(self, run_id: str, agent: str, deps: SentDeps | None = None) -> WorkflowHandle[object, str]:
+        """Start the run's workflow, or attach to it when it already runs.
+
+        The handle names the workflow alone, not its first execution: updates and
+        cancellation reach the execution that runs now, after any continue-as-new."""
         client = await self.client()
-        handle: WorkflowHandle[object, str] = await client.start_workflow(
+        await client.start_workflow(
             WORKFLOW,
-            self.run_input(run_id, agent),
+            self.run_input(run_id, agent, deps),
             id=run_id,
             task_queue=self.task_queue,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             result_type=str,
         )
+        handle: WorkflowHandle[object, str] = client.get_workflow_handle(run_id, result_type=str)
         return handle
 
     async def drive(
@@ -140,7 +166,7 @@ class TemporalEngine:
         if journal.committed_seq < journal.state.next_seq:
             await journal.flush()  # a new run's run_started: the workflow reads it from the store
         run_id = journal.run_id
-        handle = await self.start(run_id, driver.config.agent)
+        handle = await self.start(run_id, driver.config.agent, send_deps(journal.deps))
         watcher = asyncio.ensure_future(_cancel_on(cancel, handle)) if cancel is not None else None
         try:
             settled = asyncio.ensure_future(_settled(handle))
@@ -185,27 +211,37 @@ class TemporalEngine:
         else:
             sent = DecisionInput(decision.call_id, output=decision.output, retry=decision.retry, by=decision.by)
         handle = (await self.client()).get_workflow_handle(run_id)
-        try:
-            await handle.execute_update("decide", sent, result_type=int)
-        except WorkflowUpdateFailedError as exc:
-            cause = exc.cause
-            raise InvalidOperation(cause.message if isinstance(cause, ApplicationError) else str(cause)) from exc
-        except RPCError as exc:
-            if exc.status is RPCStatusCode.NOT_FOUND:
-                return False
-            raise
-        return True
+        for _ in range(_DECIDE_TRIES):
+            try:
+                await handle.execute_update("decide", sent, result_type=int)
+            except WorkflowUpdateFailedError as exc:
+                cause = exc.cause
+                if isinstance(cause, ApplicationError) and cause.type == CONTINUING:
+                    await asyncio.sleep(0.1)  # the run goes on in a new execution: ask that one
+                    continue
+                raise InvalidOperation(cause.message if isinstance(cause, ApplicationError) else str(cause)) from exc
+            except RPCError as exc:
+                if exc.status is RPCStatusCode.NOT_FOUND:
+                    return False
+                raise
+            return True
+        raise InvalidOperation(f"run {run_id}'s workflow kept continuing as new; send the decision again")
 
     def __repr__(self) -> str:
         return f"TemporalEngine({self.target!r}, task_queue={self.task_queue!r}, namespace={self.namespace!r})"
 
 
 async def _settled(handle: WorkflowHandle[object, str]) -> None:
-    try:
-        await handle.execute_update("settled", result_type=str)
-    except RPCError as exc:
-        if exc.status is not RPCStatusCode.NOT_FOUND:  # the workflow has closed: the run is over
-            raise
+    while True:
+        try:
+            status = await handle.execute_update("settled", result_type=str)
+        except RPCError as exc:
+            if exc.status is not RPCStatusCode.NOT_FOUND:  # the workflow has closed: the run is over
+                raise
+            return
+        if status != CONTINUED:
+            return
+        # The run goes on in a new execution of its workflow; the next update reaches it.
 
 
 async def _cancel_on(cancel: CancellationToken, handle: WorkflowHandle[object, str]) -> None:

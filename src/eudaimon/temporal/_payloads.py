@@ -4,12 +4,17 @@ Temporal keeps every activity's input and result in the workflow's history, and 
 payload over about 2 MB. So nothing here carries a run's history: a model request names the
 run's messages by position in the journal (the activity folds them from the store), and any
 string longer than `inline_limit` (a huge tool output, a long answer, a long message loaded
-from memory) is stashed in the store and travels as a reference, `\\x00eudaimon:blob:<key>`.
-The journal append resolves references before writing, so the store only ever holds content.
+from memory, an image a tool returned) is stashed in the store and travels as a reference,
+`\\x00eudaimon:blob:<key>` — or, for binary content (`"data"`, base64 in JSON), the base64 of
+that reference, so that the workflow can hold it as bytes. The journal append resolves
+references before writing, so the journal only ever holds content. Stashed content is kept
+under a key of its run's, and deleted when the run's workflow has finished (`unstash`).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 from collections.abc import Sequence
@@ -18,19 +23,24 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from eudaimon.core.messages import Message
+from eudaimon.core.messages import ContentPart, Message
 from eudaimon.models.base import ChatResponse
+from eudaimon.tools import ToolReturn
 
 INLINE_LIMIT = 256 * 1024
 """Strings longer than this (in characters) travel as store references."""
 
 _MARK = "\x00eudaimon:blob:"
+_B64_MARK = base64.b64encode(_MARK.encode()).decode()
+"""A reference as binary content: `_MARK` is 15 bytes, so its base64 is a fixed prefix."""
 
 
 @dataclass(frozen=True, slots=True)
 class LoadInput:
     run_id: str
     inline_limit: int = INLINE_LIMIT
+    from_snapshot: bool = False
+    """Return the run's latest snapshot and the events after it, not every event."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +49,14 @@ class AppendInput:
     expected_seq: int
     events: list[str]
     """Each event as its journal JSON, possibly holding blob references."""
+    snapshot_every: int = 0
+    """Save the run's state with the batch when it crosses a multiple of this (0: never)."""
+
+
+@dataclass(frozen=True, slots=True)
+class UnstashInput:
+    run_id: str
+    keys: list[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +83,22 @@ class ToolInput:
     attempt: int
     inline_limit: int = INLINE_LIMIT
     step: int = 0
+    deps: SentDeps | None = None
+    """The deps the run was prompted with, when they could travel (`_deps`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SentDeps:
+    """A run's deps on their way to the workers: JSON when they could travel, else only the
+    name of their type (they stayed in the process that prompted)."""
+
+    type_name: str
+    value: Any = None
+    """`to_jsonable_python(deps)`; None when `kept`."""
+    kept: bool = False
+    """The deps could not be serialized: the workers' own deps stand in for them."""
+    plain: bool = True
+    """`value` is the deps themselves (plain JSON), not the JSON form of a richer object."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,42 +125,89 @@ class RunInput:
     read_attempts: int = 5
     """Attempts Temporal gives a READ or idempotent tool's activity (same idempotency key)."""
     extra: dict[str, Any] = field(default_factory=dict)
+    deps: SentDeps | None = None
+    continue_after_events: int = 0
+    """Continue as new once the workflow's history holds this many events (0: only when
+    Temporal suggests it)."""
+    generation: int = 0
+    """How many times this run's workflow has continued as new."""
 
 
 MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)
 RESPONSE: TypeAdapter[ChatResponse] = TypeAdapter(ChatResponse)
+PARTS: TypeAdapter[list[ContentPart]] = TypeAdapter(list[ContentPart])
+RETURNED: TypeAdapter[ToolReturn] = TypeAdapter(ToolReturn)
+
+ToolResultPayload = str | dict[str, Any]
+"""What the tool activity returns: the output text alone (what most tools give), or
+`{"output", "parts"}` (images or documents beside it), or `{"returned": ToolReturn}`."""
+
+
+def encode_tool_result(output: str | ToolReturn, parts: tuple[Any, ...]) -> ToolResultPayload:
+    if isinstance(output, ToolReturn):
+        return {"returned": RETURNED.dump_python(output, mode="json")}
+    if parts:
+        return {"output": output, "parts": PARTS.dump_python(list(parts), mode="json")}
+    return output
+
+
+def decode_tool_result(result: Any) -> tuple[str | ToolReturn, tuple[Any, ...]]:
+    """A tool activity's result as `Tool.execute` gives it. A plain string is also what
+    workers before content parts returned, so recorded histories still replay."""
+    if isinstance(result, str):
+        return result, ()
+    if isinstance(result, dict) and "returned" in result:
+        return RETURNED.validate_python(result["returned"]), ()
+    if isinstance(result, dict) and isinstance(result.get("output"), str):
+        return result["output"], tuple(PARTS.validate_python(result.get("parts") or []))
+    raise ValueError(f"a tool activity returned {type(result).__name__}, not a tool result")
 
 
 def is_ref(text: str) -> bool:
-    return text.startswith(_MARK)
+    return text.startswith((_MARK, _B64_MARK))
 
 
-def blob_key(text: str) -> str:
-    """Content-addressed: stashing the same text twice (a retried activity) writes one blob."""
-    return "blob:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+def run_prefix(run_id: str) -> str:
+    """The stash keys of one run start with this. A stashed blob is kept as the snapshot of a
+    pseudo-run of its own (`run:<run id>~blob~<digest>`): the one snapshot `EventStore`'s
+    protocol deletes by key is a run's, with `delete_run`, so that is how it is unstashed."""
+    return f"{run_id}~blob~"
 
 
-def ref_for(key: str) -> str:
-    return _MARK + key
+def blob_key(run_id: str, text: str) -> str:
+    """Content-addressed within the run: stashing the same text twice (a retried activity)
+    writes one blob, and one run's stash is never another's."""
+    return "run:" + run_prefix(run_id) + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def ref_for(key: str, binary: bool = False) -> str:
+    ref = _MARK + key
+    return base64.b64encode(ref.encode()).decode() if binary else ref
 
 
 def key_of(ref: str) -> str:
-    return ref[len(_MARK) :]
+    if ref.startswith(_MARK):
+        return ref[len(_MARK) :]
+    try:
+        return base64.b64decode(ref, validate=True).decode()[len(_MARK) :]
+    except (binascii.Error, UnicodeDecodeError) as exc:
+        raise ValueError(f"a malformed stash reference: {ref[:60]!r}") from exc
 
 
-def to_refs(value: Any, limit: int, blobs: dict[str, str]) -> Any:
+def to_refs(value: Any, limit: int, blobs: dict[str, str], run_id: str, binary: bool = False) -> Any:
     """`value` (JSON) with every string longer than `limit` replaced by a reference; the
-    content goes into `blobs` by key, for the caller to stash in the store."""
+    content goes into `blobs` by key, for the caller to stash in the store. A `"data"` field
+    is binary content in base64: its reference is base64 too, so it still decodes to bytes."""
     if isinstance(value, str):
         if len(value) <= limit or is_ref(value):
             return value
-        key = blob_key(value)
+        key = blob_key(run_id, value)
         blobs[key] = value
-        return ref_for(key)
+        return ref_for(key, binary)
     if isinstance(value, dict):
-        return {k: to_refs(v, limit, blobs) for k, v in value.items()}
+        return {k: to_refs(v, limit, blobs, run_id, k == "data") for k, v in value.items()}
     if isinstance(value, list):
-        return [to_refs(v, limit, blobs) for v in value]
+        return [to_refs(v, limit, blobs, run_id) for v in value]
     return value
 
 
@@ -139,6 +220,11 @@ def resolve(value: Any, blobs: dict[str, str]) -> Any:
     if isinstance(value, list):
         return [resolve(v, blobs) for v in value]
     return value
+
+
+def may_hold_refs(text: str) -> bool:
+    """Whether a JSON text may name stashed content (cheaper than parsing it to find out)."""
+    return "eudaimon:blob:" in text or _B64_MARK in text
 
 
 def refs_in(value: Any, found: set[str] | None = None) -> set[str]:

@@ -3,13 +3,17 @@
 These run inside the workflow sandbox. `drive` gets a `RunJournal` whose store appends through
 the `eudaimon.append` activity, a clock made of the workflow's deterministic time and
 randomness, a model whose `generate` is the `eudaimon.model` activity, and tools whose
-`invoke` is the `eudaimon.tool` activity. Nothing else about the loop changes.
+`execute` is the `eudaimon.tool` activity. Nothing else about the loop changes.
+
+Every stash reference an activity returns is noted in `stashed`, so that the workflow can
+delete what its run stashed once it has finished (`eudaimon.unstash`).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import asdict, replace
+import json
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
 from datetime import timedelta
 from typing import Any
 
@@ -21,17 +25,25 @@ from temporalio.exceptions import ActivityError, ApplicationError, CancelledErro
 from eudaimon.core import errors as core_errors
 from eudaimon.core.codec import event_to_json
 from eudaimon.core.events import Event
+from eudaimon.core.messages import ContentPart
 from eudaimon.models.base import ChatRequest, ChatResponse, ModelStreamItem
 from eudaimon.runtime.clock import Clock
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.tool_calls import OutcomeLost
 from eudaimon.stores.base import Fence, Lease, RunSummary, Snapshot
-from eudaimon.temporal._payloads import RESPONSE, AppendInput, ModelInput, RunInput, ToolInput, message_ranges
-from eudaimon.tools import Tool, ToolArgumentsError, ToolContext
-
-_CTX = "_eudaimon_temporal_ctx"
-"""The keyword under which a proxied tool's function receives its `ToolContext`."""
+from eudaimon.temporal._payloads import (
+    RESPONSE,
+    AppendInput,
+    ModelInput,
+    RunInput,
+    ToolInput,
+    decode_tool_result,
+    may_hold_refs,
+    message_ranges,
+    refs_in,
+)
+from eudaimon.tools import Tool, ToolArgumentsError, ToolContext, ToolReturn
 
 _RAISED: dict[str, type[Exception]] = {}
 
@@ -56,9 +68,13 @@ class JournalStore:
     workflow can answer a state Query at any seq.
     """
 
-    def __init__(self, run_id: str, events: list[Event]) -> None:
+    def __init__(self, run_id: str, events: list[Event], *, base_seq: int = 0, snapshot_every: int = 0) -> None:
         self.run_id = run_id
         self.events = events
+        """The events this execution knows: those after the snapshot it was loaded from."""
+        self.base_seq = base_seq
+        """The seq of `events[0]`."""
+        self.snapshot_every = snapshot_every
 
     async def append(
         self,
@@ -70,7 +86,7 @@ class JournalStore:
         fence: Fence | None = None,
     ) -> None:
         """The workflow is the run's only driver: it holds no lease, so `fence` is always None."""
-        batch = AppendInput(run_id, expected_seq, [event_to_json(e) for e in events])
+        batch = AppendInput(run_id, expected_seq, [event_to_json(e) for e in events], self.snapshot_every)
         try:
             await workflow.execute_activity(
                 "eudaimon.append",
@@ -122,10 +138,13 @@ class ActivityModel:
     """A model whose every call is one `eudaimon.model` activity, never retried by Temporal:
     retries are the loop's own, journaled as `model_retry_scheduled`."""
 
-    def __init__(self, config: RuntimeConfig, journal: Callable[[], RunJournal], start: RunInput) -> None:
+    def __init__(
+        self, config: RuntimeConfig, journal: Callable[[], RunJournal], start: RunInput, stashed: set[str]
+    ) -> None:
         self._config = config
         self._journal = journal
         self._start = start
+        self._stashed = stashed
 
     @property
     def model_id(self) -> str:
@@ -155,46 +174,60 @@ class ActivityModel:
             )
         except ActivityError as exc:
             raise _model_error(exc, self.model_id) from exc
+        if may_hold_refs(text):
+            refs_in(json.loads(text), self._stashed)
         return RESPONSE.validate_json(text)
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[ModelStreamItem]:
         yield await self.generate(request)
 
 
-def activity_tools(config: RuntimeConfig, start: RunInput) -> dict[str, Tool]:
+def activity_tools(config: RuntimeConfig, start: RunInput, stashed: set[str]) -> dict[str, Tool]:
     """The agent's tools, each executing as an `eudaimon.tool` activity.
 
     A READ or idempotent tool's activity may be retried by Temporal (after a lost worker or
     a timeout) with the same `ToolContext`; any other tool's activity runs at most once, and
     one that may have started and did not report becomes `tool_outcome_unknown`.
     """
-    return {name: _proxy(tool, start) for name, tool in config.tools.items()}
+    return {name: _proxy(tool, start, stashed) for name, tool in config.tools.items()}
 
 
-def _proxy(tool: Tool, start: RunInput) -> Tool:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RemoteTool(Tool):
+    """A tool whose `execute` is its `function` given the arguments and the context: the
+    result (text and content parts, or a `ToolReturn`) comes back from a worker as it was."""
+
+    async def execute(
+        self, arguments: Mapping[str, Any], ctx: ToolContext[Any]
+    ) -> tuple[str | ToolReturn, tuple[ContentPart, ...]]:
+        result: tuple[str | ToolReturn, tuple[ContentPart, ...]] = await self.function(arguments, ctx)
+        return result
+
+
+def _proxy(tool: Tool, start: RunInput, stashed: set[str]) -> Tool:
     rerunnable = tool.traits.rerunnable
     retry = RetryPolicy(maximum_attempts=start.read_attempts if rerunnable else 1)
+    deps = start.deps if start.deps is not None and not start.deps.kept else None
 
-    async def remote(**kwargs: Any) -> str:
-        ctx: ToolContext[Any] = kwargs.pop(_CTX)
+    async def remote(arguments: Mapping[str, Any], ctx: ToolContext[Any]) -> tuple[str | ToolReturn, tuple[Any, ...]]:
         payload = ToolInput(
             run_id=ctx.run_id,
             call_id=ctx.call_id,
             tool=tool.name,
-            arguments=to_jsonable_python(kwargs),
+            arguments=to_jsonable_python(dict(arguments)),
             idempotency_key=ctx.idempotency_key,
             attempt=ctx.attempt,
             inline_limit=start.inline_limit,
             step=ctx.step,
+            deps=deps,
         )
         try:
-            output: str = await workflow.execute_activity(
+            result: Any = await workflow.execute_activity(
                 "eudaimon.tool",
                 payload,
                 start_to_close_timeout=timedelta(seconds=start.tool_timeout_s),
                 heartbeat_timeout=timedelta(seconds=start.heartbeat_timeout_s),
                 retry_policy=retry,
-                result_type=str,
             )
         except ActivityError as exc:
             cause = exc.cause
@@ -205,9 +238,11 @@ def _proxy(tool: Tool, start: RunInput) -> Tool:
             if rerunnable:
                 raise _raised("TimeoutError", f"the tool's activity did not finish: {cause}") from exc
             raise OutcomeLost(f"{tool.name}: the worker running it was lost or timed out ({cause})") from exc
-        return output
+        refs_in(result, stashed)
+        return decode_tool_result(result)
 
-    return replace(tool, function=remote, is_async=True, context_param=_CTX)
+    kept = {f.name: getattr(tool, f.name) for f in fields(Tool)}
+    return RemoteTool(**{**kept, "function": remote, "is_async": True, "context_param": None})
 
 
 def _raised(name: str, message: str) -> Exception:

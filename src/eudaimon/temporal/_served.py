@@ -9,11 +9,21 @@ that the worker can tell its workflows where their agents are.
 from __future__ import annotations
 
 _SPECS: dict[str, str] = {}
+_WITH_DEPS: set[str] = set()
 
 
-def serve(agent_name: str, spec: str) -> None:
-    """Record that `agent_name` is built by `spec` (`MODULE:ATTR`)."""
+def serve(agent_name: str, spec: str, *, has_deps: bool = False) -> None:
+    """Record that `agent_name` is built by `spec` (`MODULE:ATTR`), and whether this worker
+    gives its tools deps of its own."""
     _SPECS[agent_name] = spec
+    if has_deps:
+        _WITH_DEPS.add(agent_name)
+    else:
+        _WITH_DEPS.discard(agent_name)
+
+
+def has_deps(agent_name: str) -> bool:
+    return agent_name in _WITH_DEPS
 
 
 def spec_for(agent_name: str) -> str:

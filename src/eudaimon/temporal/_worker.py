@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import functools
 from importlib.metadata import packages_distributions
+from typing import Any
 
 from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from eudaimon.agent import Agent
+from eudaimon.agent._input import check_deps
 from eudaimon.stores.base import EventStore
 from eudaimon.temporal import _served
 from eudaimon.temporal._activities import Activities
@@ -49,6 +51,7 @@ def create_worker(
     store: EventStore,
     max_concurrent_activities: int = 100,
     heartbeat_every_s: float = 1.0,
+    deps: Any = None,
 ) -> Worker:
     """A worker serving `agent`, which the module `spec` (`MODULE:ATTR`) builds.
 
@@ -58,15 +61,26 @@ def create_worker(
         agent: the agent `spec` builds, loaded in this process: activities use it.
         spec: `MODULE:ATTR` — the workflow builds the agent from it inside the sandbox.
         store: the journal every run's events are appended to (PostgreSQL for a fleet).
+        deps: what this worker's tools get as `ctx.deps` — live objects such as a database
+            pool, which cannot travel — for runs whose own deps could not be sent (or that
+            had none). Deps that serialize travel with their run and take precedence
+            (`eudaimon.temporal._deps`). Required when the agent declares a `deps_type`.
+
+    Raises:
+        ConfigurationError: the agent declares a `deps_type` and `deps` is missing or not one.
     """
     module = spec.partition(":")[0]
-    _served.serve(agent.name, spec)
+    if agent.deps_type is not None:
+        check_deps(agent.name, agent.deps_type, deps, "create_worker(..., deps=...) (`eudaimon worker --deps`)")
+    _served.serve(agent.name, spec, has_deps=deps is not None)
     driver = agent._driver
     activities = Activities(
         driver.config,
         store,
         remember=driver.remember if agent.memory is not None else None,
         heartbeat_every_s=heartbeat_every_s,
+        deps=deps,
+        deps_type=agent.deps_type,
     )
     return Worker(
         client,

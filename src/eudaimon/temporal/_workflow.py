@@ -12,6 +12,12 @@ for a human, the workflow waits on a condition, holding no worker, for as long a
   check, exactly as a `CancellationToken` does locally.
 - The `state` Query answers the run's state after any seq; `settled` (an Update) returns
   once the run has finished or waits, which is how a caller of `prompt` knows it is done.
+- A long run continues as new (Temporal's history would otherwise grow without bound) at a
+  step's end, once Temporal suggests it or the history holds `continue_after_events` events:
+  everything the step recorded is committed first, and the new execution loads the run from
+  the store (its latest snapshot and the events after it), so the journal runs on across the
+  boundary with no event missing or repeated. Only the run's input crosses it.
+- When the run has finished, what it stashed in the store (`_payloads`) is deleted.
 
 Everything here runs in Temporal's workflow sandbox; eudaimon's modules are imported inside
 it (none is passed through but the registry of agents this worker serves).
@@ -27,19 +33,36 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
+from temporalio.exceptions import ApplicationError
 
 from eudaimon.agent import Agent
-from eudaimon.core.codec import event_from_json, state_to_json
-from eudaimon.core.errors import ConcurrencyConflict, InvalidOperation
-from eudaimon.core.events import Event, RunCancelled
+from eudaimon.core.codec import event_from_json, state_from_json, state_to_json
+from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, InvalidOperation, JournalError
+from eudaimon.core.events import Event, FailureKind, RunCancelled, RunFailed
 from eudaimon.core.state import RunState
+from eudaimon.extensions.hooks import HookSet
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.loop import drive
 from eudaimon.runtime.operations import approval, reconciliation
-from eudaimon.temporal._payloads import DecisionInput, LoadInput, RunInput
+from eudaimon.temporal._deps import missing_deps, received_deps
+from eudaimon.temporal._payloads import DecisionInput, LoadInput, RunInput, UnstashInput, refs_in
 from eudaimon.temporal._seams import ActivityModel, JournalStore, activity_tools, workflow_clock
+
+CONTINUED = "continued"
+"""What `settled` answers when the run goes on in a new execution: ask that one."""
+CONTINUING = "Continuing"
+"""The type of a decision refused while the run moves to a new execution: send it again."""
+
+_UNSTASH_PATCH = "eudaimon.unstash"
+"""Histories recorded before runs unstashed replay without the activity."""
+
+
+class _ContinueAsNew(JournalError):
+    """Raised at a step's end to leave the loop with everything committed: the run goes on
+    in a new execution of its workflow. A `JournalError`, so the loop records nothing for it."""
+
 
 with workflow.unsafe.imports_passed_through():
     # The one module shared with the worker's process: which module builds each agent.
@@ -58,6 +81,15 @@ class RunWorkflow:
         """Decisions received; a pass of the loop has seen those counted when it began."""
         self._seen = -1
         self._idle = False
+        self._deps: Any = None
+        self._snapshot_every = 0
+        self._stashed: set[str] = set()
+        """Stash keys this execution has seen in activity results: deleted when the run ends."""
+        self._deciding = 0
+        self._settling = 0
+        self._continuing = False
+        self._snapshot: str | None = None
+        """The state this execution was loaded from, when the store had a snapshot."""
 
     @workflow.run
     async def run(self, start: RunInput) -> str:
@@ -71,10 +103,13 @@ class RunWorkflow:
             return await body
 
     async def _main(self) -> str:
-        config = _runtime_config(self._start)
+        config, problem = self._configure()
         await self._load()
-        while True:
-            journal = self._ready()
+        journal = self._ready()
+        if problem is not None and not journal.state.status.is_terminal:
+            journal.record(RunFailed(error=problem, kind=FailureKind.EXCEPTION, exception="ConfigurationError"))
+            await journal.flush()
+        while not journal.state.status.is_terminal:
             self._seen, self._idle = self._decisions, False
             try:
                 async for _ in drive(journal, config, cancel=self._cancel, emit=False):
@@ -83,32 +118,56 @@ class RunWorkflow:
                 # Something outside appended to the journal (an old client's decision): fold
                 # it and go on, as a local driver would after reloading.
                 await self._load()
+                journal = self._ready()
                 continue
-            state = journal.state
-            if not state.status.is_terminal and self._cancel.is_cancelled:
+            except _ContinueAsNew:
+                await self._continue_as_new()
+            if not journal.state.status.is_terminal and self._cancel.is_cancelled:
                 journal.record(RunCancelled(reason=self._cancel.reason))
                 await journal.flush()
             await self._remember(journal.state)
             if journal.state.status.is_terminal:
                 break
             self._idle = True
+            if self._history_is_long():
+                await self._continue_as_new()
             await workflow.wait_condition(lambda: self._decisions != self._seen)
         self._idle = True
         await workflow.wait_condition(workflow.all_handlers_finished)
+        await self._unstash()
         return journal.state.status.value
 
+    def _configure(self) -> tuple[RuntimeConfig, str | None]:
+        """The loop's configuration, and why the run cannot go on here if it cannot."""
+        agent = _agent(self._start)
+        self._snapshot_every = agent._driver.snapshot_every
+        sent = self._start.deps
+        problem = missing_deps(sent, _served.has_deps(self._start.agent))
+        if sent is not None and not sent.kept:
+            try:
+                self._deps = received_deps(sent, agent.deps_type)
+            except ConfigurationError as exc:
+                problem = str(exc)
+        return _runtime_config(agent, self, self._start), problem
+
     async def _load(self) -> None:
-        texts: list[str] = await workflow.execute_activity(
+        loaded: Any = await workflow.execute_activity(
             "eudaimon.load",
-            LoadInput(self._start.run_id, self._start.inline_limit),
+            LoadInput(self._start.run_id, self._start.inline_limit, from_snapshot=True),
             start_to_close_timeout=timedelta(seconds=120),
-            result_type=list[str],
         )
+        refs_in(loaded, self._stashed)
+        texts: list[str] = loaded if isinstance(loaded, list) else loaded["events"]
+        snapshot: str | None = None if isinstance(loaded, list) else loaded["state"]
         events: list[Event] = [event_from_json(t) for t in texts]
-        state = RunState.from_events(events)
-        assert state is not None
-        self._store = JournalStore(self._start.run_id, events)
+        self._snapshot = snapshot
+        state = _fold(snapshot, events)
+        if state is None:
+            raise InvalidOperation(f"run {self._start.run_id} has no journal in the store")
+        base = state.next_seq - len(events)
+        self._store = JournalStore(self._start.run_id, events, base_seq=base, snapshot_every=self._snapshot_every)
         self._journal = RunJournal(self._store, state, snapshot_every=0, clock=workflow_clock())
+        self._journal.deps = self._deps
 
     async def _remember(self, state: RunState) -> None:
         if state.uses_memory:
@@ -117,6 +176,36 @@ class RunWorkflow:
                 state.run_id,
                 start_to_close_timeout=timedelta(seconds=60),
                 retry_policy=RetryPolicy(maximum_attempts=10),
+            )
+
+    def _history_is_long(self) -> bool:
+        """Whether to continue as new: never once cancelled, as a new execution would not be."""
+        if self._cancel.is_cancelled:
+            return False
+        info = workflow.info()
+        limit = self._start.continue_after_events
+        return info.is_continue_as_new_suggested() or (limit > 0 and info.get_current_history_length() >= limit)
+
+    async def at_step_end(self) -> None:
+        """At a step's end (every call answered): commit, and go on in a new execution if
+        the history is long."""
+        if self._history_is_long():
+            await self._ready().flush()
+            raise _ContinueAsNew(f"run {self._start.run_id} continues as new")
+
+    async def _continue_as_new(self) -> None:
+        """Let decisions in flight land and tell callers waiting for the run where it went on."""
+        self._continuing = True
+        await workflow.wait_condition(lambda: self._deciding == 0 and self._settling == 0)
+        workflow.continue_as_new(replace(self._start, generation=self._start.generation + 1))
+
+    async def _unstash(self) -> None:
+        if self._stashed and workflow.patched(_UNSTASH_PATCH):
+            await workflow.execute_activity(
+                "eudaimon.unstash",
+                UnstashInput(self._start.run_id, sorted(self._stashed)),
+                start_to_close_timeout=timedelta(seconds=120),
+                retry_policy=RetryPolicy(maximum_attempts=20, maximum_interval=timedelta(seconds=30)),
             )
 
     def _finished(self) -> bool:
@@ -132,33 +221,80 @@ class RunWorkflow:
     @workflow.update(name="decide")
     async def decide(self, decision: DecisionInput) -> int:
         """Record a human's decision; the loop acts on it at once. Returns the next seq."""
-        journal = self._ready()
-        journal.record(_decision_event(journal.state, decision))
-        await journal.flush()
-        self._decisions += 1
-        return journal.committed_seq
+        self._deciding += 1
+        try:
+            await workflow.wait_condition(lambda: self._journal is not None)  # a new execution loads first
+            journal = self._ready()
+            self._check(journal.state, decision)
+            journal.record(_decision_event(journal.state, decision))
+            await journal.flush()
+            self._decisions += 1
+            return journal.committed_seq
+        finally:
+            self._deciding -= 1
 
     @decide.validator
     def _validate(self, decision: DecisionInput) -> None:
-        state = self._ready().state
+        if self._continuing:
+            raise ApplicationError(f"run {self._start.run_id} is continuing as new; send it again", type=CONTINUING)
+        if self._journal is not None:
+            self._check(self._journal.state, decision)
+
+    def _check(self, state: RunState, decision: DecisionInput) -> None:
+        """Refuse a decision the run cannot take, as an error the Update's caller receives."""
         if state.status.is_terminal:
-            raise InvalidOperation(f"run {state.run_id} is {state.status.value}; it takes no more decisions")
-        _decision_event(state, decision)
+            raise ApplicationError(
+                f"run {state.run_id} is {state.status.value}; it takes no more decisions",
+                type="InvalidOperation",
+                non_retryable=True,
+            )
+        try:
+            _decision_event(state, decision)
+        except InvalidOperation as exc:
+            raise ApplicationError(str(exc), type="InvalidOperation", non_retryable=True) from exc
 
     @workflow.update(name="settled")
     async def settled(self) -> str:
-        """Return the run's status once it has finished or waits for a human."""
-        await workflow.wait_condition(lambda: self._idle and (self._seen == self._decisions or self._finished()))
-        return self._ready().state.status.value
+        """Return the run's status once it has finished or waits for a human, or `continued`
+        when it goes on in a new execution (the caller then asks that one)."""
+        self._settling += 1
+        try:
+            await workflow.wait_condition(
+                lambda: self._continuing or (self._idle and (self._seen == self._decisions or self._finished()))
+            )
+            return CONTINUED if self._continuing else self._ready().state.status.value
+        finally:
+            self._settling -= 1
 
     @workflow.query(name="state")
     def state(self, at_seq: int | None = None) -> str:
-        """The run's state (snapshot JSON) after event `at_seq`, the latest when None."""
-        events = self._store.events if at_seq is None else self._store.events[: at_seq + 1]
-        state = RunState.from_events(events)
+        """The run's state (snapshot JSON) after event `at_seq`, the latest when None. An
+        execution loaded from a snapshot answers from that seq on; the store, for any seq."""
+        base = self._store.base_seq
+        events = self._store.events
+        if at_seq is not None:
+            if at_seq < base - 1:
+                raise InvalidOperation(
+                    f"run {self._start.run_id}'s workflow holds its states from seq {base - 1} on; read "
+                    f"earlier ones from the store: agent.state(run_id, at_seq={at_seq})"
+                )
+            events = events[: at_seq + 1 - base]
+        state = _fold(self._snapshot, events)
         if state is None:
             raise InvalidOperation(f"run {self._start.run_id} has no events up to seq {at_seq}")
         return state_to_json(state)
+
+
+def _fold(snapshot: str | None, events: list[Event]) -> RunState | None:
+    """The state after `events`, from `snapshot` (a state the load activity found readable)."""
+    if snapshot is None:
+        return RunState.from_events(events)
+    state = state_from_json(snapshot)
+    if state is None:
+        raise InvalidOperation("the run's snapshot was written by another fold version")
+    for event in events:
+        state.apply(event)
+    return state
 
 
 def _decision_event(state: RunState, decision: DecisionInput) -> Any:
@@ -167,9 +303,8 @@ def _decision_event(state: RunState, decision: DecisionInput) -> Any:
     return reconciliation(state, decision.call_id, output=decision.output, retry=decision.retry, by=decision.by)
 
 
-def _runtime_config(start: RunInput) -> RuntimeConfig:
-    """The agent's configuration, built in this sandbox from the module the worker serves,
-    with its model and tools replaced by activities."""
+def _agent(start: RunInput) -> Agent:
+    """The agent, built in this sandbox from the module the worker serves."""
     spec = _served.spec_for(start.agent)
     module_name, _, attr = spec.partition(":")
     # Building an agent reads its configuration (environment variables, a store URL) and
@@ -183,15 +318,26 @@ def _runtime_config(start: RunInput) -> RuntimeConfig:
             found = found()
     if not isinstance(found, Agent):
         raise TypeError(f"{spec} is a {type(found).__name__}, not an Agent")
-    config: RuntimeConfig = found._driver.config
-    holder: list[RunWorkflow] = []
-
-    def journal() -> RunJournal:
-        return holder[0]._ready()
-
-    holder.append(workflow.instance())
-    return _with_seams(config, journal, start)
+    return found
 
 
-def _with_seams(config: RuntimeConfig, journal: Any, start: RunInput) -> RuntimeConfig:
-    return replace(config, model=ActivityModel(config, journal, start), tools=activity_tools(config, start))
+class _StepEnd:
+    """The hook that lets a long run continue as new at a step's end (`RunWorkflow.at_step_end`)."""
+
+    def __init__(self, run: RunWorkflow) -> None:
+        self._run = run
+
+    async def on_iteration_end(self, state: object) -> None:
+        await self._run.at_step_end()
+
+
+def _runtime_config(agent: Agent, run: RunWorkflow, start: RunInput) -> RuntimeConfig:
+    """The agent's configuration with its model and tools replaced by activities."""
+    config: RuntimeConfig = agent._driver.config
+    hooks = HookSet([*(config.hooks.hooks if config.hooks is not None else ()), _StepEnd(run)])
+    return replace(
+        config,
+        model=ActivityModel(config, run._ready, start, run._stashed),
+        tools=activity_tools(config, start, run._stashed),
+        hooks=hooks,
+    )
