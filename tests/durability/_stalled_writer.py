@@ -16,6 +16,7 @@ import json
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,10 @@ from eudaimon.models import ChatRequest, FunctionModel
 
 
 def _stop() -> None:
-    os.kill(os.getpid(), signal.SIGSTOP)
+    """Stop the whole process, from this very point of the calling thread. Sent to the thread
+    itself: sent to the process (`os.kill`), the stop is taken by its main thread, and a commit
+    running on the store's worker thread meanwhile could finish before that thread is stopped."""
+    signal.pthread_kill(threading.get_ident(), signal.SIGSTOP)
 
 
 def _answer(request: ChatRequest) -> Message:
@@ -57,16 +61,16 @@ async def main(spec: str, run_id: str, marker: Path, where: str) -> dict[str, An
 
         store.append = append  # type: ignore[method-assign]
     else:
-        from eudaimon.stores.sqlite import _store
+        from eudaimon.stores.sqlite import _sql
 
-        real = _store._append
+        real = _sql.append
 
         def stalled(conn: Any, run: str, expected: int, events: Any, *args: Any) -> None:
             real(conn, run, expected, events, *args)
             if carries_intent(events):
                 _stop()  # inside BEGIN IMMEDIATE … COMMIT: the write lock is held
 
-        _store._append = stalled  # type: ignore[assignment]
+        _sql.append = stalled  # type: ignore[assignment]
     agent = Agent(FunctionModel(_answer), tools=[pay], store=store)
     try:
         response = await agent.prompt("pay ten", run_id=run_id, thread_id=run_id)

@@ -16,7 +16,7 @@ from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, Journa
 from eudaimon.stores import SqliteStore as ExportedSqliteStore
 from eudaimon.stores import open_store
 from eudaimon.stores.base import Snapshot
-from eudaimon.stores.sqlite import SqliteStore, _store
+from eudaimon.stores.sqlite import SqliteStore, _worker
 
 
 def test_store_serves_event_loops_one_after_another(tmp_path: Path, samples: Any) -> None:
@@ -210,14 +210,14 @@ async def test_writes_that_change_nothing_cost_no_commit(tmp_path: Path) -> None
 async def test_a_run_appending_alone_still_waits_for_another_process_off_the_event_loop(
     tmp_path: Path, samples: Any
 ) -> None:
-    """Invariant: a lone run's append may commit on the caller's thread, but a write lock held
-    by another process is waited for by the worker, while the event loop keeps running."""
+    """Invariant: a write lock held by another process is waited for by the worker, even for a
+    run appending alone, while the event loop keeps running."""
     store = SqliteStore(tmp_path / "held.db")
     other = sqlite3.connect(tmp_path / "held.db", isolation_level=None)
     try:
         events = samples.make_events("r", [samples.started(), samples.attempt(1), samples.attempt(2)])
         await store.append("r", 0, events[:1])
-        await store.append("r", 1, events[1:2])  # the same run again: committed on this thread
+        await store.append("r", 1, events[1:2])  # the same run again, the worker idle
         other.execute("BEGIN IMMEDIATE")
         appending = asyncio.ensure_future(store.append("r", 2, events[2:]))
         ticks = 0
@@ -257,8 +257,8 @@ async def test_checkpoints_copy_the_wal_into_the_file_while_the_loop_writes_on(
 ) -> None:
     """Invariant: every `_CHECKPOINT_EVERY` commits the worker checkpoints on a connection of its
     own, so the database file (without its WAL) holds the committed events, while appends go on
-    committing one each on the caller's thread."""
-    monkeypatch.setattr(_store, "_CHECKPOINT_EVERY", 5)
+    committing one each."""
+    monkeypatch.setattr(_worker, "_CHECKPOINT_EVERY", 5)
     db = tmp_path / "checkpointed.db"
     store = SqliteStore(db)
     events = samples.make_events("r", [samples.started(), *(samples.attempt(i) for i in range(1, 30))])

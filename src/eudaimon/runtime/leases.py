@@ -275,7 +275,7 @@ class LeaseKeeper:
     @property
     def fence(self) -> Fence:
         """What a commit made under this lease names, so that the store can check it."""
-        return Fence(self.name, self.owner, self.ttl_s)
+        return Fence(self.name, self.owner, self.ttl_s, taken_back=self.taken_back)
 
     async def acquire(self, *, wait: bool = True) -> None:
         """Take the lease; while another live holder has it, wait for it to lapse (or raise)."""
@@ -300,7 +300,16 @@ class LeaseKeeper:
         lapsed, it took the lease back: a new holding begins (`check_effect`)."""
         if started >= self.deadline:
             self._taken_at = started
-        self.deadline = started + self.ttl_s
+        self.deadline = max(self.deadline, started + self.ttl_s)  # a commit may have taken it back since
+
+    def taken_back(self, sent: float) -> None:
+        """A commit sent at `sent` (monotonic) found the lease lapsed, still naming this owner,
+        took it back for `ttl_s` and landed (`Fence.taken_back`): it holds until `sent + ttl_s`
+        at least. Without this, `check_effect` would refuse the commit's own intent until the
+        next renewal. The holding is unbroken: a lease another process took names that process,
+        and the store takes back only one naming this owner."""
+        if self.held:
+            self.deadline = max(self.deadline, sent + self.ttl_s)
 
     def lost(self) -> None:
         """Another process holds the lease now: this driver must never act again."""

@@ -15,8 +15,8 @@ Besides the journal a store keeps two derived things, both safe to lose:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
@@ -64,11 +64,17 @@ class Fence:
     others) but still names its owner, so that no one took it, is taken back by the commit for
     `ttl_s` (none when 0): a busy process keeps the runs nobody else took. One that lapsed while
     the commit held the store's write lock (the process stopped inside it) is refused.
+
+    A store that took the lease back in a commit that landed calls `taken_back` (if given) with
+    `time.monotonic()` read just before it sent that commit: the lease then holds for `ttl_s`
+    from that moment at least, which the lease's keeper cannot otherwise know (a store that does
+    not call it leaves the keeper's own, earlier, reckoning in place: safe, only stricter).
     """
 
     name: str
     owner: str
     ttl_s: float = 0.0
+    taken_back: Callable[[float], None] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

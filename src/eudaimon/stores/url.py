@@ -11,8 +11,9 @@ def open_store(url: str, *, read_only: bool = False) -> EventStore:
     """The store a URL names. Relative SQLite paths (`sqlite:///runs.db`) are relative to the cwd;
     `sqlite:////abs/path.db` is absolute.
 
-    With `read_only`, a SQLite journal is opened for reading only: a missing file is an error,
-    never a new journal, and a read-only file can be read (other stores ignore the flag)."""
+    With `read_only`, a SQLite or PostgreSQL journal is opened for reading only: a missing file
+    or schema is an error, never a new journal, a read-only file can be read, and writes are
+    refused (the memory store ignores the flag)."""
     scheme = url.split(":", 1)[0].lower() if ":" in url else ""
     if scheme == "memory":
         from eudaimon.stores.memory import MemoryStore
@@ -34,7 +35,7 @@ def open_store(url: str, *, read_only: bool = False) -> EventStore:
     if scheme in ("postgresql", "postgres"):
         from eudaimon.stores.postgres import PostgresStore
 
-        return PostgresStore(url)
+        return PostgresStore(url, read_only=read_only)
     raise ConfigurationError(
         f"unsupported store URL {redact(url)!r}; use 'memory:', 'sqlite:///path.db' or 'postgresql://user@host/db'"
     )

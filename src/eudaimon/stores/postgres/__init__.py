@@ -1,8 +1,9 @@
 """`PostgresStore`: the journal shared by many machines (DESIGN §5).
 
-`_store` holds the store and its connection handling, `_sql` the tables and statements (and why
-most writes are a single statement), `_content` the texts and messages events point to
-(`eudaimon.stores.packing`), `_dsn` what of a DSN may be shown.
+`_store` holds the store, `_pools` its connections (a pool per event loop), `_schema` the
+schema's creation, `_sql` the tables and statements (and why most writes are a single
+statement), `_content` the texts and messages events point to (`eudaimon.stores.packing`),
+`_dsn` what of a DSN may be shown.
 """
 
 from __future__ import annotations

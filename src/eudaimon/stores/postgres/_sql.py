@@ -119,8 +119,9 @@ _FENCED = """(%(lease)s::text IS NULL OR EXISTS (SELECT 1 FROM {s}.leases
         WHERE name = %(lease)s AND owner = %(owner)s AND expires_at > now() FOR SHARE)
     OR EXISTS (SELECT 1 FROM retaken))"""
 """An append's fence (`stores.base.Fence`): its lease is still its owner's, unexpired, or lapsed
-with no one taking it and so taken back (`retaken`). FOR SHARE makes a takeover committing
-meanwhile wait for this statement, or be seen by it."""
+with no one taking it and so taken back (`retaken`, which each inserted event's row returns, so
+the store can tell the lease's keeper). FOR SHARE makes a takeover committing meanwhile wait for
+this statement, or be seen by it."""
 
 _RETAKE = """retaken AS (UPDATE {s}.leases SET expires_at = now() + %(lease_ttl)s * interval '1 second'
     WHERE name = %(lease)s AND owner = %(owner)s AND expires_at <= now() AND %(lease_ttl)s > 0 RETURNING 1), """
@@ -155,7 +156,8 @@ spans AS (INSERT INTO {s}.message_refs (run_id, lo, hi)
 _INSERT_EVENTS = """ INSERT INTO {s}.events (run_id, seq, at, at_offset, type, payload)
     SELECT claimed.run_id, e.seq, e.at, e.at_offset, e.type, e.payload
     FROM claimed, unnest(%(seqs)s::bigint[], %(ats)s::timestamptz[], %(offsets)s::interval[],
-                         %(types)s::text[], %(payloads)s::text[]) AS e(seq, at, at_offset, type, payload)"""
+                         %(types)s::text[], %(payloads)s::text[]) AS e(seq, at, at_offset, type, payload)
+    RETURNING EXISTS (SELECT FROM retaken)"""
 
 # The new messages in the order given, then the number of every message named (the main query
 # does not see the CTE's rows, so those come from its RETURNING). A row another transaction

@@ -2,15 +2,8 @@
 
 Why it is built this way:
 
-- psycopg 3, async, with one `AsyncConnectionPool` per event loop. A pool's tasks and locks
-  belong to the loop that opened it, so the store opens a pool lazily, on first use in a loop,
-  and never at construction (which needs no loop). A small task closes the pool when its loop
-  ends (`asyncio.run` cancels it on the way out), so a store nobody closed neither hangs the
-  loop's shutdown nor leaks connections; a new loop simply gets a new pool. A loop still
-  running in another thread keeps its own pool.
-- The schema is created (or upgraded from version 1) on first use, once per store, on a
-  connection of its own, in one transaction holding a PostgreSQL advisory lock: two processes
-  starting at once do not race their `CREATE … IF NOT EXISTS` into a catalog conflict.
+- psycopg 3, async, with one `AsyncConnectionPool` per event loop (`_pools`), opened lazily.
+- The schema is created (or upgraded from version 1) on first use, once per store (`_schema`).
 - A write is one autocommit statement (see `_sql`), so an append of a step is one round trip and
   one commit; PostgreSQL already shares one WAL flush among commits that arrive together (its
   own group commit), so the store needs no queue of its own. An append that stores long texts
@@ -21,19 +14,13 @@ Why it is built this way:
 
 from __future__ import annotations
 
-import asyncio
-import threading
-import weakref
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+import time
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import psycopg
-from psycopg import AsyncConnection
-from psycopg.rows import TupleRow
-from psycopg_pool import AsyncConnectionPool
 
 from eudaimon.core.errors import (
     ConcurrencyConflict,
@@ -46,65 +33,15 @@ from eudaimon.core.errors import (
 from eudaimon.core.events import Event
 from eudaimon.stores.base import Fence, Lease, RunSummary, Snapshot, check_batch, summary_fields
 from eudaimon.stores.packing import PackedBatch, Row, pack
-from eudaimon.stores.postgres import _content
+from eudaimon.stores.postgres import _content, _schema
 from eudaimon.stores.postgres._dsn import parse_dsn
-from eudaimon.stores.postgres._sql import LOCK_CLASS, SCHEMA_VERSION, Statements
+from eudaimon.stores.postgres._pools import CONNECT_TIMEOUT_S, Connection, LoopPools
+from eudaimon.stores.postgres._sql import Statements
 
-_Connection = AsyncConnection[TupleRow]
-_Pool = AsyncConnectionPool[_Connection]
-
-_CONNECT_TIMEOUT_S = 10
-"""libpq waits forever for an unreachable host by default; a journal should say so instead."""
+STALLED_TRANSACTION_TIMEOUT_S = 5.0
+"""Our transactions are a few statements sent back to back: a pause this long is a stall."""
 _LEASE_TRIES = 5
 """A lease seen held, then gone before we could read its holder, is taken again; this bounds it."""
-
-
-@dataclass(eq=False)
-class _LoopPool:
-    """The pool that serves one event loop, every connection it opened, and the task that
-    closes it when the loop ends."""
-
-    loop: asyncio.AbstractEventLoop
-    opening: asyncio.Lock = field(default_factory=asyncio.Lock)
-    released: asyncio.Event = field(default_factory=asyncio.Event)
-    pool: _Pool | None = None
-    closer: asyncio.Task[None] | None = None
-    connections: weakref.WeakSet[_Connection] = field(default_factory=weakref.WeakSet)
-
-    async def track(self, conn: _Connection) -> None:
-        self.connections.add(conn)
-
-    async def close_with_loop(self) -> None:
-        """Wait for `release()` or for the loop's end, then close the pool.
-
-        `asyncio.run` cancels every task before closing its loop and waits for them all; a pool
-        still open then can hang it (psycopg_pool's workers survive a cancel that lands while
-        they connect). This task is cancelled with the others and closes the pool right there,
-        which stops those workers: a caller who never closes the store still gets its
-        `asyncio.run` back.
-        """
-        try:
-            await self.released.wait()
-        finally:
-            if self.pool is not None:
-                try:
-                    await self.pool.close()  # connections in use close when they are returned
-                except BaseException:
-                    self.abandon()
-                    raise
-
-    async def release(self) -> None:
-        self.released.set()
-        if self.closer is not None:
-            await self.closer
-        else:
-            self.abandon()
-
-    def abandon(self) -> None:
-        """Close every socket the pool opened without awaiting anything (`PQfinish` still says
-        goodbye to the server): for a loop that is gone, or a pool close() that was cut short."""
-        for conn in list(self.connections):
-            conn.pgconn.finish()
 
 
 class PostgresStore:
@@ -116,29 +53,59 @@ class PostgresStore:
         schema: The schema holding the store's tables, created on first use if missing.
         min_size: Connections each pool keeps open.
         max_size: Connections each pool may open at most (one per concurrent operation).
+        stalled_transaction_timeout_s: How long one of the store's transactions may wait for
+            its process between statements before the server ends its session (rolling it back,
+            so the commit fails): a stopped process must not hold its row locks, and so every
+            other writer of those rows, for as long as it is stopped.
+        read_only: Only read an existing journal: nothing is created or upgraded (a missing
+            schema is a `JournalError` saying so), every write is refused before it is sent, and
+            every session is read-only on the server too (`default_transaction_read_only`), so
+            no statement can write whatever the store sends.
 
     Raises:
         ConfigurationError: the DSN does not parse, the schema is not a plain identifier, or
             the pool sizes are impossible.
     """
 
-    def __init__(self, dsn: str, *, schema: str = "eudaimon", min_size: int = 1, max_size: int = 10) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        schema: str = "eudaimon",
+        min_size: int = 1,
+        max_size: int = 10,
+        read_only: bool = False,
+        stalled_transaction_timeout_s: float = STALLED_TRANSACTION_TIMEOUT_S,
+    ) -> None:
         if not 0 <= min_size <= max_size or max_size < 1:
             raise ConfigurationError(
                 f"PostgresStore min_size={min_size}, max_size={max_size}; need 0 <= min <= max, max >= 1"
             )
-        self._dsn = dsn
+        if not stalled_transaction_timeout_s > 0:
+            raise ConfigurationError(
+                f"PostgresStore stalled_transaction_timeout_s={stalled_transaction_timeout_s}; need > 0 seconds"
+            )
         self._target = parse_dsn(dsn)
         self._sql = Statements.for_schema(schema)
-        self._min_size = min_size
-        self._max_size = max_size
-        self._connect_kwargs: dict[str, Any] = {"autocommit": True}
+        connect_kwargs: dict[str, Any] = {"autocommit": True}
         if not self._target.sets_connect_timeout:
-            self._connect_kwargs["connect_timeout"] = _CONNECT_TIMEOUT_S
-        self._pools: dict[asyncio.AbstractEventLoop, _LoopPool] = {}
-        self._pools_lock = threading.Lock()  # a store may serve loops in several threads
-        self._schema_ready = False
-        self._closed = False
+            connect_kwargs["connect_timeout"] = CONNECT_TIMEOUT_S
+        self._pools = LoopPools(
+            dsn,
+            self._target,
+            describe=self.__repr__,
+            min_size=min_size,
+            max_size=max_size,
+            connect_kwargs=connect_kwargs,
+            setup=(
+                # A process stopped inside a transaction (SIGSTOP, a VM pause) keeps its row locks
+                # for as long as its session lives: the server ends such a session instead.
+                f"SET idle_in_transaction_session_timeout = {max(1, round(stalled_transaction_timeout_s * 1000))}",
+                *(("SET default_transaction_read_only = on",) if read_only else ()),
+            ),
+            prepare=self._check_schema if read_only else self._create_schema,
+        )
+        self._read_only = read_only
         self._commits = 0
 
     @property
@@ -171,6 +138,7 @@ class PostgresStore:
             JournalError: the database failed or cannot be reached, or the store is closed.
         """
         batch = tuple(events)
+        self._check_writable()
         if not batch:
             self._check_open()
             return
@@ -186,16 +154,19 @@ class PostgresStore:
         params["lease"], params["owner"] = (fence.name, fence.owner) if fence is not None else (None, None)
         params["lease_ttl"] = fence.ttl_s if fence is not None else 0.0
         async with self._connection() as conn:
+            sent = time.monotonic()  # before the commit is sent: a lease it takes back holds from here
             try:
-                appended = await self._append(conn, params, packed, snapshot)
+                appended, retaken = await self._append(conn, params, packed, snapshot)
             except psycopg.errors.UniqueViolation:
                 # `runs` disagrees with `events` (a hand edit, a foreign writer): the key still fences.
                 top = await conn.execute(self._sql.top_seq, (run_id,))
                 row = await top.fetchone()
                 raise ConcurrencyConflict(run_id, expected_seq, int(row[0]) if row else 0) from None
-            if appended:
-                self._commits += 1
-                return
+        if appended:
+            self._commits += 1
+            if retaken and fence is not None and fence.taken_back is not None:
+                fence.taken_back(sent)
+            return
         actual = await self._next_seq(run_id)
         if fence is not None and actual == expected_seq:
             raise LeaseLost(fence.name)  # the seq was free: the fence refused it
@@ -227,6 +198,7 @@ class PostgresStore:
     async def delete_run(self, run_id: str) -> None:
         """Remove the run's events, summary and `run:<id>` snapshot, and the texts and messages
         no other run reaches, in one transaction."""
+        self._check_writable()
         async with self._connection() as conn, conn.transaction():
             released = await _content.release(conn, self._sql, run_id)
             row = await (await conn.execute(self._sql.delete_run, {"run": run_id, "key": f"run:{run_id}"})).fetchone()
@@ -239,6 +211,7 @@ class PostgresStore:
         Raises:
             LeaseHeld: another owner holds it and it has not expired (by the server's clock).
         """
+        self._check_writable()
         async with self._connection() as conn:
             for _ in range(_LEASE_TRIES):
                 taken = await conn.execute(self._sql.take_lease, (name, owner, ttl_s))
@@ -254,6 +227,7 @@ class PostgresStore:
     async def renew_leases(self, leases: Sequence[tuple[str, str]], ttl_s: float) -> list[bool]:
         """Renew every (name, owner) still naming that owner, lapsed or not, in one statement
         (by the server's clock): which were renewed."""
+        self._check_writable()
         pairs = list(leases)
         if not pairs:
             return []
@@ -265,6 +239,7 @@ class PostgresStore:
 
     async def release_lease(self, name: str, owner: str) -> None:
         """Give the lease up if `owner` holds it; another owner's lease is left alone."""
+        self._check_writable()
         async with self._connection() as conn:
             released = await conn.execute(self._sql.release_lease, (name, owner))
             if released.rowcount:
@@ -272,6 +247,7 @@ class PostgresStore:
 
     async def save_snapshot(self, snapshot: Snapshot) -> None:
         """Keep `snapshot` as the latest for its key unless a newer version is already kept."""
+        self._check_writable()
         async with self._connection() as conn:
             saved = await conn.execute(self._sql.save_snapshot, (snapshot.key, snapshot.version, snapshot.data))
             if saved.rowcount:
@@ -284,6 +260,7 @@ class PostgresStore:
 
     async def delete_snapshots(self) -> int:
         """Drop every snapshot; returns how many. Only speed changes."""
+        self._check_writable()
         async with self._connection() as conn:
             count = (await conn.execute(self._sql.delete_snapshots)).rowcount
         if count:
@@ -292,132 +269,72 @@ class PostgresStore:
 
     async def close(self) -> None:
         """Close every pool: the current loop's is awaited, a closed loop's sockets are shut."""
-        with self._pools_lock:
-            self._closed = True
-            pools, self._pools = list(self._pools.values()), {}
-        current = asyncio.get_running_loop()
-        for bound in pools:
-            if bound.loop is current:
-                await bound.release()
-            elif bound.loop.is_running():  # alive in another thread: close it there
-                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(bound.release(), bound.loop))
-            else:
-                bound.abandon()
+        await self._pools.close()
 
     def __repr__(self) -> str:
-        return f"PostgresStore(host={self._target.host!r}, db={self._target.dbname!r}, schema={self.schema!r})"
+        shown = f"host={self._target.host!r}, db={self._target.dbname!r}, schema={self.schema!r}"
+        return f"PostgresStore({shown}{', read_only=True' if self._read_only else ''})"
 
     # -- connections -----------------------------------------------------------------------
 
     def _check_open(self) -> None:
-        if self._closed:
-            raise JournalError(f"{self!r} is closed; open a new store to use this journal")
+        self._pools.check_open()
 
-    @asynccontextmanager
-    async def _connection(self) -> AsyncIterator[_Connection]:
-        """A pooled connection; driver errors leave as `JournalError`s that hide the DSN."""
-        pool = await self._pool()
-        try:
-            conn = await pool.getconn()
-        except psycopg.Error as exc:
-            raise self._target.unreachable(exc) from None
-        try:
-            yield conn
-        except psycopg.Error as exc:
-            raise self._target.failed(self.schema, exc) from exc
-        finally:
-            await pool.putconn(conn)
+    def _connection(self) -> AbstractAsyncContextManager[Connection]:
+        return self._pools.connection(self.schema)
 
-    async def _pool(self) -> _Pool:
-        loop = asyncio.get_running_loop()
-        with self._pools_lock:
-            self._check_open()
-            bound = self._pools.get(loop)
-            if bound is None:
-                for old in [b for b in self._pools.values() if b.loop.is_closed()]:
-                    del self._pools[old.loop]
-                    old.abandon()
-                bound = self._pools[loop] = _LoopPool(loop)
-        if bound.pool is not None:
-            return bound.pool
-        async with bound.opening:
-            if bound.pool is None:
-                if not self._schema_ready:
-                    await self._create_schema()
-                    self._schema_ready = True
-                pool: _Pool = AsyncConnectionPool(
-                    self._dsn,
-                    min_size=self._min_size,
-                    max_size=self._max_size,
-                    kwargs=self._connect_kwargs,
-                    configure=bound.track,
-                    name=f"eudaimon-{self._target}",
-                    open=False,
-                )
-                try:
-                    await pool.open(wait=True, timeout=_CONNECT_TIMEOUT_S)
-                except psycopg.Error as exc:
-                    await pool.close()
-                    raise self._target.unreachable(exc) from None
-                bound.pool = pool
-                bound.closer = loop.create_task(bound.close_with_loop(), name=f"eudaimon-{self._target}-closer")
-            return bound.pool
-
-    async def _create_schema(self) -> None:
-        try:
-            conn = await AsyncConnection.connect(self._dsn, **self._connect_kwargs)
-        except psycopg.Error as exc:
-            raise self._target.unreachable(exc) from None
-        try:
-            async with conn, conn.transaction():
-                await conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (LOCK_CLASS, self.schema))
-                exists = await (await conn.execute("SELECT to_regclass(%s)", (self._sql.meta_table,))).fetchone()
-                if exists is None or exists[0] is None:
-                    for statement in self._sql.ddl:
-                        await conn.execute(statement)
-                version = await self._schema_version(conn)
-                if version == 1:  # texts and messages inline: add their tables, the rows read as they are
-                    for statement in self._sql.upgrade_from_1:
-                        await conn.execute(statement)
-                    version = await self._schema_version(conn)
-        except psycopg.Error as exc:
-            raise self._target.failed(self.schema, exc) from exc
-        if version != SCHEMA_VERSION:
+    def _check_writable(self) -> None:
+        if self._read_only:
             raise JournalError(
-                f"the PostgreSQL journal at {self._target} (schema {self.schema}) has schema version {version}; "
-                f"this eudaimon reads version {SCHEMA_VERSION} — upgrade eudaimon, or use another schema"
+                f"the PostgreSQL journal at {self._target} (schema {self.schema}) was opened read-only; "
+                "open it without read_only to write"
             )
 
+    async def _create_schema(self) -> None:
+        conn = await self._pools.connect()
+        async with conn:
+            await _schema.create(conn, self._sql, self._target)
+
+    async def _check_schema(self) -> None:
+        conn = await self._pools.connect()
+        async with conn:
+            await _schema.check(conn, self._sql, self._target)
+
     async def _append(
-        self, conn: _Connection, params: dict[str, Any], packed: PackedBatch, snapshot: Snapshot | None
-    ) -> bool:
-        """Claim the run and write the batch; whether the claim held (if not, nothing is written)."""
+        self, conn: Connection, params: dict[str, Any], packed: PackedBatch, snapshot: Snapshot | None
+    ) -> tuple[bool, bool]:
+        """Claim the run and write the batch: whether the claim held (if not, nothing is
+        written), and whether its fence took a lapsed lease back."""
         content = bool(packed.texts or packed.messages)
         first = params["expected"] == 0
         if not content and snapshot is None:  # most steps: one autocommit statement, one round trip
             sql = self._sql.create_run if first else self._sql.extend_run
-            return (await conn.execute(sql, params)).rowcount == len(params["seqs"])
+            return await _claimed(await conn.execute(sql, params), len(params["seqs"]))
         async with conn.transaction():
             if content:
                 params = {**params, **await _content.store(conn, self._sql, packed)}
                 sql = self._sql.create_run_content if first else self._sql.extend_run_content
             else:
                 sql = self._sql.create_run if first else self._sql.extend_run
-            appended = (await conn.execute(sql, params)).rowcount == len(params["seqs"])
+            appended, retaken = await _claimed(await conn.execute(sql, params), len(params["seqs"]))
             if not appended:
                 raise psycopg.Rollback  # the messages inserted for the batch go too
             if snapshot is not None:
                 await conn.execute(self._sql.save_snapshot, (snapshot.key, snapshot.version, snapshot.data))
-        return appended
-
-    async def _schema_version(self, conn: _Connection) -> int:
-        row = await (await conn.execute(self._sql.schema_version)).fetchone()
-        return int(row[0]) if row else 0
+        return appended, retaken
 
     async def _next_seq(self, run_id: str) -> int:
         async with self._connection() as conn:
             row = await (await conn.execute(self._sql.next_seq, (run_id,))).fetchone()
         return int(row[0]) if row else 0
+
+
+async def _claimed(cursor: psycopg.AsyncCursor[Any], events: int) -> tuple[bool, bool]:
+    """Whether an append statement inserted all its `events`, and whether it took its lease back."""
+    if cursor.rowcount != events:
+        return False, False
+    row = await cursor.fetchone()
+    return True, bool(row and row[0])
 
 
 def _append_params(run_id: str, expected_seq: int, batch: Sequence[Event], packed: PackedBatch) -> dict[str, Any]:

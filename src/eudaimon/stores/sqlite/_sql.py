@@ -1,0 +1,111 @@
+"""The SQL of the SQLite journal: the compare-and-append, the reads, retention.
+
+Every function here takes a connection and runs on the commit worker's thread (`_worker`): a
+write inside the transaction the worker began (`BEGIN IMMEDIATE`, so holding SQLite's write lock
+across processes), in a savepoint of its own when it shares that transaction with others.
+
+- The expected-seq check reads the run's last seq (one seek in the `events` key) after
+  `BEGIN IMMEDIATE`, so two processes cannot both win a seq; the PRIMARY KEY (run_id, seq) of
+  `events` is the hard fence behind that check. An append writes nothing else (`_schema`): a
+  run's summary is read from its last event.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from eudaimon.core.errors import ConcurrencyConflict, CorruptEvent
+from eudaimon.core.events import TERMINAL_TYPES, Event
+from eudaimon.stores.base import RunSummary, Snapshot, check_batch, summary_fields
+from eudaimon.stores.packing import PackedBatch
+from eudaimon.stores.sqlite import _content
+
+SAVE_SNAPSHOT = (
+    "INSERT INTO snapshots (key, version, data) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE"
+    " SET version = excluded.version, data = excluded.data WHERE excluded.version >= snapshots.version"
+)
+
+
+def append(
+    conn: sqlite3.Connection,
+    run_id: str,
+    expected: int,
+    events: Sequence[Event],
+    packed: PackedBatch,
+    snapshot: Snapshot | None,
+) -> None:
+    """One compare-and-append; raising undoes it (its savepoint, or its transaction)."""
+    last = conn.execute("SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,)).fetchone()[0]
+    actual = 0 if last is None else int(last) + 1
+    if expected != actual:
+        raise ConcurrencyConflict(run_id, expected, actual)
+    check_batch(run_id, expected, events)
+    if expected == 0:
+        # OR REPLACE: a summary left without events (a hand edit) must not block the run's id.
+        agent, thread_id = summary_fields(events)
+        conn.execute(
+            "INSERT OR REPLACE INTO runs (run_id, agent, thread_id, created_at) VALUES (?, ?, ?, ?)",
+            (run_id, agent, thread_id, sortable(events[0].at)),
+        )
+    payloads = _content.store(conn, run_id, packed)
+    rows = [(e.run_id, e.seq, e.at.isoformat(), e.type, p) for e, p in zip(events, payloads, strict=True)]
+    conn.executemany("INSERT INTO events (run_id, seq, at, type, payload) VALUES (?, ?, ?, ?, ?)", rows)
+    final = events[-1]
+    if final.type in TERMINAL_TYPES:  # once per run: what lets `list_runs` read the newest ended runs alone
+        conn.execute("UPDATE runs SET ended_at = ? WHERE run_id = ?", (sortable(final.at), run_id))
+    if snapshot is not None:
+        conn.execute(SAVE_SNAPSHOT, (snapshot.key, snapshot.version, snapshot.data))
+
+
+def load(conn: sqlite3.Connection, run_id: str, after_seq: int) -> list[Event]:
+    rows = conn.execute(
+        "SELECT seq, at, type, payload FROM events WHERE run_id = ? AND seq > ? ORDER BY seq", (run_id, after_seq)
+    ).fetchall()
+    try:
+        return _content.load(conn, run_id, rows, after_seq)
+    except (TypeError, ValueError) as exc:  # a NULL or a non-text column written by hand
+        raise CorruptEvent(run_id, after_seq + 1, str(exc)) from exc
+
+
+_SELECT_SUMMARIES = (
+    "SELECT r.rowid, r.run_id, r.agent, r.thread_id, r.created_at, e.at, e.seq, e.type FROM runs AS r"
+    " JOIN events AS e ON e.run_id = r.run_id AND e.seq = (SELECT MAX(seq) FROM events WHERE run_id = r.run_id)"
+)
+"""Each run's summary: its row in `runs` and its last event (one seek in the events key)."""
+
+
+def list_runs(conn: sqlite3.Connection, limit: int, thread_id: str | None) -> list[RunSummary]:
+    """Most recently updated first; among runs updated at once, the one made first first.
+
+    No index orders runs by their last update (keeping one would cost every append a page), but
+    an ended run's last update is its end (`runs_by_end`): only the runs still going (few: live,
+    paused or abandoned) and the newest `limit` ended runs are read. A thread's runs are read
+    whole (`runs_by_thread`)."""
+    if thread_id is not None:
+        rows = conn.execute(f"{_SELECT_SUMMARIES} WHERE r.thread_id = ?", (thread_id,)).fetchall()
+    else:
+        rows = conn.execute(f"{_SELECT_SUMMARIES} WHERE r.ended_at IS NULL").fetchall()
+        rows += conn.execute(
+            f"{_SELECT_SUMMARIES} WHERE r.ended_at IS NOT NULL ORDER BY r.ended_at DESC, r.rowid LIMIT ?", (limit,)
+        ).fetchall()
+        rows.sort(key=lambda row: int(row[0]))
+    summaries = [
+        RunSummary(run, agent, thread, datetime.fromisoformat(created), datetime.fromisoformat(at), seq + 1, tag)
+        for _, run, agent, thread, created, at, seq, tag in rows
+    ]
+    summaries.sort(key=lambda summary: sortable(summary.updated_at), reverse=True)  # stable: ties keep rowid order
+    return summaries[:limit]
+
+
+def delete_run(conn: sqlite3.Connection, run_id: str) -> None:
+    _content.release(conn, run_id)
+    conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
+    conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+    conn.execute("DELETE FROM snapshots WHERE key = ?", (f"run:{run_id}",))
+
+
+def sortable(at: datetime) -> str:
+    """A time whose text sorts in time order: aware times in UTC, always with microseconds."""
+    return (at.astimezone(UTC) if at.tzinfo is not None else at).isoformat(timespec="microseconds")
