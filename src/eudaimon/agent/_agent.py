@@ -19,6 +19,7 @@ from eudaimon.agent._input import (
     check_messages,
     with_instructions,
 )
+from eudaimon.agent._stored_runs import StoredRuns
 from eudaimon.agent.response import AgentResponse, OutputT
 from eudaimon.core.decide import DecideConfig
 from eudaimon.core.digest import digest
@@ -32,9 +33,8 @@ from eudaimon.extensions.guardrails import Guardrail, run_input_guardrails
 from eudaimon.extensions.hitl import HumanInputHandler
 from eudaimon.extensions.prompts import PromptBuilder, PromptTemplate
 from eudaimon.extensions.retry import ToolRetryPolicy
-from eudaimon.memory import Memory, SlidingWindowMemory, ThreadState
+from eudaimon.memory import Memory, SlidingWindowMemory
 from eudaimon.models.base import Model
-from eudaimon.runtime import operations
 from eudaimon.runtime.admission import run_slot
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.clock import new_message_id, new_run_id
@@ -69,7 +69,7 @@ class _NoThread:
         return None
 
 
-class Agent(Generic[DepsT, OutputT]):
+class Agent(StoredRuns, Generic[DepsT, OutputT]):
     """An agent: a model, its tools and the rules it runs by, journaled to a store.
 
     `Agent[Deps, Output]` is generic in the type of its `deps` and of `response.output`, both
@@ -468,22 +468,7 @@ class Agent(Generic[DepsT, OutputT]):
         parts = [p for p in (rendered, self._output_instruction) if p]
         return "\n\n".join(parts) or None
 
-    async def thread(self, thread_id: str | None = None) -> ThreadState:
-        """The thread's snapshot: turns, usage, consecutive guardrail rejections, cost.
-
-        Raises:
-            InvalidOperation: no `thread_id` for an agent without memory, which has no default thread.
-        """
-        thread = thread_id or self.default_thread
-        if thread is None:
-            raise InvalidOperation("this agent has no memory, so no default thread; name the thread: thread(thread_id)")
-        return await thread_state(self.store, thread)
-
-    # -- durable operations --------------------------------------------------------------
-
-    async def state(self, run_id: str, at_seq: int | None = None) -> RunState:
-        """The run's state after event `at_seq` (the latest when None). Raises `RunNotFound`."""
-        return await operations.load_state(self.store, run_id, at_seq)
+    # -- driving stored runs: the rest (state, approve, reconcile, fork) is `StoredRuns` --
 
     async def resume(
         self,
@@ -522,33 +507,6 @@ class Agent(Generic[DepsT, OutputT]):
         journal = await self._driver.reopen(run_id)
         async for event in self._driver.drive(journal, cancel, stream_model=True, wait=wait):
             yield event
-
-    async def approve(
-        self, run_id: str, call_id: str, approved: bool = True, *, by: str | None = None, note: str | None = None
-    ) -> RunState:
-        """Record a human's decision on a call awaiting approval; `resume` then acts on it.
-
-        Raises:
-            InvalidOperation: the call is unknown, already decided, or not awaiting approval.
-        """
-        return await operations.approve(self.store, run_id, call_id, approved, by=by, note=note)
-
-    async def reconcile(
-        self, run_id: str, call_id: str, *, output: str | None = None, retry: bool = False, by: str | None = None
-    ) -> RunState:
-        """Settle a call whose outcome is unknown: give the `output` it had, or `retry=True`.
-
-        "No effect seen" is not proof while the process that started the call may still be
-        alive (stopped, not dead): see `eudaimon.runtime.operations.reconcile`.
-
-        Raises:
-            InvalidOperation: the call has no unknown outcome, or the run has finished.
-        """
-        return await operations.reconcile(self.store, run_id, call_id, output=output, retry=retry, by=by)
-
-    async def fork(self, run_id: str, at_seq: int) -> str:
-        """A new run whose history is this run's up to `at_seq`; `resume` it to continue live."""
-        return await operations.fork(self.store, run_id, at_seq)
 
     async def aclose(self) -> None:
         """Close what the agent opened itself: a store it built from a URL, a model from a string,
