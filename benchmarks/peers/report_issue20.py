@@ -197,7 +197,9 @@ def _kept(res: dict[str, Any]) -> list[dict[str, Any]]:
 def verdict_lines(ts: list[dict[str, Any]]) -> list[str]:
     lines = ["| target | verdict | numbers |", "|---|---|---|"]
     for t in ts:
-        v = "MET" if t["met"] is True else "MISSED" if t["met"] is False else "reported"
+        v = "MET" if t["met"] is True else "MISSED" if t["met"] is False else "not run"
+        if t["met"] is None and not str(t["numbers"]).startswith("not run"):
+            v = "reported"
         lines.append(f"| {t['name']} | **{v}** | {t['numbers']} |")
     return lines
 
