@@ -225,7 +225,12 @@ def concurrent(ns: list[int], stores: list[str], rounds: int) -> dict[str, Any]:
                 flush=True,
             )
     failed = sum(row.get("failed", 0) for rs in rows.values() for row in rs)
-    print(f"  [check] every run answered after 5 tool results: {failed} runs failed", flush=True)
+    errors = sum(1 for rs in rows.values() for row in rs if "error" in row)
+    print(
+        f"  [check] each run must answer after 5 tool results (concurrent_runs counts those that did not): "
+        f"{failed} runs failed; {errors} of {len(order) * rounds} subprocesses gave no figure",
+        flush=True,
+    )
     return {"ns": ns, "stores": stores, "rounds": rounds, "calls": 6, "latency_ms": 50.0, "rows": rows}
 
 
