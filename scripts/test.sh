@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The whole check, as CI runs it: a virtualenv with eudaimon[dev], PostgreSQL and Redis up,
-# then ruff (lint and format), mypy (strict), the docs site (mkdocs --strict) and pytest. Extra arguments go to pytest:
+# then the package check (wheel and sdist built, the wheel installed alone in a fresh venv runs
+# the demo and --help), ruff (lint and format), mypy (strict), the docs site (mkdocs --strict)
+# and pytest. Extra arguments go to pytest:
 #     ./scripts/test.sh -k journal -x
 # Works on a fresh Debian with python3 >= 3.11; says what to install when something is missing.
 set -euo pipefail
@@ -183,6 +185,33 @@ check() {  # check NAME COMMAND...
     [ "$status" -eq 0 ] || failed+=("$name (exit $status)")
 }
 
+# -- the package as a user gets it: wheel and sdist built, the wheel alone in a fresh venv ----
+
+check_package() {  # no dev extras: only what `pip install eudaimon` brings
+    local work
+    work=$(mktemp -d "${TMPDIR:-/tmp}/eudaimon-package.XXXXXX")
+    trap 'rm -rf "$work"; trap - RETURN' RETURN
+    # --no-isolation: hatchling is in the dev extra, so the build needs no download.
+    .venv/bin/python -m build --no-isolation --sdist --wheel --outdir "$work/dist" . >"$work/build.log" 2>&1 \
+        || { cat "$work/build.log" >&2; return 1; }
+    ls "$work"/dist/eudaimon-*.tar.gz >/dev/null || { echo "no sdist was built" >&2; return 1; }
+    # A venv without pip of its own (creating one is most of a venv's cost); .venv's pip fills it.
+    .venv/bin/python -m venv --without-pip "$work/venv" || return 1
+    .venv/bin/python -m pip --python "$work/venv/bin/python" install --quiet "$work"/dist/eudaimon-*.whl \
+        >"$work/pip.log" 2>&1 || { cat "$work/pip.log" >&2; return 1; }
+    (
+        cd "$work"  # not the checkout: only the installed wheel can be imported
+        export HOME="$work/home" XDG_DATA_HOME="$work/home/data"
+        unset EUDAIMON_STORE PYTHONPATH
+        "$work/venv/bin/eudaimon" demo --pace 0 >"$work/demo.log" 2>&1 || { cat "$work/demo.log" >&2; exit 1; }
+        "$work/venv/bin/python" -m eudaimon --help >"$work/help.log" 2>&1 || { cat "$work/help.log" >&2; exit 1; }
+        "$work/venv/bin/python" -c 'import eudaimon.core, eudaimon; from eudaimon import Agent' || exit 1
+        echo "$(basename "$work"/dist/eudaimon-*.whl) in a fresh venv: demo and --help ran;" \
+            "$("$work/venv/bin/python" -c 'import importlib.metadata as m; print(len(list(m.distributions())))') packages"
+    )
+}
+
+check "package (wheel in a fresh venv: demo, --help)" check_package
 check "ruff check" .venv/bin/ruff check src tests benchmarks
 check "ruff format" .venv/bin/ruff format --check src tests benchmarks
 check "mypy" .venv/bin/mypy

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 
 import pytest
 
@@ -81,11 +82,49 @@ def test_contract_names_exist(module: str) -> None:
     assert not missing, f"{module} lacks {missing}"
 
 
-def test_all_matches_the_namespace() -> None:
-    """Invariant: eudaimon.__all__ lists exactly what it exports, so nothing public is accidental."""
-    assert len(set(eudaimon.__all__)) == len(eudaimon.__all__)
-    for name in eudaimon.__all__:
-        assert hasattr(eudaimon, name), name
+# Packages whose public names are re-exported, some of them lazily (PEP 562).
+PACKAGES = [
+    "eudaimon",
+    "eudaimon.errors",
+    "eudaimon.core",
+    "eudaimon.models",
+    "eudaimon.stores",
+    "eudaimon.memory",
+    "eudaimon.tools",
+]
+
+
+@pytest.mark.parametrize("module", PACKAGES)
+def test_all_matches_the_namespace(module: str) -> None:
+    """Invariant: `__all__` lists exactly what a package exports, lazy names included, both
+    ways: every listed name resolves, and every public name the package shows is listed."""
+    loaded = importlib.import_module(module)
+    exported = loaded.__all__
+    assert len(set(exported)) == len(exported)
+    unresolved = [name for name in exported if getattr(loaded, name, None) is None]
+    assert unresolved == []
+    submodules = {name for name in dir(loaded) if inspect.ismodule(getattr(loaded, name))}
+    shown = {name for name in dir(loaded) if not name.startswith("_")} - submodules
+    assert shown - set(exported) == set(), "public but not in __all__"
+    assert set(exported) - set(dir(loaded)) == set(), "in __all__ but not in dir()"
+
+
+def test_lazy_names_are_the_objects_of_their_home_modules() -> None:
+    """Invariant: `eudaimon.X` is the same object as the module that defines it has, so
+    `isinstance` and `except` agree whichever path a user imported."""
+    homes: dict[str, str] = vars(eudaimon)["_HOMES"]
+    assert set(homes) == set(eudaimon.__all__)
+    for name, home in homes.items():
+        loaded = importlib.import_module(home)
+        expected = loaded if name == "errors" else getattr(loaded, name)
+        assert getattr(eudaimon, name) is expected, name
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    """Invariant: a misspelt name fails as Python's own would, so `hasattr` and `getattr(.., default)` work."""
+    assert not hasattr(eudaimon, "Agnet")
+    with pytest.raises(AttributeError, match="Agnet"):
+        _ = eudaimon.Agnet  # type: ignore[attr-defined]
 
 
 def test_status_is_a_str_enum() -> None:
@@ -104,8 +143,6 @@ def test_status_is_a_str_enum() -> None:
 
 def test_agents_calling_agents_names() -> None:
     """Invariant: DESIGN §8's `agent.as_tool(name=…, description=…)` and `Agent(handoffs=…)` exist."""
-    import inspect
-
     assert {"name", "description"} <= set(inspect.signature(eudaimon.Agent.as_tool).parameters)
     assert "handoffs" in inspect.signature(eudaimon.Agent).parameters
     assert "tracer_provider" in inspect.signature(importlib.import_module("eudaimon.telemetry").instrument).parameters

@@ -8,10 +8,12 @@ it lapses, whichever keeper the shared timer was set for, and a released one nev
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Sequence
 
 import pytest
 
-from eudaimon.core.errors import LeaseHeld
+from eudaimon.core.errors import LeaseHeld, LeaseLost
 from eudaimon.runtime.leases import LeaseKeeper
 from eudaimon.stores import MemoryStore
 
@@ -54,3 +56,64 @@ async def test_released_lease_is_not_renewed_and_lapses_for_others() -> None:
         other.check()
     finally:
         await other.release()
+
+
+class CountingStore(MemoryStore):
+    """Counts renewing statements (`renew_leases` calls) and the leases they carry."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.statements = 0
+        self.renewed = 0
+
+    async def renew_leases(self, leases: Sequence[tuple[str, str]], ttl_s: float) -> list[bool]:
+        self.statements += 1
+        self.renewed += len(leases)
+        return await super().renew_leases(leases, ttl_s)
+
+
+async def test_overdue_leases_of_a_busy_process_are_renewed_in_one_statement() -> None:
+    """Invariant: when a busy loop made every run's renewal late, the runs about to commit take
+    their leases back together, in one store call, not one call per run.
+
+    Bug (issue 20): each run's commit renewed its own overdue lease alone; 10,000 runs on a
+    lagging loop issued thousands of single-lease statements."""
+    store = CountingStore()
+    keepers = [LeaseKeeper(store, f"run:{i}", ttl_s=0.3) for i in range(50)]
+    for keeper in keepers:
+        await keeper.acquire()
+    try:
+        time.sleep(0.25)  # the loop is blocked past two thirds of every lease: all overdue
+        await asyncio.gather(*(keeper.ensure() for keeper in keepers))  # fifty commits about to start
+        assert store.statements == 1 and store.renewed == 50
+        for keeper in keepers:
+            keeper.check()  # renewed: a whole lifetime ahead again
+    finally:
+        for keeper in keepers:
+            await keeper.release()
+
+
+async def test_a_lease_taken_by_another_process_stops_its_run_alone() -> None:
+    """Invariant: renewals are shared, their outcomes are not: the one lease another owner took
+    is lost (its run must stop) and every other lease of the batch stays held."""
+    store = CountingStore()
+    keepers = [LeaseKeeper(store, f"run:{i}", ttl_s=0.3) for i in range(10)]
+    for keeper in keepers:
+        await keeper.acquire()
+    try:
+        stolen = keepers[4]
+        await store.release_lease(stolen.name, stolen.owner)  # e.g. its row swept after a stall
+        await store.acquire_lease(stolen.name, "another-process", 30)
+        await asyncio.sleep(0.5)  # past the first shared renewal
+        assert not stolen.held
+        with pytest.raises(LeaseLost):
+            await stolen.ensure()
+        for keeper in keepers:
+            if keeper is not stolen:
+                assert keeper.held
+                keeper.check()
+                await keeper.ensure()
+        assert (await store.acquire_lease(stolen.name, "another-process", 30)).owner == "another-process"
+    finally:
+        for keeper in keepers:
+            await keeper.release()

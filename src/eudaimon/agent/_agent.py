@@ -9,6 +9,7 @@ from enum import Enum
 from typing import Any, Final, Generic, Literal
 
 from eudaimon.agent._build import build_runtime_config, check_settings
+from eudaimon.agent._contracts import check_memory
 from eudaimon.agent._delegation import agent_tool, handoff_tool
 from eudaimon.agent._input import (
     PromptInput,
@@ -203,6 +204,8 @@ class Agent(Generic[DepsT, OutputT]):
         self._output_instruction = built.output_instruction
         self.tools = dict(built.config.tools)
         self.memory: Memory | None = SlidingWindowMemory(50) if memory is DEFAULT_MEMORY else memory
+        if self.memory is not None:
+            check_memory(self.memory)
         self.default_thread: str | None = f"{name}:default" if self.memory is not None else None
         """The thread of prompts that name none; None (no thread) for an agent without memory."""
         self.deps_type = deps_type

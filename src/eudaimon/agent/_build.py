@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from eudaimon.agent._contracts import check_model
 from eudaimon.agent._output import OutputCheck, OutputSchema
 from eudaimon.core.decide import DecideConfig
 from eudaimon.core.digest import digest
@@ -82,6 +83,7 @@ def build_runtime_config(
     if tool_timeout_s is not None and not tool_timeout_s > 0:
         raise ConfigurationError(f"tool_timeout_s must be a positive number of seconds, got {tool_timeout_s!r}")
     resolved = infer_model(model)
+    check_model(resolved)
     toolsets = tuple(t for t in tools if isinstance(t, Toolset))
     compiled = _compile_tools([t for t in tools if not isinstance(t, Toolset)], human_input)
     if tool_retry_policy is not None:

@@ -13,7 +13,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import jsonschema
 from pydantic import TypeAdapter, ValidationError
 
 from eudaimon.core.errors import ConfigurationError
@@ -32,6 +31,8 @@ class OutputSchema:
     @classmethod
     def of(cls, output_type: Any) -> OutputSchema:
         if isinstance(output_type, dict):
+            import jsonschema  # only an output_type given as a bare JSON Schema needs it
+
             try:
                 jsonschema.validators.validator_for(output_type).check_schema(output_type)
             except jsonschema.SchemaError as exc:
@@ -55,6 +56,8 @@ class OutputSchema:
         except ValueError as exc:
             raise ValueError(f"the answer is not valid JSON ({exc})") from None
         if isinstance(self.output_type, dict):
+            import jsonschema
+
             error = jsonschema.exceptions.best_match(
                 jsonschema.validators.validator_for(self.schema)(self.schema).iter_errors(value)
             )

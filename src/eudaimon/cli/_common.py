@@ -9,14 +9,12 @@ import sys
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
-import platformdirs
 import typer
 from rich.console import Console
 from rich.text import Text
 
-from eudaimon.agent import Agent
 from eudaimon.cli._escape import visible
 from eudaimon.core.errors import ConfigurationError, CorruptEvent, EudaimonError, JournalError, RunNotFound
 from eudaimon.core.events import Event
@@ -25,6 +23,9 @@ from eudaimon.core.state import RunState, Status
 from eudaimon.runtime.operations import load_state
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.url import open_store
+
+if TYPE_CHECKING:  # imported by load_agent: `eudaimon --help` does not load the agent surface
+    from eudaimon.agent import Agent
 
 T = TypeVar("T")
 _PIPE_WIDTH = 140
@@ -45,8 +46,20 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of 
 
 def default_store_url() -> str:
     """`sqlite:///<user data dir>/runs.db`: where runs go when no store is named."""
-    path = Path(platformdirs.user_data_dir("eudaimon")) / "runs.db"
+    path = user_data_dir() / "runs.db"
     return f"sqlite:///{path.resolve()}"
+
+
+def user_data_dir() -> Path:
+    """The per-user data directory of eudaimon, where platformdirs (which eudaimon once used)
+    puts it: $XDG_DATA_HOME or ~/.local/share on Linux and BSD, ~/Library/Application Support
+    on macOS, %LOCALAPPDATA%\\eudaimon on Windows. Five lines do not warrant a dependency."""
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA", "").strip() or str(Path.home() / "AppData" / "Local")
+        return Path(base) / "eudaimon" / "eudaimon"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "eudaimon"
+    return Path(os.environ.get("XDG_DATA_HOME", "").strip() or Path.home() / ".local" / "share") / "eudaimon"
 
 
 def resolve_store_url(store: str | None) -> str:
@@ -199,6 +212,8 @@ def environ(name: str, value: str) -> Iterator[None]:
 
 
 def load_agent(target: str) -> Agent:
+    from eudaimon.agent import Agent
+
     module_name, _, attr = target.partition(":")
     if not module_name or not attr:
         fail(f'{target!r} is not MODULE:ATTR; write e.g. `eudaimon run myapp.agents:support "hello"`')

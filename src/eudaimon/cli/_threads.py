@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -10,9 +10,10 @@ from rich.text import Text
 
 from eudaimon.cli._common import StoreOption, fail, out, resolve_store_url, run_async, shown_url, with_store
 from eudaimon.cli._escape import shown
-from eudaimon.memory.thread import ThreadState
-from eudaimon.runtime.threads import thread_state
 from eudaimon.stores.base import EventStore, RunSummary
+
+if TYPE_CHECKING:
+    from eudaimon.memory.thread import ThreadState
 
 ThreadArgument = Annotated[str, typer.Argument(help="The thread id (see `eudaimon threads list`).")]
 _ALL = 1_000_000_000
@@ -68,6 +69,8 @@ def threads_show(thread_id: ThreadArgument, store: StoreOption = None) -> None:
         runs = await journal.list_runs(limit=_ALL, thread_id=thread_id)
         if not runs:
             fail(f"no thread {thread_id!r} in {shown_url(url)}; see `eudaimon threads list`")
+        from eudaimon.runtime.threads import thread_state
+
         return await thread_state(journal, thread_id, cache=False), runs
 
     state, runs = run_async(with_store(url, work, read_only=True))

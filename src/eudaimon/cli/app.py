@@ -9,14 +9,13 @@ Errors a user can fix (an unknown run, a corrupt row, a bad URL) print one messa
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from eudaimon.agent import Agent
 from eudaimon.cli import _ops, _threads
 from eudaimon.cli._common import (
     JsonOption,
@@ -57,6 +56,9 @@ from eudaimon.server import _cli as _serve
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
 from eudaimon.temporal import _cli as _temporal_cli
+
+if TYPE_CHECKING:  # `eudaimon --help` does not load the agent surface; commands import what they run
+    from eudaimon.agent import Agent
 
 app = typer.Typer(
     name="eudaimon",

@@ -4,6 +4,11 @@ One row is one JSON object: `{"v": 1, "run_id", "seq", "at", "type", ...payload 
 This module is the only place that knows it. A missing field takes its default (old rows stay
 readable); an unknown `type` or a row that does not parse raises an error naming the run, the
 seq and the type, so a corrupt journal is never silently skipped.
+
+The events are plain dataclasses; pydantic's (Rust) reader and writer do the encoding, several
+times as fast as `json` around hand-written conversions. They are built on the first encode or
+decode, not at import: `eudaimon.core` imports nothing outside the standard library, so the fold
+and the decisions load (and run in Temporal's sandbox) without pydantic being loaded for them.
 """
 
 from __future__ import annotations
@@ -11,22 +16,37 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
-
-from pydantic import TypeAdapter, ValidationError
-from pydantic_core import PydanticSerializationError
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from eudaimon.core.errors import CorruptEvent, UnknownEventType
 from eudaimon.core.events import EVENT_REGISTRY, Event, EventData
 from eudaimon.core.state import RunState
 
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
 VERSION = 1
 _ENVELOPE = ("v", "run_id", "seq", "at", "type")
-_ADAPTERS: dict[str, TypeAdapter[Any]] = {tag: TypeAdapter(cls) for tag, cls in EVENT_REGISTRY.items()}
+
+
+@cache
+def _adapters() -> dict[str, TypeAdapter[Any]]:
+    """One pydantic adapter per event type, built once, on the first encode or decode."""
+    from pydantic import TypeAdapter
+
+    return {tag: TypeAdapter(cls) for tag, cls in EVENT_REGISTRY.items()}
+
+
+@cache
+def _serialization_error() -> type[Exception]:
+    from pydantic_core import PydanticSerializationError
+
+    return PydanticSerializationError
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:
-    payload: dict[str, Any] = _ADAPTERS[event.type].dump_python(event.data, mode="json")
+    payload: dict[str, Any] = _adapters()[event.type].dump_python(event.data, mode="json")
     return {
         "v": VERSION,
         "run_id": event.run_id,
@@ -42,7 +62,7 @@ def payload_dict(data: EventData) -> dict[str, Any]:
 
     Fields at their defaults are left out: they read back as the same defaults, and a journal
     writes them millions of times (`is_error: false`, zero cached tokens, no cost)."""
-    payload: dict[str, Any] = _ADAPTERS[data.type].dump_python(data, mode="json", exclude_defaults=True)
+    payload: dict[str, Any] = _adapters()[data.type].dump_python(data, mode="json", exclude_defaults=True)
     return payload
 
 
@@ -54,23 +74,24 @@ def payload_json(data: EventData) -> str:
         ValueError: a string holds a lone surrogate, which UTF-8 cannot encode (`json.dumps`
             of `payload_dict` can: it escapes it).
     """
-    return _ADAPTERS[data.type].serializer.to_json(data, exclude_defaults=True).decode()
+    return _adapters()[data.type].serializer.to_json(data, exclude_defaults=True).decode()
 
 
 def encoding_problem(data: EventData) -> str | None:
     """Why `data` would not read back once written, or None: the writer in strict mode, where
     a value that does not match its declared type is an error rather than a warning."""
-    adapter = _ADAPTERS.get(data.type) if hasattr(data, "type") else None
+    adapter = _adapters().get(data.type) if hasattr(data, "type") else None
     if adapter is None:
         return f"{type(data).__name__} is not an event payload"
+    serialization_error = _serialization_error()
     try:
         adapter.serializer.to_json(data, exclude_defaults=True, warnings="error")
-    except PydanticSerializationError as exc:
+    except serialization_error as exc:
         if "surrogate" not in str(exc):
             return _serialization_problem(exc)
         try:  # a lone surrogate: the stores escape it with json.dumps, which reads back
             json.dumps(adapter.dump_python(data, mode="json", warnings="error"))
-        except (PydanticSerializationError, ValueError, TypeError, RecursionError) as again:
+        except (serialization_error, ValueError, TypeError, RecursionError) as again:
             return _serialization_problem(again)
     except (ValueError, TypeError, RecursionError) as exc:
         return _serialization_problem(exc)
@@ -102,7 +123,7 @@ def event_from_dict(row: dict[str, Any], *, run_id: str | None = None, seq: int 
         raise CorruptEvent(
             rid, at_seq, f"format version {version!r} is not supported (expected {VERSION})", event_type=tag
         )
-    adapter = _ADAPTERS.get(tag)
+    adapter = _adapters().get(tag)
     if adapter is None:
         raise UnknownEventType(rid, at_seq, tag)
     fields = {k: v for k, v in row.items() if k not in _ENVELOPE}
@@ -110,7 +131,7 @@ def event_from_dict(row: dict[str, Any], *, run_id: str | None = None, seq: int 
         data = adapter.validate_python(fields)
         at = row["at"]
         return Event(rid, int(at_seq), at if isinstance(at, datetime) else datetime.fromisoformat(at), tag, data)
-    except (ValidationError, KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
         raise CorruptEvent(rid, at_seq, _short(exc), event_type=tag) from exc
 
 
@@ -125,6 +146,8 @@ def event_from_json(text: str | bytes, *, run_id: str | None = None, seq: int | 
 
 
 def _short(exc: Exception) -> str:
+    from pydantic import ValidationError  # loaded already: the adapter that raised is pydantic's
+
     if isinstance(exc, ValidationError):
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ()))
@@ -144,21 +167,25 @@ class _SnapshotDoc:
     state: RunState
 
 
-# One adapter for the whole document, so pydantic's own (Rust) JSON reader and writer do the
-# work: a 10,000-event run's snapshot decodes about twice as fast, and encodes about five
-# times as fast, as json.loads/dumps around validate_python/dump_python did.
-_SNAPSHOT: TypeAdapter[_SnapshotDoc] = TypeAdapter(_SnapshotDoc)
+@cache
+def _snapshot() -> TypeAdapter[_SnapshotDoc]:
+    """One adapter for the whole document, so pydantic's own (Rust) JSON reader and writer do
+    the work: a 10,000-event run's snapshot decodes about twice as fast, and encodes about five
+    times as fast, as json.loads/dumps around validate_python/dump_python did."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(_SnapshotDoc)
 
 
 def state_to_json(state: RunState) -> str:
-    return _SNAPSHOT.dump_json(_SnapshotDoc(FOLD_VERSION, state)).decode()
+    return _snapshot().dump_json(_SnapshotDoc(FOLD_VERSION, state)).decode()
 
 
 def state_from_json(text: str) -> RunState | None:
     """The state in a snapshot, or None when it was written by another fold version or is
     unreadable: snapshots are derived data, so the caller folds the events instead."""
     try:
-        doc = _SNAPSHOT.validate_json(text)
-    except (ValueError, TypeError, ValidationError):
+        doc = _snapshot().validate_json(text)
+    except (ValueError, TypeError):  # pydantic's ValidationError is a ValueError
         return None
     return doc.state if doc.fold == FOLD_VERSION else None

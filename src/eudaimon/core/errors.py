@@ -25,7 +25,8 @@
     │   ├── LeaseHeld             another process drives the run
     │   └── LeaseLost             this process stalled past its lease and must stop
     ├── InvalidEvent              an event that would not read back; refused before it is recorded
-    └── InvalidOperation          an approval, reconciliation or resume the run's state forbids
+    ├── InvalidOperation          an approval, reconciliation or resume the run's state forbids
+    └── MissingExtra              also an ImportError: a part whose optional dependencies are not installed
 
     EudaimonWarning (a UserWarning)
     └── ToolRetryIgnored          tool_retry_policy will not re-run some tools; names them
@@ -41,7 +42,8 @@ from __future__ import annotations
 
 
 class EudaimonError(Exception):
-    """Base of every error eudaimon raises."""
+    """Base of every error eudaimon raises: `except EudaimonError` catches them all. Each subclass
+    says when it is raised and what to do; the message says it for the case at hand."""
 
 
 class ModelRetry(Exception):
@@ -58,11 +60,15 @@ class ModelRetry(Exception):
 
 
 class ConfigurationError(EudaimonError, ValueError):
-    """An Agent, tool, model string or store URL was built wrong; fix the code that built it."""
+    """An Agent, tool, model string, memory or store URL was built wrong (raised when it is built,
+    before any run): a tool parameter no JSON Schema can describe, a custom model or memory
+    whose methods are not `async def`, a negative budget, … The message names the part and the
+    fix; change the code that built it."""
 
 
 class RunError(EudaimonError):
-    """A run ended without completing. `run_id` names it, so its journal can be inspected."""
+    """A run ended without completing (raised by `prompt`, `resume` and the like). `run_id` names
+    it: `eudaimon runs show RUN_ID` or `agent.state(run_id)` shows why."""
 
     def __init__(self, message: str, *, run_id: str | None = None) -> None:
         super().__init__(message)
@@ -70,6 +76,9 @@ class RunError(EudaimonError):
 
 
 class MaxIterations(RunError):
+    """The run took `max_iterations` model turns without a final answer. Raise `max_iterations`,
+    or read the run's timeline to see why the model keeps calling tools."""
+
     def __init__(self, limit: int, *, run_id: str | None = None) -> None:
         super().__init__(
             f"the agent reached max_iterations={limit} without a final answer; "
@@ -80,12 +89,18 @@ class MaxIterations(RunError):
 
 
 class Cancelled(RunError):
+    """The run was cancelled (a `CancellationToken`, a deadline, the server); `reason` says by
+    what. Nothing to fix: the journal keeps what happened up to the cancellation."""
+
     def __init__(self, reason: str = "cancelled", *, run_id: str | None = None) -> None:
         super().__init__(f"the run was cancelled: {reason}", run_id=run_id)
         self.reason = reason
 
 
 class GuardrailBlocked(RunError):
+    """An input or output guardrail blocked the run; `guardrail` names it and `reason` says why.
+    Change the input, or the guardrail if it blocked what it should not."""
+
     def __init__(self, reason: str, *, guardrail: str = "", run_id: str | None = None) -> None:
         who = f" by {guardrail}" if guardrail else ""
         super().__init__(f"blocked{who}: {reason}", run_id=run_id)
@@ -94,6 +109,9 @@ class GuardrailBlocked(RunError):
 
 
 class BudgetExceeded(RunError):
+    """The run reached its `max_budget` (USD) or `max_budget_tokens` before a model call;
+    `spent`, `limit` and `unit` say which. Raise the budget, or shorten the task."""
+
     def __init__(self, spent: float, limit: float, *, unit: str = "usd", run_id: str | None = None) -> None:
         super().__init__(f"budget exceeded: spent {spent:g} {unit} of a {limit:g} {unit} limit", run_id=run_id)
         self.spent = spent
@@ -102,15 +120,21 @@ class BudgetExceeded(RunError):
 
 
 class OutputRejected(RunError):
-    """The model's final answer was rejected too many times in a row."""
+    """The model's final answer failed the `output_type` schema, an output validator or an
+    output guardrail `max_output_retries + 1` times in a row. Make the schema or the
+    instructions clearer, or allow more retries."""
 
 
 class RunFailedError(RunError):
-    """A run failed for a reason recorded in its `run_failed` event."""
+    """A run failed for a reason recorded in its `run_failed` event (a model error that retries
+    did not cure, a tool that raised where the run cannot go on, …); the message is that reason
+    and `__cause__` the exception, in the process where it was raised."""
 
 
 class ModelError(EudaimonError):
-    """A model call failed. `retryable` says whether a retry before any content may help."""
+    """A model call failed, classified once by the model that made it. `retryable` says whether
+    a retry before any content may help (the runtime retries those itself); `status_code` is
+    the provider's HTTP status when there was one."""
 
     retryable = False
 
@@ -121,10 +145,16 @@ class ModelError(EudaimonError):
 
 
 class ModelRetryableError(ModelError):
+    """A failure a retry may cure; the runtime retries it before any content arrived. Seen
+    only once the retries ran out: check the provider's status, or retry later."""
+
     retryable = True
 
 
 class ModelRateLimited(ModelRetryableError):
+    """The provider answered 429 (too many requests); `retry_after_s` is its hint when it gave
+    one. Lower the concurrency, or ask the provider for a higher limit."""
+
     def __init__(
         self, message: str, *, retry_after_s: float | None = None, model: str = "", status_code: int | None = 429
     ) -> None:
@@ -133,7 +163,8 @@ class ModelRateLimited(ModelRetryableError):
 
 
 class ModelUnavailable(ModelRetryableError):
-    """A 5xx, a timeout or a dropped connection before any content arrived."""
+    """A 5xx, a timeout or a dropped connection before any content arrived. Check the base URL
+    and the network, or the provider's status page."""
 
 
 class ContextTooLong(ModelError):
@@ -166,18 +197,24 @@ class ContextExhausted(RunFailedError, ContextTooLong):
 
 
 class ModelRequestRejected(ModelError):
-    """400, 401 or 403: the request or the credentials are wrong, and retrying will not help."""
+    """400, 401 or 403: the request or the credentials are wrong, and retrying will not help.
+    Check the API key (never shown in the message), the model name and the settings sent."""
 
 
 class ModelResponseInvalid(ModelError):
-    """The model answered with something that could not be understood, or the stream was cut."""
+    """The model answered with something that could not be understood, or the stream was cut.
+    Usually transient; if it repeats, the server is not speaking the provider's wire format."""
 
 
 class JournalError(EudaimonError):
-    """The journal could not be read or written as asked."""
+    """The journal could not be read or written as asked; the subclass says why. `except
+    JournalError` catches every store's failures alike, whichever backend the URL names."""
 
 
 class ConcurrencyConflict(JournalError):
+    """Another writer appended to the run first (two processes drove it at once). Reload its
+    state (`agent.state(run_id)`) and act on that; the journal is intact."""
+
     def __init__(self, run_id: str, expected_seq: int, actual_seq: int) -> None:
         super().__init__(
             f"run {run_id}: expected to append at seq {expected_seq} but the journal is at {actual_seq}; "
@@ -189,12 +226,19 @@ class ConcurrencyConflict(JournalError):
 
 
 class RunNotFound(JournalError, LookupError):
+    """No run with this id in the store. Check the run id and that the store URL is the one
+    the run was journaled in (`eudaimon runs list --store URL`)."""
+
     def __init__(self, run_id: str) -> None:
         super().__init__(f"no run {run_id!r} in this store; check the run id and the store URL")
         self.run_id = run_id
 
 
 class CorruptEvent(JournalError):
+    """A journal row does not parse (`run_id`, `seq` and `event_type` say which). The journal was
+    changed by something other than eudaimon; restore it from a backup, or fork the run from
+    before that seq."""
+
     def __init__(self, run_id: str, seq: int, detail: str, *, event_type: str | None = None) -> None:
         kind = f" ({event_type})" if event_type else ""
         super().__init__(f"run {run_id} seq {seq}{kind}: the journal row does not parse: {detail}")
@@ -204,6 +248,9 @@ class CorruptEvent(JournalError):
 
 
 class UnknownEventType(JournalError):
+    """A row's event type is unknown: it was written by a newer eudaimon (upgrade to read it),
+    or by another program."""
+
     def __init__(self, run_id: str, seq: int, event_type: str) -> None:
         super().__init__(
             f"run {run_id} seq {seq}: unknown event type {event_type!r}; "
@@ -215,7 +262,8 @@ class UnknownEventType(JournalError):
 
 
 class LeaseHeld(JournalError):
-    """Another process drives this run (or thread) and its lease has not expired."""
+    """Another process drives this run (or thread) and its lease has not expired. Wait for it
+    to finish, or for the lease to lapse if that process died."""
 
     def __init__(self, name: str, owner: str, expires_in_s: float) -> None:
         super().__init__(
@@ -240,7 +288,9 @@ class EudaimonWarning(UserWarning):
 
 
 class ToolRetryIgnored(EudaimonWarning):
-    """`tool_retry_policy` is set, but some tools may not run twice, so the policy skips them."""
+    """`tool_retry_policy` is set, but some tools may not run twice (WRITE effects without an
+    idempotency key), so the policy skips them; the warning names them. Mark them idempotent,
+    or accept that they are not retried."""
 
 
 class InvalidEvent(EudaimonError, ValueError):
@@ -256,4 +306,23 @@ class InvalidEvent(EudaimonError, ValueError):
 
 
 class InvalidOperation(EudaimonError):
-    """The run's state does not allow what was asked (approving a call twice, …)."""
+    """The run's state does not allow what was asked (approving a call twice, approving a call
+    that awaits no approval, resuming a finished run); read `agent.state(run_id)` and act on
+    what it shows."""
+
+
+class MissingExtra(EudaimonError, ImportError):
+    """A part of eudaimon was used whose optional dependencies are not installed: a provider
+    (`OpenAIModel`), a store (`PostgresStore`), a memory (`RedisMemory`), the server, Temporal,
+    MCP, OpenTelemetry or the price tables. The message is the `pip install` line that fixes it;
+    `extra` names the extra and `module` the package that was missing."""
+
+    def __init__(self, feature: str, extra: str, module: str | None = None) -> None:
+        missing = f" ({module} is not installed)" if module else ""
+        super().__init__(
+            f"{feature} needs the {extra!r} extra{missing}: pip install 'eudaimon[{extra}]'",
+            name=module,
+        )
+        self.feature = feature
+        self.extra = extra
+        self.module = module

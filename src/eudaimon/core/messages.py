@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Discriminator, PlainSerializer, Tag, WrapSerializer
-
 JsonObject = dict[str, Any]
 
 
@@ -29,11 +27,22 @@ def _from_base64(value: Any) -> Any:
     return value
 
 
-Blob = Annotated[
-    bytes,
-    BeforeValidator(_from_base64),
-    PlainSerializer(lambda data: base64.b64encode(data).decode("ascii"), return_type=str, when_used="json"),
-]
+def _to_base64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+class _Base64:
+    """How the journal's codec (pydantic) reads and writes `Blob`: a hook pydantic calls while
+    it builds the codec, so pydantic is imported then, by pydantic, and never by this module."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        from pydantic import BeforeValidator, PlainSerializer
+
+        serializer = PlainSerializer(_to_base64, return_type=str, when_used="json")
+        return handler.generate_schema(Annotated[bytes, BeforeValidator(_from_base64), serializer])
+
+
+Blob = Annotated[bytes, _Base64()]
 """Binary content: `bytes` in Python, standard base64 in the journal's JSON."""
 
 
@@ -90,11 +99,22 @@ def _with_kind(value: Any, handler: Any) -> Any:
     return {"kind": value.kind, **out} if isinstance(out, dict) else out
 
 
-ContentPart = Annotated[
-    Annotated[TextPart, Tag("text")] | Annotated[ImagePart, Tag("image")] | Annotated[DocumentPart, Tag("document")],
-    Discriminator(_part_kind),
-    WrapSerializer(_with_kind),
-]
+class _ByKind:
+    """How the journal's codec (pydantic) reads and writes `ContentPart`: the class is picked
+    by `kind`, which is always written. A hook, like `_Base64`, so this module imports no pydantic."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        from pydantic import Discriminator, Tag, WrapSerializer
+
+        tagged = (
+            Annotated[TextPart, Tag("text")]
+            | Annotated[ImagePart, Tag("image")]
+            | Annotated[DocumentPart, Tag("document")]
+        )
+        return handler.generate_schema(Annotated[tagged, Discriminator(_part_kind), WrapSerializer(_with_kind)])
+
+
+ContentPart = Annotated[TextPart | ImagePart | DocumentPart, _ByKind()]
 """One part of a message's content: `TextPart`, `ImagePart` or `DocumentPart`."""
 
 PART_TYPES = (TextPart, ImagePart, DocumentPart)

@@ -20,9 +20,8 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import fields
+from functools import cache
 from typing import Any
-
-from pydantic_core import PydanticSerializationError, to_json
 
 from eudaimon.core.codec import encoding_problem
 from eudaimon.core.errors import InvalidEvent
@@ -94,11 +93,20 @@ def arguments_problem(arguments: object, where: str = "arguments") -> str | None
     return json_problem(arguments, where)
 
 
+@cache
+def _writer() -> tuple[Callable[[object], bytes], type[Exception]]:
+    """pydantic's JSON writer (the one the journal's codec uses) and its error, on first use."""
+    from pydantic_core import PydanticSerializationError, to_json
+
+    return to_json, PydanticSerializationError
+
+
 def json_problem(value: object, where: str) -> str | None:
     """Whether `value` is JSON the journal can hold: known types, nesting within `MAX_DEPTH`."""
+    to_json, serialization_error = _writer()
     try:
         to_json(value)
-    except PydanticSerializationError as exc:
+    except serialization_error as exc:
         if "surrogate" not in str(exc):
             return f"{where} cannot be written as JSON: {_first_line(exc)}"
         # A lone surrogate: stores escape it (json.dumps), so only the rest needs checking.

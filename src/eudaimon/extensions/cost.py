@@ -3,7 +3,8 @@
 A `CostModel` answers one question, the price of one token of a model in one direction, and
 `None` when it does not know (an unknown price is not a free one). The built-in cost models
 read the `genai-prices` package's data rather than a table kept here, so prices follow its
-releases.
+releases. That package (and its price table) is the `prices` extra, which `eudaimon[openai]` and
+`eudaimon[anthropic]` include; it is imported when a cost model is first asked a price.
 
 Each call is priced at the model that served it (`ChatResponse.model` when a fallback answered,
 else the model asked), so a run that switches models sums true prices:
@@ -24,10 +25,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
-from genai_prices import Usage as _PricesUsage
-from genai_prices import data_snapshot
-from genai_prices.types import TimeOfDateConstraint
-
+from eudaimon._extras import require
 from eudaimon.core.errors import ConfigurationError
 from eudaimon.core.messages import Usage
 
@@ -115,6 +113,7 @@ class GenAIPricesCostModel:
     provider_id: str | None = None
 
     def __init__(self, provider_id: str | None = None) -> None:
+        require("prices", type(self).__name__, "genai_prices")
         if provider_id is not None:
             self.provider_id = provider_id
         self._found: dict[str, Any] = {}
@@ -130,6 +129,8 @@ class GenAIPricesCostModel:
         if model_id in self._found:
             found: tuple[Any, Any] | None = self._found[model_id]
             return found
+        from genai_prices import data_snapshot  # the price table: loaded on the first lookup
+
         provider_id, ref = self.provider_id, model_id
         prefix, sep, rest = model_id.partition(":")
         snapshot = data_snapshot.get_snapshot()
@@ -184,6 +185,8 @@ class GenAIPricesCostModel:
         cached = min(usage.cached_tokens, usage.input_tokens)
         if flat is not None:
             return flat.price(usage.input_tokens - cached, cached, usage.output_tokens)
+        from genai_prices import Usage as _PricesUsage
+
         prices_usage = _PricesUsage(
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
@@ -218,6 +221,8 @@ def _prices_hold_until(found: tuple[Any, Any] | None, now: datetime) -> datetime
     conditional = found[1].prices if found is not None else None
     if not isinstance(conditional, list):
         return midnight
+    from genai_prices.types import TimeOfDateConstraint  # loaded already: `found` is genai-prices'
+
     until = midnight
     for price in conditional:
         window = price.constraint

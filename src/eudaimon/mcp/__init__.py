@@ -3,8 +3,11 @@
 Needs the `mcp` extra: `pip install 'eudaimon[mcp]'`.
 """
 
+from eudaimon._extras import needs
 from eudaimon.core.effects import Effect, ToolTraits
 from eudaimon.mcp._errors import MCPConnectionError
-from eudaimon.mcp._tools import IDEMPOTENCY_META_KEY, MCPToolError, MCPTools
+
+with needs("mcp", "eudaimon.mcp (MCPTools)"):
+    from eudaimon.mcp._tools import IDEMPOTENCY_META_KEY, MCPToolError, MCPTools
 
 __all__ = ["IDEMPOTENCY_META_KEY", "Effect", "MCPConnectionError", "MCPToolError", "MCPTools", "ToolTraits"]

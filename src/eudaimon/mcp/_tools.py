@@ -33,7 +33,8 @@ _CTX = "_eudaimon_ctx"
 
 
 class MCPToolError(Exception):
-    """The server ran the tool and reported an error; its text is shown to the model."""
+    """The MCP server ran the tool and reported an error (`isError`); its text is the call's error
+    result, shown to the model. Nothing to do in code: the model reads it and may try again."""
 
 
 class MCPTools(Toolset):

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from eudaimon._extras import require
 from eudaimon.core.messages import Message, Role
 from eudaimon.core.redact import redact
 from eudaimon.memory._codec import message_from_json, message_to_json
@@ -49,6 +50,7 @@ class RedisMemory:
     """
 
     def __init__(self, url: str, key: str, *, max_messages: int | None = None) -> None:
+        require("redis", "RedisMemory", "redis")
         check_window("max_messages", max_messages)
         self.url = url
         self.key = key

@@ -11,6 +11,7 @@ import importlib
 import json
 from collections.abc import Callable, Sequence
 
+from eudaimon._extras import needs
 from eudaimon.core.groups import TokenCounter, estimate_tokens
 from eudaimon.core.messages import Message
 from eudaimon.memory._groups import GroupWindow
@@ -98,15 +99,11 @@ def tiktoken_counter(model: str = "gpt-4o") -> TokenCounter:
     Counts the content and each tool call's name and arguments, like the default estimate.
 
     Raises:
-        ImportError: tiktoken is not installed.
+        MissingExtra: tiktoken is not installed (an ImportError too).
     """
-    try:
+    # Without it, pass your own token_counter, or none for the ~4 characters a token estimate.
+    with needs("tiktoken", "tiktoken_counter"):
         tiktoken = importlib.import_module("tiktoken")
-    except ImportError as exc:
-        raise ImportError(
-            "tiktoken_counter needs the tiktoken package: pip install 'eudaimon[tiktoken]' "
-            "(or pass your own token_counter, or none for the ~4 characters a token estimate)"
-        ) from exc
     encoding = tiktoken.encoding_for_model(model)
 
     def count(message: Message) -> int:

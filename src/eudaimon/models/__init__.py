@@ -29,6 +29,10 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'eudaimon.models' has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
 __all__ = [
     "AnthropicModel",
     "ChatRequest",

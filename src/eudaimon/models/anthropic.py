@@ -13,12 +13,16 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any, TypeVar, cast
 
-import anthropic
-import httpx2
 import pydantic
-from anthropic import AsyncAnthropic
-from anthropic.types import ToolChoiceParam
-from anthropic.types.message_create_params import MessageCreateParamsNonStreaming, MessageCreateParamsStreaming
+
+from eudaimon._extras import needs
+
+with needs("anthropic", "AnthropicModel"):
+    import anthropic
+    import httpx2
+    from anthropic import AsyncAnthropic
+    from anthropic.types import ToolChoiceParam
+    from anthropic.types.message_create_params import MessageCreateParamsNonStreaming, MessageCreateParamsStreaming
 
 from eudaimon.core.errors import ConfigurationError, ModelError, ModelRequestRejected
 from eudaimon.core.settings import ModelSettings

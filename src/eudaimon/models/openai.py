@@ -19,15 +19,19 @@ import os
 from collections.abc import AsyncIterator
 from typing import Any, Literal, TypeVar
 
-import httpx2
-import openai
 import pydantic
-from openai import AsyncOpenAI, AsyncStream, RequestOptions
-from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionToolChoiceOptionParam
-from openai.types.chat.completion_create_params import (
-    CompletionCreateParamsNonStreaming,
-    CompletionCreateParamsStreaming,
-)
+
+from eudaimon._extras import needs
+
+with needs("openai", "OpenAIModel"):
+    import httpx2
+    import openai
+    from openai import AsyncOpenAI, AsyncStream, RequestOptions
+    from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionToolChoiceOptionParam
+    from openai.types.chat.completion_create_params import (
+        CompletionCreateParamsNonStreaming,
+        CompletionCreateParamsStreaming,
+    )
 
 from eudaimon.core.errors import ConfigurationError, ModelError
 from eudaimon.core.settings import ModelSettings

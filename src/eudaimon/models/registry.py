@@ -6,7 +6,7 @@ import difflib
 import importlib
 from typing import Any
 
-from eudaimon.core.errors import ConfigurationError
+from eudaimon.core.errors import ConfigurationError, MissingExtra
 from eudaimon.models.base import Model
 
 # provider -> (module, factory function); modules are imported only when a provider is used,
@@ -34,6 +34,8 @@ def infer_model(spec: Model | str, **options: Any) -> Model:
     module_name, factory = target
     try:
         module = importlib.import_module(module_name)
+    except MissingExtra:
+        raise
     except ImportError as exc:
         raise ConfigurationError(f"provider {provider!r} is not available: {exc}") from exc
     model: Model = getattr(module, factory)(provider, name, **options)

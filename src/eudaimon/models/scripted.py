@@ -11,7 +11,9 @@ from eudaimon.models.base import ChatRequest, ChatResponse, ModelStreamItem, Sto
 
 
 class ScriptExhausted(ModelRequestRejected):
-    """The script has no response left for another model call."""
+    """A `ScriptedModel` was called once more than its script has responses for: the agent made
+    a model call the test did not expect. Add the response the call should get, or check why
+    the run took another turn."""
 
 
 class ScriptedModel:

@@ -20,7 +20,7 @@ from eudaimon.core.errors import InvalidEvent
 from eudaimon.core.events import Event, EventData
 from eudaimon.core.state import RunState
 from eudaimon.core.validity import check_payload
-from eudaimon.runtime.cancel_requests import CANCEL_POLL_S, CancelRequest, read_cancel_request
+from eudaimon.runtime.cancel_requests import CancelPoll, CancelRequest
 from eudaimon.runtime.clock import SYSTEM_CLOCK, Clock
 from eudaimon.runtime.observe import observers
 from eudaimon.stores.base import EventStore, Fence, Snapshot
@@ -72,7 +72,7 @@ class RunJournal:
         self._waiters: list[asyncio.Future[None]] = []
         # A new run cannot have been asked to stop yet; a reopened one (resumed) may have been
         # while nobody drove it, so it looks at once.
-        self._cancel_check_at = clock.monotonic_ms() / 1000 + CANCEL_POLL_S if state.next_seq == 0 else 0.0
+        self._cancels = CancelPoll(store, state.run_id, new=state.next_seq == 0)
 
     @property
     def run_id(self) -> str:
@@ -90,13 +90,10 @@ class RunJournal:
         self._committed_seq = state.next_seq
 
     async def cancel_request(self) -> CancelRequest | None:
-        """A cancel request another process left for this run (`cancel_requests`), read from
-        the store at most every `CANCEL_POLL_S` seconds: None between reads."""
-        moment = self.clock.monotonic_ms() / 1000
-        if moment < self._cancel_check_at:
-            return None
-        self._cancel_check_at = moment + CANCEL_POLL_S
-        return await read_cancel_request(self.store, self.run_id)
+        """A cancel request another process left for this run (`cancel_requests`): looked for
+        only when a request was left anywhere since the last look (read at most every
+        `CANCEL_POLL_S` seconds, once for all this process's runs); None otherwise."""
+        return await self._cancels.poll(self.clock.monotonic_ms() / 1000)
 
     def record(self, data: EventData) -> Event:
         """Fold `data` into the state and buffer it for the next commit.

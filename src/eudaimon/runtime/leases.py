@@ -5,8 +5,11 @@ process holds on one store is renewed together, in one statement behind one time
 (`_Renewals`): renewing each lease on its own made a busy process late for some of them, and
 10,000 runs lost their leases to their own process's load. A renewal that comes late takes the
 lease back if no one else took it meanwhile (the store renews only a row still naming its
-owner), and so does a driver about to commit (`LeaseKeeper.ensure`); only a lease another
-process holds is lost. The commit itself checks, in its own transaction, that the lease is
+owner), and so does a driver about to commit (`LeaseKeeper.ensure`), together with every other
+driver asking in the same turn of the loop and the timer's own late batch, in one statement
+(`_Renewals.renew_overdue`): a loop that lagged finds most of its runs overdue at once, and one
+statement per run then made it lag more. Only a lease another process holds is lost, and only
+its own run stops. The commit itself checks, in its own transaction, that the lease is
 still this driver's and unexpired, so a process that stalled (SIGSTOP, a VM pause) and woke
 after another took over fails instead of landing its commit. A crashed process's lease simply
 expires; a driver that stops (its run finished or paused) gives it up at once.
@@ -80,6 +83,9 @@ class _Renewals:
         self._order = itertools.count()
         self._timer: asyncio.TimerHandle | None = None
         self._renewing: asyncio.Task[None] | None = None
+        self._overdue: list[LeaseKeeper] = []
+        self._overdue_done: asyncio.Future[None] | None = None
+        self._overdue_task: asyncio.Task[None] | None = None
 
     def add(self, keeper: LeaseKeeper) -> None:
         loop = asyncio.get_running_loop()
@@ -109,17 +115,24 @@ class _Renewals:
             self._timer.cancel()
         self._timer = loop.call_at(due, self._fire)
 
-    def _fire(self) -> None:
-        self._timer = None
-        loop = asyncio.get_running_loop()
-        now = loop.time()
+    def _take_due(self, now: float) -> list[LeaseKeeper]:
+        """Unschedule and return the keepers whose renewal is due by `now`."""
         batch: list[LeaseKeeper] = []
         while self._heap and self._heap[0][0] <= now:
             due, _, keeper = heapq.heappop(self._heap)
             if self._due.get(keeper) == due:
                 del self._due[keeper]
                 batch.append(keeper)
-        if batch:
+        return batch
+
+    def _fire(self) -> None:
+        self._timer = None
+        loop = asyncio.get_running_loop()
+        batch = self._take_due(loop.time())
+        if batch and self._overdue_done is not None:
+            self._overdue += batch  # runs about to commit asked already: one statement for all
+            self._arm(loop)
+        elif batch:
             self._renewing = loop.create_task(self._renew(batch))
         else:
             self._arm(loop)
@@ -149,6 +162,55 @@ class _Renewals:
         finally:
             self._renewing = None
             self._arm(asyncio.get_running_loop())
+
+    async def renew_overdue(self, keeper: LeaseKeeper) -> None:
+        """Renew `keeper` now, together with every keeper that asks in the same turn of the
+        loop: a process late for its renewals (its loop busy) finds many overdue at once, and
+        renewing each alone cost a statement per run, where the timer's batch costs one.
+
+        Raises what the store raised; otherwise `keeper.held` says whether it is still held."""
+        self._overdue.append(keeper)
+        done = self._overdue_done
+        if done is None:
+            loop = asyncio.get_running_loop()
+            done = self._overdue_done = loop.create_future()
+            done.add_done_callback(_retrieved)  # every asker may have been cancelled meanwhile
+            # A task's first step runs at the loop's next turn: whoever asks before it joins in.
+            self._overdue_task = loop.create_task(self._renew_overdue())
+        await asyncio.shield(done)
+
+    async def _renew_overdue(self) -> None:
+        batch, self._overdue = self._overdue, []
+        done, self._overdue_done = self._overdue_done, None
+        assert done is not None
+        batch += self._take_due(asyncio.get_running_loop().time())  # the timer's, late too: one statement
+        try:
+            held = [k for k in dict.fromkeys(batch) if k.held]
+            by_ttl: dict[float, list[LeaseKeeper]] = {}
+            for keeper in held:
+                by_ttl.setdefault(keeper.ttl_s, []).append(keeper)
+            for ttl_s, keepers in by_ttl.items():
+                started = time.monotonic()
+                for keeper, ok in zip(keepers, await renew(self.store, keepers, ttl_s), strict=True):
+                    if not keeper.held:
+                        continue  # released while the statement ran
+                    if ok:
+                        keeper.confirmed(started)
+                        self.add(keeper)  # its next renewal counts from this one
+                    else:
+                        keeper.lost()
+        except Exception as exc:  # the askers' commits fail with it; the timer tries again soon
+            for keeper in batch:
+                if keeper.held and keeper not in self._due:
+                    self.add(keeper)
+            done.set_exception(exc)
+        else:
+            done.set_result(None)
+
+
+def _retrieved(done: asyncio.Future[None]) -> None:
+    if not done.cancelled():
+        done.exception()
 
 
 async def renew(store: EventStore, keepers: Sequence[LeaseKeeper], ttl_s: float) -> list[bool]:
@@ -284,12 +346,10 @@ class LeaseKeeper:
             raise LeaseLost(self.name)
         if time.monotonic() < self.deadline - self.ttl_s / 3:
             return  # renewed on time: at least a third of its lifetime is left
-        started = time.monotonic()
-        (ok,) = await renew(self.store, [self], self.ttl_s)
-        if not ok:
-            self.lost()
+        schedule = self._schedule if self._schedule is not None else _renewals(self.store)
+        await schedule.renew_overdue(self)
+        if not self.held:
             raise LeaseLost(self.name)
-        self.confirmed(started)
 
     async def release(self, *, write: bool = True) -> None:
         """Stop renewing and, with `write`, free the lease for others now rather than at expiry

@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from eudaimon._extras import needs
+
 if TYPE_CHECKING:
     from eudaimon.server.app import create_app
     from eudaimon.server.auth import ApiKeys, Principal, Role
@@ -25,6 +27,7 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'eudaimon.server' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
+    with needs("server", f"eudaimon.server.{name}"):
+        value = getattr(importlib.import_module(home), name)
     globals()[name] = value
     return value

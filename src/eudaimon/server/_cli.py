@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from eudaimon.core.errors import ConfigurationError
+from eudaimon.core.errors import ConfigurationError, MissingExtra
 
 LOOPBACK_NAMES = {"localhost", "ip6-localhost"}
 
@@ -58,7 +58,7 @@ def register(app: typer.Typer) -> None:
 
             from eudaimon.server import ApiKeys, create_app
         except ImportError as exc:
-            fail(f"`eudaimon serve` needs the server extra ({exc.name} is missing): pip install 'eudaimon[server]'")
+            fail(str(MissingExtra("`eudaimon serve`", "server", exc.name)))
         try:
             sources = []
             if os.environ.get("EUDAIMON_API_KEYS", "").strip():

@@ -25,4 +25,8 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'eudaimon.stores' has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
 __all__ = ["EventStore", "MemoryStore", "PostgresStore", "RunSummary", "SqliteStore", "open_store"]

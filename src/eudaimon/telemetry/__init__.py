@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from eudaimon._extras import needs
 from eudaimon.runtime.observe import observers
-from eudaimon.telemetry._observer import SpanObserver
+
+with needs("otel", "eudaimon.telemetry"):
+    from eudaimon.telemetry._observer import SpanObserver
 
 __all__ = ["SpanObserver", "instrument", "uninstrument"]
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from eudaimon._extras import needs
+
 if TYPE_CHECKING:
     from eudaimon.temporal._engine import TemporalEngine
     from eudaimon.temporal._worker import create_worker, sandbox_restrictions
@@ -36,7 +38,8 @@ def __getattr__(name: str) -> Any:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'eudaimon.temporal' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    with needs("temporal", f"eudaimon.temporal.{name}"):
+        return getattr(importlib.import_module(module), name)
 
 
 __all__ = ["RunWorkflow", "TemporalEngine", "create_worker", "sandbox_restrictions"]

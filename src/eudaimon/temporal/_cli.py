@@ -17,7 +17,7 @@ import typer
 from rich.text import Text
 
 from eudaimon.cli._common import StoreOption, environ, fail, load_agent, out, resolve_store_url, run_async, shown_url
-from eudaimon.core.errors import ConfigurationError
+from eudaimon.core.errors import ConfigurationError, MissingExtra
 
 
 def register(app: typer.Typer) -> None:
@@ -50,7 +50,7 @@ def worker(
 
         from eudaimon.temporal._worker import create_worker
     except ImportError as exc:
-        fail(f"`eudaimon worker` needs the Temporal extra: pip install 'eudaimon[temporal]' ({exc})")
+        fail(str(MissingExtra("`eudaimon worker`", "temporal", exc.name)))
     url = resolve_store_url(store)
     with environ("EUDAIMON_STORE", url):
         built = load_agent(agent)

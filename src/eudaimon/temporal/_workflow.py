@@ -35,6 +35,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ApplicationError
 
+import eudaimon
 from eudaimon.agent import Agent
 from eudaimon.core.codec import event_from_json, state_from_json, state_to_json
 from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, InvalidOperation, JournalError
@@ -67,6 +68,12 @@ class _ContinueAsNew(JournalError):
 with workflow.unsafe.imports_passed_through():
     # The one module shared with the worker's process: which module builds each agent.
     import eudaimon.temporal._served as _served
+
+# The served agent's module is imported when a run starts (`_runtime_config`), and the sandbox
+# wants what it imports loaded with the workflow. `import eudaimon` loads its public names on
+# first use, so load them all now: an agent module may use any of them.
+for _public in eudaimon.__all__:
+    getattr(eudaimon, _public)
 
 
 @workflow.defn(name="eudaimon.run")

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, TypeAdapter, create_model
 
 from eudaimon.core.errors import ConfigurationError
 from eudaimon.tools._context import is_context_annotation
@@ -74,8 +74,11 @@ def function_schema(fn: Callable[..., Any]) -> FunctionSchema:
             raise ConfigurationError(f"tool {fn.__name__!r}: *args and **kwargs cannot be described to a model")
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[name] = (annotation, Field(default, description=param_docs.get(name)))
-    model = create_model(f"{fn.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields)
-    schema = model.model_json_schema()
+    try:
+        model = create_model(f"{fn.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields)
+        schema = model.model_json_schema()
+    except PydanticUserError as exc:
+        raise _undescribable(fn.__name__, fields, exc) from exc
     schema.pop("title", None)
     for prop in schema.get("properties", {}).values():
         prop.pop("title", None)
@@ -87,3 +90,22 @@ def function_schema(fn: Callable[..., Any]) -> FunctionSchema:
         context_param=context_param,
         is_async=inspect.iscoroutinefunction(fn),
     )
+
+
+def _undescribable(tool: str, fields: dict[str, Any], error: PydanticUserError) -> ConfigurationError:
+    """The parameter whose type pydantic cannot turn into JSON Schema, named with the fix."""
+    for name, (annotation, _) in fields.items():
+        try:
+            TypeAdapter(annotation).json_schema()
+        except PydanticUserError as exc:
+            reason = str(exc).splitlines()[0].split(". ")[0]  # not pydantic's advice, which is for models
+            shown = repr(annotation)
+            if isinstance(annotation, type):
+                module = annotation.__module__
+                shown = annotation.__qualname__ if module == "builtins" else f"{module}.{annotation.__qualname__}"
+            return ConfigurationError(
+                f"tool {tool!r}: parameter {name!r} has type {shown}, which cannot be described to a model as "
+                f"JSON Schema ({reason}); use str, int, float, bool, a list or dict of them, a pydantic model, "
+                "a dataclass or a TypedDict, and build the object inside the tool"
+            )
+    return ConfigurationError(f"tool {tool!r}: its parameters cannot be described as JSON Schema: {error}")

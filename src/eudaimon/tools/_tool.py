@@ -14,7 +14,6 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, overload
 
-import jsonschema
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError, to_json
 
@@ -37,7 +36,9 @@ class ToolPolicy(StrEnum):
 
 
 class ToolArgumentsError(ValueError):
-    """The model's arguments for a call were unusable; the message is shown to the model."""
+    """The model's arguments for a call were unusable (not JSON, or not what the tool's schema
+    says); the message is the call's error result, shown to the model so it can correct them.
+    A tool raises it (or `ModelRetry`) to reject arguments its schema cannot express."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -128,6 +129,8 @@ class Tool:
             raise ConfigurationError(f"tool {self.name!r}: timeout_s must be a positive number of seconds")
         if self.args_model is not None or self._validator is not None:
             return self
+        import jsonschema  # only tools given a bare JSON Schema (MCP's, hand-written) need it
+
         cls = jsonschema.validators.validator_for(self.parameters)
         try:
             cls.check_schema(self.parameters)

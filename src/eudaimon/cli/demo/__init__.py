@@ -3,7 +3,8 @@
 A refund-desk agent (`_agent`: a scripted model and three tools) is driven by worker processes
 (`_worker`); the demo (`_run`) kills one with SIGKILL in the middle of a tool, resumes the run
 in another, asks a human to approve a refund over the limit, and prints (`_show`) the proof
-from the journal: the plain WRITE ran once, the READ ran again with the same idempotency key.
+from the journal and the tools' own ledger: the plain WRITE ran once, the READ ran again with the
+same idempotency key.
 """
 
 from eudaimon.cli.demo._agent import (

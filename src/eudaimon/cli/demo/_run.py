@@ -72,7 +72,7 @@ def play(url: str, pace_s: float, decision: bool | None, console: Console) -> St
         events = _events(url, run_id)
         console.print()
         console.print(_show.proof_table(events, read_ledger(ledger), tools))
-        _show.verdicts(console, events)
+        _show.verdicts(console, events, read_ledger(ledger))
 
         _show.act(console, 3, f"A refund over ${REFUND_LIMIT_USD:.0f} waits for a human")
         state = fold(events)

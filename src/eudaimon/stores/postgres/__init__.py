@@ -8,6 +8,9 @@ statement), `_content` the texts and messages events point to (`eudaimon.stores.
 
 from __future__ import annotations
 
-from eudaimon.stores.postgres._store import PostgresStore
+from eudaimon._extras import needs
+
+with needs("postgres", "PostgresStore (a postgresql:// store URL)"):
+    from eudaimon.stores.postgres._store import PostgresStore
 
 __all__ = ["PostgresStore"]
