@@ -91,7 +91,9 @@ async def test_crash_and_resume_put_every_message_in_memory_once(tmp_path: Path)
         with pytest.raises(Crash):
             await Agent(ScriptedModel(script), tools=[lookup], store=store, memory=memory).prompt("find", thread_id="t")
         run_id = (await store.list_runs())[0].run_id
-        agent = Agent(ScriptedModel(["done"]), tools=[lookup], store=store, memory=memory)
+        # A READ step commits once, after its calls: the crash lost the step, so the model is
+        # asked again (the same script) and the READ runs again.
+        agent = Agent(ScriptedModel(script), tools=[lookup], store=store, memory=memory)
         await agent.resume(run_id)
         await agent.resume(run_id)
         messages = await memory.get_messages("t")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import asdict, replace
+from dataclasses import replace
 from enum import Enum
 from typing import Any, Final, Generic, Literal
 
@@ -14,42 +14,37 @@ from eudaimon.agent._delegation import agent_tool, handoff_tool
 from eudaimon.agent._input import (
     PromptInput,
     check_deps,
-    check_history,
     check_input,
     check_messages,
-    with_instructions,
 )
+from eudaimon.agent._start import begin_prompt
+from eudaimon.agent._stored_runs import StoredRuns
 from eudaimon.agent.response import AgentResponse, OutputT
 from eudaimon.core.decide import DecideConfig
-from eudaimon.core.digest import digest
-from eudaimon.core.errors import ConfigurationError, EudaimonError, InvalidOperation
+from eudaimon.core.errors import EudaimonError, InvalidOperation
 from eudaimon.core.events import ToolRecord
 from eudaimon.core.messages import Message
 from eudaimon.core.settings import ModelSettings
 from eudaimon.core.state import CallStatus, RunState, Status
 from eudaimon.extensions.cost import CostModel
-from eudaimon.extensions.guardrails import Guardrail, run_input_guardrails
+from eudaimon.extensions.guardrails import Guardrail
 from eudaimon.extensions.hitl import HumanInputHandler
 from eudaimon.extensions.prompts import PromptBuilder, PromptTemplate
 from eudaimon.extensions.retry import ToolRetryPolicy
-from eudaimon.memory import Memory, SlidingWindowMemory, ThreadState
+from eudaimon.memory import Memory, SlidingWindowMemory
 from eudaimon.models.base import Model
-from eudaimon.runtime import operations
 from eudaimon.runtime.admission import run_slot
 from eudaimon.runtime.cancel import CancellationToken
-from eudaimon.runtime.clock import new_message_id, new_run_id
 from eudaimon.runtime.config import ApprovalPolicy, RuntimeConfig
 from eudaimon.runtime.engines import Engine, open_engine
 from eudaimon.runtime.journal import RunJournal
-from eudaimon.runtime.leases import LeaseKeeper
 from eudaimon.runtime.runs import RunDriver
-from eudaimon.runtime.threads import hold_thread, thread_state
 from eudaimon.runtime.tree import waiting_calls
 from eudaimon.stores.base import EventStore
 from eudaimon.streaming import StreamEvent
-from eudaimon.tools import Tool, ToolContext, call_with_context
+from eudaimon.tools import Tool
 from eudaimon.tools._context import DepsT
-from eudaimon.tools.toolsets import Toolset, bind_all, list_all
+from eudaimon.tools.toolsets import Toolset, ToolsetBinding
 
 
 class _Default(Enum):
@@ -62,14 +57,7 @@ DEFAULT_MEMORY: Final = _Default.MEMORY
 """`Agent(memory=...)` when not passed: a `SlidingWindowMemory(50)`, as in Daimon."""
 
 
-class _NoThread:
-    """The lease of a prompt that belongs to no thread: there is nothing to hold or release."""
-
-    async def release(self) -> None:
-        return None
-
-
-class Agent(Generic[DepsT, OutputT]):
+class Agent(StoredRuns, Generic[DepsT, OutputT]):
     """An agent: a model, its tools and the rules it runs by, journaled to a store.
 
     `Agent[Deps, Output]` is generic in the type of its `deps` and of `response.output`, both
@@ -217,7 +205,7 @@ class Agent(Generic[DepsT, OutputT]):
         self._driver = RunDriver(built.config, self.store, self.memory, built.output, built.config_digest)
         self._driver.engine = open_engine(engine) if isinstance(engine, str) else engine
         self.toolsets = built.toolsets
-        self._bound: dict[str, RuntimeConfig] = {}
+        self._toolsets = ToolsetBinding(self._driver.config, self.toolsets)
 
     def as_tool(self, *, name: str | None = None, description: str | None = None) -> Tool:
         """This agent as another agent's tool, taking one string parameter, `input`.
@@ -282,8 +270,8 @@ class Agent(Generic[DepsT, OutputT]):
                 ended without an answer; `error.run_id` names its journal.
         """
         async with run_slot(self._driver.max_active_runs):  # before the thread's lease: a queued prompt holds none
-            keeper, journal, config = await self._begin(
-                input, thread_id, run_id, wait, deps, model_settings, message_history
+            keeper, journal, config = await begin_prompt(
+                self, input, thread_id, run_id, wait, deps, model_settings, message_history
             )
             try:
                 await self._driver.run(journal, cancel, config=config)
@@ -306,8 +294,8 @@ class Agent(Generic[DepsT, OutputT]):
         """The same run as `prompt`, yielding text and tool-call deltas, tool results, usage
         per iteration and `Done`. A run that ends badly yields `Error` before `Done`."""
         async with run_slot(self._driver.max_active_runs):
-            keeper, journal, config = await self._begin(
-                input, thread_id, run_id, wait, deps, model_settings, message_history
+            keeper, journal, config = await begin_prompt(
+                self, input, thread_id, run_id, wait, deps, model_settings, message_history
             )
             try:
                 async for event in self._driver.drive(journal, cancel, stream_model=True, config=config):
@@ -363,88 +351,11 @@ class Agent(Generic[DepsT, OutputT]):
             raise TypeError(f"model_settings must be a ModelSettings, got {type(model_settings).__name__}")
         check_settings(self.model, self.model_settings.merged(model_settings), self.tools)
 
-    async def _begin(
-        self,
-        input: PromptInput,
-        thread_id: str | None,
-        run_id: str | None,
-        wait: bool,
-        deps: Any,
-        model_settings: ModelSettings | None,
-        message_history: Sequence[Message] | None,
-    ) -> tuple[LeaseKeeper | _NoThread, RunJournal, RuntimeConfig | None]:
-        """One prompt's start: checks, guardrails, toolsets listed, then, holding the thread,
-        history and `run_started`.
-
-        The caller drives the run with the config returned and then releases the thread's lease.
-        """
-        user = check_input(input)
-        history_given = check_history(message_history) if message_history is not None else None
-        check_deps(self.name, self.deps_type, deps, "prompt(...)")
-        self._check_run_settings(model_settings)
-        run_id = run_id or new_run_id()
-        ctx: ToolContext[Any] = ToolContext(run_id, "", "", 0, deps, 0)
-        if self.input_guardrails:
-            user = user.with_text(await run_input_guardrails(self.input_guardrails, user.text, ctx))
-        records, config = await self._fresh_tools()
-        thread = thread_id or self.default_thread
-        keeper: LeaseKeeper | _NoThread = _NoThread()
-        if thread is not None:
-            keeper = await hold_thread(self.store, thread, wait=wait, ttl_s=self._driver.lease_ttl_s)
-        try:
-            if history_given is not None:
-                history = history_given
-            else:
-                history = await self.memory.get_messages(thread_id) if self.memory is not None else []
-            carried = 0
-            if self._carries_rejections and thread is not None:
-                carried = (await thread_state(self.store, thread)).guardrail_retries
-            system = await self._render_instructions(ctx)
-            # Ids given here, at construction, spare `start` a copy of each message to give one.
-            journal = self._driver.start(
-                [*with_instructions([], system, new_message_id()), *history, user.message(new_message_id())],
-                input=user.text,
-                thread_id=thread,
-                run_id=run_id,
-                uses_memory=history_given is None,
-                memory_thread=thread_id,
-                guardrail_retries=carried,
-                model_settings=model_settings,
-                deps=deps,
-                tools=records,
-            )
-        except BaseException:
-            await keeper.release()
-            raise
-        return keeper, journal, config
-
     async def _fresh_tools(self) -> tuple[tuple[ToolRecord, ...], RuntimeConfig | None]:
-        """For a new run: the toolsets' tools now (connecting to them), and the config with them.
-
-        Raises:
-            MCPConnectionError (an `EudaimonError`): a server cannot be started or reached.
-        """
-        if not self.toolsets:
-            return (), None
-        records = await list_all(self.toolsets)
-        return records, self._bound_config(records, records)
+        return await self._toolsets.fresh()
 
     async def _resumed_tools(self, state: RunState) -> RuntimeConfig | None:
-        """For a run resumed: the config with the tools it journaled, bound to the toolsets
-        that offered them (a tool no longer offered answers the model with an error)."""
-        if not state.tools or state.status.is_terminal:
-            return None
-        sources = {r.source for r in state.tools}
-        live = await list_all([t for t in self.toolsets if t.source in sources])
-        return self._bound_config(state.tools, live)
-
-    def _bound_config(self, records: tuple[ToolRecord, ...], live: tuple[ToolRecord, ...]) -> RuntimeConfig:
-        key = digest([[asdict(r) for r in records], sorted((r.source, r.remote_name) for r in live)])
-        config = self._bound.get(key)
-        if config is None:
-            config = bind_all(self._driver.config, self.toolsets, records, live=live)
-            self._bound[key] = config
-        return config
+        return await self._toolsets.resumed(state.tools, state.status.is_terminal)
 
     async def _respond(self, journal: RunJournal) -> AgentResponse[OutputT]:
         """The response, with the approvals its child runs wait for in place of the calls
@@ -456,34 +367,7 @@ class Agent(Generic[DepsT, OutputT]):
             response = replace(response, pending_approvals=waiting)
         return response
 
-    async def _render_instructions(self, ctx: ToolContext[Any]) -> str | None:
-        """The system prompt for a run: the static one, or the function's text for this run."""
-        if self._instructions is None:
-            return self.system_prompt
-        rendered = await call_with_context(self._instructions, ctx)
-        if rendered is not None and not isinstance(rendered, str):
-            raise ConfigurationError(
-                f"the system_prompt function returned {type(rendered).__name__}; return the text (or None)"
-            )
-        parts = [p for p in (rendered, self._output_instruction) if p]
-        return "\n\n".join(parts) or None
-
-    async def thread(self, thread_id: str | None = None) -> ThreadState:
-        """The thread's snapshot: turns, usage, consecutive guardrail rejections, cost.
-
-        Raises:
-            InvalidOperation: no `thread_id` for an agent without memory, which has no default thread.
-        """
-        thread = thread_id or self.default_thread
-        if thread is None:
-            raise InvalidOperation("this agent has no memory, so no default thread; name the thread: thread(thread_id)")
-        return await thread_state(self.store, thread)
-
-    # -- durable operations --------------------------------------------------------------
-
-    async def state(self, run_id: str, at_seq: int | None = None) -> RunState:
-        """The run's state after event `at_seq` (the latest when None). Raises `RunNotFound`."""
-        return await operations.load_state(self.store, run_id, at_seq)
+    # -- driving stored runs: the rest (state, approve, reconcile, fork) is `StoredRuns` --
 
     async def resume(
         self,
@@ -522,33 +406,6 @@ class Agent(Generic[DepsT, OutputT]):
         journal = await self._driver.reopen(run_id)
         async for event in self._driver.drive(journal, cancel, stream_model=True, wait=wait):
             yield event
-
-    async def approve(
-        self, run_id: str, call_id: str, approved: bool = True, *, by: str | None = None, note: str | None = None
-    ) -> RunState:
-        """Record a human's decision on a call awaiting approval; `resume` then acts on it.
-
-        Raises:
-            InvalidOperation: the call is unknown, already decided, or not awaiting approval.
-        """
-        return await operations.approve(self.store, run_id, call_id, approved, by=by, note=note)
-
-    async def reconcile(
-        self, run_id: str, call_id: str, *, output: str | None = None, retry: bool = False, by: str | None = None
-    ) -> RunState:
-        """Settle a call whose outcome is unknown: give the `output` it had, or `retry=True`.
-
-        "No effect seen" is not proof while the process that started the call may still be
-        alive (stopped, not dead): see `eudaimon.runtime.operations.reconcile`.
-
-        Raises:
-            InvalidOperation: the call has no unknown outcome, or the run has finished.
-        """
-        return await operations.reconcile(self.store, run_id, call_id, output=output, retry=retry, by=by)
-
-    async def fork(self, run_id: str, at_seq: int) -> str:
-        """A new run whose history is this run's up to `at_seq`; `resume` it to continue live."""
-        return await operations.fork(self.store, run_id, at_seq)
 
     async def aclose(self) -> None:
         """Close what the agent opened itself: a store it built from a URL, a model from a string,

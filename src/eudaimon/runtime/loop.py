@@ -42,12 +42,13 @@ from eudaimon.extensions.guardrails import Block, RetryWithFeedback, Transform, 
 from eudaimon.extensions.hooks import LoopState
 from eudaimon.models.base import ChatRequest, ChatResponse
 from eudaimon.models.history import History
+from eudaimon.runtime.call_intents import prepare_batch
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.context import offered_specs, run_context
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.model_calls import ContextRejected, attempt, call
-from eudaimon.runtime.tool_calls import OutcomeLost, prepare_batch, run_alone, run_together
+from eudaimon.runtime.tool_calls import OutcomeLost, run_alone, run_together
 from eudaimon.streaming import Done, Error, StreamEvent
 from eudaimon.streaming import Usage as UsageEvent
 

@@ -1,0 +1,101 @@
+"""Starting a prompt's run: the checks, input guardrails, toolsets listed, then, holding the
+thread's lease, the history, the rendered instructions and `run_started`.
+
+Nothing is journaled until every check has passed, so a refused prompt leaves no trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from eudaimon.agent._input import PromptInput, check_deps, check_history, check_input, with_instructions
+from eudaimon.core.errors import ConfigurationError
+from eudaimon.core.messages import Message
+from eudaimon.core.settings import ModelSettings
+from eudaimon.extensions.guardrails import run_input_guardrails
+from eudaimon.runtime.clock import new_message_id, new_run_id
+from eudaimon.runtime.config import RuntimeConfig
+from eudaimon.runtime.journal import RunJournal
+from eudaimon.runtime.leases import LeaseKeeper
+from eudaimon.runtime.threads import hold_thread, thread_state
+from eudaimon.tools import ToolContext, call_with_context
+
+if TYPE_CHECKING:
+    from eudaimon.agent._agent import Agent
+
+
+class _NoThread:
+    """The lease of a prompt that belongs to no thread: there is nothing to hold or release."""
+
+    async def release(self) -> None:
+        return None
+
+
+async def begin_prompt(
+    agent: Agent[Any, Any],
+    input: PromptInput,
+    thread_id: str | None,
+    run_id: str | None,
+    wait: bool,
+    deps: Any,
+    model_settings: ModelSettings | None,
+    message_history: Sequence[Message] | None,
+) -> tuple[LeaseKeeper | _NoThread, RunJournal, RuntimeConfig | None]:
+    """One prompt's start: checks, guardrails, toolsets listed, then, holding the thread,
+    history and `run_started`.
+
+    The caller drives the run with the config returned and then releases the thread's lease.
+    """
+    user = check_input(input)
+    history_given = check_history(message_history) if message_history is not None else None
+    check_deps(agent.name, agent.deps_type, deps, "prompt(...)")
+    agent._check_run_settings(model_settings)
+    run_id = run_id or new_run_id()
+    ctx: ToolContext[Any] = ToolContext(run_id, "", "", 0, deps, 0)
+    if agent.input_guardrails:
+        user = user.with_text(await run_input_guardrails(agent.input_guardrails, user.text, ctx))
+    records, config = await agent._fresh_tools()
+    thread = thread_id or agent.default_thread
+    keeper: LeaseKeeper | _NoThread = _NoThread()
+    if thread is not None:
+        keeper = await hold_thread(agent.store, thread, wait=wait, ttl_s=agent._driver.lease_ttl_s)
+    try:
+        if history_given is not None:
+            history = history_given
+        else:
+            history = await agent.memory.get_messages(thread_id) if agent.memory is not None else []
+        carried = 0
+        if agent._carries_rejections and thread is not None:
+            carried = (await thread_state(agent.store, thread)).guardrail_retries
+        system = await render_instructions(agent, ctx)
+        # Ids given here, at construction, spare `start` a copy of each message to give one.
+        journal = agent._driver.start(
+            [*with_instructions([], system, new_message_id()), *history, user.message(new_message_id())],
+            input=user.text,
+            thread_id=thread,
+            run_id=run_id,
+            uses_memory=history_given is None,
+            memory_thread=thread_id,
+            guardrail_retries=carried,
+            model_settings=model_settings,
+            deps=deps,
+            tools=records,
+        )
+    except BaseException:
+        await keeper.release()
+        raise
+    return keeper, journal, config
+
+
+async def render_instructions(agent: Agent[Any, Any], ctx: ToolContext[Any]) -> str | None:
+    """The system prompt for a run: the static one, or the function's text for this run."""
+    if agent._instructions is None:
+        return agent.system_prompt
+    rendered = await call_with_context(agent._instructions, ctx)
+    if rendered is not None and not isinstance(rendered, str):
+        raise ConfigurationError(
+            f"the system_prompt function returned {type(rendered).__name__}; return the text (or None)"
+        )
+    parts = [p for p in (rendered, agent._output_instruction) if p]
+    return "\n\n".join(parts) or None
