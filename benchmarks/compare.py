@@ -3,12 +3,17 @@
     benchmarks/peers/setup.sh                        # once: the separate venv benchmarks/.peers
     benchmarks/.peers/bin/python benchmarks/compare.py
 
-Runs every workload of issue 7 in one process run (frameworks alternating within each round,
-medians of several rounds), checks each framework's final output and tool-call count are equal
+Runs every workload of issues 7 and 20 in one process run (frameworks alternating within each
+round, medians of several rounds), checks each framework's final output and tool-call count are equal
 before accepting a figure, prints the tables with ratios (eudaimon ÷ peer) and the machine, marks
 each target met or missed, profiles eudaimon for every miss, and writes benchmarks/RESULTS.md.
 Everything runs offline: every model is a fake driven by one transcript (peers/transcript.py).
-`--quick` shrinks every workload for a smoke test (its figures are not for RESULTS.md).
+`--quick` shrinks every workload for a smoke test (its figures are not for RESULTS.md);
+`--repeat-scale 0.5` halves every workload's rounds (said in RESULTS.md's header) when time is short.
+The issue-20 workloads (8)-(12) run the scripts `benchmarks/durable_step.py`, `provider_step.py`,
+`loop_lateness.py`, `concurrent_runs.py` and `postgres_step.py` through their own functions
+(`peers/issue20.py`); PostgreSQL is the server at $EUDAIMON_TEST_PG_DSN (default 127.0.0.1:5432).
+RESULTS.md is rewritten after every workload, marked partial until the run ends.
 """
 
 from __future__ import annotations
@@ -25,14 +30,16 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "peers"))
 
+import issue20  # noqa: E402
 import report  # noqa: E402
+import report_issue20  # noqa: E402
 import runner  # noqa: E402
 from common import CpuWatch  # noqa: E402
 
 RESULTS = HERE / "RESULTS.md"
 COMMANDS = [
     "benchmarks/peers/setup.sh",
-    "benchmarks/.peers/bin/python benchmarks/compare.py --wait-quiet 30",
+    "benchmarks/.peers/bin/python benchmarks/compare.py --wait-quiet 20",
 ]
 
 
@@ -50,8 +57,20 @@ def main() -> None:
         help="before each workload wait up to S seconds for other processes to leave the machine "
         "mostly idle (< 15%% of the cores over 2 s); the machine may be shared",
     )
+    parser.add_argument(
+        "--repeat-scale",
+        type=float,
+        default=1.0,
+        metavar="F",
+        help="multiply every workload's rounds/repeats by F (at least 1 each; said in RESULTS.md's header)",
+    )
     args = parser.parse_args()
     quick = args.quick
+    scale = args.repeat_scale
+
+    def rs(n: int, least: int = 1) -> int:
+        return max(least, round(n * scale))
+
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
 
     started = time.perf_counter()
@@ -77,18 +96,54 @@ def main() -> None:
             f"(I/O stall {result['noise']['io_stall_share']:.0%})",
             flush=True,
         )
+        if not args.no_write and not quick:  # a run cut short still leaves its figures, labelled
+            partial = f"PARTIAL: the run was still going; done so far: {', '.join(res)}"
+            try:
+                fsync_now = res["w6"]["fsync_us"] if "w6" in res else None
+                doc = render(
+                    res,
+                    report.targets(res),
+                    [],
+                    versions,
+                    fsync_now,
+                    time.perf_counter() - started,
+                    quick,
+                    source_at_start,
+                    scale,
+                    partial,
+                )  # type: ignore[arg-type]
+                RESULTS.write_text(doc)
+            except Exception as exc:  # the partial page must never stop the run
+                print(f"    (could not write the partial RESULTS.md: {exc!r})", flush=True)
 
-    run("w1", lambda: runner.w1_construct(rounds=5 if quick else 25))
+    # Issue 20's workloads first: they are what its targets are judged on.
+    run("w8", lambda: issue20.durable_step_vs_commit(k=20 if quick else 100, rounds=2 if quick else rs(7, 3)))
+    run(
+        "w9",
+        lambda: issue20.provider_overhead([10, 100] if quick else [10, 100, 1000], rounds=1 if quick else rs(5, 3)),
+    )
+    run("w12", lambda: issue20.postgres([10] if quick else [10, 100], repeat=1 if quick else rs(3)))
+    run(
+        "w10",
+        lambda: issue20.timer_lateness(
+            1 if quick else rs(2), seconds=1.0 if quick else 4.0, runs=200 if quick else 1000
+        ),
+    )
+    conc_ns = [200, 1000] if quick else [1000, 10000]
+    run("w11", lambda: issue20.concurrent(conc_ns, ["memory", "sqlite"], rounds=1 if quick else rs(3)))
+
+    run("w1", lambda: runner.w1_construct(rounds=5 if quick else rs(25, 5)))
     ks = [10, 100] if quick else [10, 100, 1000]
-    rounds = {10: 3, 100: 2} if quick else {10: 15, 100: 7, 1000: 3}
+    rounds = {10: 3, 100: 2} if quick else {10: rs(15, 5), 100: rs(7, 3), 1000: rs(3)}
     run("w2", lambda: asyncio.run(runner.w2_loop(ks, rounds)))
-    run("w3", lambda: asyncio.run(runner.w3_parallel(20, rounds=5 if quick else 25)))
-    run("w7", lambda: asyncio.run(runner.w7_stream(500 if quick else 2000, rounds=3 if quick else 7)))
-    run("w6", lambda: asyncio.run(runner.w6_durable(20 if quick else 100, rounds=2 if quick else 7)))
+    run("w3", lambda: asyncio.run(runner.w3_parallel(20, rounds=5 if quick else rs(25, 5))))
+    run("w7", lambda: asyncio.run(runner.w7_stream(500 if quick else 2000, rounds=3 if quick else rs(7, 3))))
+    run("w6", lambda: asyncio.run(runner.w6_durable(20 if quick else 100, rounds=2 if quick else rs(7, 3))))
     run("w4", lambda: asyncio.run(runner.w4_thread([5, 10, 20] if quick else [50, 100, 200])))
     run("w5", lambda: runner.w5_concurrency([200] if quick else [1000, 10000], 0.05, timeout_s=60 if quick else 300))
 
     verdicts = report.targets(res)  # type: ignore[arg-type]
+    verdicts20 = report_issue20.targets(res)
     profiles: list[str] = []
     if not args.no_profile and not quick:
         import profile_eudaimon
@@ -116,7 +171,7 @@ def main() -> None:
             "the in-process workloads ran the code loaded at the start; the concurrency subprocesses and profiles may not)"
         )
     )
-    doc = render(res, verdicts, profiles, versions, fsync, elapsed, quick, source)
+    doc = render(res, verdicts, profiles, versions, fsync, elapsed, quick, source, scale, None, verdicts20)
     print()
     print(doc)
     (HERE / "out").mkdir(exist_ok=True)
@@ -146,16 +201,34 @@ def render(
     elapsed: float,
     quick: bool,
     source: str,
+    scale: float = 1.0,
+    partial: str | None = None,
+    verdicts20: list[dict[str, object]] | None = None,
 ) -> str:
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    if verdicts20 is None:
+        verdicts20 = report_issue20.targets(res)
+    note = []
+    if partial:
+        note = ["", f"**{partial}. The figures below are those of the finished workloads only.**"]
+    if scale != 1.0:
+        note += [
+            "",
+            f"**Repeats shrunk: every workload's rounds × {scale:g} (`--repeat-scale {scale:g}`, at least the "
+            "minimum each needs) to finish in the time there was; medians of fewer rounds are noisier.**",
+        ]
+    command = COMMANDS[-1] + (f" --repeat-scale {scale:g}" if scale != 1.0 else "")
     lines = [
         "# eudaimon vs LangGraph, Pydantic AI and the OpenAI Agents SDK",
         "",
         f"Latest run: {when}, {elapsed / 60:.1f} minutes" + (" (--quick: smoke figures only)" if quick else "") + ".",
+        *note,
+        "",
         "Written by `benchmarks/compare.py`; do not edit by hand. Commands, from the repository root:",
         "",
         "```sh",
-        *COMMANDS,
+        *COMMANDS[:-1],
+        command,
         "benchmarks/.peers/bin/python benchmarks/peers/profile_eudaimon.py all   # the profiles alone",
         "```",
         "",
@@ -164,7 +237,14 @@ def render(
         *report.machine(versions, fsync, source),
         *report.noise_lines(res),  # type: ignore[arg-type]
         "",
-        "## Targets",
+        "## Issue 20 targets",
+        "",
+        "Each judged on the workloads (8)-(12) below (and (2), (4) for the kept ones), ratios taken side by side "
+        "in this one run on a shared machine.",
+        "",
+        *report_issue20.verdict_lines(verdicts20),
+        "",
+        "## Issue 7 targets",
         "",
         *report.verdict_lines(verdicts),  # type: ignore[arg-type]
         "",
@@ -173,6 +253,7 @@ def render(
         "Ratios are eudaimon ÷ the other framework: below 1 means eudaimon is cheaper (1/20 = twenty times cheaper).",
         "",
         *report.tables(res),  # type: ignore[arg-type]
+        *report_issue20.tables(res),
         "## How the comparison is kept fair",
         "",
         *FAIRNESS,

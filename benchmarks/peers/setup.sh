@@ -28,7 +28,8 @@ fi
 
 "$venv/bin/python" - <<'PY'
 from importlib.metadata import version
-names = ["eudaimon", "langgraph", "langgraph-checkpoint-sqlite", "langchain-core", "pydantic-ai-slim",
+names = ["eudaimon", "langgraph", "langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres", "langchain-core",
+         "pydantic-ai-slim", "openai",
          "openai-agents", "pyinstrument", "py-spy"]
 print("benchmarks/.peers ready: " + ", ".join(f"{n} {version(n)}" for n in names))
 PY
