@@ -31,15 +31,15 @@ import statistics
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from eudaimon import Agent, Event, Message, ToolCall, tool
+from step_overhead import CountingSqliteStore  # benchmarks/ is on the path: the script's folder
+
+from eudaimon import Agent, Message, ToolCall, tool
 from eudaimon.models import ScriptedModel
-from eudaimon.stores.base import Fence, Snapshot
-from eudaimon.stores.sqlite import SqliteStore
 
 TARGET_READ = 1.3
 TARGET_WRITE = 2.3
@@ -71,24 +71,6 @@ async def save(i: int) -> int:
     """
     executed["save"] += 1
     return i
-
-
-class CountingSqliteStore(SqliteStore):
-    """A `SqliteStore` that also counts appends (the runtime's commit points)."""
-
-    appends = 0
-
-    async def append(
-        self,
-        run_id: str,
-        expected_seq: int,
-        events: Sequence[Event],
-        snapshot: Snapshot | None = None,
-        *,
-        fence: Fence | None = None,
-    ) -> None:
-        self.appends += 1
-        await super().append(run_id, expected_seq, events, snapshot, fence=fence)
 
 
 def in_own_thread(work: Callable[[], T]) -> T:

@@ -22,9 +22,9 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
-import weakref
 from dataclasses import dataclass
 
+from eudaimon.runtime.per_store import PerStore
 from eudaimon.stores.base import EventStore, Snapshot
 
 CANCEL_POLL_S = 1.0
@@ -110,22 +110,15 @@ class _Watch:
             self._reading = None
 
 
-_WATCHES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, _Watch]] = weakref.WeakKeyDictionary()
+_WATCHES = PerStore(_Watch)
 
 
 def _watch(store: EventStore) -> _Watch | None:
     """The running event loop's watch on `store`; None outside a running loop."""
     try:
-        loop = asyncio.get_running_loop()
+        return _WATCHES.get(store)
     except RuntimeError:
         return None
-    watches = _WATCHES.get(loop)
-    if watches is None:
-        watches = _WATCHES[loop] = {}
-    found = watches.get(id(store))
-    if found is None or found.store is not store:
-        found = watches[id(store)] = _Watch(store)
-    return found
 
 
 class CancelPoll:

@@ -25,10 +25,10 @@ import os
 import secrets
 import socket
 import time
-import weakref
 from collections.abc import Sequence
 
 from eudaimon.core.errors import LeaseHeld, LeaseLost
+from eudaimon.runtime.per_store import PerStore
 from eudaimon.stores.base import EventStore, Fence
 
 DEFAULT_TTL_S = 30.0
@@ -236,18 +236,7 @@ async def renew(store: EventStore, keepers: Sequence[LeaseKeeper], ttl_s: float)
     return out
 
 
-_RENEWALS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, _Renewals]] = weakref.WeakKeyDictionary()
-
-
-def _renewals(store: EventStore) -> _Renewals:
-    loop = asyncio.get_running_loop()
-    stores = _RENEWALS.get(loop)
-    if stores is None:
-        stores = _RENEWALS[loop] = {}
-    renewals = stores.get(id(store))
-    if renewals is None or renewals.store is not store:
-        renewals = stores[id(store)] = _Renewals(store)
-    return renewals
+_RENEWALS = PerStore(_Renewals)
 
 
 class LeaseKeeper:
@@ -292,7 +281,7 @@ class LeaseKeeper:
             self._taken_at = started
             break
         self.held = True
-        self._schedule = _renewals(self.store)
+        self._schedule = _RENEWALS.get(self.store)
         self._schedule.add(self)
 
     def confirmed(self, started: float) -> None:
@@ -346,7 +335,7 @@ class LeaseKeeper:
             raise LeaseLost(self.name)
         if time.monotonic() < self.deadline - self.ttl_s / 3:
             return  # renewed on time: at least a third of its lifetime is left
-        schedule = self._schedule if self._schedule is not None else _renewals(self.store)
+        schedule = self._schedule if self._schedule is not None else _RENEWALS.get(self.store)
         await schedule.renew_overdue(self)
         if not self.held:
             raise LeaseLost(self.name)
