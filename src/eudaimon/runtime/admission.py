@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from eudaimon.core.errors import ConfigurationError
+from eudaimon.runtime.turns import take_turn
 
 DEFAULT_MAX_ACTIVE_RUNS = 1000
 
@@ -107,6 +108,12 @@ async def run_slot(limit: int) -> AsyncIterator[None]:
     held = slots(limit)
     await held.take()
     token = _IN_SLOT.set(True)
+    try:
+        await take_turn()  # a run's start is a step's worth of work too
+    except BaseException:
+        held.give()
+        _IN_SLOT.reset(token)
+        raise
     try:
         yield
     finally:

@@ -9,9 +9,11 @@ import functools
 import os
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+
+from eudaimon.runtime.turns import take_turn
 
 now: Callable[[], datetime] = functools.partial(datetime.now, UTC)
 """The current time in UTC (a partial, not a function: every event reads it)."""
@@ -21,12 +23,13 @@ def monotonic_ms() -> float:
     return time.monotonic() * 1000.0
 
 
-# Run and message ids are 128 random bits from the OS, in hex: shaped like `uuid4().hex`, at a
-# fraction of its cost (no UUID object, no version bits).
-
-
 def new_run_id() -> str:
-    return f"run_{os.urandom(16).hex()}"
+    """32 hex digits, time first: the milliseconds since the epoch (48 bits), then 80 random bits
+    from the OS (UUIDv7's layout, without a UUID object). Time first, so the runs in flight are
+    neighbours in every index keyed by run (the journal's clustered `events` key first): with
+    random ids each append touched a page of its own among all the runs ever written, and the
+    cost of a step grew with the size of the file."""
+    return f"run_{time.time_ns() // 1_000_000:012x}{os.urandom(10).hex()}"
 
 
 _REQUESTS = random.Random()
@@ -42,6 +45,7 @@ def new_request_id() -> str:
 
 
 def new_message_id() -> str:
+    """128 random bits from the OS in hex, shaped like `uuid4().hex` at a fraction of its cost."""
     return f"msg_{os.urandom(16).hex()}"
 
 
@@ -62,6 +66,14 @@ class Clock:
     """A model attempt's id, unique within its run."""
     random: Callable[[], float]
     """Jitter in [0, 1) for backoffs."""
+    turn: Callable[[], Awaitable[None]] = take_turn
+    """Awaited before a step's work: the process's runs take turns with the rest of their event
+    loop (`turns`). A workflow's loop is replayed, not shared, and must never wait on a timer
+    its history does not hold: it passes `no_wait`."""
+
+
+async def no_wait() -> None:
+    """A turn that is always the caller's."""
 
 
 SYSTEM_CLOCK = Clock(now, monotonic_ms, new_request_id, random.random)

@@ -75,6 +75,7 @@ async def drive(
     state = journal.state
     try:
         while True:
+            await journal.clock.turn()  # the loop's other callbacks and timers go first if steps ran long
             step = next_step(state, cfg.decide)
             if isinstance(step, CallModel):
                 if (cancel is not None or cfg.budget is not None) and _stopped_before_call(journal, cfg, cancel):
@@ -111,6 +112,7 @@ async def drive(
                             yield Error(f"context too long, retrying with a smaller request: {exc}")
                         continue
                     assert response is not None
+                    await journal.clock.turn()  # a wave of answers arrives at once: judging them is steps' work
                 answered_by = short[0] if short is not None else ""
                 for event in await _after_call(journal, cfg, number, request, response, started, emit, answered_by):
                     yield event

@@ -27,7 +27,7 @@ from eudaimon.core.codec import event_to_json
 from eudaimon.core.events import Event
 from eudaimon.core.messages import ContentPart
 from eudaimon.models.base import ChatRequest, ChatResponse, ModelStreamItem
-from eudaimon.runtime.clock import Clock
+from eudaimon.runtime.clock import Clock, no_wait
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.tool_calls import OutcomeLost
@@ -58,7 +58,7 @@ def workflow_clock() -> Clock:
     def monotonic_ms() -> float:
         return workflow.time() * 1000.0
 
-    return Clock(workflow.now, monotonic_ms, new_request_id, rng.random)
+    return Clock(workflow.now, monotonic_ms, new_request_id, rng.random, no_wait)
 
 
 class JournalStore:

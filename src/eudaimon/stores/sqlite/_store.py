@@ -214,4 +214,4 @@ class SqliteStore:
             )
         if self._closed:
             raise JournalError(f"{self!r} is closed; open a new store to use this journal")
-        return await asyncio.wrap_future(self._worker.submit(job))
+        return await self._worker.submit(job)
