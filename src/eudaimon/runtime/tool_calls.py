@@ -206,11 +206,14 @@ async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Outc
         )
         if journal.effect_guard is not None and not rerunnable:
             journal.effect_guard(journal.committed_at)  # the last moment to find out this process was replaced
-        deadline = asyncio.timeout(timeout_s)
+        deadline = asyncio.timeout(timeout_s) if timeout_s is not None else None  # a timeout costs 2 µs
         token = current_call.set(_scope(journal, cfg, item.call.id))
         try:
-            async with deadline:
+            if deadline is None:
                 output, parts = await item.tool.execute(item.arguments, ctx)
+            else:
+                async with deadline:
+                    output, parts = await item.tool.execute(item.arguments, ctx)
             if isinstance(output, ToolReturn):
                 return Outcome(output.output, output.is_error, _ms_since(started, clock), returned=output)
             return Outcome(output, False, _ms_since(started, clock), parts)
@@ -227,7 +230,7 @@ async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Outc
                 f"{type(exc).__name__}: the tool tried to stop the process ({exc})", True, _ms_since(started, clock)
             )
         except Exception as exc:  # a tool's failure is the model's to see, never the run's end
-            if isinstance(exc, TimeoutError) and deadline.expired():
+            if isinstance(exc, TimeoutError) and deadline is not None and deadline.expired():
                 if not rerunnable:
                     return None
                 exc = TimeoutError(f"the tool did not finish within timeout_s={timeout_s:g}")

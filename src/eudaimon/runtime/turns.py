@@ -34,7 +34,8 @@ class _Turns:
         self._ends = float("-inf")
         """When (the loop's clock) the current slice is spent."""
         self._holders: set[int] = set()
-        """The tasks (by id) whose turn began in the current slice: they finish what they started."""
+        """The tasks (by id) let through after waiting in the current slice: they finish what they
+        began instead of waiting again at each of their checks."""
         self._began = float("-inf")
         self._passed = 0
         """Steps let through in the current slice: what the next one's share is reckoned from."""
@@ -46,19 +47,16 @@ class _Turns:
 
     async def take(self) -> None:
         now = self._loop.time()
+        if now < self._ends and not self._waiting:
+            self._passed += 1
+            return
         task = id(asyncio.current_task())
         if task in self._holders and now < self._ends + SLICE_S:
-            return  # its turn began in this slice: it finishes what it started, within reason
-        if not self._waiting:
-            if now < self._ends:
-                self._passed += 1
-                self._holders.add(task)
-                return
-            if self._turned:
-                self._begin(now)
-                self._passed = 1
-                self._holders.add(task)
-                return
+            return  # it waited for its turn in this slice: it finishes what it began, within reason
+        if not self._waiting and self._turned:  # spent, but the loop went round since it began
+            self._begin(now)
+            self._passed = 1
+            return
         waiter = self._loop.create_future()
         self._waiting.append(waiter)
         if self._next is None:

@@ -299,13 +299,17 @@ def render_result(result: Any) -> str:
         return result
     if isinstance(result, BaseModel):
         return result.model_dump_json()
-    return json.dumps(result, default=_json_default, ensure_ascii=False)
+    return _RESULTS.encode(result)
 
 
 def _json_default(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
     return str(value)
+
+
+_RESULTS = json.JSONEncoder(default=_json_default, ensure_ascii=False)
+"""Made once: `json.dumps` with options builds an encoder every call."""
 
 
 @overload
