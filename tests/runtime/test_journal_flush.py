@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+import pytest
+
+from eudaimon.core.errors import JournalError
 from eudaimon.core.events import Event, RunCompleted, RunStarted
 from eudaimon.core.state import RunState
 from eudaimon.runtime.journal import RunJournal
@@ -72,3 +75,22 @@ async def test_a_cancelled_waiter_does_not_stop_the_others() -> None:
     await first
     await journal.flush()
     assert store.batches == [["run_started"], ["run_completed"]]
+
+
+async def test_a_commit_cut_short_leaves_the_journal_refusing_appends() -> None:
+    """Invariant: once a commit's task is cancelled while the store had its batch, whether it
+    landed is unknown, so the journal refuses to append after it (a batch numbered after an
+    unknown one would leave a gap or collide); a reopened journal reads what landed."""
+    store = SlowStore()
+    journal = RunJournal(store, RunState(run_id="r1"))
+    journal.record(RunStarted(agent="a", input="hi", messages=()))
+    commit = asyncio.ensure_future(journal.flush())
+    await asyncio.sleep(0)  # the store has the batch
+    commit.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await commit
+    assert journal.in_doubt
+    journal.record(RunCompleted(output="done"))
+    with pytest.raises(JournalError, match="cut short"):
+        await journal.flush()
+    assert await store.load("r1") == []  # the cut fell before this store wrote anything

@@ -112,7 +112,7 @@ async def run_child(
             tools=records,
             parent_call=CallRef(ctx.run_id, ctx.call_id),
         )
-    await driver.run(journal, None, config=_within_budget(config or driver.config, scope))
+    await driver.run(journal, scope.cancel, config=_within_budget(config or driver.config, scope))
     return _outcome(agent, journal.state, handoff=history is not None)
 
 

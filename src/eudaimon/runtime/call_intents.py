@@ -63,7 +63,7 @@ async def prepare_batch(
             ready.append(outcome)
         elif outcome is not None:
             settled.append(outcome)
-    if not journal.reads_first or any(must_commit_first(item.tool) for item in ready):
+    if journal.replayed or any(must_commit_first(item.tool) for item in ready):
         await journal.flush()
     return ready, settled
 

@@ -16,7 +16,7 @@ from dataclasses import fields
 from typing import Any
 
 from eudaimon.core.codec import state_to_json
-from eudaimon.core.errors import InvalidEvent
+from eudaimon.core.errors import InvalidEvent, JournalError
 from eudaimon.core.events import Event, EventData
 from eudaimon.core.state import RunState
 from eudaimon.core.validity import check_payload
@@ -55,10 +55,15 @@ class RunJournal:
         this driver took the run over. A later driver that may act took over after every commit
         of this one, so it holds a larger token (see `RunDriver._take_over`)."""
         self.snapshot_every = snapshot_every
-        self.reads_first = True
-        """Whether a batch of READ calls runs before its intents are committed (one commit per
-        all-READ step). A Temporal workflow sets False: its recorded histories, which append
-        before every tool activity, must replay as they were recorded."""
+        self.replayed = False
+        """True for a Temporal workflow's journal: its recorded histories must replay as they
+        were recorded, so the loop keeps what they did: an append before every tool activity
+        (no READ batch runs before its intents commit) and no wait for calls cut short by
+        cancellation. Elsewhere a READ batch runs first and its step commits once."""
+        self.in_doubt = False
+        """Whether a commit was cut short (its task cancelled while the store had the batch):
+        whether it landed is unknown here, so nothing more may be appended; a driver that
+        takes the run over reads what landed."""
         self.failure: BaseException | None = None
         """The exception that ended the run in this process, if one did: the cause of its error."""
         self.deps: Any = None
@@ -134,6 +139,11 @@ class RunJournal:
             await waiter
         if not self._buffer:
             return
+        if self.in_doubt:
+            raise JournalError(
+                f"a commit of run {self.run_id} was cut short, so what the journal holds is unknown here; "
+                "resume the run (it reads what landed) instead of appending to this journal"
+            )
         self._committing = True
         try:
             if self.guard is not None:
@@ -150,6 +160,9 @@ class RunJournal:
                 await self.store.append(self.state.run_id, before, batch, snapshot, fence=self.fence)
             self._committed_seq = after
             self.committed_at = began
+        except asyncio.CancelledError:
+            self.in_doubt = True
+            raise
         except (ValueError, TypeError, RecursionError) as exc:
             # The store could not encode the batch (what `check_payload` should have refused):
             # nothing was written, so the state goes back to what the journal holds.

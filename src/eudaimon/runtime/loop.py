@@ -7,6 +7,7 @@ new process after a crash or a human decision continues exactly where the journa
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, MutableSequence, Sequence
@@ -150,6 +151,16 @@ async def drive(
             elif isinstance(step, Fail):
                 journal.record(RunFailed(error=step.error, kind=step.kind, limit=step.limit))
                 break
+    except asyncio.CancelledError:
+        # Cut short from outside. By a cancelled parent run (the token says so): the journal
+        # says so too, unless the cut fell inside a commit (what landed is then unknown; whoever
+        # takes the run over reads it). Any other cut (a shutdown) leaves the run as a crash
+        # would: resumable.
+        if cancel is not None and cancel.is_cancelled and not journal.in_doubt:
+            if not state.status.is_terminal:
+                journal.record(RunCancelled(reason=cancel.reason, by=cancel.by))
+            await journal.flush()
+        raise
     except JournalError:
         raise  # another process owns the run now, or the store failed: nothing more may be written
     except Exception as exc:

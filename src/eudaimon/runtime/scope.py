@@ -12,6 +12,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from eudaimon.core.state import RunState
+from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.stores.base import EventStore
 
 
@@ -23,6 +24,8 @@ class CallScope:
     call_id: str
     budget_usd_left: float | None = None
     budget_tokens_left: int | None = None
+    cancel: CancellationToken | None = None
+    """The calling run's token: a child run stops when its parent is cancelled."""
 
 
 current_call: ContextVar[CallScope | None] = ContextVar("eudaimon_current_call", default=None)

@@ -34,6 +34,9 @@ from eudaimon.streaming import ToolResult
 from eudaimon.tools import Tool, ToolArgumentsError, ToolContext, ToolReturn, ToolSuspended
 
 _NO_USAGE = Usage()
+CANCELLED_CALLS_WAIT_S = 5.0
+"""How long a cancelled run waits for its calls in flight to stop once cut short: a plain tool
+stops at its next await, a child run after journaling its own `run_cancelled`."""
 
 
 class OutcomeLost(Exception):
@@ -75,7 +78,7 @@ async def run_together(
     A call whose executor lost its outcome (`OutcomeLost`) gets no result; its siblings finish,
     then `OutcomeLost` is raised for the loop to treat it as recovery does.
     """
-    tasks = {asyncio.ensure_future(_run_one(journal, cfg, item)): item for item in ready}
+    tasks = {asyncio.ensure_future(_run_one(journal, cfg, item, cancel)): item for item in ready}
     waiter = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
     # Finished futures queue up in the order they finish: `asyncio.wait` without its sets,
     # whose order a Temporal workflow's sandbox rightly flags as non-deterministic.
@@ -91,7 +94,7 @@ async def run_together(
             changed = False  # whether a call that finished now may have changed something
             for task in sorted((t for t in done if t in tasks), key=lambda t: ready.index(tasks[t])):
                 item = tasks.pop(task)
-                changed = changed or not journal.reads_first or must_commit_first(item.tool)
+                changed = changed or journal.replayed or must_commit_first(item.tool)
                 try:
                     outcome = task.result()
                 except OutcomeLost as exc:
@@ -102,6 +105,9 @@ async def run_together(
                 _abandon(journal, cfg, list(tasks.values()))
                 for task in tasks:
                     task.cancel()
+                if tasks and not journal.replayed:
+                    # A child run (an agent used as a tool) journals its own end as it stops.
+                    await asyncio.wait(tasks, timeout=CANCELLED_CALLS_WAIT_S)
                 return
             if tasks and changed:
                 await journal.flush()  # its result is durable while its siblings still run
@@ -181,7 +187,9 @@ def _abandon(journal: RunJournal, cfg: RuntimeConfig, running: list[Ready]) -> N
             journal.record(ToolOutcomeUnknown(call_id=item.call.id, tool=item.call.name))
 
 
-async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Outcome | None:
+async def _run_one(
+    journal: RunJournal, cfg: RuntimeConfig, item: Ready, cancel: CancellationToken | None = None
+) -> Outcome | None:
     """Execute with the retry policy; every attempt after the first is journaled as an intent.
 
     Only a tool that may run twice (READ, or WRITE declared idempotent) is retried, unless it
@@ -207,7 +215,7 @@ async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Outc
         if journal.effect_guard is not None and not rerunnable:
             journal.effect_guard(journal.committed_at)  # the last moment to find out this process was replaced
         deadline = asyncio.timeout(timeout_s) if timeout_s is not None else None  # a timeout costs 2 µs
-        token = current_call.set(_scope(journal, cfg, item.call.id))
+        token = current_call.set(_scope(journal, cfg, item.call.id, cancel))
         try:
             if deadline is None:
                 output, parts = await item.tool.execute(item.arguments, ctx)
@@ -251,20 +259,20 @@ async def _run_one(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> Outc
                     arguments=item.call.arguments,
                 )
             )
-            if not journal.reads_first or must_commit_first(item.tool):
+            if journal.replayed or must_commit_first(item.tool):
                 await journal.flush()
         finally:
             current_call.reset(token)
 
 
-def _scope(journal: RunJournal, cfg: RuntimeConfig, call_id: str) -> CallScope:
+def _scope(journal: RunJournal, cfg: RuntimeConfig, call_id: str, cancel: CancellationToken | None) -> CallScope:
     state = journal.state
     budget = cfg.budget
     if budget is None:
-        return CallScope(journal.store, state, call_id)
+        return CallScope(journal.store, state, call_id, cancel=cancel)
     usd = None if budget.max_usd is None else max(budget.max_usd - state.cost_usd, 0.0)
     tokens = None if budget.max_tokens is None else max(budget.max_tokens - state.usage.total_tokens, 0)
-    return CallScope(journal.store, state, call_id, usd, tokens)
+    return CallScope(journal.store, state, call_id, usd, tokens, cancel)
 
 
 def _correction(journal: RunJournal, tool: Tool, exc: ModelRetry, duration_ms: int) -> Outcome:

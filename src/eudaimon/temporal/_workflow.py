@@ -174,7 +174,7 @@ class RunWorkflow:
         base = state.next_seq - len(events)
         self._store = JournalStore(self._start.run_id, events, base_seq=base, snapshot_every=self._snapshot_every)
         self._journal = RunJournal(self._store, state, snapshot_every=0, clock=workflow_clock())
-        self._journal.reads_first = False  # every history recorded so far appends before each tool
+        self._journal.replayed = True
         self._journal.deps = self._deps
 
     async def _remember(self, state: RunState) -> None:
