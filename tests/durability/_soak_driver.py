@@ -94,6 +94,11 @@ class _Stopped:
     incarnation: str
     stderr: asyncio.Future[bytes]
     cycles_left: int
+    next_seqs: dict[str, int]
+    """Each of its runs' next seq when it stopped. It is woken only once another worker has
+    appended to one of them (taken it over): a stopped worker that nobody replaced (its
+    successors were all killed before its lease lapsed) rightly takes its lapsed lease back
+    when it wakes and goes on, and that is not the attack."""
 
 
 class Soak:
@@ -155,7 +160,7 @@ class Soak:
             stopped = self._stopped.get(lane)
             if stopped is not None:
                 stopped.cycles_left -= 1
-                if stopped.cycles_left < 0:
+                if stopped.cycles_left < 0 and await self._replaced(stopped):
                     await self._wake(lane)
             states = {run: await self._state(run) for run in runs}
             for state in states.values():
@@ -182,6 +187,14 @@ class Soak:
     def _new_run_id(self, lane: int) -> str:
         self._run_counter += 1
         return f"{self.label}-l{lane}-r{self._run_counter:04d}"
+
+    async def _replaced(self, stopped: _Stopped) -> bool:
+        """Whether another worker has appended to a run of `stopped` since it stopped."""
+        for run, seq in stopped.next_seqs.items():
+            state = await self._state(run)
+            if state is not None and state.next_seq > seq:
+                return True
+        return False
 
     async def _state(self, run_id: str) -> RunState | None:
         assert self._store is not None
@@ -267,7 +280,7 @@ class Soak:
                 f"{incarnation} on {runs} hung or failed; last lines: {lines[-10:]}\nstderr:\n{stderr}"
             ) from None
         if lines and lines[-1].startswith("Z "):  # it stopped itself: leave it so for now
-            await self._stall(lane, proc, incarnation, stderr_task, mode)
+            await self._stall(lane, proc, incarnation, stderr_task, mode, runs)
             return False
         lines += (await proc.stdout.read()).decode().splitlines()
         await proc.wait()
@@ -317,7 +330,13 @@ class Soak:
                 deadline = time.monotonic() + arg
 
     async def _stall(
-        self, lane: int, proc: asyncio.subprocess.Process, incarnation: str, stderr: asyncio.Future[bytes], mode: str
+        self,
+        lane: int,
+        proc: asyncio.subprocess.Process,
+        incarnation: str,
+        stderr: asyncio.Future[bytes],
+        mode: str,
+        runs: list[str],
     ) -> None:
         for _ in range(1000):
             if is_stopped(proc.pid):
@@ -329,9 +348,10 @@ class Soak:
         self.result.stall_marks[incarnation] = written
         self.result.stalls += 1
         self.result.stall_modes[mode] += 1
-        # Left stopped for one to three more workers of the lane: its runs are taken over,
-        # reconciled and retried meanwhile.
-        self._stopped[lane] = _Stopped(proc, incarnation, stderr, self.rng.randint(1, 3))
+        # Left stopped for one to three more workers of the lane, and until one of them has taken
+        # a run of it over: its runs are taken over, reconciled and retried meanwhile.
+        next_seqs = {run: state.next_seq if (state := await self._state(run)) is not None else 0 for run in runs}
+        self._stopped[lane] = _Stopped(proc, incarnation, stderr, self.rng.randint(1, 3), next_seqs)
 
     async def _wake(self, lane: int) -> None:
         """SIGCONT the lane's stopped worker and wait for it to end: it must stop at its next
