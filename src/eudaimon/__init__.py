@@ -13,7 +13,17 @@ if TYPE_CHECKING:
     from eudaimon.agent.response import AgentResponse
     from eudaimon.core.effects import Effect
     from eudaimon.core.events import Event
-    from eudaimon.core.messages import ContentPart, DocumentPart, ImagePart, Message, Role, TextPart, ToolCall, Usage
+    from eudaimon.core.messages import (
+        ContentPart,
+        DocumentPart,
+        ImagePart,
+        Message,
+        Role,
+        TextPart,
+        ThinkingPart,
+        ToolCall,
+        Usage,
+    )
     from eudaimon.core.settings import ModelSettings
     from eudaimon.core.state import PendingCall, RunState, Status
     from eudaimon.errors import (
@@ -90,6 +100,7 @@ _HOMES: dict[str, str] = {
     "RunState": "eudaimon.core.state",
     "Status": "eudaimon.core.state",
     "TextPart": "eudaimon.core.messages",
+    "ThinkingPart": "eudaimon.core.messages",
     "ThreadState": "eudaimon.memory",
     "Tool": "eudaimon.tools",
     "tool": "eudaimon.tools",
@@ -161,6 +172,7 @@ __all__ = [
     "RunState",
     "Status",
     "TextPart",
+    "ThinkingPart",
     "ToolCall",
     "Usage",
     # errors

@@ -44,6 +44,7 @@ from eudaimon.core.messages import (
     Message,
     Role,
     TextPart,
+    ThinkingPart,
     ToolCall,
     Usage,
     describe_part,
@@ -224,7 +225,8 @@ def _role_label(message: Message) -> Text:
 def _message_body(message: Message) -> str:
     lines = [message.content] if message.content else []
     if message.parts and message.role is not Role.TOOL:  # a tool's text already names its parts
-        lines = [describe_part(p) for p in message.parts]
+        shown = [describe_part(p) for p in message.parts]
+        lines = [*shown, *lines] if message.role is Role.ASSISTANT else shown  # an assistant's: its thinking
     lines += [f"→ {call_text(c)}  [{c.id}]" for c in message.tool_calls]
     if message.role is Role.TOOL and message.is_error:
         lines = [f"error: {line}" for line in lines]
@@ -322,6 +324,8 @@ def _part_dict(part: ContentPart) -> dict[str, Any]:
     """A part as the CLI shows it: its kind, type and size, never its bytes."""
     if isinstance(part, TextPart):
         return {"kind": "text", "text": part.text}
+    if isinstance(part, ThinkingPart):
+        return {"kind": "thinking", "redacted": True} if part.redacted else {"kind": "thinking", "text": part.thinking}
     shown: dict[str, Any] = {"kind": part.kind, "media_type": part.media_type}
     if isinstance(part, ImagePart) and part.url is not None:
         shown["url"] = part.url

@@ -89,6 +89,21 @@ class DocumentPart:
             raise ValueError("DocumentPart needs a media_type, e.g. 'application/pdf'")
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThinkingPart:
+    """A model's reasoning as its provider returned it, kept on the assistant message so that
+    the next request sends it back unchanged: Anthropic refuses a tool-use loop whose thinking
+    was dropped, and checks each block's `signature`. Never given by users or tools (it is not
+    in `PART_TYPES`); providers without such blocks leave it out of their requests.
+    """
+
+    thinking: str = ""
+    signature: str = ""
+    redacted: str = ""
+    """A `redacted_thinking` block's encrypted `data`; `thinking` and `signature` are then empty."""
+    kind: Literal["thinking"] = "thinking"
+
+
 def _part_kind(value: Any) -> str:
     return str(value.get("kind", "text")) if isinstance(value, dict) else str(value.kind)
 
@@ -110,25 +125,30 @@ class _ByKind:
             Annotated[TextPart, Tag("text")]
             | Annotated[ImagePart, Tag("image")]
             | Annotated[DocumentPart, Tag("document")]
+            | Annotated[ThinkingPart, Tag("thinking")]
         )
         return handler.generate_schema(Annotated[tagged, Discriminator(_part_kind), WrapSerializer(_with_kind)])
 
 
-ContentPart = Annotated[TextPart | ImagePart | DocumentPart, _ByKind()]
-"""One part of a message's content: `TextPart`, `ImagePart` or `DocumentPart`."""
+ContentPart = Annotated[TextPart | ImagePart | DocumentPart | ThinkingPart, _ByKind()]
+"""One part of a message: `TextPart`, `ImagePart` or `DocumentPart` (what users and tools give),
+or a `ThinkingPart` of an assistant message."""
 
 PART_TYPES = (TextPart, ImagePart, DocumentPart)
+"""The parts users and tools may give."""
 
 
-def parts_text(parts: Sequence[TextPart | ImagePart | DocumentPart]) -> str:
+def parts_text(parts: Sequence[ContentPart]) -> str:
     """The text of a message made of parts: its text parts, joined by newlines."""
     return "\n".join(p.text for p in parts if isinstance(p, TextPart))
 
 
-def describe_part(part: TextPart | ImagePart | DocumentPart) -> str:
+def describe_part(part: ContentPart) -> str:
     """A short placeholder for a part that is not text, e.g. `[image image/png, 12.3 KB]`."""
     if isinstance(part, TextPart):
         return part.text
+    if isinstance(part, ThinkingPart):
+        return "[redacted thinking]" if part.redacted else f"[thinking, {len(part.thinking)} characters]"
     if isinstance(part, ImagePart) and part.data is None:
         return f"[image {part.url}]"
     size = len(part.data or b"")
@@ -195,7 +215,8 @@ class Message:
     """Stable identity; empty until the runtime or the fold assigns one."""
     parts: tuple[ContentPart, ...] = ()
     """Images and documents with the text, in order; empty for a text-only message, whose
-    `content` is then all it says. With parts, `content` is their text alone."""
+    `content` is then all it says. With parts, `content` is their text alone. An assistant
+    message's parts are its provider's reasoning (`ThinkingPart`), before its `content`."""
 
     @classmethod
     def system(cls, text: str, *, id: str = "") -> Message:
@@ -228,7 +249,7 @@ class Message:
         is_error: bool = False,
         *,
         id: str = "",
-        parts: tuple[TextPart | ImagePart | DocumentPart, ...] = (),
+        parts: tuple[ContentPart, ...] = (),
     ) -> Message:
         return cls(role=Role.TOOL, content=content, tool_call_id=call_id, is_error=is_error, id=id, parts=parts)
 

@@ -4,7 +4,9 @@ The shapes differ from eudaimon's: system prompts are one `system` parameter, to
 `tool_use` blocks whose `input` is an object, and tool results are `tool_result` blocks inside
 a user turn, all results of one step in the same turn. The conversion keeps every call id,
 every error flag and every argument: a call whose arguments are not a JSON object (a model's
-broken JSON, kept raw by the runtime) travels as `{"_raw": "<the text>"}`.
+broken JSON, kept raw by the runtime) travels as `{"_raw": "<the text>"}`. Extended thinking's
+`thinking` and `redacted_thinking` blocks become `ThinkingPart`s of the assistant message and
+go back, unchanged and first, in its turn: the API refuses a tool-use loop that drops them.
 """
 
 from __future__ import annotations
@@ -28,8 +30,14 @@ from anthropic.types import (
     RawMessageStartEvent,
     RawMessageStopEvent,
     RawMessageStreamEvent,
+    RedactedThinkingBlock,
+    RedactedThinkingBlockParam,
+    SignatureDelta,
     TextBlock,
     TextBlockParam,
+    ThinkingBlock,
+    ThinkingBlockParam,
+    ThinkingDelta,
     ToolParam,
     ToolResultBlockParam,
     ToolUseBlock,
@@ -37,7 +45,7 @@ from anthropic.types import (
 from anthropic.types import Message as AnthropicMessage
 from anthropic.types import TextDelta as AnthropicTextDelta
 
-from eudaimon.core.messages import ContentPart, ImagePart, Message, Role, TextPart, ToolCall, Usage
+from eudaimon.core.messages import ContentPart, ImagePart, Message, Role, TextPart, ThinkingPart, ToolCall, Usage
 from eudaimon.models._sdk import StreamIncomplete
 from eudaimon.models.base import ChatResponse, StopReason, ToolSpec
 from eudaimon.streaming import ModelDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
@@ -105,14 +113,25 @@ def _blocks(message: Message) -> list[ContentBlockParam]:
         if message.is_error:
             result["is_error"] = True
         return [result]
-    if message.parts:
-        return list(to_anthropic_parts(message.parts))
-    blocks: list[ContentBlockParam] = []
+    if message.parts and message.role is not Role.ASSISTANT:
+        return list(to_anthropic_parts(message.parts))  # a user message's parts are all it says
+    blocks: list[ContentBlockParam] = list(thinking_blocks(message.parts))
     if message.content:
         blocks.append({"type": "text", "text": message.content})
     for call in message.tool_calls:
         blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input(call)})
     return blocks
+
+
+def thinking_blocks(parts: Sequence[ContentPart]) -> list[ThinkingBlockParam | RedactedThinkingBlockParam]:
+    """An assistant message's thinking, as the API returned it (it checks the signatures)."""
+    out: list[ThinkingBlockParam | RedactedThinkingBlockParam] = []
+    for part in parts:
+        if isinstance(part, ThinkingPart) and part.redacted:
+            out.append({"type": "redacted_thinking", "data": part.redacted})
+        elif isinstance(part, ThinkingPart):
+            out.append({"type": "thinking", "thinking": part.thinking, "signature": part.signature})
+    return out
 
 
 def to_anthropic_parts(parts: Sequence[ContentPart]) -> list[TextBlockParam | ImageBlockParam | DocumentBlockParam]:
@@ -122,6 +141,8 @@ def to_anthropic_parts(parts: Sequence[ContentPart]) -> list[TextBlockParam | Im
     for part in parts:
         if isinstance(part, TextPart):
             out.append({"type": "text", "text": part.text})
+        elif isinstance(part, ThinkingPart):
+            continue  # an assistant's: `thinking_blocks`
         elif isinstance(part, ImagePart):
             if part.data is None:
                 out.append({"type": "image", "source": {"type": "url", "url": part.url or ""}})
@@ -175,23 +196,36 @@ def to_usage(
 
 
 def build_response(
-    *, text: str, calls: Sequence[ToolCall], stop_reason: str | None, usage: Usage, model: str | None, msg_id: str
+    *,
+    text: str,
+    calls: Sequence[ToolCall],
+    stop_reason: str | None,
+    usage: Usage,
+    model: str | None,
+    msg_id: str,
+    thinking: Sequence[ThinkingPart] = (),
 ) -> ChatResponse:
     """One `ChatResponse`, built the same way from a whole message and from a stream."""
     stop = _STOP_REASONS.get(stop_reason or "end_turn", StopReason.END_TURN)
     extra: dict[str, Any] = {"id": msg_id} if msg_id else {}
     if stop_reason and stop_reason not in _STOP_REASONS:
         extra["stop_reason"] = stop_reason  # e.g. pause_turn, kept for whoever looks
-    return ChatResponse(Message.assistant(text, tuple(calls)), stop, usage, model=model or None, extra=extra)
+    message = Message(role=Role.ASSISTANT, content=text, tool_calls=tuple(calls), parts=tuple(thinking))
+    return ChatResponse(message, stop, usage, model=model or None, extra=extra)
 
 
 def from_message(message: AnthropicMessage) -> ChatResponse:
     """The response to a non-streaming request. Tool inputs arrive as objects and stay objects."""
     text: list[str] = []
     calls: list[ToolCall] = []
+    thinking: list[ThinkingPart] = []
     for block in message.content:
         if isinstance(block, TextBlock):
             text.append(block.text)
+        elif isinstance(block, ThinkingBlock):
+            thinking.append(ThinkingPart(thinking=block.thinking, signature=block.signature))
+        elif isinstance(block, RedactedThinkingBlock):
+            thinking.append(ThinkingPart(redacted=block.data))
         elif isinstance(block, ToolUseBlock):
             arguments = block.input if isinstance(block.input, dict) else json.dumps(block.input)
             calls.append(ToolCall(block.id, block.name, arguments))
@@ -205,16 +239,18 @@ def from_message(message: AnthropicMessage) -> ChatResponse:
         ),
         model=message.model,
         msg_id=message.id,
+        thinking=thinking,
     )
 
 
 @dataclass(slots=True)
 class _Block:
-    kind: Literal["text", "tool_use", "other"]
+    kind: Literal["text", "tool_use", "thinking", "redacted_thinking", "other"]
     id: str = ""
     name: str = ""
     parts: list[str] = field(default_factory=list)
     start_input: object = None
+    signature: str = ""
     stopped: bool = False
 
 
@@ -223,7 +259,8 @@ class AnthropicStream:
     """Folds `RawMessageStreamEvent`s into deltas as they arrive, and into the final response.
 
     Tool arguments are the concatenated `input_json_delta` pieces: the raw JSON text the model
-    wrote. Thinking and other block kinds eudaimon has no message field for are skipped.
+    wrote. Thinking is the concatenated `thinking_delta`s with the block's `signature_delta`
+    (not shown as text); block kinds eudaimon has no place for are skipped.
     """
 
     blocks: dict[int, _Block] = field(default_factory=dict)
@@ -285,6 +322,13 @@ class AnthropicStream:
         if isinstance(content, ToolUseBlock):
             self.blocks[event.index] = _Block("tool_use", id=content.id, name=content.name, start_input=content.input)
             return [ToolCallStart(content.id, content.name)]
+        if isinstance(content, ThinkingBlock):
+            start = [content.thinking] if content.thinking else []
+            self.blocks[event.index] = _Block("thinking", parts=start, signature=content.signature)
+            return []
+        if isinstance(content, RedactedThinkingBlock):
+            self.blocks[event.index] = _Block("redacted_thinking", parts=[content.data])
+            return []
         self.blocks[event.index] = _Block("other")
         return []
 
@@ -299,6 +343,10 @@ class AnthropicStream:
         if isinstance(delta, InputJSONDelta) and block.kind == "tool_use":
             block.parts.append(delta.partial_json)
             return [ToolCallDelta(block.id, delta.partial_json)] if delta.partial_json else []
+        if isinstance(delta, ThinkingDelta) and block.kind == "thinking":
+            block.parts.append(delta.thinking)
+        elif isinstance(delta, SignatureDelta) and block.kind == "thinking":
+            block.signature += delta.signature
         return []
 
     def finish(self) -> ChatResponse:
@@ -307,10 +355,15 @@ class AnthropicStream:
             raise StreamIncomplete("the stream ended before message_stop: it was cut short")
         text: list[str] = []
         calls: list[ToolCall] = []
+        thinking: list[ThinkingPart] = []
         for index in sorted(self.blocks):
             block = self.blocks[index]
             if block.kind == "text":
                 text.extend(block.parts)
+            elif block.kind == "thinking":
+                thinking.append(ThinkingPart(thinking="".join(block.parts), signature=block.signature))
+            elif block.kind == "redacted_thinking":
+                thinking.append(ThinkingPart(redacted="".join(block.parts)))
             elif block.kind == "tool_use":
                 if not block.stopped:
                     raise StreamIncomplete(f"tool_use block #{index} never stopped")
@@ -328,4 +381,5 @@ class AnthropicStream:
             usage=to_usage(u.get("input"), u.get("output"), u.get("read"), u.get("creation")),
             model=self.model,
             msg_id=self.msg_id,
+            thinking=thinking,
         )

@@ -28,7 +28,7 @@ from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
 from openai.types.chat.chat_completion_content_part_param import File
 from openai.types.chat.chat_completion_message_custom_tool_call import ChatCompletionMessageCustomToolCall
 
-from eudaimon.core.messages import ContentPart, ImagePart, Message, Role, TextPart, ToolCall, Usage
+from eudaimon.core.messages import ContentPart, ImagePart, Message, Role, TextPart, ThinkingPart, ToolCall, Usage
 from eudaimon.models._sdk import StreamIncomplete
 from eudaimon.models.base import ChatResponse, StopReason, ToolSpec
 from eudaimon.streaming import ModelDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
@@ -96,6 +96,8 @@ def to_openai_parts(parts: Sequence[ContentPart]) -> list[ChatCompletionContentP
         elif isinstance(part, ImagePart):
             url = (part.url or "") if part.data is None else data_url(part.media_type, part.data)
             out.append({"type": "image_url", "image_url": {"url": url}})
+        elif isinstance(part, ThinkingPart):
+            continue  # another provider's reasoning: Chat Completions has no place for it
         elif part.media_type.startswith("text/"):
             out.append({"type": "text", "text": part.data.decode("utf-8", "replace")})
         else:
