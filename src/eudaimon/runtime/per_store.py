@@ -8,11 +8,10 @@ helper of its own.
 
 from __future__ import annotations
 
-import asyncio
-import weakref
 from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
 
+from eudaimon.runtime.per_loop import PerLoop
 from eudaimon.stores.base import EventStore
 
 
@@ -28,20 +27,11 @@ class PerStore(Generic[H]):
 
     def __init__(self, make: Callable[[EventStore], H]) -> None:
         self._make = make
-        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, H]] = weakref.WeakKeyDictionary()
-        self._last: tuple[weakref.ref[asyncio.AbstractEventLoop], dict[int, H]] | None = None
-        """The loop asked last and its helpers: every step of every run asks, from one loop mostly
-        (a `WeakKeyDictionary` lookup makes a weak reference each time)."""
+        self._by_loop: PerLoop[dict[int, H]] = PerLoop(lambda loop: {})
 
     def get(self, store: EventStore) -> H:
         """Raises `RuntimeError` outside a running event loop."""
-        loop = asyncio.get_running_loop()
-        last = self._last
-        if last is not None and last[0]() is loop:
-            helpers = last[1]
-        else:
-            helpers = self._by_loop.setdefault(loop, {})
-            self._last = (weakref.ref(loop), helpers)
+        helpers = self._by_loop.get()
         found = helpers.get(id(store))
         if found is None or found.store is not store:
             found = helpers[id(store)] = self._make(store)

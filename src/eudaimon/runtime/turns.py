@@ -18,8 +18,9 @@ full garbage collection delayed) for 0–15 µs more CPU a step.
 from __future__ import annotations
 
 import asyncio
-import weakref
 from collections import deque
+
+from eudaimon.runtime.per_loop import PerLoop
 
 SLICE_S = 0.002
 """How long steps run back to back before the loop's other callbacks and timers get a turn: a
@@ -99,18 +100,9 @@ class _Turns:
             self._next = self._loop.call_later(0, self._next_slice)
 
 
-_BY_LOOP: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Turns] = weakref.WeakKeyDictionary()
-_last: tuple[weakref.ref[asyncio.AbstractEventLoop], _Turns] | None = None
-"""The loop asked last and its slices: a run asks before every step, from one loop mostly."""
+_TURNS = PerLoop(_Turns)
 
 
 async def take_turn() -> None:
     """Wait, if the loop's current slice is spent, until the loop has had its turn."""
-    global _last
-    loop = asyncio.get_running_loop()
-    if _last is not None and _last[0]() is loop:
-        turns = _last[1]
-    else:
-        turns = _BY_LOOP.get(loop) or _BY_LOOP.setdefault(loop, _Turns(loop))
-        _last = (weakref.ref(loop), turns)
-    await turns.take()
+    await _TURNS.get().take()
