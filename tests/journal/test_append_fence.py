@@ -112,8 +112,8 @@ async def test_many_tasks_appending_at_once_all_commit_in_fewer_commits(tmp_path
 
 
 async def test_conflicting_append_in_a_group_fails_alone(tmp_path: Path, samples: Any) -> None:
-    """Invariant: appends grouped into one transaction are judged one by one (a savepoint each): a
-    conflicting or malformed append fails alone, the others in the same COMMIT are written."""
+    """Invariant: appends grouped into one transaction are judged one by one: a conflicting or
+    malformed append fails alone, the others in the same COMMIT are written."""
     db = tmp_path / "group.db"
     store = SqliteStore(db)
     try:

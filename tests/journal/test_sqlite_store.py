@@ -252,6 +252,30 @@ async def test_a_lone_runs_stale_append_conflicts_and_writes_nothing(tmp_path: P
         await store.close()
 
 
+async def test_batches_short_and_long_are_compared_and_appended_alike(tmp_path: Path, samples: Any) -> None:
+    """Invariant: a batch lands only at the run's next seq, whatever its length: one short
+    enough for a single guarded INSERT and one longer (checked, then inserted, apart) both
+    append in order, and both refuse a stale seq and a gap, writing nothing."""
+    store = SqliteStore(tmp_path / "lengths.db")
+    try:
+        started = samples.make_events("r", [samples.started()])
+        short = samples.make_events("r", [samples.attempt(i) for i in range(1, 4)], start=1)
+        long = samples.make_events("r", [samples.attempt(i) for i in range(4, 204)], start=4)
+        await store.append("r", 0, started)
+        await store.append("r", 1, short)
+        await store.append("r", 4, long)
+        journal = [*started, *short, *long]
+        assert await store.load("r") == journal
+        for stale in (1, 150, 204 + 1, 300):
+            for payloads in ([samples.attempt(0)], [samples.attempt(i) for i in range(120)]):
+                with pytest.raises(ConcurrencyConflict) as raised:
+                    await store.append("r", stale, samples.make_events("r", payloads, start=stale))
+                assert raised.value.actual_seq == 204
+        assert await store.load("r") == journal
+    finally:
+        await store.close()
+
+
 async def test_checkpoints_copy_the_wal_into_the_file_while_the_loop_writes_on(
     tmp_path: Path, samples: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -48,6 +48,10 @@ def renew(conn: sqlite3.Connection, pairs: list[tuple[str, str]], ttl_s: float) 
     return [pair in renewed for pair in pairs]
 
 
+_FENCE_HOLDS = "SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM leases WHERE name = ? AND owner = ? AND expires_at > ?)"
+"""No row while the lease names the owner unexpired: a query with no row is one step."""
+
+
 def check_fence(conn: sqlite3.Connection, fence: Fence, began_at: float) -> bool:
     """The last statement of a fenced append, in its transaction (holding the write lock; the
     append's own statements began at `began_at`, by `time.time()`): the lease still names the
@@ -59,10 +63,12 @@ def check_fence(conn: sqlite3.Connection, fence: Fence, began_at: float) -> bool
             append ran under the lock (the process stalled inside its commit), or lapsed and
             the fence takes nothing back.
     """
+    now = time.time()
+    if conn.execute(_FENCE_HOLDS, (fence.name, fence.owner, now)).fetchone() is None:
+        return False  # the usual case, in one step of SQLite's (each step gives the GIL up: `_sql`)
     held = conn.execute("SELECT owner, expires_at FROM leases WHERE name = ?", (fence.name,)).fetchone()
     if held is None or held[0] != fence.owner:
         raise LeaseLost(fence.name)
-    now = time.time()
     if held[1] > now:
         return False
     if held[1] > began_at or fence.ttl_s <= 0:

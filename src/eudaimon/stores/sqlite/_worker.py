@@ -14,9 +14,9 @@ Why it is built this way:
 - Group commit, shared by every run of the process on the file: every `SqliteStore` of a
   process on one file (with the same settings) shares one worker (`attach`). It takes every
   job waiting in the queue and commits their writes in one `BEGIN IMMEDIATE … COMMIT`, so writes that queue up
-  while a commit is in progress share the next one. A write that shares the transaction runs in
-  its own SAVEPOINT: an append that conflicts, is malformed or whose fence is refused fails alone
-  (its caller gets its error), the others still commit.
+  while a commit is in progress share the next one. An append that conflicts, is malformed or
+  whose fence is refused fails alone (its caller gets its error), the others still commit: once
+  one fails, the group runs again with each write in a SAVEPOINT of its own (`_run_writes`).
 - Checkpoints run on the worker too, every `_CHECKPOINT_EVERY` commits, on a connection of
   their own (SQLite's own would run inside whichever commit crosses its threshold).
 - A durable commit's sync costs more when its frames lengthen the WAL, so the worker keeps
@@ -53,8 +53,8 @@ _MAX_GROUP = 512
 
 @dataclass(eq=False)
 class Job(Generic[T]):
-    """Work for the worker thread; a write runs inside the group's transaction (in a savepoint
-    when it shares the transaction with others, so that it fails alone)."""
+    """Work for the worker thread; a write runs inside the group's transaction, and may run
+    twice in it (`_run_writes`): it must touch nothing but the connection."""
 
     run: Callable[[sqlite3.Connection], T]
     writes: bool
@@ -292,48 +292,28 @@ class CommitWorker:
         """Run every write of the group in one transaction; each succeeds or fails alone."""
         if not jobs:
             return []
-        outcomes: list[tuple[bool, Any]] = []
-        wrote = False
-        writers: set[Tally] = set()
         durable = any(job.durable for job in jobs)
         try:
             self._set_synchronous(conn, self._synchronous if durable else "normal")
             conn.execute("BEGIN IMMEDIATE")
             try:
-                if len(jobs) == 1:  # alone in its transaction: the ROLLBACK below undoes it if it fails
-                    changes = conn.total_changes
-                    try:
-                        outcomes.append((True, jobs[0].run(conn)))
-                        wrote = conn.total_changes > changes
-                        if wrote and jobs[0].tally is not None:
-                            writers.add(jobs[0].tally)
-                    except Exception as exc:
-                        outcomes.append((False, _as_raised(self._path, exc)))
-                else:
-                    for job in jobs:
-                        changes = conn.total_changes
-                        conn.execute("SAVEPOINT job")
-                        try:
-                            result = job.run(conn)
-                        except Exception as exc:
-                            conn.execute("ROLLBACK TO job")  # if this fails too, the whole group fails
-                            outcomes.append((False, _as_raised(self._path, exc)))
-                        else:
-                            if conn.total_changes > changes:
-                                wrote = True
-                                if job.tally is not None:
-                                    writers.add(job.tally)
-                            outcomes.append((True, result))
-                        conn.execute("RELEASE job")
-                if wrote and durable and self._room is not None:
+                ran = self._run_writes(conn, jobs, isolated=False)
+                if ran is None:  # one failed among others: undo them all, then fail it alone
+                    conn.execute("ROLLBACK")
+                    conn.execute("BEGIN IMMEDIATE")
+                    ran = self._run_writes(conn, jobs, isolated=True)
+                assert ran is not None
+                outcomes, writers = ran
+                if writers and durable and self._room is not None:
                     self._room.make()
-                if wrote:
+                if writers:
                     self._commit(conn)
                 else:
                     conn.execute("ROLLBACK")  # nothing written: spare the fsync
                 for tally in writers if durable else ():
-                    tally.commits += 1
-                self._since_checkpoint += wrote
+                    if tally is not None:
+                        tally.commits += 1
+                self._since_checkpoint += bool(writers)
                 if self._since_checkpoint >= _CHECKPOINT_EVERY:
                     self._since_checkpoint = 0
                     self._jobs.put(_CHECKPOINT)
@@ -344,6 +324,39 @@ class CommitWorker:
         except sqlite3.Error as exc:
             return [(job.done, False, _failed(self._path, exc)) for job in jobs]
         return [(job.done, ok, value) for job, (ok, value) in zip(jobs, outcomes, strict=True)]
+
+    def _run_writes(
+        self, conn: sqlite3.Connection, jobs: list[Job[Any]], *, isolated: bool
+    ) -> tuple[list[tuple[bool, Any]], set[Tally | None]] | None:
+        """Each job's outcome, and the tallies of the jobs that wrote (None for a job without
+        one); None when a job failed outside a savepoint while sharing the transaction.
+
+        A savepoint per job is two statements more, and each statement gives the GIL up and
+        waits to get it back from a busy event loop (`_sql`): jobs fail rarely (a conflict, a
+        lapsed lease), so the group first runs without them and runs again with them only then.
+        A job alone in the transaction needs none: the ROLLBACK of a group that wrote nothing
+        undoes it."""
+        outcomes: list[tuple[bool, Any]] = []
+        writers: set[Tally | None] = set()
+        for job in jobs:
+            changes = conn.total_changes
+            if isolated:
+                conn.execute("SAVEPOINT job")
+            try:
+                result = job.run(conn)
+            except Exception as exc:
+                if not isolated and len(jobs) > 1:
+                    return None
+                if isolated:
+                    conn.execute("ROLLBACK TO job")  # if this fails too, the whole group fails
+                outcomes.append((False, _as_raised(self._path, exc)))
+            else:
+                if conn.total_changes > changes:
+                    writers.add(job.tally)
+                outcomes.append((True, result))
+            if isolated:
+                conn.execute("RELEASE job")
+        return outcomes, writers
 
 
 def _read(job: Job[Any], path: str, conn: sqlite3.Connection) -> _Outcome:
