@@ -25,13 +25,21 @@ RENEW_CHUNK = 400
 
 def acquire(conn: sqlite3.Connection, name: str, owner: str, ttl_s: float, *, sweep: bool) -> Lease:
     now = time.time()  # read under the write lock: no other process can grant meanwhile
-    held = conn.execute("SELECT owner, expires_at FROM leases WHERE name = ?", (name,)).fetchone()
-    if held is not None and held[0] != owner and held[1] > now:
-        raise LeaseHeld(name, held[0], held[1] - now)
     if sweep:  # the leases of crashed processes, now and then, in a transaction that writes anyway
         conn.execute("DELETE FROM leases WHERE expires_at < ?", (now - LEASE_GRACE_S,))
-    conn.execute("INSERT OR REPLACE INTO leases (name, owner, expires_at) VALUES (?, ?, ?)", (name, owner, now + ttl_s))
+    if conn.execute(_TAKE, (name, owner, now + ttl_s, now)).rowcount == 0:
+        held = conn.execute("SELECT owner, expires_at FROM leases WHERE name = ?", (name,)).fetchone()
+        raise LeaseHeld(name, held[0], held[1] - now)
     return Lease(name, owner, ttl_s)
+
+
+_TAKE = (
+    "INSERT INTO leases (name, owner, expires_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE"
+    " SET owner = excluded.owner, expires_at = excluded.expires_at"
+    " WHERE leases.owner = excluded.owner OR leases.expires_at <= ?"
+)
+"""Take the lease unless another owner holds it unexpired (then no row changes): one statement,
+so one step of SQLite's rather than a read and a write (each step gives the GIL up: `_sql`)."""
 
 
 def renew(conn: sqlite3.Connection, pairs: list[tuple[str, str]], ttl_s: float) -> list[bool]:
