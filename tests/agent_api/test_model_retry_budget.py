@@ -52,3 +52,19 @@ async def test_the_budget_is_spent_after_max_retries_in_a_row_counted_by_the_fol
     # Replaying the journal to the middle gives the count as it was then.
     seqs = [e.seq for e in await store.load(response.run_id) if isinstance(e.data, ToolCompleted)]
     assert (await agent.state(response.run_id, at_seq=seqs[0])).tool_retries == {"find_user": 1}
+
+
+async def test_corrections_of_one_batch_share_the_budget() -> None:
+    """Invariant: corrections asked for by calls of one parallel batch count one after another,
+    in call order: with max_retries=2, four failing calls of one batch give two corrections and
+    two results saying the budget is spent, as four calls in a row would (they ran together, so
+    none of them saw the others' corrections while it ran)."""
+    batch = Message.assistant(tool_calls=[ToolCall(f"c{i}", "find_user", {"name": f"X{i}"}) for i in range(4)])
+    agent = Agent(ScriptedModel([batch, "gave up"]), tools=[find_user])
+    response = await agent.prompt("find four")
+    results = [m for m in response.messages if m.tool_call_id]
+    assert [m.tool_call_id for m in results] == ["c0", "c1", "c2", "c3"]
+    assert ["retry budget" in m.content for m in results] == [False, False, True, True]
+    completed = [e.data for e in await agent.store.load(response.run_id) if isinstance(e.data, ToolCompleted)]
+    assert [c.retry for c in completed] == [True, True, False, False]
+    assert (await agent.state(response.run_id)).tool_retries == {"find_user": 2}

@@ -159,6 +159,8 @@ async def _finish_call(journal: RunJournal, cfg: RuntimeConfig, item: Ready, out
         )
         result = ToolResult(call.id, returned.output, returned.is_error)
     else:
+        if outcome.retry:
+            outcome = _correction(journal, item.tool, outcome)
         result = complete(
             journal,
             call,
@@ -230,7 +232,7 @@ async def _run_one(
         except ToolSuspended as exc:
             return Outcome(exc.reason, True, _ms_since(started), suspended=exc)
         except ModelRetry as exc:
-            return _correction(journal, item.tool, exc, _ms_since(started, clock))
+            return Outcome(exc.message, True, _ms_since(started, clock), retry=True)  # budget: `_correction`
         except (SystemExit, KeyboardInterrupt) as exc:  # a tool may not end the host process
             if cfg.hooks is not None:
                 await cfg.hooks.on_error(exc, ctx)
@@ -275,22 +277,24 @@ def _scope(journal: RunJournal, cfg: RuntimeConfig, call_id: str, cancel: Cancel
     return CallScope(journal.store, state, call_id, usd, tokens, cancel)
 
 
-def _correction(journal: RunJournal, tool: Tool, exc: ModelRetry, duration_ms: int) -> Outcome:
+def _correction(journal: RunJournal, tool: Tool, asked: Outcome) -> Outcome:
     """A `ModelRetry`: the tool's correction for the model, while its budget lasts.
 
     The budget counts corrections in a row (a success resets it), from the journal, so a
-    resumed run spends the same budget. Once spent, the model gets an error result saying so,
-    rather than the run failing: a tool's trouble is the model's to handle.
+    resumed run spends the same budget. It is judged as the result is recorded, not as the tool
+    raised: calls of one batch run together, and each must see the corrections recorded before
+    it. Once spent, the model gets an error result saying so, rather than the run failing: a
+    tool's trouble is the model's to handle.
     """
     spent = journal.state.tool_retries.get(tool.name, 0)
     if spent >= tool.max_retries:
         return Outcome(
-            f"{exc.message}\n(Tool {tool.name!r} asked for a correction {spent + 1} times in a row and its retry "
+            f"{asked.output}\n(Tool {tool.name!r} asked for a correction {spent + 1} times in a row and its retry "
             f"budget, max_retries={tool.max_retries}, is spent: do not call it again for this.)",
             True,
-            duration_ms,
+            asked.duration_ms,
         )
-    return Outcome(exc.message, True, duration_ms, retry=True)
+    return asked
 
 
 def _ms_since(started: float, clock: Clock = SYSTEM_CLOCK) -> int:
