@@ -2,7 +2,7 @@
 
 Every function here takes a connection and runs on the commit worker's thread (`_worker`): a
 write inside the transaction the worker began (`BEGIN IMMEDIATE`, so holding SQLite's write lock
-across processes), in a savepoint of its own when it shares that transaction with others.
+across processes), which it may share with others' writes (`_worker._run_writes`).
 
 - The expected-seq check reads the run's last seq (one seek in the `events` key) after
   `BEGIN IMMEDIATE`, so two processes cannot both win a seq; the PRIMARY KEY (run_id, seq) of
@@ -12,7 +12,7 @@ across processes), in a savepoint of its own when it shares that transaction wit
   run's last seq is the one before them). `sqlite3` lets go of the GIL around every step of a
   statement, and with runs busy on the event loop each step waits to get it back: one append
   was about ten steps (the seq read, a step per row, the savepoint), and with 1,000 runs in
-  flight the worker spent most of its time waiting for the GIL, the whole process for it.
+  flight the worker spent most of its time waiting for the GIL, and the runs for the worker.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def append(
     packed: PackedBatch,
     snapshot: Snapshot | None,
 ) -> None:
-    """One compare-and-append; raising undoes it (its savepoint, or its transaction)."""
+    """One compare-and-append; raising undoes it (the worker rolls it back)."""
     guarded = len(events) <= _GUARDED_ROWS
     if not guarded:
         _check_next(conn, run_id, expected)
