@@ -91,6 +91,10 @@ PACKAGES = [
     "eudaimon.stores",
     "eudaimon.memory",
     "eudaimon.tools",
+    "eudaimon.server",
+    "eudaimon.temporal",
+    "eudaimon.telemetry",
+    "eudaimon.mcp",
 ]
 
 

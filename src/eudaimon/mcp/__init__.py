@@ -11,3 +11,8 @@ with needs("mcp", "eudaimon.mcp (MCPTools)"):
     from eudaimon.mcp._tools import IDEMPOTENCY_META_KEY, MCPToolError, MCPTools
 
 __all__ = ["IDEMPOTENCY_META_KEY", "Effect", "MCPConnectionError", "MCPToolError", "MCPTools", "ToolTraits"]
+
+
+def __dir__() -> list[str]:
+    """The public names, not the helpers this module imports."""
+    return sorted(__all__)

@@ -31,3 +31,8 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(home), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    """The public names, which are imported on first use (so a plain `dir()` would miss them)."""
+    return sorted(__all__)

@@ -46,3 +46,8 @@ def instrument(tracer_provider: Any = None, capture_content: bool = False) -> Sp
 def uninstrument() -> None:
     """Stop tracing (runs already traced keep their spans)."""
     observers[:] = [o for o in observers if not isinstance(o, SpanObserver)]
+
+
+def __dir__() -> list[str]:
+    """The public names, not the helpers this module imports."""
+    return sorted(__all__)

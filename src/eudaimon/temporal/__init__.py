@@ -43,3 +43,8 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = ["RunWorkflow", "TemporalEngine", "create_worker", "sandbox_restrictions"]
+
+
+def __dir__() -> list[str]:
+    """The public names, which are imported on first use (so a plain `dir()` would miss them)."""
+    return sorted(__all__)
