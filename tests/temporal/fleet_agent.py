@@ -132,6 +132,9 @@ def answer(request: ChatRequest) -> Message:
     summary = "; ".join(f"{'error: ' if m.is_error else ''}{m.content[:60]}" for m in results)
     longest = max(len(m.content) for m in request.messages)
     seen = f" (longest message sent: {longest} chars)" if longest > 1_000_000 and not results else ""
+    total = sum(len(m.content) for m in request.messages)
+    if total > 1_000_000 and not seen and not results:
+        seen = f" (characters sent: {total})"
     return Message.assistant((f"done: {summary}" if summary else "hello") + seen)
 
 

@@ -38,7 +38,9 @@ from eudaimon.runtime.operations import load_state
 from eudaimon.stores.base import EventStore, Snapshot
 from eudaimon.temporal._deps import received_deps
 from eudaimon.temporal._payloads import (
+    FINE_LIMIT,
     MESSAGE,
+    PAYLOAD_BUDGET,
     RESPONSE,
     AppendInput,
     LoadInput,
@@ -48,6 +50,7 @@ from eudaimon.temporal._payloads import (
     UnstashInput,
     dumps,
     encode_tool_result,
+    json_bytes,
     refs_in,
     resolve,
     run_prefix,
@@ -91,8 +94,7 @@ class Activities:
     async def load(self, request: LoadInput) -> list[str] | dict[str, Any]:
         """The run's events as journal JSON, long strings as references to the store; with
         `from_snapshot`, the run's latest snapshot and only the events after it."""
-        run_id, limit = request.run_id, request.inline_limit
-        blobs: dict[str, str] = {}
+        run_id = request.run_id
         snapshot = await self.store.load_snapshot(f"run:{run_id}") if request.from_snapshot else None
         if snapshot is not None and state_from_json(snapshot.data) is None:
             snapshot = None  # another fold version's: fold the events instead, as locally
@@ -100,13 +102,16 @@ class Activities:
         events = await self.store.load(run_id, after_seq=after)
         if not events and snapshot is None:
             raise ApplicationError(f"run {run_id} has no journal in the store", type="RunNotFound")
-        out = [dumps(to_refs(event_to_dict(e), limit, blobs, run_id)) for e in events]
-        await self._stash(blobs)
-        if not request.from_snapshot:
-            return out  # what workflows recorded before snapshots expect
-        state = dumps(to_refs(json.loads(snapshot.data), limit, blobs, run_id)) if snapshot is not None else None
-        await self._stash(blobs)
-        return {"state": state, "events": out}
+        saved = json.loads(snapshot.data) if snapshot is not None else None
+
+        def encode(limit: int, blobs: dict[str, str]) -> list[str] | dict[str, Any]:
+            out = [dumps(to_refs(event_to_dict(e), limit, blobs, run_id)) for e in events]
+            if not request.from_snapshot:
+                return out  # what workflows recorded before snapshots expect
+            state = dumps(to_refs(saved, limit, blobs, run_id)) if saved is not None else None
+            return {"state": state, "events": out}
+
+        return await self._fitted(encode, request.inline_limit, f"run {run_id}'s journal")
 
     @activity.defn(name="eudaimon.append")
     async def append(self, request: AppendInput) -> None:
@@ -160,10 +165,12 @@ class Activities:
             response = await self._beating(self.config.model.generate(chat))
         except ModelError as exc:
             raise _model_failure(exc) from exc
-        blobs: dict[str, str] = {}
-        out = dumps(to_refs(RESPONSE.dump_python(response, mode="json"), request.inline_limit, blobs, request.run_id))
-        await self._stash(blobs)
-        return out
+        answer = RESPONSE.dump_python(response, mode="json")
+        return await self._fitted(
+            lambda limit, blobs: dumps(to_refs(answer, limit, blobs, request.run_id)),
+            request.inline_limit,
+            f"the model's answer in run {request.run_id}",
+        )
 
     @activity.defn(name="eudaimon.tool")
     async def tool(self, request: ToolInput) -> ToolResultPayload:
@@ -180,10 +187,13 @@ class Activities:
             raise
         except Exception as exc:  # the model sees it, as locally; Temporal does not retry it
             raise ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True) from exc
-        blobs: dict[str, str] = {}
-        result = to_refs(encode_tool_result(output, parts), request.inline_limit, blobs, request.run_id)
-        await self._stash(blobs)
-        return result  # type: ignore[no-any-return]
+        encoded = encode_tool_result(output, parts)
+        result: ToolResultPayload = await self._fitted(
+            lambda limit, blobs: to_refs(encoded, limit, blobs, request.run_id),
+            request.inline_limit,
+            f"the result of {request.tool} in run {request.run_id}",
+        )
+        return result
 
     def _deps(self, request: ToolInput) -> Any:
         sent = request.deps
@@ -239,6 +249,29 @@ class Activities:
         while len(self._states) > _CACHED_RUNS:
             self._states.popitem(last=False)
         return state
+
+    async def _fitted(self, encode: Callable[[int, dict[str, str]], T], limit: int, what: str) -> T:
+        """`encode(limit, blobs)`, its long strings stashed (`to_refs`): made again with
+        `FINE_LIMIT` when that is over `PAYLOAD_BUDGET` bytes, which Temporal would refuse, the
+        run stuck behind a result it can never record.
+
+        Raises:
+            ApplicationError: even then it does not fit (not retried: it never would).
+        """
+        for tried in dict.fromkeys((limit, min(limit, FINE_LIMIT))):
+            blobs: dict[str, str] = {}
+            value = encode(tried, blobs)
+            size = json_bytes(value)
+            if size <= PAYLOAD_BUDGET:
+                await self._stash(blobs)
+                return value
+        raise ApplicationError(
+            f"{what} is {size / 1e6:.1f} MB as JSON with every string over {FINE_LIMIT} characters stored apart, "
+            "over what a Temporal payload may carry; drive this run without the fleet (an Agent without an engine, "
+            "on the same store, resumes it)",
+            type="PayloadTooLarge",
+            non_retryable=True,
+        )
 
     async def _stash(self, blobs: dict[str, str]) -> None:
         for key, text in blobs.items():

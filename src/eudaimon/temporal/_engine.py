@@ -35,14 +35,22 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from eudaimon.core.errors import ConfigurationError, InvalidOperation
+from eudaimon.core.errors import ConfigurationError, InvalidOperation, RunError
 from eudaimon.core.events import ApprovalDecided, ToolReconciled
 from eudaimon.runtime.operations import load_state
 from eudaimon.stores.base import EventStore
 from eudaimon.streaming import Done, Error, StreamEvent
 from eudaimon.temporal._deps import send_deps
 from eudaimon.temporal._follow import stream_events
-from eudaimon.temporal._payloads import INLINE_LIMIT, DecisionInput, RunInput, SentDeps
+from eudaimon.temporal._payloads import (
+    CONTINUED,
+    CONTINUING,
+    INLINE_LIMIT,
+    WORKFLOW_FAILED,
+    DecisionInput,
+    RunInput,
+    SentDeps,
+)
 
 if TYPE_CHECKING:
     from eudaimon.runtime.cancel import CancellationToken
@@ -50,10 +58,6 @@ if TYPE_CHECKING:
     from eudaimon.runtime.runs import RunDriver
 
 WORKFLOW = "eudaimon.run"
-CONTINUED = "continued"
-"""`settled`'s answer when the run went on in a new execution (`RunWorkflow`)."""
-CONTINUING = "Continuing"
-"""The type of a decision's refusal while the run moves to a new execution: send it again."""
 _DECIDE_TRIES = 50
 
 
@@ -232,9 +236,19 @@ class TemporalEngine:
 
 
 async def _settled(handle: WorkflowHandle[object, str]) -> None:
+    """Until the run has finished or waits, following it into new executions.
+
+    Raises:
+        RunError: its workflow failed; the journal holds the run up to its last commit.
+    """
     while True:
         try:
             status = await handle.execute_update("settled", result_type=str)
+        except WorkflowUpdateFailedError as exc:
+            cause = exc.cause
+            if isinstance(cause, ApplicationError) and cause.type == WORKFLOW_FAILED:
+                raise RunError(f"run {handle.id}'s workflow failed: {cause.message}", run_id=handle.id) from exc
+            raise
         except RPCError as exc:
             if exc.status is not RPCStatusCode.NOT_FOUND:  # the workflow has closed: the run is over
                 raise

@@ -29,6 +29,18 @@ from eudaimon.tools import ToolReturn
 
 INLINE_LIMIT = 256 * 1024
 """Strings longer than this (in characters) travel as store references."""
+PAYLOAD_BUDGET = 1 << 20
+"""Bytes of JSON an activity's result may carry: half of Temporal's 2 MB limit. Strings each
+under `inline_limit` can add up past it (a run that starts with a dozen long messages)."""
+FINE_LIMIT = 1024
+"""The inline limit a result over `PAYLOAD_BUDGET` is made again with."""
+
+CONTINUED = "continued"
+"""What the `settled` Update answers when the run goes on in a new execution: ask that one."""
+CONTINUING = "Continuing"
+"""The type of a decision refused while the run moves to a new execution: send it again."""
+WORKFLOW_FAILED = "WorkflowFailed"
+"""The type of the error `settled` answers with when the execution fails."""
 
 _MARK = "\x00eudaimon:blob:"
 _B64_MARK = base64.b64encode(_MARK.encode()).decode()
@@ -263,6 +275,11 @@ def message_ranges(messages: Sequence[Message], journal: Sequence[Message]) -> l
             encoded.append([found, found + 1])
         position = found + 1
     return encoded
+
+
+def json_bytes(value: Any) -> int:
+    """How many bytes `value` takes as the JSON a payload carries."""
+    return len(dumps(value).encode())
 
 
 def dumps(value: Any) -> str:

@@ -18,6 +18,8 @@ for a human, the workflow waits on a condition, holding no worker, for as long a
   the store (its latest snapshot and the events after it), so the journal runs on across the
   boundary with no event missing or repeated. Only the run's input crosses it.
 - When the run has finished, what it stashed in the store (`_payloads`) is deleted.
+- When the workflow fails (an activity that can never succeed, such as a journal too big for
+  any payload), `settled` answers with why before it ends: its callers are not left waiting.
 
 Everything here runs in Temporal's workflow sandbox; eudaimon's modules are imported inside
 it (none is passed through but the registry of agents this worker serves).
@@ -33,7 +35,7 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 import eudaimon
 from eudaimon.agent import Agent
@@ -48,13 +50,17 @@ from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.loop import drive
 from eudaimon.runtime.operations import approval, reconciliation
 from eudaimon.temporal._deps import missing_deps, received_deps
-from eudaimon.temporal._payloads import DecisionInput, LoadInput, RunInput, UnstashInput, refs_in
+from eudaimon.temporal._payloads import (
+    CONTINUED,
+    CONTINUING,
+    WORKFLOW_FAILED,
+    DecisionInput,
+    LoadInput,
+    RunInput,
+    UnstashInput,
+    refs_in,
+)
 from eudaimon.temporal._seams import ActivityModel, JournalStore, activity_tools, workflow_clock
-
-CONTINUED = "continued"
-"""What `settled` answers when the run goes on in a new execution: ask that one."""
-CONTINUING = "Continuing"
-"""The type of a decision refused while the run moves to a new execution: send it again."""
 
 _UNSTASH_PATCH = "eudaimon.unstash"
 """Histories recorded before runs unstashed replay without the activity."""
@@ -95,6 +101,8 @@ class RunWorkflow:
         self._deciding = 0
         self._settling = 0
         self._continuing = False
+        self._failure: str | None = None
+        """Why this execution fails, once it does (`_main`)."""
         self._snapshot: str | None = None
         """The state this execution was loaded from, when the store had a snapshot."""
 
@@ -110,6 +118,15 @@ class RunWorkflow:
             return await body
 
     async def _main(self) -> str:
+        try:
+            return await self._drive()
+        except FailureError as exc:  # fails the execution; other exceptions fail its task, retried
+            cause = exc.cause if isinstance(exc, ActivityError) else exc
+            self._failure = cause.message if isinstance(cause, FailureError) else exc.message
+            await workflow.wait_condition(workflow.all_handlers_finished)
+            raise
+
+    async def _drive(self) -> str:
         config, problem = self._configure()
         await self._load()
         journal = self._ready()
@@ -268,8 +285,14 @@ class RunWorkflow:
         self._settling += 1
         try:
             await workflow.wait_condition(
-                lambda: self._continuing or (self._idle and (self._seen == self._decisions or self._finished()))
+                lambda: (
+                    self._failure is not None
+                    or self._continuing
+                    or (self._idle and (self._seen == self._decisions or self._finished()))
+                )
             )
+            if self._failure is not None:
+                raise ApplicationError(self._failure, type=WORKFLOW_FAILED, non_retryable=True)
             return CONTINUED if self._continuing else self._ready().state.status.value
         finally:
             self._settling -= 1
