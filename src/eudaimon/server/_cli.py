@@ -48,6 +48,9 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--insecure", help="Allow binding a non-loopback address without API keys.")
         ] = False,
         log_level: Annotated[str, typer.Option(help="uvicorn's log level.")] = "info",
+        a2a: Annotated[
+            bool, typer.Option("--a2a", help="Publish each agent over A2A at /a2a/AGENT (extra `a2a`).")
+        ] = False,
     ) -> None:
         """Serve the HTTP API (/v1, /openapi.json) and the web inspector (/) for the agents given.
 
@@ -89,8 +92,8 @@ def register(app: typer.Typer) -> None:
                 from eudaimon.stores.url import open_store
 
                 journal = open_store(url)
-            application = create_app(agents, journal, auth=keys)
-        except ConfigurationError as exc:
+            application = create_app(agents, journal, auth=keys, a2a=a2a)
+        except (ConfigurationError, MissingExtra) as exc:
             fail(str(exc))
         where = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
         names = ", ".join(a.name for a in agents)

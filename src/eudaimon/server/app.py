@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 
 from fastapi import FastAPI
 
+from eudaimon._extras import needs
 from eudaimon.agent import Agent
 from eudaimon.core.errors import ConfigurationError
 from eudaimon.runtime.leases import lease_ttl_s
@@ -29,6 +30,7 @@ def create_app(
     recover: bool = True,
     recovery_interval_s: float | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
+    a2a: bool = False,
 ) -> FastAPI:
     """The eudaimon server as an ASGI app: `/v1` API, `/openapi.json`, the inspector at `/`.
 
@@ -44,6 +46,7 @@ def create_app(
         recover: resume, on start and every `recovery_interval_s` (default: the lease TTL),
             the runs of these agents that are running and whose driver is gone.
         max_body_bytes: larger request bodies are refused with 413.
+        a2a: publish each agent over A2A (`/a2a/{agent}`, extra `a2a`), its tasks durable runs.
 
     Raises:
         ConfigurationError: no agent, two agents with one name, or agents on different stores
@@ -82,6 +85,10 @@ def create_app(
     install_error_handlers(app)
     for module in (runs, stream, decisions, threads, daimon):
         app.include_router(module.router(ctx))
+    if a2a:
+        with needs("a2a", "create_app(a2a=True)"):
+            from eudaimon.a2a._routes import install as install_a2a
+        install_a2a(app, ctx)
     app.include_router(pages.router())
     app.mount("/inspector", pages.static_files(), name="inspector")
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
