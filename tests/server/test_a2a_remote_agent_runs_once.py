@@ -1,0 +1,53 @@
+"""A remote A2A agent as a tool does its work once: an eudaimon agent calls another eudaimon
+server's agent over A2A, its server is killed -9 mid-call, and on resume the call sends the
+same message id again, which the remote recognises: no second task, the first one followed to
+its end, its id journaled with the call."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from _a2a_support import A2AServer
+from _server_support import wait_until
+
+
+def test_a_caller_killed_mid_call_gets_the_same_remote_task_on_resume(tmp_path: Path) -> None:
+    remote = A2AServer(tmp_path / "remote.db", agents=("server_agents:ticker",), env={"EUDAIMON_TEST_STEP_S": "0.3"})
+    remote.start()
+    caller = A2AServer(
+        tmp_path / "caller.db",
+        agents=("a2a_agents:delegator",),
+        args=(),
+        env={"EUDAIMON_TEST_A2A_REMOTE": remote.agent_url("ticker")},
+    )
+    caller.start()
+    try:
+        with caller.client() as http, remote.client() as remote_http:
+            run_id = http.post("/v1/agents/delegator/runs", json={"input": "ticks=6"}).json()["run_id"]
+
+            def remote_runs() -> list[str]:
+                runs = remote_http.get("/v1/runs", params={"agent": "ticker"}).json()["runs"]
+                return [r["run_id"] for r in runs]
+
+            [task_id] = wait_until(remote_runs, "the remote task to start")
+            caller.kill()  # mid-call: the remote task is working, the caller's call has no result
+            assert remote_http.get(f"/v1/runs/{task_id}").json()["status"] == "running"
+            caller.start()
+            with caller.client() as again:
+
+                def finished() -> dict[str, object] | None:
+                    run: dict[str, object] = again.get(f"/v1/runs/{run_id}").json()
+                    return run if run["status"] == "completed" else None
+
+                run = wait_until(finished, "the caller's run to complete after its restart", tries=1200)
+                events = again.get(f"/v1/runs/{run_id}/events").json()["events"]
+            assert remote_runs() == [task_id], "the remote agent got a second task"
+            started = [e for e in events if e["type"] == "tool_started"]
+            assert len(started) == 2 and {e["idempotency_key"] for e in started} == {started[0]["idempotency_key"]}
+            [completed] = [e for e in events if e["type"] == "tool_completed"]
+            assert completed["output"].endswith(f"[A2A task {task_id}]")
+            assert "Ticked 6 times" in completed["output"]
+            assert "Ticked 6 times" in str(run["output"])
+    finally:
+        caller.stop()
+        remote.stop()
