@@ -97,6 +97,7 @@ PACKAGES = [
     "eudaimon.telemetry",
     "eudaimon.mcp",
     "eudaimon.a2a",
+    "eudaimon.ag_ui",
 ]
 
 

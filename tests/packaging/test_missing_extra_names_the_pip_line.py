@@ -50,6 +50,12 @@ CASES = {
         "from eudaimon.models import ScriptedModel; create_app(Agent(ScriptedModel(['hi']), store='memory:'), a2a=True)",
         "a2a",
     ),
+    "ag-ui-serve": (
+        ("ag_ui",),
+        "from eudaimon import Agent; from eudaimon.server import create_app; "
+        "from eudaimon.models import ScriptedModel; create_app(Agent(ScriptedModel(['hi']), store='memory:'), ag_ui=True)",
+        "ag-ui",
+    ),
     "otel": (("opentelemetry",), "from eudaimon.telemetry import instrument", "otel"),
     "prices": (("genai_prices",), "from eudaimon.cost import OpenAICostModel; OpenAICostModel()", "prices"),
     "tiktoken": (("tiktoken",), "from eudaimon.memory import tiktoken_counter; tiktoken_counter()", "tiktoken"),

@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import hashlib
 from collections.abc import AsyncGenerator, AsyncIterator
-from datetime import datetime
 from typing import Any
 
 from a2a.helpers import get_data_parts, get_message_text
@@ -54,15 +53,15 @@ from starlette.exceptions import HTTPException
 from eudaimon.a2a._tasks import TERMINAL, JournalTaskStore, artifacts_of, status_of, submitted, task_of
 from eudaimon.agent import Agent
 from eudaimon.core.errors import EudaimonError
+from eudaimon.core.events import Event
 from eudaimon.core.state import RunState, Status
 from eudaimon.runtime import operations
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext
+from eudaimon.server.following import journal_batches, settled
 
 PRINCIPAL = "eudaimon.principal"
 """Where the request's principal (from its API key) sits in the `ServerCallContext`'s state."""
-WAIT_S = 1.0
-"""How long a follower waits for news of the run before it reads the journal anyway."""
 CANCEL_WAIT_S = 10.0
 
 
@@ -70,10 +69,6 @@ def message_run_id(principal: Principal, agent: str, message_id: str) -> str:
     """The run an A2A message starts: the same message id (from the same principal, to the same
     agent) always names the same run, in any process and after any crash."""
     return "a2a_" + hashlib.sha256(f"{principal.name}\0{agent}\0{message_id}".encode()).hexdigest()[:32]
-
-
-def _settled(state: RunState | None) -> bool:
-    return state is not None and (state.status.is_terminal or state.status.is_paused)
 
 
 class JournalRequestHandler(RequestHandler):
@@ -117,12 +112,13 @@ class JournalRequestHandler(RequestHandler):
         run_id, context_id = await self._accept(params.message, _operator(context))
         if params.configuration.return_immediately:
             return await self._current(run_id, context_id)
-        latest: tuple[RunState, datetime] | None = None
-        async for latest in self._journal(run_id, None):
-            if _settled(latest[0]):
+        latest: tuple[RunState, list[Event]] | None = None
+        async for latest in journal_batches(self.ctx, run_id, None):
+            if settled(latest[0]):
                 break
         assert latest is not None
-        return apply_history_length(task_of(*latest), params.configuration)
+        state, events = latest
+        return apply_history_length(task_of(state, events[-1].at), params.configuration)
 
     async def on_message_send_stream(
         self, params: SendMessageRequest, context: ServerCallContext
@@ -220,32 +216,13 @@ class JournalRequestHandler(RequestHandler):
 
     # -- following ----------------------------------------------------------------------------
 
-    async def _journal(self, run_id: str, state: RunState | None) -> AsyncIterator[tuple[RunState, datetime]]:
-        """The run's state after each batch of journal events from `state` on, until it settles."""
-        cursor = -1 if state is None else state.next_seq - 1
-        with self.ctx.hub.follow(run_id, cursor) as queue:
-            while True:
-                events = await self.ctx.store.load(run_id, after_seq=cursor)
-                if events:
-                    state = state if state is not None else RunState(run_id=run_id)
-                    for event in events:
-                        state.apply(event)
-                    cursor = events[-1].seq
-                    yield state, events[-1].at
-                if _settled(state):
-                    return
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(queue.get(), WAIT_S)
-                while not queue.empty():
-                    queue.get_nowait()
-
     async def _updates(self, run_id: str, state: RunState | None, shown: Task) -> AsyncIterator[A2AEvent]:
         """Status updates each time the task's status changes, the answer as an artifact before
         the `completed` status; ends when the task ends or waits for input."""
         last = (shown.status.state, shown.status.message.SerializeToString())
         context_id = shown.context_id
-        async for current, at in self._journal(run_id, state):
-            status = status_of(current, at)
+        async for current, events in journal_batches(self.ctx, run_id, state):
+            status = status_of(current, events[-1].at)
             now = (status.state, status.message.SerializeToString())
             if now == last:
                 continue

@@ -51,6 +51,9 @@ def register(app: typer.Typer) -> None:
         a2a: Annotated[
             bool, typer.Option("--a2a", help="Publish each agent over A2A at /a2a/AGENT (extra `a2a`).")
         ] = False,
+        ag_ui: Annotated[
+            bool, typer.Option("--ag-ui", help="Answer AG-UI runs at /v1/agents/AGENT/ag-ui (extra `ag-ui`).")
+        ] = False,
     ) -> None:
         """Serve the HTTP API (/v1, /openapi.json) and the web inspector (/) for the agents given.
 
@@ -92,7 +95,7 @@ def register(app: typer.Typer) -> None:
                 from eudaimon.stores.url import open_store
 
                 journal = open_store(url)
-            application = create_app(agents, journal, auth=keys, a2a=a2a)
+            application = create_app(agents, journal, auth=keys, a2a=a2a, ag_ui=ag_ui)
         except (ConfigurationError, MissingExtra) as exc:
             fail(str(exc))
         where = f"http://{host if ':' not in host else f'[{host}]'}:{port}"

@@ -31,6 +31,7 @@ def create_app(
     recovery_interval_s: float | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
     a2a: bool = False,
+    ag_ui: bool = False,
 ) -> FastAPI:
     """The eudaimon server as an ASGI app: `/v1` API, `/openapi.json`, the inspector at `/`.
 
@@ -47,6 +48,7 @@ def create_app(
             the runs of these agents that are running and whose driver is gone.
         max_body_bytes: larger request bodies are refused with 413.
         a2a: publish each agent over A2A (`/a2a/{agent}`, extra `a2a`), its tasks durable runs.
+        ag_ui: answer AG-UI runs at `POST /v1/agents/{agent}/ag-ui` (extra `ag-ui`).
 
     Raises:
         ConfigurationError: no agent, two agents with one name, or agents on different stores
@@ -89,6 +91,10 @@ def create_app(
         with needs("a2a", "create_app(a2a=True)"):
             from eudaimon.a2a._routes import install as install_a2a
         install_a2a(app, ctx)
+    if ag_ui:
+        with needs("ag-ui", "create_app(ag_ui=True)"):
+            from eudaimon.ag_ui._routes import router as ag_ui_router
+        app.include_router(ag_ui_router(ctx))
     app.include_router(pages.router())
     app.mount("/inspector", pages.static_files(), name="inspector")
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
