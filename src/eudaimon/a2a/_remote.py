@@ -17,7 +17,9 @@ The remote task's id is journaled with the call: it ends the tool's output
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import ssl
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -97,7 +99,7 @@ def A2AAgent(  # named as the thing it stands for, as DESIGN §9 names it
 
     async def ask(input: str, ctx: ToolContext) -> str:
         timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0))
-        async with httpx.AsyncClient(headers=dict(headers or {}), timeout=timeout) as http:
+        async with httpx.AsyncClient(headers=dict(headers or {}), timeout=timeout, verify=_tls()) as http:
             if not card:
                 card.append(await A2ACardResolver(http, url).get_agent_card())
             client = ClientFactory(ClientConfig(httpx_client=http, streaming=True)).create(card[0])
@@ -125,6 +127,13 @@ def A2AAgent(  # named as the thing it stands for, as DESIGN §9 names it
     ).compiled()
 
 
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """httpx's default TLS context, built once: building it costs tens of milliseconds, which a
+    client per call would pay on every call."""
+    return httpx.create_ssl_context()
+
+
 def _name_from(url: str) -> str:
     segment = urlsplit(url).path.rstrip("/").rpartition("/")[2]
     cleaned = "".join(c if c.isalnum() or c in "_-" else "_" for c in segment)
@@ -134,35 +143,46 @@ def _name_from(url: str) -> str:
 
 
 async def _send_and_follow(client: Client, text: str, message_id: str) -> Task:
-    """Send the message (the same id on every attempt), then follow its task until it settles."""
+    """Send the message (the same id on every attempt), then follow its task until it settles:
+    the send's own stream usually carries it to the end; when the stream breaks or stops early,
+    `GetTask` and `SubscribeToTask` take over."""
     message = Message(message_id=message_id, role=Role.ROLE_USER, parts=[Part(text=text)])
-    task_id: str | None = None
-    async for response in client.send_message(SendMessageRequest(message=message)):
-        task_id = task_id or _task_id(response)
-        if _settles(response):
-            break
-    if task_id is None:
+    seen = Task()
+    try:
+        async for response in client.send_message(SendMessageRequest(message=message)):
+            _fold(seen, response)
+            if seen.status.state in SETTLED:
+                return seen
+    except (A2AClientError, httpx.TransportError):
+        if not seen.id:
+            raise  # nothing was started that we know of; the next attempt sends the same id again
+    if not seen.id:
         raise A2AToolError("the remote agent answered without a task; nothing to follow")
     while True:
-        task = await client.get_task(GetTaskRequest(id=task_id))
+        task = await client.get_task(GetTaskRequest(id=seen.id))
         if task.status.state in SETTLED:
             return task
         try:
-            async for response in client.subscribe(SubscribeToTaskRequest(id=task_id)):
+            async for response in client.subscribe(SubscribeToTaskRequest(id=seen.id)):
                 if _settles(response):
                     break
         except (A2AClientError, UnsupportedOperationError, httpx.TransportError):
             await asyncio.sleep(FOLLOW_PAUSE_S)  # the remote restarted, or the task just ended
 
 
-def _task_id(response: StreamResponse) -> str | None:
+def _fold(task: Task, response: StreamResponse) -> None:
+    """What a stream response says about the task, into `task`."""
     if response.HasField("task"):
-        return response.task.id
-    if response.HasField("status_update"):
-        return response.status_update.task_id
-    if response.HasField("artifact_update"):
-        return response.artifact_update.task_id
-    return None
+        task.CopyFrom(response.task)
+    elif response.HasField("status_update"):
+        task.id = task.id or response.status_update.task_id
+        task.status.CopyFrom(response.status_update.status)
+    elif response.HasField("artifact_update"):
+        task.id = task.id or response.artifact_update.task_id
+        artifact = response.artifact_update.artifact
+        kept = [a for a in task.artifacts if a.artifact_id != artifact.artifact_id]
+        del task.artifacts[:]
+        task.artifacts.extend([*kept, artifact])
 
 
 def _settles(response: StreamResponse) -> bool:
