@@ -69,13 +69,14 @@ def check_order(events: list[BaseEvent], *, ended_before: frozenset[str] = froze
         data = event.model_dump()
         assert event.type not in {EventType.RUN_STARTED, *ENDS}, f"a second run boundary inside the run: {data}"
         if event.type == EventType.TEXT_MESSAGE_START:
-            assert data["message_id"] not in texts
+            assert data["message_id"] and data["message_id"] not in texts
             texts.add(data["message_id"])
         elif event.type == EventType.TEXT_MESSAGE_CONTENT:
             assert data["message_id"] in texts and data["delta"]
         elif event.type == EventType.TEXT_MESSAGE_END:
             texts.remove(data["message_id"])
         elif event.type == EventType.TOOL_CALL_START:
+            assert data["tool_call_id"] and data["parent_message_id"]
             calls.add(data["tool_call_id"])
         elif event.type == EventType.TOOL_CALL_ARGS:
             assert data["tool_call_id"] in calls

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import hashlib
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
@@ -50,7 +51,7 @@ from a2a.utils.errors import (
 from a2a.utils.task import apply_history_length, validate_history_length
 from starlette.exceptions import HTTPException
 
-from eudaimon.a2a._tasks import TERMINAL, JournalTaskStore, artifacts_of, status_of, submitted, task_of
+from eudaimon.a2a._tasks import STATES, TERMINAL, JournalTaskStore, artifacts_of, status_of, submitted, task_of
 from eudaimon.agent import Agent
 from eudaimon.core.errors import EudaimonError
 from eudaimon.core.events import Event
@@ -218,18 +219,29 @@ class JournalRequestHandler(RequestHandler):
 
     async def _updates(self, run_id: str, state: RunState | None, shown: Task) -> AsyncIterator[A2AEvent]:
         """Status updates each time the task's status changes, the answer as an artifact before
-        the `completed` status; ends when the task ends or waits for input."""
+        the `completed` status; ends when the task ends or waits for input.
+
+        The journal is folded event by event here, so a run that went from `running` to its end
+        within one batch the store returned still shows `working` first, as it was."""
         last = (shown.status.state, shown.status.message.SerializeToString())
         context_id = shown.context_id
+        mine = copy.deepcopy(state) if state is not None else RunState(run_id=run_id)
         async for current, events in journal_batches(self.ctx, run_id, state):
-            status = status_of(current, events[-1].at)
-            now = (status.state, status.message.SerializeToString())
-            if now == last:
-                continue
-            last = now
-            for artifact in artifacts_of(current):
-                yield TaskArtifactUpdateEvent(task_id=run_id, context_id=context_id, artifact=artifact, last_chunk=True)
-            yield TaskStatusUpdateEvent(task_id=run_id, context_id=context_id, status=status)
+            for n, event in enumerate(events):
+                mine.apply(event)
+                if n < len(events) - 1 and (STATES[mine.status] == last[0] or mine.status.is_paused):
+                    continue  # in the middle of a batch only a change to working or an end shows
+                status = status_of(mine, event.at)
+                now = (status.state, status.message.SerializeToString())
+                if now == last:
+                    continue
+                last = now
+                for artifact in artifacts_of(mine):
+                    yield TaskArtifactUpdateEvent(
+                        task_id=run_id, context_id=context_id, artifact=artifact, last_chunk=True
+                    )
+                yield TaskStatusUpdateEvent(task_id=run_id, context_id=context_id, status=status)
+            assert mine.next_seq == current.next_seq
 
     # -- not offered --------------------------------------------------------------------------
 

@@ -84,13 +84,14 @@ def events_of(event: Event) -> Iterator[BaseEvent]:
     data = event.data
     if isinstance(data, ModelCalled):
         message = data.message
+        message_id = message.id or f"{event.run_id}:{event.seq}"  # a model that names no message
         if message.content:
-            yield TextMessageStartEvent(message_id=message.id, role="assistant")
-            yield TextMessageContentEvent(message_id=message.id, delta=message.content)
-            yield TextMessageEndEvent(message_id=message.id)
+            yield TextMessageStartEvent(message_id=message_id, role="assistant")
+            yield TextMessageContentEvent(message_id=message_id, delta=message.content)
+            yield TextMessageEndEvent(message_id=message_id)
         for call in message.tool_calls:
             arguments = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
-            yield ToolCallStartEvent(tool_call_id=call.id, tool_call_name=call.name, parent_message_id=message.id)
+            yield ToolCallStartEvent(tool_call_id=call.id, tool_call_name=call.name, parent_message_id=message_id)
             if arguments:
                 yield ToolCallArgsEvent(tool_call_id=call.id, delta=arguments)
             yield ToolCallEndEvent(tool_call_id=call.id)
