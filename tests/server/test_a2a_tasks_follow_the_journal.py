@@ -21,14 +21,16 @@ from a2a.helpers import get_data_parts, get_text_parts, new_data_part
 from a2a.types.a2a_pb2 import (
     CancelTaskRequest,
     GetTaskRequest,
+    ListTasksRequest,
     Message,
     Part,
     Role,
     SendMessageConfiguration,
     SendMessageRequest,
+    SubscribeToTaskRequest,
     TaskState,
 )
-from a2a.utils.errors import TaskNotCancelableError, TaskNotFoundError
+from a2a.utils.errors import InvalidParamsError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError
 
 AGENTS = ("server_agents:payer", "server_agents:ticker", "a2a_agents:typed")
 
@@ -193,3 +195,40 @@ async def test_keys_and_roles_apply_to_a2a(keyed_a2a: A2AServer) -> None:
             [r async for r in viewer.send_message(SendMessageRequest(message=_message("ticks=1")))]
         with pytest.raises(A2AClientError, match="403"):
             await viewer.cancel_task(CancelTaskRequest(id=done.task.id))
+
+
+async def test_bad_messages_get_an_error_that_says_what_to_do_and_start_nothing(a2a: A2AServer) -> None:
+    """No text: invalid params. A message on a task that waits for nothing: invalid params
+    naming what a message on a task is for. Subscribing to an ended task: unsupported, read it
+    with GetTask. None of them starts a run."""
+    async with httpx.AsyncClient(timeout=30) as http:
+        before = len((await http.get(f"{a2a.url}/v1/runs", params={"limit": 500})).json()["runs"])
+        client = await a2a_client(http, a2a.agent_url("ticker"), streaming=False)
+        empty = Message(message_id=uuid.uuid4().hex, role=Role.ROLE_USER, parts=[new_data_part({"x": 1})])
+        with pytest.raises(InvalidParamsError, match="no text part"):
+            [r async for r in client.send_message(SendMessageRequest(message=empty))]
+        [done] = [r async for r in client.send_message(SendMessageRequest(message=_message("ticks=1")))]
+        on_task = _message("more", task_id=done.task.id)
+        with pytest.raises(InvalidParamsError, match="answers an approval only"):
+            [r async for r in client.send_message(SendMessageRequest(message=on_task))]
+        streaming = await a2a_client(http, a2a.agent_url("ticker"))
+        with pytest.raises(UnsupportedOperationError, match="GetTask"):
+            [r async for r in streaming.subscribe(SubscribeToTaskRequest(id=done.task.id))]
+        after = len((await http.get(f"{a2a.url}/v1/runs", params={"limit": 500})).json()["runs"])
+    assert after == before + 1
+
+
+async def test_list_tasks_lists_the_agents_runs_by_context(a2a: A2AServer) -> None:
+    """`ListTasks` with a `contextId`: the tasks of that thread, as the journal has them."""
+    context = f"ctx-{uuid.uuid4().hex[:8]}"
+    async with httpx.AsyncClient(timeout=30) as http:
+        client = await a2a_client(http, a2a.agent_url("ticker"), streaming=False)
+        sent = [
+            (
+                await anext(client.send_message(SendMessageRequest(message=_message("ticks=1", context_id=context))))
+            ).task.id
+            for _ in range(2)
+        ]
+        listed = await client.list_tasks(ListTasksRequest(context_id=context))
+    assert sorted(t.id for t in listed.tasks) == sorted(sent)
+    assert {t.context_id for t in listed.tasks} == {context}

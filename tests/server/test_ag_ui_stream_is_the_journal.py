@@ -166,3 +166,20 @@ def test_an_approval_is_an_interrupt_that_a_resume_answers(ag_ui: A2AServer) -> 
     [result] = _of(resumed, EventType.TOOL_CALL_RESULT)
     assert result["content"] == "sent $5.00 to ANN"
     assert resumed[-1].model_dump()["result"] == "Done: sent $5.00 to ANN."
+
+
+def test_bad_input_is_refused_saying_why_and_starts_nothing(ag_ui: A2AServer) -> None:
+    """A runId that cannot be a run id, a new run with no user message, a resume of a run that
+    waits for nothing: 4xx naming the fix, and no run journaled."""
+    done = f"agui-{uuid.uuid4().hex[:12]}"
+    _run(ag_ui, _input(done, "ticks=1"))
+    with httpx.Client(base_url=ag_ui.url, timeout=30) as http:
+        bad_id = http.post("/v1/agents/ticker/ag-ui", json=_input("not a run id!", "hi"))
+        assert bad_id.status_code == 422 and "runId must match" in bad_id.text
+        silent = f"agui-{uuid.uuid4().hex[:12]}"
+        no_user = http.post("/v1/agents/ticker/ag-ui", json=_input(silent))
+        assert no_user.status_code == 422 and "no user message" in no_user.text
+        resume = [{"interruptId": "x", "status": "resolved", "payload": {"approved": True}}]
+        late = http.post("/v1/agents/ticker/ag-ui", json=_input(done, resume=resume))
+        assert late.status_code == 409 and "nothing waits" in late.text
+        assert http.get(f"/v1/runs/{silent}").status_code == 404
