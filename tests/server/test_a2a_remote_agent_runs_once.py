@@ -51,3 +51,45 @@ def test_a_caller_killed_mid_call_gets_the_same_remote_task_on_resume(tmp_path: 
     finally:
         caller.stop()
         remote.stop()
+
+
+def test_a_remote_killed_mid_task_is_followed_through_its_restart(tmp_path: Path) -> None:
+    """The remote server dies mid-task and comes back on the same store: the caller's call
+    (never interrupted itself) follows the same task with GetTask/SubscribeToTask to its end;
+    one call, one remote task."""
+    remote = A2AServer(tmp_path / "remote.db", agents=("server_agents:ticker",), env={"EUDAIMON_TEST_STEP_S": "0.3"})
+    remote.start()
+    caller = A2AServer(
+        tmp_path / "caller.db",
+        agents=("a2a_agents:delegator",),
+        args=(),
+        env={"EUDAIMON_TEST_A2A_REMOTE": remote.agent_url("ticker")},
+    )
+    caller.start()
+    try:
+        with caller.client() as http, remote.client() as remote_http:
+            run_id = http.post("/v1/agents/delegator/runs", json={"input": "ticks=8"}).json()["run_id"]
+
+            def remote_runs() -> list[str]:
+                runs = remote_http.get("/v1/runs", params={"agent": "ticker"}).json()["runs"]
+                return [r["run_id"] for r in runs]
+
+            [task_id] = wait_until(remote_runs, "the remote task to start")
+            remote.kill()
+            remote.start()
+
+            def finished() -> dict[str, object] | None:
+                run: dict[str, object] = http.get(f"/v1/runs/{run_id}").json()
+                return run if run["status"] in ("completed", "failed") else None
+
+            run = wait_until(finished, "the caller's run to end", tries=1200)
+            assert run["status"] == "completed", run
+            events = http.get(f"/v1/runs/{run_id}/events").json()["events"]
+        with remote.client() as remote_http:
+            assert [r["run_id"] for r in remote_http.get("/v1/runs").json()["runs"]] == [task_id]
+        assert [e["type"] for e in events].count("tool_started") == 1
+        [completed] = [e for e in events if e["type"] == "tool_completed"]
+        assert completed["output"].endswith(f"[A2A task {task_id}]") and "Ticked 8 times" in completed["output"]
+    finally:
+        caller.stop()
+        remote.stop()

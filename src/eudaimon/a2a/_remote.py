@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
-from a2a.client import A2AClientError, Client, ClientConfig, ClientFactory
+from a2a.client import A2AClientError, A2AClientTimeoutError, Client, ClientConfig, ClientFactory
 from a2a.client.card_resolver import A2ACardResolver
 from a2a.helpers import get_data_parts, get_text_parts
 from a2a.types.a2a_pb2 import (
@@ -93,6 +93,8 @@ def A2AAgent(  # named as the thing it stands for, as DESIGN §9 names it
         requires_approval: None: exactly when `effect` is IRREVERSIBLE.
         headers: HTTP headers for every request (an API key); never journaled or shown.
         timeout_s: how long one HTTP request (or a quiet stream) may wait for an answer.
+            A task is followed through a restart of the remote server for as long as the
+            call may last (the agent's `tool_timeout_s`).
     """
     tool_name = name or _name_from(url)
     card: list[AgentCard] = []  # fetched once, on the first call
@@ -153,21 +155,30 @@ async def _send_and_follow(client: Client, text: str, message_id: str) -> Task:
             _fold(seen, response)
             if seen.status.state in SETTLED:
                 return seen
-    except (A2AClientError, httpx.TransportError):
-        if not seen.id:
-            raise  # nothing was started that we know of; the next attempt sends the same id again
+    except A2AClientError as exc:
+        if not seen.id or not _transient(exc):
+            raise  # nothing was started that we know of: the next attempt sends the same id again
     if not seen.id:
         raise A2AToolError("the remote agent answered without a task; nothing to follow")
     while True:
-        task = await client.get_task(GetTaskRequest(id=seen.id))
-        if task.status.state in SETTLED:
-            return task
         try:
+            task = await client.get_task(GetTaskRequest(id=seen.id))
+            if task.status.state in SETTLED:
+                return task
             async for response in client.subscribe(SubscribeToTaskRequest(id=seen.id)):
                 if _settles(response):
                     break
-        except (A2AClientError, UnsupportedOperationError, httpx.TransportError):
-            await asyncio.sleep(FOLLOW_PAUSE_S)  # the remote restarted, or the task just ended
+        except UnsupportedOperationError:
+            continue  # the task ended between the read and the subscription: read it again
+        except A2AClientError as exc:
+            if not _transient(exc):
+                raise
+            await asyncio.sleep(FOLLOW_PAUSE_S)  # the remote is restarting: its journal keeps the task
+
+
+def _transient(exc: A2AClientError) -> bool:
+    """A network failure or a timeout (the remote restarting), not an answer such as 401 or 404."""
+    return isinstance(exc, A2AClientTimeoutError) or isinstance(exc.__cause__, httpx.RequestError)
 
 
 def _fold(task: Task, response: StreamResponse) -> None:
