@@ -4,6 +4,7 @@ of the request, so a server restarted mid-run asks for the very same calls again
 - `delegator` asks the remote A2A agent at `$EUDAIMON_TEST_A2A_REMOTE` (a `ticker` served by
   another eudaimon server) once, then answers with what it said.
 - `typed` answers with a typed output (a pydantic model), for the data part of the artifact.
+- `failing` loops on a tool past its one iteration: its runs fail.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import os
 
 from pydantic import BaseModel
 
-from eudaimon import Agent, Message, ToolCall
+from eudaimon import Agent, Message, ToolCall, tool
 from eudaimon.a2a import A2AAgent
 from eudaimon.core.messages import Role
 from eudaimon.models import ChatRequest, FunctionModel, ScriptedModel
@@ -47,3 +48,17 @@ typed = Agent(
     output_type=Verdict,
     name="typed",
 )
+
+
+def _loop(request: ChatRequest) -> Message:
+    return Message.assistant(tool_calls=[ToolCall(f"again_{len(request.messages)}", "again", {})])
+
+
+@tool(effect="read")
+def again() -> str:
+    """Do it again."""
+    return "again"
+
+
+failing = Agent(FunctionModel(_loop, "looping-model"), tools=[again], name="failing", max_iterations=1)
+"""Calls a tool on every turn and may take one: every run fails (max iterations)."""

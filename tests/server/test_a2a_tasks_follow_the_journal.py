@@ -32,7 +32,7 @@ from a2a.types.a2a_pb2 import (
 )
 from a2a.utils.errors import InvalidParamsError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError
 
-AGENTS = ("server_agents:payer", "server_agents:ticker", "a2a_agents:typed")
+AGENTS = ("server_agents:payer", "server_agents:ticker", "a2a_agents:typed", "a2a_agents:failing")
 
 
 @pytest.fixture(scope="module")
@@ -96,6 +96,18 @@ async def test_typed_output_is_a_data_part(a2a: A2AServer) -> None:
         [response] = [r async for r in client.send_message(SendMessageRequest(message=_message("judge")))]
     [answer] = response.task.artifacts
     assert get_data_parts(answer.parts) == [{"approved": True, "score": 7.0}]
+
+
+async def test_a_failed_run_is_a_failed_task_saying_why(a2a: A2AServer) -> None:
+    """`run_failed` is `failed`, its status message the run's error; no answer artifact."""
+    async with httpx.AsyncClient(timeout=30) as http:
+        client = await a2a_client(http, a2a.agent_url("failing"), streaming=False)
+        [response] = [r async for r in client.send_message(SendMessageRequest(message=_message("go")))]
+        run = (await http.get(f"{a2a.url}/v1/runs/{response.task.id}")).json()
+    assert state_name(response.task.status.state) == "failed"
+    assert run["status"] == "failed"
+    assert get_text_parts(response.task.status.message.parts) == [run["error"]]
+    assert list(response.task.artifacts) == []
 
 
 async def test_the_same_message_id_sent_again_finds_its_run(a2a: A2AServer) -> None:

@@ -23,6 +23,7 @@ ENDS = {EventType.RUN_FINISHED, EventType.RUN_ERROR}
 def ag_ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[A2AServer]:
     running = A2AServer(
         tmp_path_factory.mktemp("ag-ui") / "runs.db",
+        agents=("server_agents:payer", "server_agents:ticker", "a2a_agents:failing"),
         args=("--ag-ui",),
         env={"EUDAIMON_TEST_STEP_S": "0.2"},
     ).start()
@@ -166,6 +167,17 @@ def test_an_approval_is_an_interrupt_that_a_resume_answers(ag_ui: A2AServer) -> 
     [result] = _of(resumed, EventType.TOOL_CALL_RESULT)
     assert result["content"] == "sent $5.00 to ANN"
     assert resumed[-1].model_dump()["result"] == "Done: sent $5.00 to ANN."
+
+
+def test_a_failed_run_ends_with_run_error(ag_ui: A2AServer) -> None:
+    """`run_failed`: the stream ends with RUN_ERROR, its message the run's error, code `failed`."""
+    run_id = f"agui-{uuid.uuid4().hex[:12]}"
+    events = _run(ag_ui, {**_input(run_id, "go"), "agent": "failing"})
+    check_order(events)
+    error = events[-1].model_dump()
+    assert events[-1].type == EventType.RUN_ERROR and error["code"] == "failed"
+    with ag_ui.client() as http:
+        assert error["message"] == http.get(f"/v1/runs/{run_id}").json()["error"]
 
 
 def test_bad_input_is_refused_saying_why_and_starts_nothing(ag_ui: A2AServer) -> None:

@@ -51,7 +51,7 @@ from a2a.utils.errors import (
 from a2a.utils.task import apply_history_length, validate_history_length
 from starlette.exceptions import HTTPException
 
-from eudaimon.a2a._tasks import STATES, TERMINAL, JournalTaskStore, artifacts_of, status_of, submitted, task_of
+from eudaimon.a2a._tasks import TERMINAL, JournalTaskStore, artifacts_of, status_of, submitted, task_of, task_state
 from eudaimon.agent import Agent
 from eudaimon.core.errors import EudaimonError
 from eudaimon.core.events import Event
@@ -229,7 +229,7 @@ class JournalRequestHandler(RequestHandler):
         async for current, events in journal_batches(self.ctx, run_id, state):
             for n, event in enumerate(events):
                 mine.apply(event)
-                if n < len(events) - 1 and (STATES[mine.status] == last[0] or mine.status.is_paused):
+                if n < len(events) - 1 and (task_state(mine.status) == last[0] or mine.status.is_paused):
                     continue  # in the middle of a batch only a change to working or an end shows
                 status = status_of(mine, event.at)
                 now = (status.state, status.message.SerializeToString())

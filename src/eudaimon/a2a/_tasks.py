@@ -42,6 +42,14 @@ STATES: dict[Status, TaskState] = {
     Status.CANCELLED: TaskState.TASK_STATE_CANCELED,
 }
 TERMINAL = frozenset({TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_CANCELED})
+
+
+def task_state(status: Status) -> TaskState:
+    """The A2A state of a run status; a status this mapping does not know (a run accepted but
+    not started, in a newer journal) is `submitted`."""
+    return STATES.get(status, TaskState.TASK_STATE_SUBMITTED)
+
+
 ANSWER_ARTIFACT = "answer"
 """The artifact id (and name) of a completed task's answer: one per task, stable across reads."""
 
@@ -53,7 +61,7 @@ def context_of(state: RunState) -> str:
 
 def status_of(state: RunState, at: datetime | None = None) -> TaskStatus:
     """The task status the run's state stands for, with a message when someone must act or read."""
-    status = TaskStatus(state=STATES[state.status])
+    status = TaskStatus(state=task_state(state.status))
     if at is not None:
         stamp = Timestamp()
         stamp.FromDatetime(at)
