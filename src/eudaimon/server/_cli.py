@@ -40,6 +40,12 @@ def register(app: typer.Typer) -> None:
             str, typer.Option(help="The address to bind; without API keys only loopback is allowed.")
         ] = "127.0.0.1",
         port: Annotated[int, typer.Option(help="The TCP port.")] = 8000,
+        a2a: Annotated[
+            bool, typer.Option("--a2a", help="Publish each agent over A2A at /a2a/AGENT (extra `a2a`).")
+        ] = False,
+        ag_ui: Annotated[
+            bool, typer.Option("--ag-ui", help="Answer AG-UI runs at /v1/agents/AGENT/ag-ui (extra `ag-ui`).")
+        ] = False,
         api_key_file: Annotated[
             str | None,
             typer.Option("--api-key-file", help="A file of `KEY PRINCIPAL ROLE` lines (roles: viewer, operator)."),
@@ -48,12 +54,6 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--insecure", help="Allow binding a non-loopback address without API keys.")
         ] = False,
         log_level: Annotated[str, typer.Option(help="uvicorn's log level.")] = "info",
-        a2a: Annotated[
-            bool, typer.Option("--a2a", help="Publish each agent over A2A at /a2a/AGENT (extra `a2a`).")
-        ] = False,
-        ag_ui: Annotated[
-            bool, typer.Option("--ag-ui", help="Answer AG-UI runs at /v1/agents/AGENT/ag-ui (extra `ag-ui`).")
-        ] = False,
     ) -> None:
         """Serve the HTTP API (/v1, /openapi.json) and the web inspector (/) for the agents given.
 
@@ -95,8 +95,14 @@ def register(app: typer.Typer) -> None:
                 from eudaimon.stores.url import open_store
 
                 journal = open_store(url)
-            application = create_app(agents, journal, auth=keys, a2a=a2a, ag_ui=ag_ui)
-        except (ConfigurationError, MissingExtra) as exc:
+            application = create_app(agents, journal, auth=keys)
+        except ConfigurationError as exc:
+            fail(str(exc))
+        try:
+            from eudaimon.server.app import add_protocols
+
+            add_protocols(application, a2a=a2a, ag_ui=ag_ui)
+        except MissingExtra as exc:
             fail(str(exc))
         where = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
         names = ", ".join(a.name for a in agents)
