@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -195,3 +196,23 @@ def test_bad_input_is_refused_saying_why_and_starts_nothing(ag_ui: A2AServer) ->
         late = http.post("/v1/agents/ticker/ag-ui", json=_input(done, resume=resume))
         assert late.status_code == 409 and "nothing waits" in late.text
         assert http.get(f"/v1/runs/{silent}").status_code == 404
+
+
+def test_a_client_reconnecting_after_a_server_kill_gets_the_whole_run(tmp_path: Path) -> None:
+    """The server is killed -9 mid-run and restarted on its store: the same `runId` posted again
+    replays what the journal holds and follows the run, which recovery finishes, to RUN_FINISHED."""
+    server = A2AServer(tmp_path / "runs.db", args=("--ag-ui",), env={"EUDAIMON_TEST_STEP_S": "0.3"})
+    server.start()
+    run_id = f"agui-{uuid.uuid4().hex[:12]}"
+    try:
+        first = _run(server, _input(run_id, "ticks=6"), stop_after=EventType.TOOL_CALL_RESULT)
+        server.kill()
+        server.start()
+        again = _run(server, _input(run_id, "ticks=6"))
+        check_order(again)
+        assert [e.model_dump() for e in again[: len(first)]] == [e.model_dump() for e in first]
+        assert again[-1].type == EventType.RUN_FINISHED
+        assert len(_of(again, EventType.TOOL_CALL_RESULT)) == 6
+        assert sum(e["type"] == "run_started" for e in _journal(server, run_id)) == 1
+    finally:
+        server.stop()
