@@ -5,10 +5,17 @@ its end, its id journaled with the call."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from _a2a_support import A2AServer
-from _server_support import wait_until
+from _server_support import KEYS, OPERATOR, VIEWER, wait_until
+
+from eudaimon import Agent, Message, ToolCall
+from eudaimon.a2a import A2AAgent
+from eudaimon.core.codec import event_to_dict
+from eudaimon.core.messages import Role
+from eudaimon.models import ScriptedModel
 
 
 def test_a_caller_killed_mid_call_gets_the_same_remote_task_on_resume(tmp_path: Path) -> None:
@@ -92,4 +99,32 @@ def test_a_remote_killed_mid_task_is_followed_through_its_restart(tmp_path: Path
         assert completed["output"].endswith(f"[A2A task {task_id}]") and "Ticked 8 times" in completed["output"]
     finally:
         caller.stop()
+        remote.stop()
+
+
+async def test_the_remote_servers_keys_apply_and_a_refusal_is_a_result_the_model_reads(tmp_path: Path) -> None:
+    """`headers=` carry the key: an operator's key gets the answer; a viewer's is refused (403),
+    which the model reads as the call's error result, the run going on; no key is journaled."""
+    remote = A2AServer(tmp_path / "remote.db", agents=("server_agents:ticker",), env={"EUDAIMON_API_KEYS": KEYS})
+    remote.start()
+    try:
+        results = {}
+        for key in (OPERATOR, VIEWER):
+            tool = A2AAgent(remote.agent_url("ticker"), headers={"Authorization": f"Bearer {key}"})
+            caller = Agent(
+                ScriptedModel([Message.assistant(tool_calls=[ToolCall("c1", "ticker", {"input": "ticks=1"})]), "ok"]),
+                tools=[tool],
+                store=f"sqlite:///{tmp_path / (key + '.db')}",
+                memory=None,
+            )
+            response = await caller.prompt("ask")
+            assert response.status == "completed"
+            [result] = [m for m in response.messages if m.role is Role.TOOL]
+            results[key] = result
+            journal = json.dumps([event_to_dict(e) for e in await caller.store.load(response.run_id)])
+            assert "Ticked" in journal or "403" in journal  # the journal read back holds the call's result
+            assert key not in journal
+        assert not results[OPERATOR].is_error and "Ticked 1 times" in results[OPERATOR].content
+        assert results[VIEWER].is_error and "403" in results[VIEWER].content
+    finally:
         remote.stop()
