@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from _a2a_support import A2AServer
+from _server_support import KEYS, OPERATOR, VIEWER
 from ag_ui.core import BaseEvent, Event, EventType
 from pydantic import TypeAdapter
 
@@ -214,5 +215,27 @@ def test_a_client_reconnecting_after_a_server_kill_gets_the_whole_run(tmp_path: 
         assert again[-1].type == EventType.RUN_FINISHED
         assert len(_of(again, EventType.TOOL_CALL_RESULT)) == 6
         assert sum(e["type"] == "run_started" for e in _journal(server, run_id)) == 1
+    finally:
+        server.stop()
+
+
+def test_keys_apply_a_viewer_may_replay_but_not_start_or_resume(tmp_path: Path) -> None:
+    server = A2AServer(tmp_path / "runs.db", args=("--ag-ui",), env={"EUDAIMON_API_KEYS": KEYS})
+    server.start()
+    run_id = f"agui-{uuid.uuid4().hex[:12]}"
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as http:
+            url = "/v1/agents/payer/ag-ui"
+            assert http.post(url, json=_input(run_id, "pay 1 to X")).status_code == 401
+            viewer = {"Authorization": f"Bearer {VIEWER}"}
+            refused = http.post(url, json=_input(run_id, "pay 1 to X"), headers=viewer)
+            assert refused.status_code == 403 and "operator" in refused.text
+            operator = {"Authorization": f"Bearer {OPERATOR}"}
+            with http.stream("POST", url, json=_input(run_id, "pay 1 to X"), headers=operator) as started:
+                paused = _events(started)
+            with http.stream("POST", url, json=_input(run_id), headers=viewer) as replayed:
+                assert [e.model_dump() for e in _events(replayed)] == [e.model_dump() for e in paused]
+            resume = [{"interruptId": "wire_1", "status": "resolved", "payload": {"approved": True}}]
+            assert http.post(url, json=_input(run_id, resume=resume), headers=viewer).status_code == 403
     finally:
         server.stop()

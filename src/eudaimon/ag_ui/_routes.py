@@ -44,7 +44,7 @@ def _last_user_text(body: RunAgentInput) -> str:
 
 
 def router(ctx: ServerContext) -> APIRouter:
-    _, operator = guards(ctx)
+    viewer, _ = guards(ctx)
     api = APIRouter(prefix="/v1", tags=["ag-ui"], responses=ERRORS)
 
     @api.post(
@@ -56,14 +56,19 @@ def router(ctx: ServerContext) -> APIRouter:
     async def ag_ui_run(
         agent: str,
         body: RunAgentInput,
-        principal: Annotated[Principal, Depends(operator)],
+        principal: Annotated[Principal, Depends(viewer)],
         accept: Annotated[str | None, Header()] = None,
     ) -> StreamingResponse:
-        """Start the run `runId` (or find it, or resume it with `resume` answers) and stream it."""
+        """Start the run `runId` (or find it, or resume it with `resume` answers) and stream it.
+        Replaying a run needs any key; starting or resuming one an operator's."""
         driver = ctx.agent(agent)
         if not re.fullmatch(RUN_ID_PATTERN, body.run_id):
             raise HTTPException(422, f"runId must match {RUN_ID_PATTERN} (it becomes the eudaimon run id)")
         existing = await ctx.store.load(body.run_id)
+        if (not existing or body.resume) and not principal.may_operate:
+            raise HTTPException(
+                403, f"{principal.name} is a {principal.role.value}; starting or resuming a run needs an operator key"
+            )
         after: RunState | None = None
         if existing:
             state = RunState.from_events(existing)
