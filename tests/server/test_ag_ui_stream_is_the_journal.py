@@ -196,6 +196,8 @@ def test_bad_input_is_refused_saying_why_and_starts_nothing(ag_ui: A2AServer) ->
         resume = [{"interruptId": "x", "status": "resolved", "payload": {"approved": True}}]
         late = http.post("/v1/agents/ticker/ag-ui", json=_input(done, resume=resume))
         assert late.status_code == 409 and "nothing waits" in late.text
+        elsewhere = http.post("/v1/agents/ticker/ag-ui", json={**_input(done), "threadId": "another"})
+        assert elsewhere.status_code == 409 and f"thread-{done}" in elsewhere.text
         assert http.get(f"/v1/runs/{silent}").status_code == 404
 
 

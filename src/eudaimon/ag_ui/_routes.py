@@ -75,6 +75,10 @@ def router(ctx: ServerContext) -> APIRouter:
             assert state is not None
             if state.agent != agent:
                 raise HTTPException(409, f"run id {body.run_id!r} is taken by a run of another agent")
+            if state.thread_id != body.thread_id:
+                raise HTTPException(
+                    409, f"run {body.run_id} is in thread {state.thread_id!r}; send that threadId to follow it"
+                )
             if body.resume:
                 after = await _resume(ctx, state, body, principal)
             elif state.status is Status.RUNNING and not ctx.runner.is_driving(body.run_id):
