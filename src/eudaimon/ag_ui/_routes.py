@@ -19,6 +19,7 @@ from fastapi import APIRouter, Depends, Header, HTTPException
 from fastapi.responses import StreamingResponse
 
 from eudaimon.ag_ui._events import delta, events_of, finished, started, view
+from eudaimon.core.errors import EudaimonError
 from eudaimon.core.state import RunState, Status
 from eudaimon.runtime import operations
 from eudaimon.runtime.operations import load_state
