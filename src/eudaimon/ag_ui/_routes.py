@@ -114,14 +114,17 @@ async def _resume(ctx: ServerContext, state: RunState, body: RunAgentInput, prin
         payload: Any = entry.payload if isinstance(entry.payload, dict) else {}
         approved = entry.status == "resolved" and bool(payload.get("approved", False))
         note = payload.get("note")
-        state = await operations.approve(
-            ctx.store,
-            state.run_id,
-            entry.interrupt_id,
-            approved,
-            by=principal.name,
-            note=None if note is None else str(note),
-        )
+        try:
+            state = await operations.approve(
+                ctx.store,
+                state.run_id,
+                entry.interrupt_id,
+                approved,
+                by=principal.name,
+                note=None if note is None else str(note),
+            )
+        except EudaimonError as exc:  # decided meanwhile by someone else, say
+            raise HTTPException(409, str(exc)) from exc
     if state.status is Status.RUNNING:
         agent = ctx.agents.get(state.agent)
         if agent is not None:
