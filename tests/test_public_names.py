@@ -70,6 +70,7 @@ CONTRACT = {
     "eudaimon.prompts": ["PromptTemplate", "PromptBuilder", "DynamicContext", "FewShotTemplate"],
     "eudaimon.retry": ["ToolRetryPolicy"],
     "eudaimon.mcp": ["MCPTools", "MCPConnectionError"],
+    "eudaimon.a2a": ["A2AAgent"],
     "eudaimon.telemetry": ["instrument"],
 }
 
@@ -95,6 +96,8 @@ PACKAGES = [
     "eudaimon.temporal",
     "eudaimon.telemetry",
     "eudaimon.mcp",
+    "eudaimon.a2a",
+    "eudaimon.ag_ui",
 ]
 
 

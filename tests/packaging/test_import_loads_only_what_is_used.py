@@ -23,6 +23,8 @@ NOT_AT_IMPORT = (  # the extras, and jsonschema, which only bare-schema tools an
     "starlette",
     "temporalio",
     "mcp",
+    "a2a",
+    "ag_ui",
     "opentelemetry",
     "tiktoken",
     "jsonschema",

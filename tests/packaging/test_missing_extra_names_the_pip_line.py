@@ -43,6 +43,19 @@ CASES = {
     "server-app": (("fastapi",), "from eudaimon.server import create_app", "server"),
     "temporal-engine": (("temporalio",), "from eudaimon.temporal import TemporalEngine", "temporal"),
     "mcp-tools": (("mcp", "mcp_types"), "from eudaimon.mcp import MCPTools", "mcp"),
+    "a2a-agent": (("a2a",), "from eudaimon.a2a import A2AAgent", "a2a"),
+    "a2a-serve": (
+        ("a2a",),
+        "from eudaimon import Agent; from eudaimon.server import create_app; "
+        "from eudaimon.models import ScriptedModel; create_app(Agent(ScriptedModel(['hi']), store='memory:'), a2a=True)",
+        "a2a",
+    ),
+    "ag-ui-serve": (
+        ("ag_ui",),
+        "from eudaimon import Agent; from eudaimon.server import create_app; "
+        "from eudaimon.models import ScriptedModel; create_app(Agent(ScriptedModel(['hi']), store='memory:'), ag_ui=True)",
+        "ag-ui",
+    ),
     "otel": (("opentelemetry",), "from eudaimon.telemetry import instrument", "otel"),
     "prices": (("genai_prices",), "from eudaimon.cost import OpenAICostModel; OpenAICostModel()", "prices"),
     "tiktoken": (("tiktoken",), "from eudaimon.memory import tiktoken_counter; tiktoken_counter()", "tiktoken"),

@@ -40,6 +40,12 @@ def register(app: typer.Typer) -> None:
             str, typer.Option(help="The address to bind; without API keys only loopback is allowed.")
         ] = "127.0.0.1",
         port: Annotated[int, typer.Option(help="The TCP port.")] = 8000,
+        a2a: Annotated[
+            bool, typer.Option("--a2a", help="Publish each agent over A2A at /a2a/AGENT (extra `a2a`).")
+        ] = False,
+        ag_ui: Annotated[
+            bool, typer.Option("--ag-ui", help="Answer AG-UI runs at /v1/agents/AGENT/ag-ui (extra `ag-ui`).")
+        ] = False,
         api_key_file: Annotated[
             str | None,
             typer.Option("--api-key-file", help="A file of `KEY PRINCIPAL ROLE` lines (roles: viewer, operator)."),
@@ -91,6 +97,12 @@ def register(app: typer.Typer) -> None:
                 journal = open_store(url)
             application = create_app(agents, journal, auth=keys)
         except ConfigurationError as exc:
+            fail(str(exc))
+        try:
+            from eudaimon.server.app import add_protocols
+
+            add_protocols(application, a2a=a2a, ag_ui=ag_ui)
+        except MissingExtra as exc:
             fail(str(exc))
         where = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
         names = ", ".join(a.name for a in agents)

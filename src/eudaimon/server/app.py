@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 
 from fastapi import FastAPI
 
+from eudaimon._extras import needs
 from eudaimon.agent import Agent
 from eudaimon.core.errors import ConfigurationError
 from eudaimon.runtime.leases import lease_ttl_s
@@ -25,6 +26,8 @@ def create_app(
     agents: Mapping[str, Agent] | Sequence[Agent] | Agent,
     store: EventStore | None = None,
     *,
+    a2a: bool = False,
+    ag_ui: bool = False,
     auth: ApiKeys | None = None,
     recover: bool = True,
     recovery_interval_s: float | None = None,
@@ -40,6 +43,8 @@ def create_app(
         agents: the agents served, by name (`agent.name` when given as a list or one agent).
             A run is driven by the agent whose name its journal records.
         store: the journal; by default the agents' store (they must then share one).
+        a2a: publish each agent over A2A (`/a2a/{agent}`, extra `a2a`), its tasks durable runs.
+        ag_ui: answer AG-UI runs at `POST /v1/agents/{agent}/ag-ui` (extra `ag-ui`).
         auth: the API keys accepted; None serves everyone as an operator (bind to loopback).
         recover: resume, on start and every `recovery_interval_s` (default: the lease TTL),
             the runs of these agents that are running and whose driver is gone.
@@ -86,7 +91,22 @@ def create_app(
     app.mount("/inspector", pages.static_files(), name="inspector")
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.state.eudaimon = ctx
+    add_protocols(app, a2a=a2a, ag_ui=ag_ui)
     return app
+
+
+def add_protocols(app: FastAPI, *, a2a: bool = False, ag_ui: bool = False) -> None:
+    """Add the A2A endpoints and the AG-UI endpoint to an app `create_app` built; each needs
+    its extra (`MissingExtra` names it)."""
+    ctx: ServerContext = app.state.eudaimon
+    if a2a:
+        with needs("a2a", "create_app(a2a=True)"):
+            from eudaimon.a2a._routes import install as install_a2a
+        install_a2a(app, ctx)
+    if ag_ui:
+        with needs("ag-ui", "create_app(ag_ui=True)"):
+            from eudaimon.ag_ui._routes import router as ag_ui_router
+        app.include_router(ag_ui_router(ctx))
 
 
 def _by_name(agents: Mapping[str, Agent] | Sequence[Agent] | Agent) -> dict[str, Agent]:

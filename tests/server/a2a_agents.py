@@ -1,0 +1,64 @@
+"""Agents of the A2A test servers (`--agent a2a_agents:NAME`), on models that are pure functions
+of the request, so a server restarted mid-run asks for the very same calls again.
+
+- `delegator` asks the remote A2A agent at `$EUDAIMON_TEST_A2A_REMOTE` (a `ticker` served by
+  another eudaimon server) once, then answers with what it said.
+- `typed` answers with a typed output (a pydantic model), for the data part of the artifact.
+- `failing` loops on a tool past its one iteration: its runs fail.
+"""
+
+from __future__ import annotations
+
+import os
+
+from pydantic import BaseModel
+
+from eudaimon import Agent, Message, ToolCall, tool
+from eudaimon.a2a import A2AAgent
+from eudaimon.core.messages import Role
+from eudaimon.models import ChatRequest, FunctionModel, ScriptedModel
+
+REMOTE = os.environ.get("EUDAIMON_TEST_A2A_REMOTE", "http://127.0.0.1:9/a2a/ticker")
+REMOTE_KEY = os.environ.get("EUDAIMON_TEST_A2A_REMOTE_KEY")
+
+
+def _delegate(request: ChatRequest) -> Message | str:
+    last_user = max(i for i, m in enumerate(request.messages) if m.role is Role.USER)
+    results = [m for m in request.messages[last_user:] if m.role is Role.TOOL]
+    if results:
+        return f"The remote agent said: {results[-1].content}"
+    ask = request.messages[last_user].content
+    return Message.assistant(tool_calls=[ToolCall("ask_1", "ticker", {"input": ask})])
+
+
+delegator = Agent(
+    FunctionModel(_delegate, "delegator-model"),
+    tools=[A2AAgent(REMOTE, headers={"Authorization": f"Bearer {REMOTE_KEY}"} if REMOTE_KEY else None)],
+    name="delegator",
+)
+
+
+class Verdict(BaseModel):
+    approved: bool
+    score: int
+
+
+typed = Agent(
+    ScriptedModel(['{"approved": true, "score": 7}'] * 50),
+    output_type=Verdict,
+    name="typed",
+)
+
+
+def _loop(request: ChatRequest) -> Message:
+    return Message.assistant(tool_calls=[ToolCall(f"again_{len(request.messages)}", "again", {})])
+
+
+@tool(effect="read")
+def again() -> str:
+    """Do it again."""
+    return "again"
+
+
+failing = Agent(FunctionModel(_loop, "looping-model"), tools=[again], name="failing", max_iterations=1)
+"""Calls a tool on every turn and may take one: every run fails (max iterations)."""
