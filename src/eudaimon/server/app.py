@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 
 from fastapi import FastAPI
 
@@ -17,6 +17,7 @@ from eudaimon.server.context import ServerContext
 from eudaimon.server.driving import Runner
 from eudaimon.server.errors import MAX_BODY_BYTES, BodyLimit, install_error_handlers
 from eudaimon.server.hub import Hub
+from eudaimon.server.origin import BrowserGuard
 from eudaimon.server.recovery import recover_forever
 from eudaimon.stores.base import EventStore
 
@@ -29,6 +30,7 @@ def create_app(
     recover: bool = True,
     recovery_interval_s: float | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
+    allowed_hosts: Iterable[str] = (),
 ) -> FastAPI:
     """The eudaimon server as an ASGI app: `/v1` API, `/openapi.json`, the inspector at `/`.
 
@@ -44,6 +46,9 @@ def create_app(
         recover: resume, on start and every `recovery_interval_s` (default: the lease TTL),
             the runs of these agents that are running and whose driver is gone.
         max_body_bytes: larger request bodies are refused with 413.
+        allowed_hosts: the host names served besides loopback ones (`"*"`: any); a request for
+            another `Host` is refused (421). Requests that change something are refused unless
+            they come from this server's own origin and are sent as JSON (see `server.origin`).
 
     Raises:
         ConfigurationError: no agent, two agents with one name, or agents on different stores
@@ -85,6 +90,7 @@ def create_app(
     app.include_router(pages.router())
     app.mount("/inspector", pages.static_files(), name="inspector")
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    app.add_middleware(BrowserGuard, allowed_hosts=tuple(allowed_hosts))
     app.state.eudaimon = ctx
     return app
 
