@@ -39,17 +39,23 @@ class Server:
     env: Mapping[str, str] = field(default_factory=dict)
     args: tuple[str, ...] = ()
     log: Path | None = None
+    store: str | None = None
+    """The store URL; by default the SQLite file `db`."""
     process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def store_url(self) -> str:
+        return self.store or f"sqlite:///{self.db}"
+
     def command(self) -> list[str]:
         agents = [arg for name in AGENTS for arg in ("--agent", f"server_agents:{name}")]
         return [
             sys.executable, "-c", "from eudaimon.cli import app; app()", "serve",
-            "--store", f"sqlite:///{self.db}", *agents, "--port", str(self.port), "--log-level", "warning", *self.args,
+            "--store", self.store_url, *agents, "--port", str(self.port), "--log-level", "warning", *self.args,
         ]  # fmt: skip
 
     def start(self, *, wait: bool = True) -> Server:

@@ -17,7 +17,8 @@ from eudaimon.server.context import ServerContext
 from eudaimon.server.driving import Runner
 from eudaimon.server.errors import MAX_BODY_BYTES, BodyLimit, install_error_handlers
 from eudaimon.server.hub import Hub
-from eudaimon.server.origin import BrowserGuard
+from eudaimon.server.ids import VisibleNames
+from eudaimon.server.origin import BrowserGuard, document_json_bodies
 from eudaimon.server.recovery import recover_forever
 from eudaimon.stores.base import EventStore
 
@@ -90,7 +91,9 @@ def create_app(
     app.include_router(pages.router())
     app.mount("/inspector", pages.static_files(), name="inspector")
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    app.add_middleware(VisibleNames)
     app.add_middleware(BrowserGuard, allowed_hosts=tuple(allowed_hosts))
+    document_json_bodies(app)
     app.state.eudaimon = ctx
     return app
 

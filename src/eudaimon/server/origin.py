@@ -27,7 +27,9 @@ from __future__ import annotations
 import ipaddress
 import json
 from collections.abc import Iterable
+from typing import Any
 
+from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost", "ip6-loopback"})
@@ -168,3 +170,24 @@ async def _refuse(send: Send, status: int, detail: str) -> None:
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+def document_json_bodies(app: FastAPI) -> None:
+    """Say in `/openapi.json` that every operation that changes something takes a JSON body:
+    those that read none still need `Content-Type: application/json` (an empty body is `{}`),
+    and a generated client or a fuzzer would otherwise send them none and get 415."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = build()
+            for item in schema.get("paths", {}).values():
+                for method, operation in item.items():
+                    if method.upper() not in SAFE_METHODS and "requestBody" not in operation:
+                        operation["requestBody"] = {
+                            "required": False,
+                            "content": {"application/json": {"schema": {"type": "object", "maxProperties": 0}}},
+                        }
+        return app.openapi_schema or build()
+
+    app.openapi = openapi  # type: ignore[method-assign]
