@@ -58,9 +58,13 @@ class Server:
             "--store", self.store_url, *agents, "--port", str(self.port), "--log-level", "warning", *self.args,
         ]  # fmt: skip
 
+    def environment(self) -> dict[str, str]:
+        """The server's environment: this directory's modules and this tree's `src` importable."""
+        path = os.pathsep.join(p for p in (str(HERE), os.environ.get("PYTHONPATH", "")) if p)
+        return {**os.environ, "EUDAIMON_LEASE_TTL_S": "2", "PYTHONPATH": path, **self.env}
+
     def start(self, *, wait: bool = True) -> Server:
-        path = os.pathsep.join(p for p in (str(HERE), os.environ.get("PYTHONPATH", "")) if p)  # this tree's src too
-        env = {**os.environ, "EUDAIMON_LEASE_TTL_S": "2", "PYTHONPATH": path, **self.env}
+        env = self.environment()
         self.log = self.log or self.db.with_suffix(f".{self.port}.log")
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(self.command(), env=env, cwd=HERE, stdout=out, stderr=subprocess.STDOUT)

@@ -103,6 +103,17 @@ def register(app: typer.Typer) -> None:
         names = ", ".join(a.name for a in agents)
         console.print(Text(f"eudaimon serves {names} on {where}  (store {shown_url(url)})", style="bold"))
         console.print(Text(f"inspector: {where}/   API: {where}/v1   OpenAPI: {where}/openapi.json", style="cyan"))
-        uvicorn.run(application, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5)
+        from uvicorn.config import LOGGING_CONFIG
+
+        from eudaimon.server.logs import log_config
+
+        uvicorn.run(
+            application,
+            host=host,
+            port=port,
+            log_level=log_level,
+            timeout_graceful_shutdown=5,
+            log_config=log_config(LOGGING_CONFIG),  # credentials masked, control characters escaped
+        )
 
     app.command("serve")(serve)

@@ -18,6 +18,7 @@ from eudaimon.server.driving import Runner
 from eudaimon.server.errors import MAX_BODY_BYTES, BodyLimit, install_error_handlers
 from eudaimon.server.hub import Hub
 from eudaimon.server.ids import VisibleNames
+from eudaimon.server.logs import install as install_safe_logs
 from eudaimon.server.origin import BrowserGuard, document_json_bodies
 from eudaimon.server.recovery import recover_forever
 from eudaimon.stores.base import EventStore
@@ -68,6 +69,7 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         sweeper = asyncio.create_task(recover_forever(ctx, interval)) if recover else None
+        restore_logs = install_safe_logs()  # no credential or control character reaches a log line
         try:
             yield
         finally:
@@ -76,6 +78,7 @@ def create_app(
                 with contextlib.suppress(asyncio.CancelledError):
                     await sweeper
             await ctx.runner.aclose()
+            restore_logs()
 
     app = FastAPI(
         title="eudaimon",
