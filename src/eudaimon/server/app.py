@@ -14,6 +14,7 @@ from eudaimon.runtime.leases import lease_ttl_s
 from eudaimon.server import daimon, decisions, pages, runs, stream, threads
 from eudaimon.server.auth import ApiKeys
 from eudaimon.server.context import ServerContext
+from eudaimon.server.docs_page import install as install_docs
 from eudaimon.server.driving import Runner
 from eudaimon.server.errors import MAX_BODY_BYTES, BodyLimit, install_error_handlers
 from eudaimon.server.hub import Hub
@@ -85,13 +86,14 @@ def create_app(
         summary="Durable agent runs: start them, follow their journals, approve and reconcile.",
         version="1",
         lifespan=lifespan,
-        docs_url="/docs",
+        docs_url=None,  # /docs is served from installed files (docs_page), not from a CDN
         redoc_url=None,
     )
     install_error_handlers(app)
     for module in (runs, stream, decisions, threads, daimon):
         app.include_router(module.router(ctx))
     app.include_router(pages.router())
+    install_docs(app)
     app.mount("/inspector", pages.static_files(), name="inspector")
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.add_middleware(VisibleNames)
