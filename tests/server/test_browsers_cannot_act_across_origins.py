@@ -129,6 +129,9 @@ def test_allowed_host_adds_a_name(fresh: Server) -> None:
         for name in ("agents.example", "ops.example:8443", "AGENTS.EXAMPLE."):
             assert client.get("/v1/runs", headers={"Host": name}).status_code == 200, name
         assert client.get("/v1/runs", headers={"Host": "evil.example"}).status_code == 421
+        for probe in ("/health", "/ready"):  # probes address a server by IP: answered under any name
+            assert client.get(probe, headers={"Host": "10.1.2.3:8000"}).status_code == 200, probe
+        assert client.post("/prompt", json={"input": "x"}, headers={"Host": "10.1.2.3"}).status_code == 421
 
 
 def test_changes_need_json_and_this_origin(server: Server) -> None:

@@ -103,6 +103,10 @@ def register(app: typer.Typer) -> None:
         names = ", ".join(a.name for a in agents)
         console.print(Text(f"eudaimon serves {names} on {where}  (store {shown_url(url)})", style="bold"))
         console.print(Text(f"inspector: {where}/   API: {where}/v1   OpenAPI: {where}/openapi.json", style="cyan"))
+        if not is_loopback(host) and not allowed_host:
+            console.print(
+                Text(f"only requests for {host} or a loopback name are served; add --allowed-host NAME", style="yellow")
+            )
         from uvicorn.config import LOGGING_CONFIG
 
         from eudaimon.server.logs import log_config

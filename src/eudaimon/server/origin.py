@@ -8,7 +8,8 @@ for every request before any route runs, with or without keys:
   names (`localhost`, `127.0.0.1`, `::1`, …) are always served; others are added with
   `create_app(allowed_hosts=[…])` or `eudaimon serve --allowed-host NAME` (`"*"` serves any,
   for a proxy that checks `Host` itself). This stops DNS rebinding, where a page's own origin
-  comes to resolve to 127.0.0.1 and its same-origin script reads and acts on the API.
+  comes to resolve to 127.0.0.1 and its same-origin script reads and acts on the API. Only
+  `GET /health` and `GET /ready` answer under any name (probes address a server by its IP).
 - **Origin.** A request that may change something (any method but GET, HEAD, OPTIONS) whose
   `Origin` is not this server's own, or `null`, is refused (403); so is one without `Origin`
   whose `Sec-Fetch-Site` says it came from another origin (`same-site` included: another port
@@ -94,7 +95,7 @@ class BrowserGuard:
             return
         headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope.get("headers", ())}
         host = headers.get("host")
-        if host is not None and not self.serves(host_name(host)):
+        if host is not None and not self.serves(host_name(host)) and not _is_probe(scope):
             shown = host_name(host)[:100].encode("ascii", "backslashreplace").decode()
             await _refuse(
                 send,
@@ -142,6 +143,17 @@ class BrowserGuard:
             f"cross-origin request refused: a page on {shown!r} may not change anything on this server; "
             "only its own pages (or clients that are not browsers) may"
         )
+
+
+PROBES = frozenset({"/health", "/ready"})
+"""Answered under any `Host`: load balancers and orchestrators probe by address (a pod's IP),
+and what they read (up, ready, how many runs are driven) is no secret worth a rebinding."""
+
+
+def _is_probe(scope: Scope) -> bool:
+    path, root = str(scope.get("path", "")), str(scope.get("root_path", "")).rstrip("/")
+    own = path[len(root) :] if root and path.startswith(root) else path
+    return scope["method"] in ("GET", "HEAD") and own in PROBES
 
 
 def _empty_as_object(receive: Receive) -> Receive:
