@@ -18,6 +18,8 @@ from _server_support import Server, free_port
 from playwright.sync_api import Browser, Page, sync_playwright
 from test_inspector_in_a_browser import ARGS, CHROMIUM
 
+from eudaimon.server.origin import same_origin
+
 FORM = '<form id="f" method="POST" action="{action}"></form><script>document.getElementById("f").submit()</script>'
 
 
@@ -129,6 +131,8 @@ def test_allowed_host_adds_a_name(fresh: Server) -> None:
         for name in ("agents.example", "ops.example:8443", "AGENTS.EXAMPLE."):
             assert client.get("/v1/runs", headers={"Host": name}).status_code == 200, name
         assert client.get("/v1/runs", headers={"Host": "evil.example"}).status_code == 421
+        behind_tls = {"Host": "agents.example", "Origin": "https://agents.example"}  # a TLS proxy in front
+        assert client.post("/v1/runs/none/cancel", json={}, headers=behind_tls).status_code == 404  # not 403
         for probe in ("/health", "/ready"):  # probes address a server by IP: answered under any name
             assert client.get(probe, headers={"Host": "10.1.2.3:8000"}).status_code == 200, probe
         assert client.post("/prompt", json={"input": "x"}, headers={"Host": "10.1.2.3"}).status_code == 421
@@ -152,3 +156,23 @@ def test_changes_need_json_and_this_origin(server: Server) -> None:
         cancelled = client.post(cancel, headers=own)  # no body at all: read as {}
         assert cancelled.status_code == 200, cancelled.text
         assert cancelled.json()["status"] == "cancelled"
+
+
+@pytest.mark.parametrize(
+    ("origin", "host", "same"),
+    [
+        ("http://127.0.0.1:8000", "127.0.0.1:8000", True),
+        ("http://127.0.0.1:9000", "127.0.0.1:8000", False),  # another port: another origin
+        ("http://localhost:8000", "127.0.0.1:8000", False),
+        ("https://agents.example", "agents.example", True),  # TLS ends at a proxy
+        ("http://agents.example:443", "agents.example", False),
+        ("http://[::1]:8000", "[::1]:8000", True),
+        ("HTTP://Agents.Example.", "agents.example", True),
+        ("null", "127.0.0.1:8000", False),
+        ("http://127.0.0.1:8000/x", "127.0.0.1:8000", False),
+    ],
+)
+def test_same_origin_compares_name_and_port(origin: str, host: str, same: bool) -> None:
+    """Invariant: an origin is the server's own only with its name and port (the default port
+    of its scheme when the Host names none)."""
+    assert same_origin(origin, host) is same

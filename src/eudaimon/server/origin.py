@@ -61,8 +61,8 @@ def is_loopback(name: str) -> bool:
         return False
 
 
-def _authority(value: str, scheme: str) -> tuple[str, int | None]:
-    """(name, port) of a `Host` value or of an origin's host part, the default port filled in."""
+def _authority(value: str) -> tuple[str, int | None]:
+    """(name, port) of a `Host` value or of an origin's host part; the port None when not given."""
     value = value.strip().lower()
     port_text = ""
     if value.startswith("["):
@@ -72,8 +72,22 @@ def _authority(value: str, scheme: str) -> tuple[str, int | None]:
         name, _, port_text = value.partition(":")
     else:
         name = value
-    port = int(port_text) if port_text.isascii() and port_text.isdigit() else DEFAULT_PORTS.get(scheme)
+    port = int(port_text) if port_text.isascii() and port_text.isdigit() else None
     return name.rstrip("."), port
+
+
+def same_origin(origin: str, host: str) -> bool:
+    """Whether a page of `origin` (`scheme://name[:port]`) is a page of the server reached as
+    `host` (the `Host` header). A `Host` without a port matches the default port of the origin's
+    scheme, whichever it is: behind a TLS proxy the page is `https://name` and the server sees
+    plain HTTP."""
+    scheme, sep, rest = origin.strip().lower().partition("://")
+    if not sep or "/" in rest:
+        return False
+    origin_name, origin_port = _authority(rest)
+    origin_port = origin_port or DEFAULT_PORTS.get(scheme)
+    name, port = _authority(host)
+    return origin_name == name and origin_port == (port or DEFAULT_PORTS.get(scheme))
 
 
 class BrowserGuard:
@@ -133,10 +147,8 @@ class BrowserGuard:
                     "(or clients that are not browsers) may"
                 )
             return None
-        scheme, sep, rest = origin.strip().partition("://")
         server = scope.get("server") or ("", None)
-        own = _authority(headers.get("host") or f"{server[0]}:{server[1]}", str(scope.get("scheme", "http")))
-        if sep and _authority(rest, scheme.lower()) == own:
+        if same_origin(origin, headers.get("host") or f"{server[0]}:{server[1]}"):
             return None
         shown = origin[:100].encode("ascii", "backslashreplace").decode()
         return (
