@@ -56,7 +56,7 @@ def test_no_endpoint_answers_5xx(keyed_on: Server, tmp_path: Path) -> None:
         "--max-examples", "10", "--max-time", "90", "--workers", "1",
         "--exclude-path-regex", "stream", "--seed", "16", "--request-timeout", "20",
         "-H", f"Authorization: Bearer {OPERATOR}", "--report-dir", str(tmp_path),
-        "--report", "har", "--report-har-path", str(har),
+        "--report", "har", "--report-har-path", str(har), "--generation-allow-x00", "true",
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=400, cwd=tmp_path)  # its cache goes there
     entries = json.loads(har.read_text())["log"]["entries"] if har.exists() else []
