@@ -39,26 +39,32 @@ class Server:
     env: Mapping[str, str] = field(default_factory=dict)
     args: tuple[str, ...] = ()
     log: Path | None = None
+    store: str | None = None
+    """The store URL; by default the SQLite file `db`."""
     process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def store_url(self) -> str:
+        return self.store or f"sqlite:///{self.db}"
+
     def command(self) -> list[str]:
         agents = [arg for name in AGENTS for arg in ("--agent", f"server_agents:{name}")]
         return [
             sys.executable, "-c", "from eudaimon.cli import app; app()", "serve",
-            "--store", f"sqlite:///{self.db}", *agents, "--port", str(self.port), "--log-level", "warning", *self.args,
+            "--store", self.store_url, *agents, "--port", str(self.port), "--log-level", "warning", *self.args,
         ]  # fmt: skip
 
+    def environment(self) -> dict[str, str]:
+        """The server's environment: this directory's modules and this tree's `src` importable."""
+        path = os.pathsep.join(p for p in (str(HERE), os.environ.get("PYTHONPATH", "")) if p)
+        return {**os.environ, "EUDAIMON_LEASE_TTL_S": "2", "PYTHONPATH": path, **self.env}
+
     def start(self, *, wait: bool = True) -> Server:
-        env = {
-            **os.environ,
-            "EUDAIMON_LEASE_TTL_S": "2",
-            "PYTHONPATH": os.pathsep.join([str(HERE), *filter(None, [os.environ.get("PYTHONPATH")])]),
-            **self.env,
-        }
+        env = self.environment()
         self.log = self.log or self.db.with_suffix(f".{self.port}.log")
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(self.command(), env=env, cwd=HERE, stdout=out, stderr=subprocess.STDOUT)

@@ -134,11 +134,11 @@ def test_resume_continues_a_run_decided_elsewhere(tmp_path: Path) -> None:
 
             asyncio.run(approve())
             assert client.get(f"/v1/runs/{run_id}").json()["status"] == "running"
-            resumed = client.post(f"/v1/runs/{run_id}/resume")
+            resumed = client.post(f"/v1/runs/{run_id}/resume", json={})
             assert resumed.status_code == 202
             done = _status(client, run_id, "completed")
             assert done["decisions"][0]["by"] == "cli-user"
-            assert client.post(f"/v1/runs/{run_id}/resume").status_code == 409
+            assert client.post(f"/v1/runs/{run_id}/resume", json={}).status_code == 409
     finally:
         server.stop()
 
@@ -171,7 +171,7 @@ def test_cancel_a_run_this_server_drives(server: Server) -> None:
         assert cancelled.json()["decisions"][-1] | {"seq": 0, "at": ""} == {
             "kind": "cancel", "seq": 0, "at": "", "call_id": None, "by": "anonymous", "note": "runaway"
         }  # fmt: skip
-        assert client.post(f"/v1/runs/{run['run_id']}/cancel").status_code == 409
+        assert client.post(f"/v1/runs/{run['run_id']}/cancel", json={}).status_code == 409
 
 
 DRIVER = """

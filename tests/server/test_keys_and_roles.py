@@ -37,7 +37,7 @@ def test_a_viewer_reads_but_may_not_decide(keyed: Server) -> None:
         refused = viewer.post(f"/v1/runs/{run_id}/approvals/wire_1", json={"approved": True})
         assert refused.status_code == 403 and "victor" in refused.json()["detail"]
         assert viewer.post("/v1/agents/payer/runs", json={"input": "pay 3 to Z"}).status_code == 403
-        assert viewer.post(f"/v1/runs/{run_id}/cancel").status_code == 403
+        assert viewer.post(f"/v1/runs/{run_id}/cancel", json={}).status_code == 403
         assert operator.get(f"/v1/runs/{run_id}").json()["status"] == "awaiting_approval"
 
 

@@ -113,7 +113,7 @@ def test_a_paused_run_ends_its_stream_and_a_client_that_leaves_leaves_nothing(se
         long = client.post("/v1/agents/ticker/runs", json={"input": "ticks=100000"}).json()["run_id"]
         _read(client, long, None, stop_after=2)
         wait_until(lambda: client.get("/health").json()["streams"] == 0, "the stream to be let go")
-        client.post(f"/v1/runs/{long}/cancel")
+        client.post(f"/v1/runs/{long}/cancel", json={})
 
 
 def test_bad_last_event_id_is_422_and_unknown_run_404(server: Server) -> None:

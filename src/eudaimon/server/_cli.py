@@ -54,6 +54,13 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--insecure", help="Allow binding a non-loopback address without API keys.")
         ] = False,
         log_level: Annotated[str, typer.Option(help="uvicorn's log level.")] = "info",
+        allowed_host: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--allowed-host",
+                help="A host name clients use to reach the server, besides loopback ones and --host (repeatable; '*': any).",
+            ),
+        ] = None,
     ) -> None:
         """Serve the HTTP API (/v1, /openapi.json) and the web inspector (/) for the agents given.
 
@@ -95,7 +102,7 @@ def register(app: typer.Typer) -> None:
                 from eudaimon.stores.url import open_store
 
                 journal = open_store(url)
-            application = create_app(agents, journal, auth=keys)
+            application = create_app(agents, journal, auth=keys, allowed_hosts=[host, *(allowed_host or [])])
         except ConfigurationError as exc:
             fail(str(exc))
         try:
@@ -108,6 +115,21 @@ def register(app: typer.Typer) -> None:
         names = ", ".join(a.name for a in agents)
         console.print(Text(f"eudaimon serves {names} on {where}  (store {shown_url(url)})", style="bold"))
         console.print(Text(f"inspector: {where}/   API: {where}/v1   OpenAPI: {where}/openapi.json", style="cyan"))
-        uvicorn.run(application, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5)
+        if not is_loopback(host) and not allowed_host:
+            console.print(
+                Text(f"only requests for {host} or a loopback name are served; add --allowed-host NAME", style="yellow")
+            )
+        from uvicorn.config import LOGGING_CONFIG
+
+        from eudaimon.server.logs import log_config
+
+        uvicorn.run(
+            application,
+            host=host,
+            port=port,
+            log_level=log_level,
+            timeout_graceful_shutdown=5,
+            log_config=log_config(LOGGING_CONFIG),  # credentials masked, control characters escaped
+        )
 
     app.command("serve")(serve)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 
 from fastapi import FastAPI
 
@@ -15,9 +15,13 @@ from eudaimon.runtime.leases import lease_ttl_s
 from eudaimon.server import daimon, dashboard, decisions, pages, runs, stream, threads
 from eudaimon.server.auth import ApiKeys
 from eudaimon.server.context import ServerContext
+from eudaimon.server.docs_page import install as install_docs
 from eudaimon.server.driving import Runner
 from eudaimon.server.errors import MAX_BODY_BYTES, BodyLimit, install_error_handlers
 from eudaimon.server.hub import Hub
+from eudaimon.server.ids import VisibleNames
+from eudaimon.server.logs import install as install_safe_logs
+from eudaimon.server.origin import BrowserGuard, document_json_bodies
 from eudaimon.server.recovery import recover_forever
 from eudaimon.stores.base import EventStore
 
@@ -32,6 +36,7 @@ def create_app(
     recover: bool = True,
     recovery_interval_s: float | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
+    allowed_hosts: Iterable[str] = (),
 ) -> FastAPI:
     """The eudaimon server as an ASGI app: `/v1` API, `/openapi.json`, the inspector at `/`.
 
@@ -49,6 +54,9 @@ def create_app(
         recover: resume, on start and every `recovery_interval_s` (default: the lease TTL),
             the runs of these agents that are running and whose driver is gone.
         max_body_bytes: larger request bodies are refused with 413.
+        allowed_hosts: the host names served besides loopback ones (`"*"`: any); a request for
+            another `Host` is refused (421). Requests that change something are refused unless
+            they come from this server's own origin and are sent as JSON (see `server.origin`).
 
     Raises:
         ConfigurationError: no agent, two agents with one name, or agents on different stores
@@ -67,6 +75,7 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         sweeper = asyncio.create_task(recover_forever(ctx, interval)) if recover else None
+        restore_logs = install_safe_logs()  # no credential or control character reaches a log line
         try:
             yield
         finally:
@@ -75,21 +84,26 @@ def create_app(
                 with contextlib.suppress(asyncio.CancelledError):
                     await sweeper
             await ctx.runner.aclose()
+            restore_logs()
 
     app = FastAPI(
         title="eudaimon",
         summary="Durable agent runs: start them, follow their journals, approve and reconcile.",
         version="1",
         lifespan=lifespan,
-        docs_url="/docs",
+        docs_url=None,  # /docs is served from installed files (docs_page), not from a CDN
         redoc_url=None,
     )
     install_error_handlers(app)
     for module in (runs, stream, decisions, threads, daimon, dashboard):
         app.include_router(module.router(ctx))
     app.include_router(pages.router())
+    install_docs(app)
     app.mount("/inspector", pages.static_files(), name="inspector")
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    app.add_middleware(VisibleNames)
+    app.add_middleware(BrowserGuard, allowed_hosts=tuple(allowed_hosts))
+    document_json_bodies(app)
     app.state.eudaimon = ctx
     add_protocols(app, a2a=a2a, ag_ui=ag_ui)
     return app

@@ -259,10 +259,12 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": Problem, "description": what}
     for code, what in (
         (401, "No key, or a key this server does not know."),
-        (403, "The key's role may not do this."),
+        (403, "The key's role may not do this, or the request came from another origin."),
         (404, "No such run or thread."),
         (409, "The run cannot take this now (it ended, or the call is not waiting)."),
         (422, "The request is malformed, or the input was refused."),
+        (415, "A request that changes something was not sent as `Content-Type: application/json`."),
+        (421, "The `Host` is not a name this server serves (`--allowed-host NAME` adds one)."),
     )
 }
 """The error answers every `/v1` route may give, declared once for all routers."""

@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from eudaimon.server.ids import VisibleId
+
 SEQ_MAX = 2**62
 """No journal gets near it; larger numbers are refused (422) before they reach a store."""
 RUN_ID_PATTERN = r"^[A-Za-z0-9_.:\-]{1,128}$"
@@ -18,7 +20,7 @@ class _Body(BaseModel):
 
 class StartRun(_Body):
     input: str = Field(description="The user's message that starts the run.", max_length=500_000)
-    thread_id: str | None = Field(None, description="The conversation this run continues.", max_length=256)
+    thread_id: VisibleId | None = Field(None, description="The conversation this run continues.", max_length=256)
     run_id: str | None = Field(
         None, description="The id to give the run; sending it again answers with the same run.", pattern=RUN_ID_PATTERN
     )
@@ -55,5 +57,7 @@ class Cancel(_Body):
 
 class Prompt(_Body):
     input: str = Field(max_length=500_000)
-    thread_id: str | None = Field(None, max_length=256)
-    agent: str | None = Field(None, description="The agent to prompt; may be left out when the server serves one.")
+    thread_id: VisibleId | None = Field(None, max_length=256)
+    agent: VisibleId | None = Field(
+        None, description="The agent to prompt; may be left out when the server serves one."
+    )

@@ -10,6 +10,7 @@ facts, and a reconnect neither repeats nor counts them.
 """
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 from typing import Annotated
 
@@ -30,12 +31,13 @@ KEEPALIVE_S = 15.0
 WAIT_S = 1.0
 """How long a stream waits for its feed before it counts towards a keep-alive comment."""
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+_INTEGER = re.compile(r"-?[0-9]{1,20}")
 
 
 def _resume_point(last_event_id: str | None, after_seq: int | None) -> int:
     if last_event_id is not None and last_event_id.strip():
         value = last_event_id.strip()
-        if not value.lstrip("-").isdigit() or not -1 <= int(value) <= SEQ_MAX:
+        if not _INTEGER.fullmatch(value) or not -1 <= int(value) <= SEQ_MAX:  # not isdigit(): "²", "--1"
             raise HTTPException(
                 422, f"Last-Event-ID must be the seq of a journal event (an integer), got {value[:40]!r}"
             )
