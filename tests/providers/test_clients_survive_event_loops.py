@@ -18,7 +18,6 @@ import pytest
 from _wire import ask
 from openai import AsyncOpenAI
 
-from conftest import ANTHROPIC_KEY, OPENAI_KEY, FakeAnthropic, FakeOpenAI, FakeProvider
 from eudaimon import Agent
 from eudaimon.core.errors import ConfigurationError
 from eudaimon.models import Model
@@ -26,6 +25,10 @@ from eudaimon.models.anthropic import AnthropicModel
 from eudaimon.models.fallback import FallbackModel
 from eudaimon.models.openai import OpenAIModel
 from eudaimon.models.registry import infer_model
+
+OPENAI_KEY = "sk-test-openai-loops"
+ANTHROPIC_KEY = "sk-ant-test-loops"
+FakeOpenAI = FakeAnthropic = FakeProvider = Any  # the fixtures' servers (conftest)
 
 
 def settled_open(server: FakeProvider) -> int:
