@@ -4,8 +4,9 @@ The loop checks for a cancel at its step boundaries, but a model call is one lon
 generation of thousands of tokens, a backoff before a retry): a cancel then went unseen until
 the answer came, and the provider went on generating. While a call is in flight, the watch
 hears the run's `CancellationToken` (a callback) and looks for a request another process left
-in the store (`cancel_requests`: a timer every `POLL_STEP_S` looks at the mark the process
-reads at most every `CANCEL_POLL_S`, and reads the run's key only when it changed). When
+in the store (`cancel_requests`: one timer per event loop, every `POLL_STEP_S`, looks at the
+mark the process reads at most every `CANCEL_POLL_S`; a run reads its own key only when the
+mark changed). When
 either comes, the call is cancelled, which closes its HTTP request (the SDKs close the
 connection of a cancelled request), and raises `CallCancelled`: no retry and no fallback
 starts after it, and the loop journals `run_cancelled` with the cancel's `by` and reason.
@@ -26,6 +27,7 @@ from typing import TypeVar
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.cancel_requests import CANCEL_POLL_S, CancelRequest
 from eudaimon.runtime.journal import RunJournal
+from eudaimon.runtime.per_loop import PerLoop
 
 T = TypeVar("T")
 
@@ -65,7 +67,8 @@ class CallWatch:
         self._stop: Callable[[], object] | None = None
         """What cuts the wait under way (set by `run` and `stream`)."""
         self._unhear: Callable[[], None] | None = None
-        self._timer: asyncio.TimerHandle | None = None
+        self._armed = False
+        """Between a call's start and `pause`: the loop's poller looks for this run."""
         self._look: asyncio.Task[CancelRequest | None] | None = None
 
     async def run(self, call: Awaitable[T]) -> T:
@@ -123,15 +126,20 @@ class CallWatch:
             self._stop = None
             await _finish(reader)
 
-    def pause(self) -> None:
-        """Stop listening until the next call. A look at the store under way goes on to its
-        end: a request it reads is kept in `request`, for the loop's next check."""
+    def close(self) -> None:
+        """Stop listening: the run's drive is over."""
+        self.pause()
         if self._unhear is not None:
             self._unhear()
             self._unhear = None
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+
+    def pause(self) -> None:
+        """Stop looking in the store until the next call (the token is heard until `close`:
+        once per drive, not per call). A look under way goes on to its end: a request it
+        reads is kept in `request`, for the loop's next check."""
+        if self._armed:
+            self._armed = False
+            _POLLERS.get().waiting.discard(self)
 
     def _arm(self) -> None:
         if self.request is not None:
@@ -139,26 +147,26 @@ class CallWatch:
         if self._token is not None and self._unhear is None:
             token = self._token
             self._unhear = token.on_cancel(lambda: self._fire(CancelRequest(reason=token.reason, by=token.by)))
-        if self._timer is None and self._look is None:
-            self._timer = asyncio.get_running_loop().call_later(POLL_STEP_S, self._tick)
+        if not self._armed:
+            self._armed = True
+            if self._look is None:
+                _POLLERS.get().add(self)
 
-    def _tick(self) -> None:
-        self._timer = None
-        if self.request is not None:
-            return
-        if self._journal.may_have_cancel_request():
+    def tick(self, poller: _Poller) -> None:
+        """The poller's look: when a request was left anywhere, read whether it is this run's
+        (the run leaves the poller meanwhile: one read at a time)."""
+        if self.request is None and self._journal.may_have_cancel_request():
+            poller.waiting.discard(self)
             look = self._look = asyncio.ensure_future(self._journal.cancel_request())
             look.add_done_callback(self._looked)
-        else:
-            self._timer = asyncio.get_running_loop().call_later(POLL_STEP_S, self._tick)
 
     def _looked(self, look: asyncio.Task[CancelRequest | None]) -> None:
         self._look = None
         found = None if look.cancelled() or look.exception() is not None else look.result()
         if found is not None:
             self._fire(found)
-        elif self._unhear is not None or self._stop is not None:  # still waiting: look again later
-            self._timer = asyncio.get_running_loop().call_later(POLL_STEP_S, self._tick)
+        elif self._armed:  # still waiting on its model: look again at the next tick
+            _POLLERS.get().add(self)
 
     def _fire(self, request: CancelRequest) -> None:
         if self.request is None:
@@ -195,3 +203,29 @@ async def _finish(task: asyncio.Future[None]) -> None:
         await asyncio.wait((task,))
     if not task.cancelled():
         task.exception()  # retrieved: its failure, if any, was handed over through the queue
+
+
+class _Poller:
+    """One event loop's timer for all its runs waiting on a model: every `POLL_STEP_S` while
+    any waits, each looks whether a request was left for it. One timer, not one per call: a
+    timer set and cancelled per model call cost more than the rest of the watch."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self.waiting: set[CallWatch] = set()
+        self._timer: asyncio.TimerHandle | None = None
+
+    def add(self, watch: CallWatch) -> None:
+        self.waiting.add(watch)
+        if self._timer is None:
+            self._timer = self._loop.call_later(POLL_STEP_S, self._tick)
+
+    def _tick(self) -> None:
+        self._timer = None
+        for watch in list(self.waiting):
+            watch.tick(self)
+        if self.waiting:
+            self._timer = self._loop.call_later(POLL_STEP_S, self._tick)
+
+
+_POLLERS = PerLoop(_Poller)

@@ -203,7 +203,7 @@ async def drive(
                 logger.exception("an on_error hook raised while reporting %r", exc)
     finally:
         if watch is not None:
-            watch.pause()
+            watch.close()
     await journal.flush()
     if not emit:
         return
