@@ -94,6 +94,20 @@ async def test_a_token_cancel_closes_the_request_and_the_run_says_who(slow: Slow
     await agent.aclose()
 
 
+async def test_a_cancel_from_another_thread_closes_the_request(slow: SlowProvider) -> None:
+    """`token.cancel()` called from a thread that runs no event loop (a UI, a signal handler)."""
+    store = MemoryStore()
+    agent = Agent(model_for(slow), store=store, memory=None)
+    token = CancellationToken()
+    run = asyncio.ensure_future(drive(agent, "r1", False, cancel=token))
+    await until(lambda: slow.calls, "the request reached the provider")
+    await asyncio.to_thread(token.cancel, "from a thread", by="heidi")
+    assert await asyncio.wait_for(run, WAIT_S) == "cancelled"
+    await until(lambda: slow.calls[0].hung_up_at is not None, "the client hung up")
+    assert await last_event(store, "r1") == RunCancelled(reason="from a thread", by="heidi")
+    await agent.aclose()
+
+
 async def test_a_cancel_during_the_backoff_starts_no_retry(openai_server: Any) -> None:
     """The first attempt fails retryably (503, Retry-After 20 s); a cancel in the backoff ends
     the run at once, and no second request is sent."""
