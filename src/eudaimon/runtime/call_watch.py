@@ -20,7 +20,6 @@ through a queue, so that the caller's code between two items is never what gets 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
@@ -102,13 +101,14 @@ class CallWatch:
     async def stream(self, items: AsyncIterator[T]) -> AsyncIterator[T]:
         """`items`, read by a task of their own; a cancel closes them and raises `CallCancelled`."""
         self._arm()
-        queue: asyncio.Queue[T | _End | BaseException] = asyncio.Queue(maxsize=1)
+        # Unbounded: the reader keeps up with the provider however slow the caller is, and
+        # its end, however it comes (a cancel from anywhere included), always wakes the caller.
+        queue: asyncio.Queue[T | _End | Exception] = asyncio.Queue()
         reader = asyncio.ensure_future(_read(items, queue))
+        reader.add_done_callback(lambda _: queue.put_nowait(_END))
 
         def stop() -> None:
             reader.cancel()
-            with contextlib.suppress(asyncio.QueueFull):
-                queue.put_nowait(_END)
 
         self._stop = stop
         try:
@@ -119,7 +119,7 @@ class CallWatch:
                     raise self._cancelled()
                 if isinstance(item, _End):
                     return
-                if isinstance(item, BaseException):
+                if isinstance(item, Exception):
                     raise item
                 yield item
         finally:
@@ -179,20 +179,16 @@ class CallWatch:
         return CallCancelled(self.request)
 
 
-async def _read(items: AsyncIterator[T], queue: asyncio.Queue[T | _End | BaseException]) -> None:
+async def _read(items: AsyncIterator[T], queue: asyncio.Queue[T | _End | Exception]) -> None:
     try:
         async for item in items:
-            await queue.put(item)
-    except asyncio.CancelledError:
-        raise
-    except BaseException as exc:  # handed to the caller, in order
-        await queue.put(exc)
-        return
+            queue.put_nowait(item)
+    except Exception as exc:  # handed to the caller, in order
+        queue.put_nowait(exc)
     finally:
         aclose = getattr(items, "aclose", None)
         if aclose is not None:
             await aclose()
-    await queue.put(_END)
 
 
 async def _finish(task: asyncio.Future[None]) -> None:
