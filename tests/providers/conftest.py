@@ -69,6 +69,8 @@ class FakeProvider:
         self._script: deque[Script] = deque()
         self._stop = threading.Event()
         self._connections: set[socket.socket] = set()
+        self.open_connections: set[socket.socket] = set()
+        """Connections a client holds open now (keep-alive included): a leaked client keeps its own."""
         self._lock = threading.Lock()
         fake = self
 
@@ -95,7 +97,13 @@ class FakeProvider:
             def process_request(self, request: Any, client_address: Any) -> None:
                 with fake._lock:
                     fake._connections.add(request)
+                    fake.open_connections.add(request)
                 super().process_request(request, client_address)
+
+            def shutdown_request(self, request: Any) -> None:
+                with fake._lock:  # the handler saw the client hang up (or the server stopped)
+                    fake.open_connections.discard(request)
+                super().shutdown_request(request)
 
             def handle_error(self, request: Any, client_address: Any) -> None:
                 pass  # a client that hung up mid-reply is what some tests are about

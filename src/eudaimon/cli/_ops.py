@@ -270,6 +270,11 @@ def _store_flag(url: str) -> str:
     return "" if url == default_store_url() else f" --store {shown_url(url)}"
 
 
+def login_name() -> str | None:
+    """Who acts, when `--by` is not given: the login name, if the system has one."""
+    return _login()
+
+
 def _login() -> str | None:
     try:
         return getpass.getuser()

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from eudaimon.cli import _ops, _threads
+from eudaimon.cli import _cancel, _ops, _threads
 from eudaimon.cli._common import (
     JsonOption,
     RunArgument,
@@ -70,6 +70,7 @@ app = typer.Typer(
 runs_app = typer.Typer(help="Inspect the runs in a journal, and decide for the ones that wait.", no_args_is_help=True)
 app.add_typer(runs_app, name="runs")
 _ops.register(runs_app)
+_cancel.register(runs_app)
 _threads.register(app)
 _serve.register(app)
 _temporal_cli.register(app)

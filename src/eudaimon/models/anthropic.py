@@ -20,8 +20,8 @@ from eudaimon._extras import needs
 with needs("anthropic", "AnthropicModel"):
     import anthropic
     import httpx2
-    from anthropic import AsyncAnthropic
-    from anthropic.types import ToolChoiceParam
+    from anthropic import AsyncAnthropic, AsyncStream
+    from anthropic.types import RawMessageStreamEvent, ToolChoiceParam
     from anthropic.types.message_create_params import MessageCreateParamsNonStreaming, MessageCreateParamsStreaming
 
 from eudaimon.core.errors import ConfigurationError, ModelError, ModelRequestRejected
@@ -34,6 +34,7 @@ from eudaimon.models._anthropic_convert import (
     to_anthropic,
     to_anthropic_tools,
 )
+from eudaimon.models._loop_clients import LoopClients, UsedOn
 from eudaimon.models._provider_errors import (
     ErrorContext,
     from_status,
@@ -75,6 +76,9 @@ class AnthropicModel:
         base_url: Another endpoint speaking the same API (a proxy, a gateway).
         timeout: Seconds the client waits for each read (default 600).
         client: A prebuilt `anthropic.AsyncAnthropic`; used with `max_retries=0`, not closed here.
+            Its connections belong to the event loop that opened them, so the model refuses it
+            on a second loop (`ConfigurationError`): leave it out and the model builds a client
+            per loop, closed when that loop shuts down or the model is closed.
         default_max_tokens: `max_tokens` for requests that set none (the API requires one).
 
     Raises:
@@ -93,29 +97,27 @@ class AnthropicModel:
     ) -> None:
         self._model = model
         self._default_max_tokens = default_max_tokens
-        self._owns_client = client is None
+        self._clients: LoopClients[AsyncAnthropic] | None = None
+        """One client per event loop, when this model builds them (see `_loop_clients`)."""
+        self._given_on: UsedOn | None = None
+        self._spare: AsyncAnthropic | None = None
+        """The first client built, until a loop takes it."""
         if client is None:
-            try:
-                client = AsyncAnthropic(
-                    api_key=api_key,
-                    base_url=base_url,
-                    timeout=timeout if timeout is not None else DEFAULT_TIMEOUT_S,
-                    max_retries=0,
-                )
-            except anthropic.CredentialsError as exc:
-                raise ConfigurationError(
-                    f"AnthropicModel({model!r}): the SDK's credentials could not be loaded ({redact(str(exc))}); "
-                    "pass api_key=... or set ANTHROPIC_API_KEY"
-                ) from None
-            if client.api_key is None and client.auth_token is None and client.credentials is None:
-                raise ConfigurationError(
-                    f"AnthropicModel({model!r}) has no credentials: pass api_key=... or set ANTHROPIC_API_KEY"
-                )
-        elif timeout is not None:
-            client = client.with_options(max_retries=0, timeout=timeout)
+            client = self._spare = _build_client(model, api_key, base_url, timeout)
+            # Later loops' clients get what this one resolved, not what the environment says then.
+            resolved = {
+                "api_key": client.api_key,
+                "auth_token": client.auth_token,
+                "credentials": client.credentials,
+                "base_url": str(client.base_url),
+            }
+            self._clients = LoopClients(lambda: self._spare_client() or _rebuild(resolved, timeout), _close_client)
         else:
-            client = client.with_options(max_retries=0)
+            self._given_on = UsedOn(f"AnthropicModel({model!r}, client=...)")
+            retries_off = {"max_retries": 0} if timeout is None else {"max_retries": 0, "timeout": timeout}
+            client = client.with_options(**retries_off)
         self._client = client
+        """The client given, or the first one built (checked for credentials at once, then the first loop's)."""
         self._base_url = display_url(str(client.base_url))
         secrets = tuple(s for s in (api_key, client.api_key, client.auth_token) if s)
         self._ctx = ErrorContext(
@@ -143,8 +145,9 @@ class AnthropicModel:
             "messages": [],
         }
         params = self._fill(request, params)
+        client = await self._loop_client()
         with classified(self._classify):
-            message = await self._client.messages.create(**params, extra_body=self._extra(request))
+            message = await client.messages.create(**params, extra_body=self._extra(request))
         return read(from_message, message, self._ctx, "the message")
 
     def stream(self, request: ChatRequest) -> AsyncIterator[ModelStreamItem]:
@@ -153,8 +156,13 @@ class AnthropicModel:
         A failure before any delta is classified like `generate`'s; a stream that breaks or
         ends early after content arrived is `ModelResponseInvalid`, which is not retried.
         """
+
+        async def open_stream() -> AsyncStream[RawMessageStreamEvent]:
+            client = await self._loop_client()
+            return await client.messages.create(**self._stream_params(request), extra_body=self._extra(request))
+
         return relay(
-            lambda: self._client.messages.create(**self._stream_params(request), extra_body=self._extra(request)),
+            open_stream,
             AnthropicStream(),
             classify=self._classify,
             ctx=self._ctx,
@@ -162,9 +170,26 @@ class AnthropicModel:
         )
 
     async def aclose(self) -> None:
-        """Close the HTTP client this model built (a client passed in is left to its owner)."""
-        if self._owns_client:
-            await self._client.close()
+        """Close the HTTP clients this model built, one per event loop (a client passed in is
+        left to its owner)."""
+        if self._clients is not None:
+            await self._clients.aclose()
+            spare, self._spare = self._spare, None
+            if spare is not None:
+                await spare.close()
+
+    async def _loop_client(self) -> AsyncAnthropic:
+        """The running loop's client: its own when this model built them, else the one given
+        (refused on a second loop: its connections belong to the first)."""
+        if self._clients is not None:
+            return await self._clients.get()
+        assert self._given_on is not None
+        self._given_on.check()
+        return self._client
+
+    def _spare_client(self) -> AsyncAnthropic | None:
+        spare, self._spare = self._spare, None
+        return spare
 
     def _stream_params(self, request: ChatRequest) -> MessageCreateParamsStreaming:
         params: MessageCreateParamsStreaming = {
@@ -253,6 +278,34 @@ class AnthropicModel:
 
 
 _EFFORTS = frozenset({"low", "medium", "high"})
+
+
+def _build_client(model: str, api_key: str | None, base_url: str | None, timeout: float | None) -> AsyncAnthropic:
+    try:
+        client = AsyncAnthropic(
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout if timeout is not None else DEFAULT_TIMEOUT_S,
+            max_retries=0,
+        )
+    except anthropic.CredentialsError as exc:
+        raise ConfigurationError(
+            f"AnthropicModel({model!r}): the SDK's credentials could not be loaded ({redact(str(exc))}); "
+            "pass api_key=... or set ANTHROPIC_API_KEY"
+        ) from None
+    if client.api_key is None and client.auth_token is None and client.credentials is None:
+        raise ConfigurationError(
+            f"AnthropicModel({model!r}) has no credentials: pass api_key=... or set ANTHROPIC_API_KEY"
+        )
+    return client
+
+
+def _rebuild(resolved: dict[str, Any], timeout: float | None) -> AsyncAnthropic:
+    return AsyncAnthropic(**resolved, timeout=timeout if timeout is not None else DEFAULT_TIMEOUT_S, max_retries=0)
+
+
+async def _close_client(client: AsyncAnthropic) -> None:
+    await client.close()
 
 
 def _size(converted: Converted) -> int:

@@ -35,6 +35,7 @@ with needs("openai", "OpenAIModel"):
 
 from eudaimon.core.errors import ConfigurationError, ModelError
 from eudaimon.core.settings import ModelSettings
+from eudaimon.models._loop_clients import LoopClients, UsedOn
 from eudaimon.models._openai_body import message_cache, request_body
 from eudaimon.models._openai_convert import OpenAIStream, from_completion, to_openai_tools
 from eudaimon.models._provider_errors import (
@@ -68,6 +69,10 @@ class OpenAIModel:
         base_url: Another server speaking the same API, e.g. "http://localhost:11434/v1".
         timeout: Seconds the client waits for each read (default 600).
         client: A prebuilt `openai.AsyncOpenAI`; it is used with `max_retries=0` and not closed here.
+            Its connections belong to the event loop that opened them, so the model refuses it
+            on a second loop (`ConfigurationError`): leave it out and the model builds a client
+            per loop (each `asyncio.run`, each `prompt_sync`, each thread's loop), closed when
+            that loop shuts down or the model is closed.
         provider: "openai", "ollama" or "openai-compatible"; names the server in error messages.
         max_tokens_field: Which request field carries `max_tokens`: OpenAI wants
             "max_completion_tokens" (its reasoning models refuse the other), most compatible
@@ -90,28 +95,24 @@ class OpenAIModel:
     ) -> None:
         self._model = model
         self._provider = provider
-        self._owns_client = client is None
+        self._clients: LoopClients[AsyncOpenAI] | None = None
+        """One client per event loop, when this model builds them (see `_loop_clients`)."""
+        self._given_on: UsedOn | None = None
+        self._spare: AsyncOpenAI | None = None
+        """The first client built, until a loop takes it."""
         if client is None:
-            try:
-                client = AsyncOpenAI(
-                    api_key=api_key,
-                    base_url=base_url,
-                    timeout=timeout if timeout is not None else DEFAULT_TIMEOUT_S,
-                    max_retries=0,
-                )
-            except openai.OpenAIError as exc:
-                if api_key is None and not os.environ.get("OPENAI_API_KEY"):
-                    reason = "has no API key"
-                else:
-                    reason = f"could not be built ({redact(str(exc), [api_key or ''])})"
-                raise ConfigurationError(
-                    f"OpenAIModel({model!r}) {reason}: pass api_key=... or set OPENAI_API_KEY"
-                ) from None
-        elif timeout is not None:
-            client = client.with_options(max_retries=0, timeout=timeout)
+            client = self._spare = _build_client(model, api_key, base_url, timeout)
+            # Later loops' clients get the key and URL this one resolved, not the environment's.
+            key, url = client.api_key, str(client.base_url)
+            self._clients = LoopClients(
+                lambda: self._spare_client() or _build_client(model, key, url, timeout), _close_client
+            )
         else:
-            client = client.with_options(max_retries=0)
+            self._given_on = UsedOn(f"OpenAIModel({model!r}, client=...)")
+            retries_off = {"max_retries": 0} if timeout is None else {"max_retries": 0, "timeout": timeout}
+            client = client.with_options(**retries_off)
         self._client = client
+        """The client given, or the first one built (checked for a key at once, then the first loop's)."""
         self._base_url = display_url(str(client.base_url))
         self._max_tokens_field: MaxTokensField = max_tokens_field or (
             "max_completion_tokens" if provider == "openai" else "max_tokens"
@@ -136,8 +137,9 @@ class OpenAIModel:
 
     async def generate(self, request: ChatRequest) -> ChatResponse:
         """One completion. Failures raise `ModelError`s, classified once (see the module docstring)."""
+        client = await self._loop_client()
         with classified(self._classify):
-            completion = await self._client.post(
+            completion = await client.post(
                 _PATH, cast_to=ChatCompletion, content=self._body(request, self._params(request)), options=_POST_OPTIONS
             )
         return read(from_completion, completion, self._ctx, "the completion")
@@ -148,15 +150,20 @@ class OpenAIModel:
         A failure before any delta is classified like `generate`'s; a stream that breaks or
         ends early after content arrived is `ModelResponseInvalid`, which is not retried.
         """
-        return relay(
-            lambda: self._client.post(
+
+        async def open_stream() -> AsyncStream[ChatCompletionChunk]:
+            client = await self._loop_client()
+            return await client.post(
                 _PATH,
                 cast_to=ChatCompletion,
                 content=self._body(request, self._stream_params(request)),
                 options=_POST_OPTIONS,
                 stream=True,
                 stream_cls=AsyncStream[ChatCompletionChunk],
-            ),
+            )
+
+        return relay(
+            open_stream,
             OpenAIStream(),
             classify=self._classify,
             ctx=self._ctx,
@@ -164,9 +171,26 @@ class OpenAIModel:
         )
 
     async def aclose(self) -> None:
-        """Close the HTTP client this model built (a client passed in is left to its owner)."""
-        if self._owns_client:
-            await self._client.close()
+        """Close the HTTP clients this model built, one per event loop (a client passed in is
+        left to its owner)."""
+        if self._clients is not None:
+            await self._clients.aclose()
+            spare, self._spare = self._spare, None
+            if spare is not None:
+                await spare.close()
+
+    async def _loop_client(self) -> AsyncOpenAI:
+        """The running loop's client: its own when this model built them, else the one given
+        (refused on a second loop: its connections belong to the first)."""
+        if self._clients is not None:
+            return await self._clients.get()
+        assert self._given_on is not None
+        self._given_on.check()
+        return self._client
+
+    def _spare_client(self) -> AsyncOpenAI | None:
+        spare, self._spare = self._spare, None
+        return spare
 
     def _stream_params(self, request: ChatRequest) -> CompletionCreateParamsStreaming:
         # include_usage: without it a streamed answer reports no tokens, and costs nothing.
@@ -267,6 +291,26 @@ class OpenAIModel:
 
     def __repr__(self) -> str:
         return f"OpenAIModel(model={self._model!r}, provider={self._provider!r}, base_url={self._base_url!r})"
+
+
+def _build_client(model: str, api_key: str | None, base_url: str | None, timeout: float | None) -> AsyncOpenAI:
+    try:
+        return AsyncOpenAI(
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout if timeout is not None else DEFAULT_TIMEOUT_S,
+            max_retries=0,
+        )
+    except openai.OpenAIError as exc:
+        if api_key is None and not os.environ.get("OPENAI_API_KEY"):
+            reason = "has no API key"
+        else:
+            reason = f"could not be built ({redact(str(exc), [api_key or ''])})"
+        raise ConfigurationError(f"OpenAIModel({model!r}) {reason}: pass api_key=... or set OPENAI_API_KEY") from None
+
+
+async def _close_client(client: AsyncOpenAI) -> None:
+    await client.close()
 
 
 def _tool_choice(choice: str) -> ChatCompletionToolChoiceOptionParam:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 
 class CancellationToken:
@@ -16,6 +17,7 @@ class CancellationToken:
         self._reason: str | None = None
         self._by: str | None = None
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
+        self._callbacks: list[tuple[asyncio.AbstractEventLoop, Callable[[], object]]] = []
 
     def cancel(self, reason: str = "cancelled by the caller", *, by: str | None = None) -> None:
         """Stop the run at its next check; `by` names who cancelled in its `run_cancelled` event."""
@@ -32,6 +34,11 @@ class CancellationToken:
                 waiter.set()  # on its own loop: no thread hop (a workflow's loop has none)
             else:
                 loop.call_soon_threadsafe(waiter.set)
+        for loop, callback in list(self._callbacks):
+            if loop is current:
+                loop.call_soon(callback)
+            else:
+                loop.call_soon_threadsafe(callback)
 
     @property
     def is_cancelled(self) -> bool:
@@ -44,6 +51,24 @@ class CancellationToken:
     @property
     def by(self) -> str | None:
         return self._by
+
+    def on_cancel(self, callback: Callable[[], object]) -> Callable[[], None]:
+        """Have `callback` called soon on the running loop when the token is cancelled (soon,
+        if it is already), never inside `cancel` itself; returns what unregisters it. A cancel
+        racing in from another thread may call it twice: it must not mind."""
+        entry = (asyncio.get_running_loop(), callback)
+        if self._reason is not None:
+            entry[0].call_soon(callback)
+            return _nothing
+        self._callbacks.append(entry)
+        if self._reason is not None:  # cancelled meanwhile, maybe before it saw the entry
+            entry[0].call_soon(callback)
+
+        def remove() -> None:
+            if entry in self._callbacks:
+                self._callbacks.remove(entry)
+
+        return remove
 
     async def wait(self) -> str:
         """Return the reason once cancelled."""
@@ -59,3 +84,7 @@ class CancellationToken:
 
     def __repr__(self) -> str:
         return f"CancellationToken(cancelled={self.is_cancelled})"
+
+
+def _nothing() -> None:
+    pass

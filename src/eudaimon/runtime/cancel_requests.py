@@ -135,6 +135,13 @@ class CancelPoll:
         watch = _watch(store) if new else None
         self._seen: _Mark | object = watch.mark if watch is not None else _NEVER
 
+    def may_have(self, moment: float) -> bool:
+        """Whether a request was left anywhere since this run last looked: a look without
+        awaiting anything (it may start the process's background read), for a run that waits
+        on its model; `poll` then reads the run's own key."""
+        watch = _watch(self.store)
+        return watch is not None and watch.current(moment) != self._seen
+
     async def poll(self, moment: float) -> CancelRequest | None:
         """The request left for this run, if a request was left anywhere since the last look."""
         watch = _watch(self.store)

@@ -100,6 +100,10 @@ class RunJournal:
         `CANCEL_POLL_S` seconds, once for all this process's runs); None otherwise."""
         return await self._cancels.poll(self.clock.monotonic_ms() / 1000)
 
+    def may_have_cancel_request(self) -> bool:
+        """Whether `cancel_request` may find one now: a look that awaits nothing."""
+        return self._cancels.may_have(self.clock.monotonic_ms() / 1000)
+
     def record(self, data: EventData) -> Event:
         """Fold `data` into the state and buffer it for the next commit.
 

@@ -44,7 +44,9 @@ from eudaimon.extensions.hooks import LoopState
 from eudaimon.models.base import ChatRequest, ChatResponse
 from eudaimon.models.history import History
 from eudaimon.runtime.call_intents import prepare_batch
+from eudaimon.runtime.call_watch import CallCancelled, CallWatch
 from eudaimon.runtime.cancel import CancellationToken
+from eudaimon.runtime.clock import no_wait
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.context import offered_specs, run_context
 from eudaimon.runtime.journal import RunJournal
@@ -74,6 +76,9 @@ async def drive(
     or yielded. Either way the events journaled are the same.
     """
     state = journal.state
+    # A cancel during a model call closes it (`call_watch`). Not in a Temporal workflow: its
+    # replayed history must hold every command, and a cancelled activity would be a new one.
+    watch = CallWatch(journal, cancel) if journal.clock.turn is not no_wait else None
     try:
         while True:
             await journal.clock.turn()  # the loop's other callbacks and timers go first if steps ran long
@@ -81,7 +86,8 @@ async def drive(
             if isinstance(step, CallModel):
                 if (cancel is not None or cfg.budget is not None) and _stopped_before_call(journal, cfg, cancel):
                     break
-                requested = await journal.cancel_request()  # left by another process; read now and then
+                # Left by another process (read now and then), or seen as a call ended.
+                requested = (watch and watch.request) or await journal.cancel_request()
                 if requested is not None:
                     journal.record(RunCancelled(reason=requested.reason, by=requested.by))
                     break
@@ -99,6 +105,7 @@ async def drive(
                                 stream=True,
                                 retry=cfg.model_retry,
                                 offered=cfg.prepared,
+                                watch=watch,
                             ):
                                 if isinstance(item, ChatResponse):
                                     response = item
@@ -106,12 +113,24 @@ async def drive(
                                     yield item
                         else:
                             response = await call(
-                                journal, cfg.model, request, step=number, retry=cfg.model_retry, offered=cfg.prepared
+                                journal,
+                                cfg.model,
+                                request,
+                                step=number,
+                                retry=cfg.model_retry,
+                                offered=cfg.prepared,
+                                watch=watch,
                             )
                     except ContextRejected as exc:
                         if emit:
                             yield Error(f"context too long, retrying with a smaller request: {exc}")
                         continue
+                    except CallCancelled as exc:
+                        journal.record(RunCancelled(reason=exc.request.reason, by=exc.request.by))
+                        break
+                    finally:
+                        if watch is not None:
+                            watch.pause()
                     assert response is not None
                     await journal.clock.turn()  # a wave of answers arrives at once: judging them is steps' work
                 answered_by = short[0] if short is not None else ""
@@ -182,6 +201,9 @@ async def drive(
                 await cfg.hooks.on_error(exc, run_context(journal))
             except Exception:
                 logger.exception("an on_error hook raised while reporting %r", exc)
+    finally:
+        if watch is not None:
+            watch.close()
     await journal.flush()
     if not emit:
         return

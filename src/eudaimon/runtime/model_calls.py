@@ -34,6 +34,7 @@ from eudaimon.core.messages import Message, Usage
 from eudaimon.core.settings import NO_SETTINGS
 from eudaimon.core.validity import check_payload
 from eudaimon.models.base import ChatRequest, ChatResponse, Model, ModelStreamItem
+from eudaimon.runtime.call_watch import CallWatch
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.streaming import Error
 
@@ -80,15 +81,17 @@ async def attempt(
     stream: bool,
     retry: RetrySettings,
     offered: bool = False,
+    watch: CallWatch | None = None,
 ) -> AsyncIterator[ModelStreamItem | Error]:
     """Call the model, yielding deltas as they arrive, an `Error` for each retry, and the
     `ChatResponse` last.
 
     Raises `ContextRejected` after journaling a context rejection, or the `ModelError` after
-    journaling `model_failed`.
+    journaling `model_failed`; with a `watch`, `CallCancelled` when a cancel closed the call
+    or ended its backoff.
     """
     if not stream:
-        yield await call(journal, model, request, step=step, retry=retry, offered=offered)
+        yield await call(journal, model, request, step=step, retry=retry, offered=offered, watch=watch)
         return
     request_id = await _start(journal, model, request, step, offered)
     retries = 0
@@ -96,7 +99,8 @@ async def attempt(
         content_seen = False
         try:
             response: ChatResponse | None = None
-            async for item in model.stream(request):
+            items = model.stream(request)
+            async for item in items if watch is None else watch.stream(items):
                 if isinstance(item, ChatResponse):
                     response = item
                 else:
@@ -107,12 +111,21 @@ async def attempt(
             yield checked_response(response, model)
             return
         except ModelError as exc:
-            retries = await _after_failure(journal, model, request, exc, step, request_id, retries, retry, content_seen)
+            retries = await _after_failure(
+                journal, model, request, exc, step, request_id, retries, retry, content_seen, watch
+            )
             yield Error(f"model call failed ({type(exc).__name__}: {exc}); retry {retries} of {retry.max_retries}")
 
 
 async def call(
-    journal: RunJournal, model: Model, request: ChatRequest, *, step: int, retry: RetrySettings, offered: bool = False
+    journal: RunJournal,
+    model: Model,
+    request: ChatRequest,
+    *,
+    step: int,
+    retry: RetrySettings,
+    offered: bool = False,
+    watch: CallWatch | None = None,
 ) -> ChatResponse:
     """`attempt` without streaming: the same records and retries, and no generator to drive,
     since nothing arrives before the response."""
@@ -120,9 +133,10 @@ async def call(
     retries = 0
     while True:
         try:
-            return checked_response(await model.generate(request), model)
+            answer = model.generate(request)
+            return checked_response(await (answer if watch is None else watch.run(answer)), model)
         except ModelError as exc:
-            retries = await _after_failure(journal, model, request, exc, step, request_id, retries, retry, False)
+            retries = await _after_failure(journal, model, request, exc, step, request_id, retries, retry, False, watch)
 
 
 def checked_response(response: object, model: Model) -> ChatResponse:
@@ -197,6 +211,7 @@ async def _after_failure(
     retries: int,
     retry: RetrySettings,
     content_seen: bool,
+    watch: CallWatch | None = None,
 ) -> int:
     """Journal a failed call and wait out its backoff, returning the retries made so far; or
     raise when the failure is final (after content, out of retries, or not retryable)."""
@@ -212,7 +227,7 @@ async def _after_failure(
             )
         )
         await journal.flush()
-        await asyncio.sleep(delay)
+        await (asyncio.sleep(delay) if watch is None else watch.sleep(delay))
         return retries
     if isinstance(exc, ContextTooLong):
         rejected = journal.state.context_rejections + 1
