@@ -116,6 +116,9 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         name: the agent's name in the journal (and its default thread's).
         approval_policy: `fn(call, tool) -> ToolPolicy` deciding allow / deny / require
             approval per call; by default only tools that need approval wait for a human.
+            `call.arguments` is the dict the tool will get (after middleware, validated);
+            a call whose arguments do not validate never reaches it. A policy that raises
+            sends its call to a human (`approval_requested` names the error).
         handoffs: agents the model may hand the conversation to, each through a tool
             `transfer_to_{name}`: the receiving agent's run continues with the history, its own
             tools and instructions, and its answer is this run's.
