@@ -111,6 +111,8 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> R
         # The approver edited the call: it runs with their arguments, as they sent them.
         call = ToolCall(call.id, call.name, edited)
     else:
+        if state.stop_reason == "max_tokens" and isinstance(call.arguments, str) and not call.arguments.strip():
+            return complete(journal, call, _unusable(state, "no arguments arrived"), True)
         try:
             call = ToolCall(call.id, call.name, tool.decode_arguments(call.arguments))
         except ToolArgumentsError as exc:
