@@ -1,5 +1,6 @@
-"""The order each tool call goes through, as in the reference: middleware `on_tool_call`,
-hooks `on_tool_call`, schema validation, execution."""
+"""The order each tool call goes through: middleware `on_tool_call` (on the decoded
+arguments, which it may repair), schema validation, the approval policy, hooks `on_tool_call`
+(on the validated arguments), execution."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def _agent(order: list[str], middleware: list[object]) -> Agent:
 async def test_middleware_may_repair_arguments_before_they_are_validated() -> None:
     """Bug: schema validation ran before middleware `on_tool_call`, so a middleware that repairs
     arguments (here a string "2" for an integer) never got the chance. Now the repaired call is
-    validated and runs: middleware, hook (seeing the repaired call), validation, execution."""
+    validated and runs: middleware, validation, hook (seeing the repaired call), execution."""
     order: list[str] = []
 
     class Repair(Middleware):
@@ -45,13 +46,14 @@ async def test_middleware_may_repair_arguments_before_they_are_validated() -> No
     assert (completed.output, completed.is_error) == ("5", False)
 
 
-async def test_hooks_see_calls_that_then_fail_validation() -> None:
-    """Bug: hooks never saw a call whose arguments failed validation. Now `on_tool_call` sees it;
-    validation then answers the model with an error result, before any intent: nothing runs."""
+async def test_calls_that_fail_validation_reach_no_hook() -> None:
+    """Invariant: hooks see calls as the tool would get them; a call whose arguments fail
+    validation never reaches a hook: the model gets an error result, before any intent, and
+    nothing runs."""
     order: list[str] = []
     agent = _agent(order, [])
     response = await agent.prompt("add them")
-    assert order == ["hook {'a': '2', 'b': 3}"]
+    assert order == []
     assert await payloads(agent, response.run_id, "tool_started") == []
     (completed,) = await payloads(agent, response.run_id, "tool_completed")
     assert completed.is_error and "do not match the schema" in completed.output

@@ -51,7 +51,7 @@ async def test_cli_decision_in_another_process_unblocks_the_workflow(
             assert state.output == "done: wired to bob"
         else:
             assert wired == []
-            assert state.output == "done: error: Tool call denied: a human denied the call"
+            assert state.output == "done: error: Tool call denied: denied by ops"
         events = await agent.store.load(waiting.run_id)
         decided = [e.data for e in events if e.type == "approval_decided"]
         assert [(d.approved, d.by) for d in decided] == [(approved, "ops")]  # type: ignore[union-attr]

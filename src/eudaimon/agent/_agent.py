@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from enum import Enum
-from typing import Any, Final, Generic, Literal
+from typing import Any, Final, Generic, Literal, Self
 
 from eudaimon.agent._build import build_runtime_config, check_settings
 from eudaimon.agent._contracts import check_memory
@@ -17,6 +17,7 @@ from eudaimon.agent._input import (
     check_input,
     check_messages,
 )
+from eudaimon.agent._options import InitSignature, refuse_unknown_options
 from eudaimon.agent._start import begin_prompt
 from eudaimon.agent._stored_runs import StoredRuns
 from eudaimon.agent.response import AgentResponse, OutputT
@@ -116,6 +117,9 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         name: the agent's name in the journal (and its default thread's).
         approval_policy: `fn(call, tool) -> ToolPolicy` deciding allow / deny / require
             approval per call; by default only tools that need approval wait for a human.
+            `call.arguments` is the dict the tool will get (after middleware, validated);
+            a call whose arguments do not validate never reaches it. A policy that raises
+            sends its call to a human (`approval_requested` names the error).
         handoffs: agents the model may hand the conversation to, each through a tool
             `transfer_to_{name}`: the receiving agent's run continues with the history, its own
             tools and instructions, and its answer is this run's.
@@ -123,6 +127,14 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
             `eudaimon.temporal.TemporalEngine("host:7233", task_queue="agents")` or its URL
             `"temporal://host:7233/agents"`, whose workers serve this same agent module.
     """
+
+    __signature__ = InitSignature()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        # Only to say where a keyword `__init__` does not take belongs (`base_url=` is the
+        # model's): Python's own TypeError would not. Type checkers read `__init__`.
+        refuse_unknown_options(cls.__init__, args, kwargs)
+        return super().__new__(cls)
 
     def __init__(
         self,

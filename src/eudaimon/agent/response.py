@@ -9,6 +9,7 @@ from typing_extensions import TypeVar
 
 from eudaimon.core.messages import Message, Role, Usage
 from eudaimon.core.state import PendingCall, RunState, Status
+from eudaimon.models.base import StopReason
 
 OutputT = TypeVar("OutputT", default=str)
 """The type of `AgentResponse.output`: the agent's `output_type`, `str` without one."""
@@ -34,6 +35,10 @@ class AgentResponse(Generic[OutputT]):
     waits for a human."""
     input_index: int = 0
     """Where this run's own messages begin in `messages` (its input)."""
+    stop_reason: StopReason = StopReason.END_TURN
+    """Why the run's last model call stopped, as its provider said (`model_called.stop_reason`):
+    `max_tokens` means the answer was cut by the token limit, `refusal` and `content_filter`
+    that the provider withheld it. `end_turn` before any model call."""
 
     def text(self) -> str:
         return self.final_text
@@ -68,7 +73,17 @@ class AgentResponse(Generic[OutputT]):
             pending_approvals=state.awaiting_approval() if state.status.is_paused else [],
             output=output,
             input_index=state.input_index,
+            stop_reason=stop_reason_of(state),
         )
+
+
+def stop_reason_of(state: RunState) -> StopReason:
+    """The last model call's stop reason; a reason this version does not know reads as
+    `end_turn` (the journal keeps the provider's word)."""
+    try:
+        return StopReason(state.stop_reason) if state.stop_reason else StopReason.END_TURN
+    except ValueError:
+        return StopReason.END_TURN
 
 
 def _last_answer(messages: list[Message]) -> str:

@@ -144,7 +144,8 @@ def summarize(event: Event) -> str:
             asked = f"→ {clip(calls, 60)} " if calls else ""
             if data.short_circuited_by:
                 return f"step {data.step}: {said}{asked}[answered by middleware {data.short_circuited_by}; no model called]"
-            return f"step {data.step}: {said}{asked}[{usage_text(data.usage)}, {cost_text(data.cost_usd)}]"
+            stopped = f", {stop_text(data.stop_reason)}" if data.stop_reason in NOTABLE_STOPS else ""
+            return f"step {data.step}: {said}{asked}[{usage_text(data.usage)}, {cost_text(data.cost_usd)}{stopped}]"
         case ModelFailed():
             return f"step {data.step}: {clip(data.error, 70)}"
         case GuardrailRejected():
@@ -189,6 +190,29 @@ def summarize(event: Event) -> str:
             return clip(data.reason or "cancelled", 80)
         case _:
             assert_never(data)
+
+
+NOTABLE_STOPS = {
+    "max_tokens": "cut by the token limit",
+    "refusal": "the model refused",
+    "content_filter": "withheld by the provider's content filter",
+    "pause_turn": "paused by the provider",
+}
+"""Stop reasons that say an answer is not the model's whole, finished turn."""
+
+
+def stop_text(reason: str) -> str:
+    """`stopped: max_tokens (cut by the token limit)`."""
+    return f"stopped: {reason} ({NOTABLE_STOPS[reason]})" if reason in NOTABLE_STOPS else f"stopped: {reason}"
+
+
+def early_stops(events: Sequence[Event]) -> list[str]:
+    """`step N: stopped: …` for each model call that did not end its turn as it meant to."""
+    return [
+        f"step {e.data.step}: {stop_text(e.data.stop_reason)}"
+        for e in events
+        if isinstance(e.data, ModelCalled) and e.data.stop_reason in NOTABLE_STOPS
+    ]
 
 
 def timeline_table(events: Sequence[Event], title: str | None = None) -> Table:
@@ -305,6 +329,7 @@ def state_to_dict(state: RunState) -> dict[str, Any]:
         "messages": [_message_dict(m) for m in state.messages],
         "output": state.output,
         "error": state.error,
+        "stop_reason": state.stop_reason,
     }
 
 

@@ -39,6 +39,7 @@ from eudaimon.cli._common import (
 from eudaimon.cli._escape import json_visible, shown
 from eudaimon.cli._render import (
     StreamPrinter,
+    early_stops,
     messages_table,
     overview,
     state_to_dict,
@@ -141,13 +142,16 @@ def runs_show(run_id: RunArgument, store: StoreOption = None) -> None:
     """Show a run: status, agent, thread, steps, usage, cost and its messages."""
     url = resolve_store_url(store)
 
-    async def read(journal: EventStore) -> tuple[RunState, TreeView, str | None]:
+    async def read(journal: EventStore) -> tuple[RunState, TreeView, str | None, list[str]]:
         state = await read_state(journal, run_id)
-        return state, await load_tree(journal, state), await parent_line(journal, state)
+        stops = early_stops(await load_events(journal, run_id))
+        return state, await load_tree(journal, state), await parent_line(journal, state), stops
 
-    state, tree, parent = run_async(with_store(url, read, read_only=True))
+    state, tree, parent, stops = run_async(with_store(url, read, read_only=True))
     console = out()
     console.print(overview(state, state.next_seq))
+    for stop in stops:  # an answer cut by max_tokens must not look finished
+        console.print(shown(stop, "yellow", newlines=False))
     if parent is not None:
         console.print(parent)
     if tree.has_children:

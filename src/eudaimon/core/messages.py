@@ -169,8 +169,11 @@ class Role(StrEnum):
 class ToolCall:
     """A model's request to run one tool.
 
-    `arguments` is a dict, or the raw JSON string a provider sent: it is parsed, and an
-    invalid string is reported to the model, only when the call runs.
+    `arguments` is a dict, or the raw JSON string a provider sent, as the model's message
+    (`model_called`) keeps it. Every extension point that is handed a call (middleware
+    `on_tool_call`, the approval policy, hooks, `pending_approvals`) gets a dict: decoded for
+    middleware, then validated against the tool's schema for the rest. Arguments that do not
+    decode or validate become an error result the model sees, and reach no decision.
     """
 
     id: str

@@ -65,7 +65,8 @@ class AgentHook:
         """Called after the model answered (and middleware saw the answer), before tools run."""
 
     def on_tool_call(self, call: ToolCall) -> Any:
-        """Called before a tool call is executed (after middleware may have rewritten it)."""
+        """Called before a tool call is executed: `call.arguments` is the dict the tool will get
+        (after middleware, validated, approved). Raising fails the run before the call runs."""
 
     def on_tool_result(self, call: ToolCall, result: ToolOutput) -> Any:
         """Called after a tool call finished, with the result the model will see."""

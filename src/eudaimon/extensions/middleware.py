@@ -113,7 +113,13 @@ class Middleware:
         """After the model answered: rewrite `response`, or short-circuit with a replacement."""
 
     def on_tool_call(self, call: ToolCallRequest) -> Any:
-        """Before a tool runs: rewrite `call`, return a new `ToolCall`, or short-circuit with its result."""
+        """Before a tool runs: rewrite `call`, return a new `ToolCall`, or short-circuit with its result.
+
+        `call.arguments` is the model's arguments decoded (a dict, not the provider's JSON text),
+        before schema validation, so a layer may repair them; the approval policy, hooks and
+        the human then see what this returns, validated. A call whose text is not a JSON
+        object never gets here: the model is told.
+        """
 
 
 _METHODS = ("on_request", "on_response", "on_tool_call")

@@ -56,6 +56,7 @@ _STOP_REASONS = {
     "max_tokens": StopReason.MAX_TOKENS,
     "stop_sequence": StopReason.STOP_SEQUENCE,
     "refusal": StopReason.REFUSAL,
+    "pause_turn": StopReason.PAUSE_TURN,
     "model_context_window_exceeded": StopReason.MAX_TOKENS,
 }
 
@@ -209,7 +210,7 @@ def build_response(
     stop = _STOP_REASONS.get(stop_reason or "end_turn", StopReason.END_TURN)
     extra: dict[str, Any] = {"id": msg_id} if msg_id else {}
     if stop_reason and stop_reason not in _STOP_REASONS:
-        extra["stop_reason"] = stop_reason  # e.g. pause_turn, kept for whoever looks
+        extra["stop_reason"] = stop_reason  # a reason newer than this mapping, kept for whoever looks
     message = Message(role=Role.ASSISTANT, content=text, tool_calls=tuple(calls), parts=tuple(thinking))
     return ChatResponse(message, stop, usage, model=model or None, extra=extra)
 
@@ -370,7 +371,7 @@ class AnthropicStream:
                 raw = "".join(block.parts)
                 # A call without parameters may stream no JSON at all: its input is the start's.
                 arguments: dict[str, Any] | str = raw
-                if not raw.strip():
+                if not raw.strip() and self.stop_reason != "max_tokens":  # cut before its JSON: "" says so
                     arguments = block.start_input if isinstance(block.start_input, dict) else {}
                 calls.append(ToolCall(block.id, block.name, arguments))
         u = self.usage

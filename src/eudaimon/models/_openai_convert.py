@@ -190,7 +190,9 @@ def from_completion(completion: ChatCompletion) -> ChatResponse:
         if isinstance(call, ChatCompletionMessageCustomToolCall):
             calls.append(ToolCall(call.id, call.custom.name, call.custom.input))
         else:
-            calls.append(ToolCall(call.id, call.function.name, _or_empty_object(call.function.arguments)))
+            calls.append(
+                ToolCall(call.id, call.function.name, _or_empty_object(call.function.arguments, choice.finish_reason))
+            )
     return build_response(
         text=message.content or "",
         refusal=message.refusal or "",
@@ -202,9 +204,12 @@ def from_completion(completion: ChatCompletion) -> ChatResponse:
     )
 
 
-def _or_empty_object(arguments: str | None) -> str:
-    # A call without parameters may come with no arguments at all; "" is not JSON, "{}" is.
-    return arguments if arguments and arguments.strip() else "{}"
+def _or_empty_object(arguments: str | None, finish_reason: str | None) -> str:
+    """A call without parameters may come with no arguments at all; "" is not JSON, "{}" is.
+    Unless the answer was cut by the token limit: then no arguments means cut before them."""
+    if arguments and arguments.strip():
+        return arguments
+    return "" if finish_reason == "length" else "{}"
 
 
 @dataclass(slots=True)
@@ -296,7 +301,8 @@ class OpenAIStream:
             pending = self.calls[index]
             if not pending.started:
                 raise StreamIncomplete(f"tool call #{index} in the stream never named its function")
-            calls.append(ToolCall(pending.id, pending.name, _or_empty_object("".join(pending.arguments))))
+            arguments = _or_empty_object("".join(pending.arguments), self.finish_reason)
+            calls.append(ToolCall(pending.id, pending.name, arguments))
         return build_response(
             text="".join(self.text),
             refusal="".join(self.refusal),

@@ -22,6 +22,8 @@ class StopReason(StrEnum):
     STOP_SEQUENCE = "stop_sequence"
     REFUSAL = "refusal"
     CONTENT_FILTER = "content_filter"
+    PAUSE_TURN = "pause_turn"
+    """The provider paused a long turn (Anthropic's server tools); sending it back continues it."""
 
 
 @dataclass(slots=True)

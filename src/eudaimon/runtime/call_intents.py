@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import unicodedata
 from dataclasses import dataclass
 
 from eudaimon.core.decide import CallPlan, Decision, RunTools
@@ -24,6 +25,7 @@ from eudaimon.core.effects import Effect
 from eudaimon.core.errors import InvalidEvent
 from eudaimon.core.events import ApprovalRequested, ToolCompleted, ToolDenied, ToolOutcomeUnknown, ToolStarted
 from eudaimon.core.messages import ContentPart, JsonObject, ToolCall
+from eudaimon.core.state import CallProgress, RunState
 from eudaimon.extensions.hooks import ToolOutput
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.context import run_context
@@ -81,83 +83,126 @@ def must_commit_first(tool: Tool) -> bool:
 
 
 async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> Ready | ToolResult | None:
+    """One call's way, in the order every extension point relies on:
+
+    1. middleware `on_tool_call` sees the arguments decoded (a dict) and may repair them;
+    2. the arguments are validated against the tool's schema: a call that does not decode or
+       validate is an error result the model sees, and no one is asked to judge it;
+    3. the approval policy, a human (`approval_requested`), hooks and the `tool_started`
+       intent all see the same call: its arguments as the tool will get them, a dict.
+
+    An approver's edit (`approval_decided.arguments`) takes the place of steps 1-2's result.
+    """
     call = plan.call
+    state = journal.state
+    progress = state.calls.get(call.id)
     tool = cfg.tools.get(call.name)
     if plan.decision is Decision.DENY:
-        return _deny(journal, call, "a human denied the call")
+        return _deny(journal, call, _human_denial(progress))
     if tool is None:
         known = ", ".join(sorted(cfg.tools)) or "none"
         return complete(journal, call, f"Unknown tool {call.name!r}; available tools: {known}", True)
-    offered = journal.state.offered_tools
+    offered = state.offered_tools
     if offered is not None and all(spec.name != call.name for spec in offered):
         known = ", ".join(spec.name for spec in offered) or "none"
         return complete(journal, call, f"Tool {call.name!r} is not available at this step; available: {known}", True)
-    if plan.decision is Decision.ASK:
-        parent = journal.state.parent
-        copied_from = f"run {parent.run_id}" if parent is not None else "another run"
-        reason = f"this fork asks again: the approval it copied from {copied_from} does not carry over"
-        journal.record(ApprovalRequested(call_id=call.id, tool=call.name, arguments=call.arguments, reason=reason))
-        return None
-    if plan.decision is Decision.POLICY:
-        if cfg.approval_policy is None:  # the default policy, without a coroutine to await
-            policy = ToolPolicy.REQUIRE_APPROVAL if tool.needs_approval else ToolPolicy.ALLOW
-        else:
-            policy = await _policy(cfg, call, tool)
-        if policy is ToolPolicy.DENY:
-            return _deny(journal, call, "denied by the approval policy")
-        if policy is ToolPolicy.REQUIRE_APPROVAL:
-            journal.record(
-                ApprovalRequested(call_id=call.id, tool=call.name, arguments=call.arguments, reason=_why_approval(tool))
-            )
-            return None
-    progress = journal.state.calls.get(call.id)
     edited = progress.edited if progress is not None else None
     if edited is not None:
         # The approver edited the call: it runs with their arguments, as they sent them.
         call = ToolCall(call.id, call.name, edited)
-    # The reference's order: middleware (which may repair the arguments), hooks (which see
-    # every call, valid or not), validation, execution.
-    if cfg.middleware is not None and edited is None:
-        decided = await cfg.middleware.run_on_tool_call(call)
-        if isinstance(decided, ToolOutput):
-            return complete(journal, call, decided.content, decided.is_error)
-        if decided is not call:
-            if decided.name != call.name:
-                rerouted = await _reroute(cfg, tool, decided)
-                if isinstance(rerouted, str):
-                    return complete(journal, call, rerouted, True)
-                tool = rerouted
-            call = decided
+    else:
+        if state.stop_reason == "max_tokens" and isinstance(call.arguments, str) and not call.arguments.strip():
+            return complete(journal, call, _unusable(state, "no arguments arrived"), True)
+        try:
+            call = ToolCall(call.id, call.name, tool.decode_arguments(call.arguments))
+        except ToolArgumentsError as exc:
+            return complete(journal, call, _unusable(state, str(exc)), True)
+        if cfg.middleware is not None:
+            decided = await cfg.middleware.run_on_tool_call(call)
+            if isinstance(decided, ToolOutput):
+                return complete(journal, call, decided.content, decided.is_error)
+            if decided is not call:
+                if decided.name != call.name:
+                    rerouted = await _reroute(cfg, tool, decided)
+                    if isinstance(rerouted, str):
+                        return complete(journal, call, rerouted, True)
+                    tool = rerouted
+                call = decided
+    try:
+        checked = tool.decode_arguments(call.arguments)
+        arguments = tool.parse_arguments(checked, validate=cfg.validate_tool_inputs)
+    except ToolArgumentsError as exc:
+        return complete(journal, call, _unusable(state, str(exc)), True)
+    call = ToolCall(call.id, call.name, checked)
+    if plan.decision is Decision.ASK:
+        parent = state.parent
+        copied_from = f"run {parent.run_id}" if parent is not None else "another run"
+        reason = f"this fork asks again: the approval it copied from {copied_from} does not carry over"
+        return _ask(journal, call, reason)
+    if plan.decision is Decision.POLICY:
+        if cfg.approval_policy is None:  # the default policy, without a coroutine to await
+            policy: ToolPolicy | str = ToolPolicy.REQUIRE_APPROVAL if tool.needs_approval else ToolPolicy.ALLOW
+        else:
+            policy = await _judged(cfg, call, tool)
+        if not isinstance(policy, ToolPolicy):  # the policy raised: a human decides (fail closed)
+            return _ask(journal, call, policy)
+        if policy is ToolPolicy.DENY:
+            return _deny(journal, call, "denied by the approval policy")
+        if policy is ToolPolicy.REQUIRE_APPROVAL:
+            return _ask(journal, call, _why_approval(tool))
     asked = progress.asked if progress is not None and edited is None else None
-    if asked is not None and not same_arguments(asked, call.arguments):
-        # A human approved other arguments than those about to run (middleware rewrote them):
-        # they decide again, on what will run.
-        journal.record(
-            ApprovalRequested(
-                call_id=call.id,
-                tool=call.name,
-                arguments=call.arguments,
-                reason="the arguments changed after they were approved (middleware rewrote them)",
-            )
-        )
-        return None
+    if asked is not None and not same_arguments(asked, checked):
+        # A human approved other arguments than those about to run (middleware rewrote them
+        # differently this time): they decide again, on what will run.
+        return _ask(journal, call, "the arguments changed after they were approved (middleware rewrote them)")
     if cfg.hooks is not None:
         # Before any call of the batch runs: a hook that raises fails the run with nothing started.
         await cfg.hooks.on_tool_call(call, run_context(journal, call_id=call.id))
-    try:
-        arguments = tool.parse_arguments(call.arguments, validate=cfg.validate_tool_inputs)
-    except ToolArgumentsError as exc:
-        return complete(journal, call, str(exc), True)
-    key = idempotency_key(journal.state.run_id, call.id)
+    key = idempotency_key(state.run_id, call.id)
     try:
         journal.record(
-            ToolStarted(
-                call_id=call.id, tool=call.name, idempotency_key=key, attempt=plan.attempt, arguments=call.arguments
-            )
+            ToolStarted(call_id=call.id, tool=call.name, idempotency_key=key, attempt=plan.attempt, arguments=checked)
         )
     except InvalidEvent as exc:  # e.g. arguments nested deeper than a journal row may hold
         return complete(journal, call, f"the call cannot be journaled, so it did not run: {exc.problem}", True)
     return Ready(call, tool, arguments, plan.attempt, key)
+
+
+def _ask(journal: RunJournal, call: ToolCall, reason: str) -> ToolResult | None:
+    try:
+        journal.record(ApprovalRequested(call_id=call.id, tool=call.name, arguments=call.arguments, reason=reason))
+    except InvalidEvent as exc:  # arguments a journal row cannot hold: nothing to show a human
+        return complete(journal, call, f"the call cannot be journaled, so it did not run: {exc.problem}", True)
+    return None
+
+
+def _unusable(state: RunState, problem: str) -> str:
+    """The error result of a call whose arguments do not read: said plainly when the model was
+    cut off by its token limit in the middle of writing them."""
+    if state.stop_reason == "max_tokens":
+        return (
+            "the call did not run: its arguments were cut off by the token limit (max_tokens) before they were "
+            f"complete ({problem}). Make the call again with shorter arguments."
+        )
+    return problem
+
+
+def _human_denial(progress: CallProgress | None) -> str:
+    """What the model is told of a human's denial: who, and the note they wrote, as plain text."""
+    by = plain_text(progress.decided_by, 80) if progress is not None and progress.decided_by else ""
+    note = plain_text(progress.note, 500) if progress is not None and progress.note else ""
+    said = f"denied by {by}" if by else "a human denied the call"
+    return f"{said}: {note}" if note else said
+
+
+def plain_text(text: str, limit: int) -> str:
+    """`text` on one line, control, bidi and invisible characters written as `\\uXXXX`, clipped:
+    a note goes to the model as what the human wrote, never as layout or hidden instructions."""
+    shown = "".join(
+        " " if ch in "\n\r\t" else f"\\u{ord(ch):04x}" if unicodedata.category(ch) in ("Cc", "Cf") else ch
+        for ch in text
+    ).strip()
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
 def same_arguments(approved: JsonObject | str, running: JsonObject | str) -> bool:
@@ -184,20 +229,31 @@ async def _reroute(cfg: RuntimeConfig, original: Tool, call: ToolCall) -> Tool |
     target = cfg.tools.get(call.name)
     if target is None:
         return f"middleware rerouted the call to unknown tool {call.name!r}"
-    if await _policy(cfg, call, target) is not ToolPolicy.ALLOW:
+    try:
+        checked = ToolCall(call.id, call.name, target.decode_arguments(call.arguments))
+        target.parse_arguments(checked.arguments, validate=cfg.validate_tool_inputs)
+    except ToolArgumentsError as exc:
+        return f"middleware rerouted the call to {call.name!r} with arguments it refuses: {exc}"
+    if await _judged(cfg, checked, target) is not ToolPolicy.ALLOW:
         return f"middleware may not reroute a call to {call.name!r}: that tool is not allowed without a decision"
     if original.traits.rerunnable and not target.traits.rerunnable:
         return f"middleware may not reroute a call of {original.name!r} to {call.name!r}, which is not safe to re-run"
     return target
 
 
-async def _policy(cfg: RuntimeConfig, call: ToolCall, tool: Tool) -> ToolPolicy:
+async def _judged(cfg: RuntimeConfig, call: ToolCall, tool: Tool) -> ToolPolicy | str:
+    """The approval policy's verdict on `call`, or, when the policy raised (or answered
+    something that is not a `ToolPolicy`), why a human must decide instead: a policy's bug
+    never lets its call run, and never fails the run."""
     if cfg.approval_policy is None:
         return ToolPolicy.REQUIRE_APPROVAL if tool.needs_approval else ToolPolicy.ALLOW
-    verdict = cfg.approval_policy(call, tool)
-    if inspect.isawaitable(verdict):
-        verdict = await verdict
-    return ToolPolicy(verdict)
+    try:
+        verdict = cfg.approval_policy(call, tool)
+        if inspect.isawaitable(verdict):
+            verdict = await verdict
+        return ToolPolicy(verdict)
+    except Exception as exc:
+        return f"the approval policy raised {type(exc).__name__}: {plain_text(str(exc), 200)}; a human decides"
 
 
 def _why_approval(tool: Tool) -> str:

@@ -238,9 +238,8 @@ class SpanObserver:
             attributes["eudaimon.tool.effect"] = tool.effect.value
             if tool.description:
                 attributes["gen_ai.tool.description"] = tool.description
-        progress = journal.state.calls.get(data.call_id)
-        if self.capture_content and progress is not None:
-            arguments = progress.call.arguments
+        if self.capture_content:
+            arguments = data.arguments  # what ran: decoded, validated, as approved
             attributes["gen_ai.tool.call.arguments"] = (
                 arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False, default=str)
             )

@@ -138,6 +138,11 @@ class Tool:
             raise ConfigurationError(f"tool {self.name!r} has an invalid JSON Schema: {exc.message}") from exc
         return replace(self, _validator=cls(self.parameters))
 
+    def decode_arguments(self, raw: JsonObject | str) -> dict[str, Any]:
+        """A call's arguments as a JSON object: the model's raw text decoded (a key given twice
+        refused), an object as it is. `ToolArgumentsError` when they are not a JSON object."""
+        return _decode(raw, self.name)
+
     def parse_arguments(self, raw: JsonObject | str, *, validate: bool = True) -> dict[str, Any]:
         """The keyword arguments a call's raw arguments stand for, decoded and validated.
 

@@ -115,8 +115,8 @@ async def issue_refund(order_id: str, amount_usd: float, reason: str, ctx: ToolC
 
 def refund_limit_policy(call: ToolCall, tool: Tool) -> ToolPolicy:
     """A refund over the limit waits for a human; every other call runs as its tool says."""
-    if call.name == "issue_refund" and isinstance(call.arguments, dict):
-        amount = call.arguments.get("amount_usd")
+    if call.name == "issue_refund":  # its arguments: a dict, validated against the tool's schema
+        amount = call.arguments.get("amount_usd") if isinstance(call.arguments, dict) else None
         if not isinstance(amount, int | float) or amount > REFUND_LIMIT_USD:
             return ToolPolicy.REQUIRE_APPROVAL
     return ToolPolicy.REQUIRE_APPROVAL if tool.needs_approval else ToolPolicy.ALLOW
