@@ -3,6 +3,7 @@ of the request, so a server restarted mid-run asks for the very same calls again
 
 - `delegator` asks the remote A2A agent at `$EUDAIMON_TEST_A2A_REMOTE` (a `ticker` served by
   another eudaimon server) once, then answers with what it said.
+- `strict_delegator` is `delegator` with its A2A tool declared `idempotent=False`.
 - `typed` answers with a typed output (a pydantic model), for the data part of the artifact.
 - `failing` loops on a tool past its one iteration: its runs fail.
 """
@@ -36,6 +37,12 @@ delegator = Agent(
     tools=[A2AAgent(REMOTE, headers={"Authorization": f"Bearer {REMOTE_KEY}"} if REMOTE_KEY else None)],
     name="delegator",
 )
+strict_delegator = Agent(
+    FunctionModel(_delegate, "delegator-model"),
+    tools=[A2AAgent(REMOTE, idempotent=False)],
+    name="strict_delegator",
+)
+"""The same, with the remote tool declared not idempotent (a remote that does not deduplicate)."""
 
 
 class Verdict(BaseModel):

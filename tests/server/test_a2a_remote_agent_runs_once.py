@@ -128,3 +128,42 @@ async def test_the_remote_servers_keys_apply_and_a_refusal_is_a_result_the_model
         assert results[VIEWER].is_error and "403" in results[VIEWER].content
     finally:
         remote.stop()
+
+
+def test_declared_not_idempotent_a_call_cut_by_a_crash_is_an_unknown_outcome(tmp_path: Path) -> None:
+    """`A2AAgent(..., idempotent=False)` is a plain WRITE: its caller killed mid-call is not
+    sent again on resume; the call's outcome is unknown, for an operator to settle."""
+    remote = A2AServer(tmp_path / "remote.db", agents=("server_agents:ticker",), env={"EUDAIMON_TEST_STEP_S": "0.3"})
+    remote.start()
+    caller = A2AServer(
+        tmp_path / "caller.db",
+        agents=("a2a_agents:strict_delegator",),
+        args=(),
+        env={"EUDAIMON_TEST_A2A_REMOTE": remote.agent_url("ticker")},
+    )
+    caller.start()
+    try:
+        with caller.client() as http, remote.client() as remote_http:
+            run_id = http.post("/v1/agents/strict_delegator/runs", json={"input": "ticks=6"}).json()["run_id"]
+
+            def remote_runs() -> list[str]:
+                runs = remote_http.get("/v1/runs", params={"agent": "ticker"}).json()["runs"]
+                return [r["run_id"] for r in runs]
+
+            [task_id] = wait_until(remote_runs, "the remote task to start")
+            caller.kill()
+            caller.start()
+            with caller.client() as again:
+
+                def waiting() -> dict[str, object] | None:
+                    run: dict[str, object] = again.get(f"/v1/runs/{run_id}").json()
+                    return run if run["status"] == "awaiting_reconciliation" else None
+
+                wait_until(waiting, "the call's outcome to be unknown", tries=1200)
+                events = again.get(f"/v1/runs/{run_id}/events").json()["events"]
+            assert remote_runs() == [task_id]
+        assert [e["type"] for e in events].count("tool_started") == 1
+        assert [e["call_id"] for e in events if e["type"] == "tool_outcome_unknown"] == ["ask_1"]
+    finally:
+        caller.stop()
+        remote.stop()

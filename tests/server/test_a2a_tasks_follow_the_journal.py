@@ -242,5 +242,13 @@ async def test_list_tasks_lists_the_agents_runs_by_context(a2a: A2AServer) -> No
             for _ in range(2)
         ]
         listed = await client.list_tasks(ListTasksRequest(context_id=context))
+        first = await client.list_tasks(ListTasksRequest(context_id=context, page_size=1))
+        second = await client.list_tasks(
+            ListTasksRequest(context_id=context, page_size=1, page_token=first.next_page_token)
+        )
+        with pytest.raises(InvalidParamsError, match="pageToken"):
+            await client.list_tasks(ListTasksRequest(context_id=context, page_token="bm9wZQ"))
     assert sorted(t.id for t in listed.tasks) == sorted(sent)
     assert {t.context_id for t in listed.tasks} == {context}
+    assert [t.id for t in first.tasks] + [t.id for t in second.tasks] == [t.id for t in listed.tasks]
+    assert first.next_page_token and not second.next_page_token

@@ -26,6 +26,9 @@ from a2a.types.a2a_pb2 import (
     TaskState,
     TaskStatus,
 )
+from a2a.utils.constants import DEFAULT_LIST_TASKS_PAGE_SIZE
+from a2a.utils.errors import InvalidParamsError
+from a2a.utils.task import decode_page_token, encode_page_token, validate_page_size
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from eudaimon.core.messages import Role as MessageRole
@@ -172,14 +175,34 @@ class JournalTaskStore(TaskStore):
         raise NotImplementedError("A2A tasks are eudaimon runs, which are kept; `eudaimon runs gc` removes old ones")
 
     async def list(self, params: ListTasksRequest, context: ServerCallContext | None = None) -> ListTasksResponse:
-        """This agent's tasks, most recently updated first (of `contextId` when given)."""
+        """This agent's tasks, most recently updated first (of `contextId` when given), a page at
+        a time: `nextPageToken` names the last task of the page, the next page starts after it."""
+        if params.HasField("page_size"):
+            validate_page_size(params.page_size)
+        size = params.page_size or DEFAULT_LIST_TASKS_PAGE_SIZE
         summaries = await self.store.list_runs(limit=1_000_000_000, thread_id=params.context_id or None)
         summaries = [s for s in summaries if s.agent == self.agent]
         summaries.sort(key=lambda s: (s.updated_at, s.run_id), reverse=True)
-        size = params.page_size or 50
+        start = 0
+        if params.page_token:
+            try:
+                after = decode_page_token(params.page_token)
+            except ValueError:
+                after = ""
+            ids = [s.run_id for s in summaries]
+            if after not in ids:
+                raise InvalidParamsError("pageToken is not one this agent gave; pass nextPageToken from the last page")
+            start = ids.index(after) + 1
+        page = summaries[start : start + size]
         tasks: list[Task] = []
-        for summary in summaries[:size]:
+        for summary in page:
             found = await self.load(summary.run_id)
             if found is not None:
                 tasks.append(task_of(*found))
-        return ListTasksResponse(tasks=tasks, page_size=size, total_size=len(summaries))
+        more = start + size < len(summaries)
+        return ListTasksResponse(
+            tasks=tasks,
+            page_size=size,
+            total_size=len(summaries),
+            next_page_token=encode_page_token(page[-1].run_id) if more and page else "",
+        )
