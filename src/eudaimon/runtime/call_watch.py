@@ -79,10 +79,11 @@ class CallWatch:
         cancelling = task.cancelling()
         cut = False
 
-        def stop() -> None:
+        def stop() -> None:  # once: a second cancel would not be taken back by `uncancel`
             nonlocal cut
-            cut = True
-            task.cancel()
+            if not cut:
+                cut = True
+                task.cancel()
 
         self._stop = stop
         try:
