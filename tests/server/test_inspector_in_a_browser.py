@@ -93,7 +93,7 @@ def test_approve_with_a_note_and_watch_the_run_complete(page: Page, inspector: S
     shot(page, "03-run-awaiting-approval")
 
     approval.get_by_test_id("approval-note").fill("invoice 2291, checked by finance")
-    approval.get_by_role("button", name="Approve").click()
+    approval.get_by_role("button", name="Approve", exact=True).click()
     expect(page.locator("h1 [data-testid=status]")).to_have_text("completed")
     expect(page.get_by_test_id("conversation")).to_contain_text("Done: sent $250.00 to ACME-Corp.")
     decision = page.get_by_test_id("decision")
