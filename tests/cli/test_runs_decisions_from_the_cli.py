@@ -155,3 +155,33 @@ def test_gc_rejects_a_duration_it_cannot_read(cli: Invoke, store_url: str) -> No
 
     assert result.exit_code == 1
     assert "not a duration" in result.output
+
+
+def test_approve_with_edited_arguments_runs_the_edit(cli: Invoke, store_url: str, payer: str, journal: Journal) -> None:
+    """`runs approve --arguments JSON` journals the edit on `approval_decided` (checked against
+    the agent's tool with `--agent`); `runs resume` runs the call with it."""
+    run_id = _paused_run(cli, store_url, payer, journal)
+
+    refused = cli(
+        "runs",
+        "approve",
+        run_id,
+        "wire",
+        "--arguments",
+        '{"amount_usd": "two"}',
+        "--agent",
+        payer,
+        "--store",
+        store_url,
+    )
+    assert refused.exit_code == 1 and "amount_usd" in refused.output
+    assert not any(isinstance(e.data, ApprovalDecided) for e in journal.events(run_id))
+    not_json = cli("runs", "approve", run_id, "wire", "--arguments", "{amount: 2}", "--store", store_url)
+    assert not_json.exit_code == 1 and "--arguments is not JSON" in not_json.output
+
+    approved = cli("runs", "approve", run_id, "wire", "--arguments", '{"amount_usd": 2}', "--store", store_url)
+    assert approved.exit_code == 0, approved.output
+    decision = next(e.data for e in journal.events(run_id) if isinstance(e.data, ApprovalDecided))
+    assert decision.arguments == {"amount_usd": 2}
+    resumed = cli("runs", "resume", run_id, "--agent", payer, "--store", store_url)
+    assert "Result: sent $2.00" in resumed.output

@@ -16,7 +16,6 @@ import os
 import subprocess
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,7 +50,7 @@ def _answers(port: int) -> bool:
 
 
 @pytest.fixture(scope="session")
-def real_model() -> Iterator[RealModelServer]:
+def real_model() -> RealModelServer:
     """The running llama-server, started here if `scripts/test.sh` did not start it."""
     port = int(os.environ.get("EUDAIMON_TEST_LLM_PORT", "8088"))
     if not _answers(port):
@@ -71,4 +70,4 @@ def real_model() -> Iterator[RealModelServer]:
         if started.returncode != 0 or not _answers(port):
             tail = (started.stdout + started.stderr).strip().splitlines()[-5:]
             pytest.skip(f"the real model server could not be installed or started: {' / '.join(tail)}")
-    yield RealModelServer(port)
+    return RealModelServer(port)

@@ -53,8 +53,12 @@ class Server:
         ]  # fmt: skip
 
     def start(self, *, wait: bool = True) -> Server:
-        path = os.pathsep.join(p for p in (str(HERE), os.environ.get("PYTHONPATH", "")) if p)  # the tree under test
-        env = {**os.environ, "EUDAIMON_LEASE_TTL_S": "2", "PYTHONPATH": path, **self.env}
+        env = {
+            **os.environ,
+            "EUDAIMON_LEASE_TTL_S": "2",
+            "PYTHONPATH": os.pathsep.join([str(HERE), *filter(None, [os.environ.get("PYTHONPATH")])]),
+            **self.env,
+        }
         self.log = self.log or self.db.with_suffix(f".{self.port}.log")
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(self.command(), env=env, cwd=HERE, stdout=out, stderr=subprocess.STDOUT)

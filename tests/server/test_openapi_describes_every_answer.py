@@ -20,6 +20,7 @@ JSON_ROUTES = {
     ("get", "/v1/runs/{run_id}/events"),
     ("get", "/v1/runs/{run_id}/state"),
     ("get", "/v1/threads"),
+    ("get", "/v1/dashboard"),
     ("get", "/v1/threads/{thread_id}"),
     ("post", "/v1/agents/{agent}/runs"),
     ("post", "/v1/runs/{run_id}/approvals/{call_id}"),

@@ -87,3 +87,22 @@ async def test_deciding_a_call_that_is_not_waiting_is_rejected(
         assert "takes no more decisions" in refused.stdout + refused.stderr
         assert len(await agent.store.load(waiting.run_id)) == after
         await agent.aclose()
+
+
+async def test_an_edited_approval_reaches_the_workflow_and_runs_the_edit(
+    client: Client, temporal_target: str, task_queue: str, store_url: str, ledger: Path
+) -> None:
+    """An approval with edited arguments is sent to the workflow with them: the call runs with
+    the edit, and `approval_decided` records it."""
+    async with in_process_worker(client, task_queue, store_url):
+        agent = make(store=store_url, engine=TemporalEngine(temporal_target, task_queue=task_queue))
+        waiting = await agent.prompt("wire money")
+        [call] = waiting.pending_approvals
+        await agent.approve(waiting.run_id, call.id, True, by="ops", arguments={"to": "carol"})
+        assert await client.get_workflow_handle(waiting.run_id).result() == "completed"
+        state = await agent.state(waiting.run_id)
+        assert state.output == "done: wired to carol"
+        events = await agent.store.load(waiting.run_id)
+        [decided] = [e.data for e in events if isinstance(e.data, ApprovalDecided)]
+        assert decided.arguments == {"to": "carol"}
+        await agent.aclose()

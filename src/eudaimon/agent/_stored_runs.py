@@ -9,11 +9,13 @@ server, a Temporal workflow).
 from __future__ import annotations
 
 from eudaimon.core.errors import InvalidOperation
+from eudaimon.core.messages import JsonObject
 from eudaimon.core.state import RunState
 from eudaimon.memory import ThreadState
 from eudaimon.runtime import operations
 from eudaimon.runtime.threads import thread_state
 from eudaimon.stores.base import EventStore
+from eudaimon.tools import Tool
 
 
 class StoredRuns:
@@ -21,6 +23,7 @@ class StoredRuns:
 
     store: EventStore
     default_thread: str | None
+    tools: dict[str, Tool]
 
     async def thread(self, thread_id: str | None = None) -> ThreadState:
         """The thread's snapshot: turns, usage, consecutive guardrail rejections, cost.
@@ -38,14 +41,34 @@ class StoredRuns:
         return await operations.load_state(self.store, run_id, at_seq)
 
     async def approve(
-        self, run_id: str, call_id: str, approved: bool = True, *, by: str | None = None, note: str | None = None
+        self,
+        run_id: str,
+        call_id: str,
+        approved: bool = True,
+        *,
+        by: str | None = None,
+        note: str | None = None,
+        arguments: JsonObject | None = None,
     ) -> RunState:
         """Record a human's decision on a call awaiting approval; `resume` then acts on it.
 
+        `arguments` (with an approval) are the approver's edit: the call runs with them instead
+        of those it was asked about. They are checked against the tool's schema first, and
+        `approval_decided` journals them.
+
         Raises:
             InvalidOperation: the call is unknown, already decided, or not awaiting approval.
+            InvalidArguments: the edited arguments are not what the tool accepts (nothing is
+                journaled; the message names the problem).
         """
-        return await operations.approve(self.store, run_id, call_id, approved, by=by, note=note)
+        tool = None
+        if arguments is not None:
+            state = await operations.load_state(self.store, run_id)
+            progress = state.calls.get(call_id)
+            tool = self.tools.get(progress.call.name) if progress is not None else None
+        return await operations.approve(
+            self.store, run_id, call_id, approved, by=by, note=note, arguments=arguments, tool=tool
+        )
 
     async def reconcile(
         self, run_id: str, call_id: str, *, output: str | None = None, retry: bool = False, by: str | None = None

@@ -7,7 +7,9 @@ that never ran the agent. `resume` needs the agent (its model and tools) to go o
 from __future__ import annotations
 
 import getpass
+import json
 import re
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Annotated
 
@@ -33,9 +35,11 @@ from eudaimon.cli._common import (
 from eudaimon.cli._escape import shown
 from eudaimon.cli._render import call_text, status_text
 from eudaimon.cli._tree import TreeView
-from eudaimon.core.messages import ToolCall
+from eudaimon.core.messages import JsonObject, ToolCall
 from eudaimon.core.state import RunState, Status
 from eudaimon.runtime import operations
+from eudaimon.stores.base import EventStore
+from eudaimon.tools import Tool
 
 CallArgument = Annotated[str, typer.Argument(help="The tool call id, as `eudaimon runs show RUN` lists it.")]
 ByOption = Annotated[str | None, typer.Option("--by", help="Who decides (default: your login name).")]
@@ -58,11 +62,43 @@ def register(runs: typer.Typer) -> None:
     runs.command("resume")(resume)
 
 
+ArgumentsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--arguments",
+        help="A JSON object: run the call with these arguments instead (checked against the tool's schema).",
+    ),
+]
+
+
 def approve(
-    run_id: RunArgument, call_id: CallArgument, store: StoreOption = None, by: ByOption = None, note: NoteOption = None
+    run_id: RunArgument,
+    call_id: CallArgument,
+    store: StoreOption = None,
+    by: ByOption = None,
+    note: NoteOption = None,
+    arguments: ArgumentsOption = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            help="MODULE:ATTR naming the Agent whose tool schema checks --arguments (default: the schema the "
+            "journal holds, if any; the run checks them again before the call runs).",
+        ),
+    ] = None,
 ) -> None:
-    """Approve a tool call that waits for a human; `runs resume` then runs it."""
-    _decide(run_id, call_id, True, store, by, note)
+    """Approve a tool call that waits for a human; `runs resume` then runs it (with --arguments,
+    with those instead of the ones shown)."""
+    edited: JsonObject | None = None
+    if arguments is not None:
+        try:
+            parsed = json.loads(arguments)
+        except ValueError as exc:
+            fail(f"--arguments is not JSON ({exc}); pass a JSON object, e.g. --arguments '{{\"amount\": 50}}'")
+        if not isinstance(parsed, dict):
+            fail(f"--arguments must be a JSON object, got {type(parsed).__name__}")
+        edited = parsed
+    _decide(run_id, call_id, True, store, by, note, edited, load_agent(agent).tools if agent else None)
 
 
 def deny(
@@ -72,13 +108,32 @@ def deny(
     _decide(run_id, call_id, False, store, by, note)
 
 
-def _decide(run_id: str, call_id: str, approved: bool, store: str | None, by: str | None, note: str | None) -> None:
+def _decide(
+    run_id: str,
+    call_id: str,
+    approved: bool,
+    store: str | None,
+    by: str | None,
+    note: str | None,
+    arguments: JsonObject | None = None,
+    tools: Mapping[str, Tool] | None = None,
+) -> None:
     url = resolve_store_url(store)
     who = by or _login()
-    run_async(
-        with_store(url, lambda journal: operations.approve(journal, run_id, call_id, approved, by=who, note=note))
-    )
+
+    async def decide(journal: EventStore) -> RunState:
+        tool = None
+        if arguments is not None and tools is not None:
+            progress = (await operations.load_state(journal, run_id)).calls.get(call_id)
+            tool = tools.get(progress.call.name) if progress is not None else None
+        return await operations.approve(
+            journal, run_id, call_id, approved, by=who, note=note, arguments=arguments, tool=tool
+        )
+
+    run_async(with_store(url, decide))
     verdict = "approved" if approved else "denied"
+    if arguments is not None:
+        verdict += f" with the arguments {json.dumps(arguments, ensure_ascii=False)}"
     out().print(shown(f"{verdict} call {call_id} of run {run_id}" + (f" (by {who})" if who else "")))
     _after_decision(run_id, url)
 

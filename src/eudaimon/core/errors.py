@@ -26,6 +26,7 @@
     │   └── LeaseLost             this process stalled past its lease and must stop
     ├── InvalidEvent              an event that would not read back; refused before it is recorded
     ├── InvalidOperation          an approval, reconciliation or resume the run's state forbids
+    │   └── InvalidArguments      an approver's edited arguments the tool's schema refuses
     └── MissingExtra              also an ImportError: a part whose optional dependencies are not installed
 
     EudaimonWarning (a UserWarning)
@@ -309,6 +310,11 @@ class InvalidOperation(EudaimonError):
     """The run's state does not allow what was asked (approving a call twice, approving a call
     that awaits no approval, resuming a finished run); read `agent.state(run_id)` and act on
     what it shows."""
+
+
+class InvalidArguments(InvalidOperation, ValueError):
+    """Arguments an approver edited that the tool would refuse (not a JSON object, or not what
+    its schema says); the message names the problem, and nothing was journaled."""
 
 
 class MissingExtra(EudaimonError, ImportError):

@@ -182,6 +182,9 @@ class ApprovalDecided:
     approved: bool
     by: str | None = None
     note: str | None = None
+    arguments: JsonObject | None = None
+    """Arguments the human edited: the call runs with these instead of those it was asked
+    about (None: as asked). Checked against the tool's schema before they are journaled."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

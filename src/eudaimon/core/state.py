@@ -114,6 +114,12 @@ class CallProgress:
     borrowed: bool = False
     """The last decision on the call (an approval, an operator's retry) is one a fork copied
     from its parent: the fork did not make it, so it asks again before the call runs."""
+    edited: JsonObject | None = None
+    """The arguments the approver edited (`approval_decided.arguments`): the call runs with
+    these. None: it runs with the arguments it was asked about."""
+    decided_by: str | None = None
+    note: str | None = None
+    """Who decided the call and why (`approval_decided`): a denial's note goes to the model."""
 
 
 @dataclass(slots=True)
@@ -187,6 +193,10 @@ class RunState:
     tools_digest: str = ""
     tool_retries: dict[str, int] = field(default_factory=dict)
     """Consecutive `ModelRetry` corrections per tool; a tool's success resets its count."""
+    stop_reason: str = ""
+    """Why the last model call stopped (`model_called.stop_reason`: `end_turn`, `max_tokens`,
+    …); "" before any. A call of a batch cut by `max_tokens` whose arguments do not read is
+    told so."""
 
     @classmethod
     def from_events(cls, events: Iterable[Event]) -> RunState | None:
@@ -199,7 +209,14 @@ class RunState:
         return state
 
     def awaiting_approval(self) -> list[PendingCall]:
-        return [p.call for p in self.calls.values() if p.status is CallStatus.AWAITING_APPROVAL]
+        """The calls waiting for a human, each with the arguments the human is asked about: as
+        the tool would get them (after middleware, decoded and validated), not the model's raw
+        text."""
+        return [
+            p.call if p.asked is None or p.asked is p.call.arguments else ToolCall(p.call.id, p.call.name, p.asked)
+            for p in self.calls.values()
+            if p.status is CallStatus.AWAITING_APPROVAL
+        ]
 
     def unknown_outcomes(self) -> list[PendingCall]:
         return [p.call for p in self.calls.values() if p.status is CallStatus.UNKNOWN]
@@ -233,6 +250,7 @@ class RunState:
                     self.tools_digest = data.tools_digest
             case ModelCalled():
                 self.open_attempt = None
+                self.stop_reason = data.stop_reason
                 self.steps += 1
                 self.context_rejections = 0
                 self._bill(data.usage, data.cost_usd)
@@ -295,11 +313,15 @@ class RunState:
                 if data.child_run_id is not None:
                     self.children[data.call_id] = data.child_run_id
                 self._set_call(data.call_id, CallStatus.AWAITING_APPROVAL, event)
-                self.calls[data.call_id].asked = data.arguments
+                progress = self.calls[data.call_id]
+                progress.asked, progress.edited = data.arguments, None
             case ApprovalDecided():
                 self.approvals[data.call_id] = data.approved
                 self._set_call(data.call_id, CallStatus.APPROVED if data.approved else CallStatus.REJECTED, event)
-                self.calls[data.call_id].borrowed = self._copied(event)
+                progress = self.calls[data.call_id]
+                progress.borrowed = self._copied(event)
+                progress.edited = data.arguments if data.approved else None
+                progress.decided_by, progress.note = data.by, data.note
             case ToolDenied():
                 reason = data.reason or "the call was denied"
                 self._settle(data.call_id, f"Tool call denied: {reason}", True, event)

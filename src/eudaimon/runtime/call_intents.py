@@ -110,9 +110,14 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> R
                 ApprovalRequested(call_id=call.id, tool=call.name, arguments=call.arguments, reason=_why_approval(tool))
             )
             return None
+    progress = journal.state.calls.get(call.id)
+    edited = progress.edited if progress is not None else None
+    if edited is not None:
+        # The approver edited the call: it runs with their arguments, as they sent them.
+        call = ToolCall(call.id, call.name, edited)
     # The reference's order: middleware (which may repair the arguments), hooks (which see
     # every call, valid or not), validation, execution.
-    if cfg.middleware is not None:
+    if cfg.middleware is not None and edited is None:
         decided = await cfg.middleware.run_on_tool_call(call)
         if isinstance(decided, ToolOutput):
             return complete(journal, call, decided.content, decided.is_error)
@@ -123,7 +128,7 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> R
                     return complete(journal, call, rerouted, True)
                 tool = rerouted
             call = decided
-    asked = journal.state.calls[call.id].asked if call.id in journal.state.calls else None
+    asked = progress.asked if progress is not None and edited is None else None
     if asked is not None and not same_arguments(asked, call.arguments):
         # A human approved other arguments than those about to run (middleware rewrote them):
         # they decide again, on what will run.

@@ -21,13 +21,16 @@ from eudaimon.core.events import (
     RunStarted,
     ToolReconciled,
 )
+from eudaimon.core.messages import JsonObject
 from eudaimon.core.state import CallStatus, RunState
 from eudaimon.runtime.cancel_requests import CancelRequest, request_cancel
 from eudaimon.runtime.clock import new_run_id as fresh_run_id
 from eudaimon.runtime.clock import now
+from eudaimon.runtime.edited_arguments import checked_edit
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.leases import LeaseKeeper
 from eudaimon.stores.base import EventStore
+from eudaimon.tools import Tool
 
 Decide = Callable[[RunState], EventData]
 
@@ -81,9 +84,20 @@ async def append_decision(store: EventStore, run_id: str, decide: Decide) -> Run
 
 
 def approval(
-    state: RunState, call_id: str, approved: bool, *, by: str | None = None, note: str | None = None
+    state: RunState,
+    call_id: str,
+    approved: bool,
+    *,
+    by: str | None = None,
+    note: str | None = None,
+    arguments: JsonObject | None = None,
+    tool: Tool | None = None,
 ) -> ApprovalDecided:
-    """The decision on a call awaiting approval; `InvalidOperation` when it is not waiting."""
+    """The decision on a call awaiting approval; `InvalidOperation` when it is not waiting.
+
+    `arguments`, with an approval only, are the approver's edit of the call: checked against
+    `tool`'s schema (or the one the journal holds), `InvalidArguments` naming the problem.
+    """
     run_id = state.run_id
     _refuse_if_finished(state, call_id)
     progress = state.calls.get(call_id)
@@ -95,7 +109,11 @@ def approval(
             f"call {call_id!r} of run {run_id} is {progress.status.value}, not awaiting approval; "
             "a call is decided once"
         )
-    return ApprovalDecided(call_id=call_id, approved=approved, by=by, note=note)
+    if arguments is not None:
+        if not approved:
+            raise InvalidOperation(f"call {call_id!r}: edited arguments go with an approval, not a denial")
+        arguments = checked_edit(state, call_id, arguments, tool)
+    return ApprovalDecided(call_id=call_id, approved=approved, by=by, note=note, arguments=arguments)
 
 
 def reconciliation(
@@ -113,9 +131,18 @@ def reconciliation(
 
 
 async def approve(
-    store: EventStore, run_id: str, call_id: str, approved: bool, *, by: str | None = None, note: str | None = None
+    store: EventStore,
+    run_id: str,
+    call_id: str,
+    approved: bool,
+    *,
+    by: str | None = None,
+    note: str | None = None,
+    arguments: JsonObject | None = None,
+    tool: Tool | None = None,
 ) -> RunState:
-    """Record a human's decision on a call awaiting approval.
+    """Record a human's decision on a call awaiting approval; with `arguments`, the approver's
+    edit of the call, which then runs with them (see `approval`).
 
     A call of a child run (an agent used as a tool) may be decided on any run above it; the
     calls waiting on that child are then released, so resuming the top run continues them all.
@@ -123,10 +150,19 @@ async def approve(
     """
     top = await load_state(store, run_id)
     if call_id in top.children or call_id not in top.calls:
-        settled = await _decide_below(store, top, call_id, CallStatus.AWAITING_APPROVAL, approved, by, note)
+        if arguments is not None and call_id in top.children:
+            raise InvalidOperation(
+                f"call {call_id!r} waits on its child run {top.children[call_id]}: edit the arguments of that "
+                "run's own call instead"
+            )
+        settled = await _decide_below(store, top, call_id, CallStatus.AWAITING_APPROVAL, approved, by, note, arguments)
         if settled is not None:
             return settled
-    return await append_decision(store, run_id, lambda state: approval(state, call_id, approved, by=by, note=note))
+    return await append_decision(
+        store,
+        run_id,
+        lambda state: approval(state, call_id, approved, by=by, note=note, arguments=arguments, tool=tool),
+    )
 
 
 async def reconcile(
@@ -155,7 +191,7 @@ async def reconcile(
         raise InvalidOperation("reconcile needs exactly one of output=... or retry=True")
     top = await load_state(store, run_id)
     if call_id not in top.calls or (call_id in top.children and retry):
-        settled = await _decide_below(store, top, call_id, CallStatus.UNKNOWN, output, by, retry)
+        settled = await _decide_below(store, top, call_id, CallStatus.UNKNOWN, output, by, retry, None)
         if settled is not None:
             return settled
     return await append_decision(
@@ -184,10 +220,10 @@ async def _decide_below(
         (here, child_id), targets = found, [call_id]
     for target in targets:
         if status is CallStatus.AWAITING_APPROVAL:
-            approved, by, note = decision
-            await approve(store, child_id, target, bool(approved), by=by, note=note)  # type: ignore[arg-type]
+            approved, by, note, edited = decision
+            await approve(store, child_id, target, bool(approved), by=by, note=note, arguments=edited)  # type: ignore[arg-type]
         else:
-            output, by, retry = decision
+            output, by, retry, _ = decision
             await reconcile(store, child_id, target, output=output, retry=bool(retry), by=by)  # type: ignore[arg-type]
     child = await load_state(store, child_id)
     still = child.awaiting_approval() if status is CallStatus.AWAITING_APPROVAL else child.unknown_outcomes()

@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from eudaimon.agent import Agent
 from eudaimon.core.errors import ConfigurationError
 from eudaimon.runtime.leases import lease_ttl_s
-from eudaimon.server import daimon, decisions, lineage, pages, runs, stream, threads, whoami
+from eudaimon.server import daimon, dashboard, decisions, lineage, pages, runs, stream, threads, whoami
 from eudaimon.server.auth import ApiKeys
 from eudaimon.server.context import ServerContext
 from eudaimon.server.driving import Runner
@@ -80,7 +80,7 @@ def create_app(
         redoc_url=None,
     )
     install_error_handlers(app)
-    for module in (runs, stream, decisions, threads, daimon):
+    for module in (runs, stream, decisions, threads, daimon, dashboard):
         app.include_router(module.router(ctx))
     app.include_router(whoami.router(ctx))
     app.include_router(lineage.router(ctx))

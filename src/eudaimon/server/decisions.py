@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Response
 
+from eudaimon.core.errors import InvalidArguments
 from eudaimon.core.state import CallStatus, RunState, Status
 from eudaimon.runtime import operations
 from eudaimon.runtime.operations import load_state
@@ -62,10 +63,31 @@ def router(ctx: ServerContext) -> APIRouter:
         run_id: str, call_id: str, body: Approval, principal: Annotated[Principal, Depends(operator)]
     ) -> dict[str, Any]:
         """Record an approval or a denial, by the key's principal, with an optional note; the
-        run continues once no other call of it waits for a decision."""
+        run continues once no other call of it waits for a decision. An approval may carry
+        `arguments`, the approver's edit of the call: checked against the tool's schema (422
+        naming the problem, nothing journaled), recorded on `approval_decided`, and the call
+        runs with them."""
         state = await load_state(ctx.store, run_id)
         await _check_call(ctx, state, call_id, CallStatus.AWAITING_APPROVAL, "awaiting approval")
-        state = await operations.approve(ctx.store, run_id, call_id, body.approved, by=principal.name, note=body.note)
+        tool = None
+        if body.arguments is not None:
+            if not body.approved:
+                raise HTTPException(422, "arguments go with an approval (approved: true), not a denial")
+            agent = ctx.agents.get(state.agent)
+            tool = agent.tools.get(state.calls[call_id].call.name) if agent is not None else None
+        try:
+            state = await operations.approve(
+                ctx.store,
+                run_id,
+                call_id,
+                body.approved,
+                by=principal.name,
+                note=body.note,
+                arguments=body.arguments,
+                tool=tool,
+            )
+        except InvalidArguments as exc:
+            raise HTTPException(422, str(exc)) from None
         return await answer(run_id, continue_if_ready(state))
 
     @api.post("/reconcile/{call_id}", summary="Settle an unknown outcome", response_model=responses.Run)

@@ -135,6 +135,8 @@ class QueuedRun(BaseModel):
 
 
 class RunSummary(BaseModel):
+    """A run as the store's index keeps it (never folded per request)."""
+
     run_id: str
     agent: str
     thread_id: str | None
@@ -143,11 +145,41 @@ class RunSummary(BaseModel):
     last_event_type: str
     created_at: str
     updated_at: str
+    input_preview: str = Field(description="The input's first 200 characters.")
+    output_preview: str | None = Field(description="The final output's first 200 characters; null until completed.")
+    error_preview: str | None = Field(
+        description="Why it failed, exceeded its budget or was cancelled (first 200 characters); else null."
+    )
+    cost_usd: float | None = Field(description="USD; null while no call of the run was priced.")
+    input_tokens: int
+    output_tokens: int
+    duration_ms: int | None = Field(description="First event to the terminal one; null while not ended.")
+    tools: list[str] = Field(description="Tool names the model called, each once, first called first.")
+    parent_run_id: str | None = Field(description="The run this one was forked from, or the parent of a child run.")
 
 
 class RunPage(BaseModel):
     runs: list[RunSummary]
     next_cursor: str | None = Field(description="Pass it back as `cursor` for the next page; null on the last.")
+
+
+class DashboardDay(BaseModel):
+    """One agent's runs created on one UTC day."""
+
+    agent: str
+    day: str = Field(description="YYYY-MM-DD, UTC.")
+    runs: int
+    by_status: dict[str, int]
+    cost_usd: float
+    input_tokens: int
+    output_tokens: int
+    p50_duration_ms: int | None = Field(description="Nearest-rank median of the ended runs' durations.")
+    p95_duration_ms: int | None
+    error_rate: float = Field(description="Runs that failed or exceeded their budget, over the day's runs.")
+
+
+class Dashboard(BaseModel):
+    days: list[DashboardDay]
 
 
 class EventRow(BaseModel):

@@ -1,11 +1,9 @@
 """`/v1/agents/{agent}/runs` and `/v1/runs…`: start runs, list them, read one, its events, its state."""
 
 import asyncio
-import base64
-import binascii
 import hashlib
-import json
-from typing import Annotated, Any
+from datetime import datetime
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Response
 
@@ -18,7 +16,8 @@ from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
 from eudaimon.server.responses import ERRORS
 from eudaimon.server.schemas import SEQ_MAX, StartRun
-from eudaimon.server.views import TERMINAL_STATUS, event_dict, run_dict, state_dict, summary_dict
+from eudaimon.server.views import TERMINAL_STATUS, event_dict, row_dict, run_dict, state_dict
+from eudaimon.stores import index
 from eudaimon.stores.base import RunSummary
 
 ALL = 1_000_000_000
@@ -44,19 +43,58 @@ async def status_of(ctx: ServerContext, summary: RunSummary) -> Status:
     return (await load_state(ctx.store, summary.run_id)).status
 
 
-def _cursor(summary: RunSummary) -> str:
-    raw = json.dumps([summary.updated_at.isoformat(), summary.run_id]).encode()
-    return base64.urlsafe_b64encode(raw).decode()
+IndexStatus = Literal[
+    "queued",
+    "running",
+    "awaiting_approval",
+    "awaiting_reconciliation",
+    "completed",
+    "failed",
+    "budget_exceeded",
+    "cancelled",
+]
 
 
-def _uncursor(cursor: str) -> tuple[str, str]:
+def listing_query(
+    *,
+    limit: int,
+    status: str | None = None,
+    agent: str | None = None,
+    thread_id: str | None = None,
+    q: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    cursor: str | None = None,
+) -> index.RunQuery:
+    """The index query of a listing's parameters; a bad cursor or date is a 422 saying what to pass."""
+    for name, value in (("agent", agent), ("thread_id", thread_id), ("q", q), ("cursor", cursor)):
+        if value is not None and "\x00" in value:
+            raise HTTPException(422, f"{name} holds a NUL character; remove it")
     try:
-        updated, run_id = json.loads(base64.urlsafe_b64decode(cursor.encode()))
-        return str(updated), str(run_id)
-    except (ValueError, TypeError, binascii.Error):
+        after = None if cursor is None else index.Cursor.decode(cursor)
+    except index.BadCursor:
         raise HTTPException(
-            422, "cursor is not one this server gave; pass `next_cursor` from the previous page"
+            422, "cursor is not one this server gave; pass `next_cursor` from the previous page, or leave it out"
         ) from None
+    bounds: dict[str, datetime | None] = {}
+    for name, text in (("since", since), ("until", until)):
+        try:
+            bounds[name] = None if text is None else index.parse_bound(text, end=name == "until")
+        except ValueError:
+            raise HTTPException(
+                422,
+                f"{name}={text!r} is not an ISO 8601 date or datetime; pass e.g. 2026-12-01 or 2026-12-01T09:30:00Z",
+            ) from None
+    return index.RunQuery(
+        limit=limit,
+        status=status,
+        agent=agent,
+        thread_id=thread_id,
+        q=q or None,
+        since=bounds["since"],
+        until=bounds["until"],
+        cursor=after,
+    )
 
 
 def idempotent_run_id(principal: Principal, agent: str, key: str) -> str:
@@ -119,33 +157,43 @@ def router(ctx: ServerContext) -> APIRouter:
     @api.get("/runs", summary="List runs", response_model=responses.RunPage)
     async def list_runs(
         principal: Annotated[Principal, Depends(viewer)],
-        status: Status | None = None,
-        agent: str | None = None,
-        thread_id: str | None = None,
+        status: IndexStatus | None = None,
+        agent: Annotated[str | None, Query(max_length=500)] = None,
+        thread_id: Annotated[str | None, Query(max_length=500)] = None,
+        q: Annotated[
+            str | None,
+            Query(
+                max_length=500,
+                description="Case-insensitive text in the input, output, tool names, run, thread or call ids.",
+            ),
+        ] = None,
+        since: Annotated[str | None, Query(description="ISO 8601 date or datetime: created at or after.")] = None,
+        until: Annotated[
+            str | None, Query(description="ISO 8601 datetime (created before it) or date (created on it or before).")
+        ] = None,
         limit: Annotated[int, Query(ge=1, le=500)] = 50,
-        cursor: str | None = None,
+        cursor: Annotated[str | None, Query(max_length=1000)] = None,
     ) -> dict[str, Any]:
-        """Runs, most recently updated first; pass `next_cursor` back as `cursor` for the next page."""
-        summaries = await ctx.store.list_runs(limit=ALL, thread_id=thread_id)
-        summaries.sort(key=lambda s: (s.updated_at.isoformat(), s.run_id), reverse=True)
-        if cursor is not None:
-            after = _uncursor(cursor)
-            summaries = [s for s in summaries if (s.updated_at.isoformat(), s.run_id) < after]
-        page: list[dict[str, Any]] = []
-        last: RunSummary | None = None
-        more = False
-        for summary in summaries:
-            if agent is not None and summary.agent != agent:
-                continue
-            run_status = await status_of(ctx, summary)
-            if status is not None and run_status is not status:
-                continue
-            if len(page) == limit:
-                more = True
-                break
-            page.append(summary_dict(summary, run_status))
-            last = summary
-        return {"runs": page, "next_cursor": _cursor(last) if more and last is not None else None}
+        """Runs, most recently updated first, from the store's index; pass `next_cursor` back as
+        `cursor` for the next page. A run updated while you page moves to the front: a pass never
+        shows it twice, and one not reached yet shows again only from the first page."""
+        query = listing_query(
+            limit=limit + 1,
+            status=status,
+            agent=agent,
+            thread_id=thread_id,
+            q=q,
+            since=since,
+            until=until,
+            cursor=cursor,
+        )
+        rows = await index.query_runs(ctx.store, query)
+        page = rows[:limit]
+        more = len(rows) > limit
+        return {
+            "runs": [row_dict(row) for row in page],
+            "next_cursor": index.Cursor.after(page[-1]).encode() if more and page else None,
+        }
 
     @api.get("/runs/{run_id}", summary="Read a run", response_model=responses.Run)
     async def get_run(run_id: str, principal: Annotated[Principal, Depends(viewer)]) -> dict[str, Any]:

@@ -3,6 +3,8 @@ who decided is always the principal of the key that sent it."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 SEQ_MAX = 2**62
@@ -25,6 +27,11 @@ class StartRun(_Body):
 class Approval(_Body):
     approved: bool = Field(description="True to let the call run, false to deny it (the model sees the denial).")
     note: str | None = Field(None, description="Why; kept in the journal with who decided.", max_length=10_000)
+    arguments: dict[str, Any] | None = Field(
+        None,
+        description="With an approval: the approver's edit of the call's arguments, checked against the tool's "
+        "schema (422 naming the problem, nothing journaled); the call runs with them.",
+    )
 
 
 class Reconciliation(_Body):

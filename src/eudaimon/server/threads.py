@@ -9,8 +9,10 @@ from eudaimon.server import responses
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
 from eudaimon.server.responses import ERRORS
-from eudaimon.server.runs import ALL, status_of
-from eudaimon.server.views import summary_dict, usage_dict
+from eudaimon.core.run_index import sortable
+from eudaimon.server.runs import ALL
+from eudaimon.server.views import row_dict, usage_dict
+from eudaimon.stores import index
 from eudaimon.stores.base import RunSummary
 
 
@@ -44,7 +46,7 @@ def router(ctx: ServerContext) -> APIRouter:
     @api.get("/{thread_id}", summary="Read a thread", response_model=responses.Thread)
     async def get_thread(thread_id: str, principal: Annotated[Principal, Depends(viewer)]) -> dict[str, Any]:
         """The thread's snapshot (turns, usage, cost, guardrail streak) and its runs, oldest first."""
-        runs = await ctx.store.list_runs(limit=ALL, thread_id=thread_id)
+        runs = await index.query_runs(ctx.store, index.RunQuery(limit=ALL, thread_id=thread_id))
         if not runs:
             raise HTTPException(404, f"no thread {thread_id!r}; GET /v1/threads lists them")
         state = await thread_state(ctx.store, thread_id)
@@ -55,7 +57,7 @@ def router(ctx: ServerContext) -> APIRouter:
             "cost_usd": state.accumulated_cost_usd,
             "guardrail_retries": state.guardrail_retries,
             "created_at": state.created_at.isoformat(),
-            "runs": [summary_dict(r, await status_of(ctx, r)) for r in sorted(runs, key=lambda r: r.created_at)],
+            "runs": [row_dict(r) for r in sorted(runs, key=lambda r: (sortable(r.created_at), r.run_id))],
         }
 
     return api

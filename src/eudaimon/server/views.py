@@ -19,8 +19,10 @@ from eudaimon.core.events import (
     ToolReconciled,
 )
 from eudaimon.core.messages import Message, Usage
+from eudaimon.core.run_index import RunRow
 from eudaimon.core.state import RunState, Status
 from eudaimon.stores.base import RunSummary
+from eudaimon.stores.index import DayRow
 
 TERMINAL_STATUS = {
     "run_completed": Status.COMPLETED,
@@ -135,6 +137,44 @@ def summary_dict(summary: RunSummary, status: Status) -> dict[str, Any]:
         "last_event_type": summary.last_event_type,
         "created_at": summary.created_at.isoformat(),
         "updated_at": summary.updated_at.isoformat(),
+    }
+
+
+def row_dict(row: RunRow) -> dict[str, Any]:
+    """A run as listings show it, from its row of the store's index."""
+    return {
+        "run_id": row.run_id,
+        "agent": row.agent,
+        "thread_id": row.thread_id,
+        "status": row.status,
+        "event_count": row.event_count,
+        "last_event_type": row.last_event_type,
+        "created_at": row.created_at.isoformat(),
+        "updated_at": row.updated_at.isoformat(),
+        "input_preview": row.input_preview,
+        "output_preview": row.output_preview,
+        "error_preview": row.error_preview,
+        "cost_usd": row.cost,
+        "input_tokens": row.input_tokens,
+        "output_tokens": row.output_tokens,
+        "duration_ms": row.duration_ms,
+        "tools": list(row.tools),
+        "parent_run_id": row.parent_run_id,
+    }
+
+
+def day_dict(day: DayRow) -> dict[str, Any]:
+    return {
+        "agent": day.agent,
+        "day": day.day,
+        "runs": day.runs,
+        "by_status": dict(day.by_status),
+        "cost_usd": day.cost_usd,
+        "input_tokens": day.input_tokens,
+        "output_tokens": day.output_tokens,
+        "p50_duration_ms": day.p50_duration_ms,
+        "p95_duration_ms": day.p95_duration_ms,
+        "error_rate": day.error_rate,
     }
 
 

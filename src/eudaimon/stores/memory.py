@@ -5,11 +5,14 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime
 
 from eudaimon.core.errors import ConcurrencyConflict, LeaseHeld, LeaseLost
 from eudaimon.core.events import Event, RunStarted, ToolCompleted
 from eudaimon.core.messages import ContentPart, DocumentPart, ImagePart
+from eudaimon.core.run_index import RunRow
 from eudaimon.stores.base import Fence, Lease, RunSummary, Snapshot, check_batch, summary_fields
+from eudaimon.stores.index import DayRow, RunQuery, day_rows, select
 
 
 class MemoryStore:
@@ -19,6 +22,8 @@ class MemoryStore:
         self._events: dict[str, list[Event]] = {}
         self._runs: dict[str, tuple[str, str | None]] = {}
         """Each run's agent and thread; the rest of its summary is read off its events when asked."""
+        self._index: dict[str, RunRow] = {}
+        """Each run's row of the index (`eudaimon.core.run_index`), advanced by every append."""
         self._leases: dict[str, tuple[str, float]] = {}
         self._snapshots: dict[str, Snapshot] = {}
         self._blobs: dict[bytes, bytes] = {}
@@ -55,6 +60,7 @@ class MemoryStore:
             journal = self._events[run_id] = []
             self._runs[run_id] = summary_fields(events)
         journal.extend(self._shared(event) for event in events)
+        self._index[run_id] = self._index.get(run_id, RunRow(run_id)).advance(events)
         if snapshot is not None:
             await self.save_snapshot(snapshot)
 
@@ -97,8 +103,20 @@ class MemoryStore:
         first, last = events[0], events[-1]
         return RunSummary(run_id, agent, thread_id, first.at, last.at, len(events), last.type)
 
+    async def query_runs(self, query: RunQuery) -> list[RunRow]:
+        """The index's rows `query` asks for, most recently updated first."""
+        return select(self._index.values(), query)
+
+    async def run_row(self, run_id: str) -> RunRow | None:
+        return self._index.get(run_id)
+
+    async def dashboard(self, since: datetime, agent: str | None = None) -> list[DayRow]:
+        """Per agent and UTC day of creation since `since`: runs by status, cost, tokens, durations."""
+        return day_rows(self._index.values(), since, agent)
+
     async def delete_run(self, run_id: str) -> None:
         self._events.pop(run_id, None)
+        self._index.pop(run_id, None)
         self._runs.pop(run_id, None)
         self._snapshots.pop(f"run:{run_id}", None)
         if self._blobs:  # keep only the data some remaining run still carries

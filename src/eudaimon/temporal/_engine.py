@@ -211,7 +211,13 @@ class TemporalEngine:
         """Send a decision to the run's workflow as the `decide` Update; False when no workflow
         runs for it (the decision is then appended to the store, and `resume` starts one)."""
         if isinstance(decision, ApprovalDecided):
-            sent = DecisionInput(decision.call_id, approved=decision.approved, by=decision.by, note=decision.note)
+            sent = DecisionInput(
+                decision.call_id,
+                approved=decision.approved,
+                by=decision.by,
+                note=decision.note,
+                arguments=decision.arguments,
+            )
         else:
             sent = DecisionInput(decision.call_id, output=decision.output, retry=decision.retry, by=decision.by)
         handle = (await self.client()).get_workflow_handle(run_id)

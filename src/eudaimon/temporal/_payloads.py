@@ -123,6 +123,8 @@ class DecisionInput:
     retry: bool = False
     by: str | None = None
     note: str | None = None
+    arguments: dict[str, Any] | None = None
+    """An approver's edit of the call's arguments, checked by the sender against the schema."""
 
 
 @dataclass(frozen=True, slots=True)

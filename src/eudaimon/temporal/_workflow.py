@@ -330,7 +330,9 @@ def _fold(snapshot: str | None, events: list[Event]) -> RunState | None:
 
 def _decision_event(state: RunState, decision: DecisionInput) -> Any:
     if decision.approved is not None:
-        return approval(state, decision.call_id, decision.approved, by=decision.by, note=decision.note)
+        decided = approval(state, decision.call_id, decision.approved, by=decision.by, note=decision.note)
+        # The sender checked the edit against the tool's schema; the run checks it again before it runs.
+        return replace(decided, arguments=decision.arguments) if decision.arguments is not None else decided
     return reconciliation(state, decision.call_id, output=decision.output, retry=decision.retry, by=decision.by)
 
 

@@ -1,0 +1,358 @@
+"""A run's row in the store's index: what listings, search and the dashboard read, kept by every
+append instead of folded per request.
+
+`RunRow.advance(events)` is a pure function of the journal, as `RunState.apply` is, so the
+store can keep a run's row in the same transaction as the events it follows from, and a row
+at `next_seq` n is the same whoever wrote events 0..n-1 (a store may keep the last row it
+wrote and skip reading it back). The status mirrors the fold's own rule (`RunState._refresh_batch`):
+it tracks the current batch's call statuses, nothing else, so an index and a fold over the same
+events agree (a test checks it over the suite's journals and random event sequences).
+
+An event type this module does not know (added by another part of the code) changes only
+`event_count`, `updated_at` and `last_event_type`, unless `STATUS_OF_TYPE` maps it to a status.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from eudaimon.core.events import (
+    ApprovalDecided,
+    ApprovalRequested,
+    BudgetExceeded,
+    Event,
+    GuardrailRejected,
+    ModelCalled,
+    ModelFailed,
+    ModelRetryScheduled,
+    RunCancelled,
+    RunCompleted,
+    RunFailed,
+    RunStarted,
+    ToolCompleted,
+    ToolDenied,
+    ToolOutcomeUnknown,
+    ToolReconciled,
+    ToolStarted,
+)
+from eudaimon.core.messages import Usage
+
+STATUSES = (
+    "queued",
+    "running",
+    "awaiting_approval",
+    "awaiting_reconciliation",
+    "completed",
+    "failed",
+    "budget_exceeded",
+    "cancelled",
+)
+"""Every status a row can have: the fold's `Status` values, and `queued` (a run journaled while
+its thread is busy)."""
+ENDED = frozenset({"completed", "failed", "budget_exceeded", "cancelled"})
+ERRORED = frozenset({"failed", "budget_exceeded"})
+"""The statuses the dashboard's `error_rate` counts."""
+
+STATUS_OF_TYPE: dict[str, str] = {"run_queued": "queued"}
+"""Event types outside this module's `match` that set a status (by type name, so a type added
+elsewhere needs only a line here)."""
+
+PREVIEW_CHARS = 200
+SEARCH_CHARS = 2000
+"""How much of the input and of the outcome search reads (each); previews are their start."""
+MAX_IDS = 200
+"""Most call ids (and tool names) a row keeps for search: a long run's first ones."""
+
+# The call statuses of the current batch, as the fold names them (`CallStatus`): only whether a
+# call is unknown, awaiting approval or done decides the run's status.
+_REQUESTED, _STARTED, _AWAITING, _APPROVED, _REJECTED, _UNKNOWN, _RETRY, _DONE = (
+    "requested",
+    "started",
+    "awaiting_approval",
+    "approved",
+    "rejected",
+    "unknown",
+    "retry",
+    "done",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    """A run as the index knows it. `advance` makes the next one; nothing else writes it."""
+
+    run_id: str
+    agent: str = ""
+    thread_id: str | None = None
+    status: str = "running"
+    created_at: datetime = datetime.min
+    updated_at: datetime = datetime.min
+    ended_at: datetime | None = None
+    event_count: int = 0
+    last_event_type: str = ""
+    input_text: str = ""
+    """The input's first `SEARCH_CHARS` characters."""
+    output_text: str | None = None
+    error_text: str | None = None
+    cost_usd: float = 0.0
+    cost_known: bool = False
+    input_tokens: int = 0
+    output_tokens: int = 0
+    steps: int = 0
+    tools: tuple[str, ...] = ()
+    """Tool names the model called, each once, in the order first called."""
+    call_ids: tuple[str, ...] = ()
+    parent_run_id: str | None = None
+    batch: tuple[tuple[str, str], ...] = field(default=())
+    """The current batch's calls and their statuses, in the order the model asked for them."""
+
+    @classmethod
+    def of(cls, events: Iterable[Event]) -> RunRow | None:
+        """The row of a journal; None when it has no events."""
+        row: RunRow | None = None
+        for event in events:
+            row = (row or cls(event.run_id)).advance((event,))
+        return row
+
+    # -- what listings show ------------------------------------------------------------------
+
+    @property
+    def input_preview(self) -> str:
+        return self.input_text[:PREVIEW_CHARS]
+
+    @property
+    def output_preview(self) -> str | None:
+        return None if self.output_text is None else self.output_text[:PREVIEW_CHARS]
+
+    @property
+    def error_preview(self) -> str | None:
+        return None if self.error_text is None else self.error_text[:PREVIEW_CHARS]
+
+    @property
+    def cost(self) -> float | None:
+        """The run's cost in USD; None while no call of it was priced (unknown, not free)."""
+        return self.cost_usd if self.cost_known else None
+
+    @property
+    def duration_ms(self) -> int | None:
+        """First event to the terminal one; None while the run has not ended."""
+        if self.ended_at is None:
+            return None
+        return max(0, round((_utc(self.ended_at) - _utc(self.created_at)).total_seconds() * 1000))
+
+    @property
+    def pending_approvals(self) -> int:
+        return sum(1 for _, status in self.batch if status == _AWAITING)
+
+    @property
+    def is_ended(self) -> bool:
+        return self.status in ENDED
+
+    @property
+    def search_text(self) -> str:
+        """What `q` searches, lower-cased: input, outcome, tool names, run, thread and call ids."""
+        parts = [self.run_id, self.thread_id or "", self.input_text, self.output_text or "", self.error_text or ""]
+        return "\n".join([*parts, *self.tools, *self.call_ids]).lower()
+
+    # -- the fold ------------------------------------------------------------------------------
+
+    def advance(self, events: Iterable[Event]) -> RunRow:
+        """The row after `events`, which follow on from this one (events `event_count`, … of the run)."""
+        changes: dict[str, Any] = {}
+        row = self
+        for event in events:
+            changes = _apply(row, event)
+            row = replace(row, **changes)
+        return row
+
+    # -- storage -------------------------------------------------------------------------------
+
+    def to_json(self) -> str:
+        body = {
+            "run_id": self.run_id,
+            "agent": self.agent,
+            "thread_id": self.thread_id,
+            "status": self.status,
+            "created_at": self.created_at.isoformat(),
+            "updated_at": self.updated_at.isoformat(),
+            "ended_at": None if self.ended_at is None else self.ended_at.isoformat(),
+            "event_count": self.event_count,
+            "last_event_type": self.last_event_type,
+            "input_text": self.input_text,
+            "output_text": self.output_text,
+            "error_text": self.error_text,
+            "cost_usd": self.cost_usd,
+            "cost_known": self.cost_known,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "steps": self.steps,
+            "tools": list(self.tools),
+            "call_ids": list(self.call_ids),
+            "parent_run_id": self.parent_run_id,
+            "batch": [list(pair) for pair in self.batch],
+        }
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> RunRow:
+        """Raises `ValueError` (or `KeyError`, `TypeError`) for a body this module did not write."""
+        body = json.loads(text)
+        ended = body["ended_at"]
+        return cls(
+            run_id=str(body["run_id"]),
+            agent=str(body["agent"]),
+            thread_id=body["thread_id"],
+            status=str(body["status"]),
+            created_at=datetime.fromisoformat(body["created_at"]),
+            updated_at=datetime.fromisoformat(body["updated_at"]),
+            ended_at=None if ended is None else datetime.fromisoformat(ended),
+            event_count=int(body["event_count"]),
+            last_event_type=str(body["last_event_type"]),
+            input_text=str(body["input_text"]),
+            output_text=body["output_text"],
+            error_text=body["error_text"],
+            cost_usd=float(body["cost_usd"]),
+            cost_known=bool(body["cost_known"]),
+            input_tokens=int(body["input_tokens"]),
+            output_tokens=int(body["output_tokens"]),
+            steps=int(body["steps"]),
+            tools=tuple(str(t) for t in body["tools"]),
+            call_ids=tuple(str(c) for c in body["call_ids"]),
+            parent_run_id=body["parent_run_id"],
+            batch=tuple((str(c), str(s)) for c, s in body["batch"]),
+        )
+
+
+def _apply(row: RunRow, event: Event) -> dict[str, Any]:
+    """The fields `event` changes, as `RunState.apply` would change the ones they mirror."""
+    changes: dict[str, Any] = {
+        "event_count": row.event_count + 1,
+        "updated_at": event.at,
+        "last_event_type": event.type,
+    }
+    data = event.data
+    match data:
+        case RunStarted():
+            parent = data.parent.run_id if data.parent is not None else None
+            if parent is None and data.parent_call is not None:
+                parent = data.parent_call.run_id
+            changes.update(
+                agent=data.agent,
+                thread_id=data.thread_id,
+                input_text=data.input[:SEARCH_CHARS],
+                parent_run_id=parent,
+                status=row.status if row.status in ENDED else "running",
+            )
+            if row.event_count == 0:
+                changes["created_at"] = event.at
+        case ModelCalled():
+            changes.update(_billed(row, data.usage, data.cost_usd), steps=row.steps + 1)
+            calls = data.message.tool_calls
+            batch: dict[str, str] = {}
+            for call in calls:
+                batch.setdefault(call.id, _REQUESTED)
+            changes["batch"] = tuple(batch.items())
+            if calls:
+                changes["tools"] = _added(row.tools, (c.name for c in calls))
+                changes["call_ids"] = _added(row.call_ids, (c.id for c in calls))
+        case ToolStarted():
+            changes.update(_set_call(row, data.call_id, _STARTED))
+        case ToolCompleted():
+            if data.child_run_id is not None:
+                changes.update(_billed(row, data.usage, data.cost_usd))
+            changes.update(_set_call(row, data.call_id, _DONE))
+        case ApprovalRequested():
+            changes.update(_set_call(row, data.call_id, _AWAITING))
+        case ApprovalDecided():
+            changes.update(_set_call(row, data.call_id, _APPROVED if data.approved else _REJECTED))
+        case ToolDenied():
+            changes.update(_set_call(row, data.call_id, _DONE))
+        case ToolOutcomeUnknown():
+            changes.update(_set_call(row, data.call_id, _UNKNOWN))
+        case ToolReconciled():
+            changes.update(_set_call(row, data.call_id, _RETRY if data.retry else _DONE))
+        case ModelRetryScheduled():
+            if data.observed_usage is not None:
+                changes.update(
+                    input_tokens=row.input_tokens + data.observed_usage.input_tokens,
+                    output_tokens=row.output_tokens + data.observed_usage.output_tokens,
+                )
+        case ModelFailed():
+            changes.update(_billed(row, data.usage, data.cost_usd))
+        case GuardrailRejected():
+            changes.update(_billed(row, data.usage, data.cost_usd), steps=row.steps + 1)
+        case RunCompleted():
+            changes.update(_ended(event, "completed"), output_text=data.output[:SEARCH_CHARS], error_text=None)
+        case RunFailed():
+            changes.update(_ended(event, "failed"), error_text=data.error[:SEARCH_CHARS])
+        case BudgetExceeded():
+            changes.update(_ended(event, "budget_exceeded"), error_text=data.reason[:SEARCH_CHARS])
+        case RunCancelled():
+            changes.update(_ended(event, "cancelled"), error_text=(data.reason or "cancelled")[:SEARCH_CHARS])
+        case _:
+            status = STATUS_OF_TYPE.get(event.type)
+            if status is not None:
+                changes["status"] = status
+            if row.event_count == 0:  # a run opened by another kind of event (`run_queued`)
+                changes.update(
+                    created_at=event.at,
+                    agent=str(getattr(data, "agent", "") or ""),
+                    thread_id=getattr(data, "thread_id", None),
+                    input_text=str(getattr(data, "input", "") or "")[:SEARCH_CHARS],
+                )
+    return changes
+
+
+def _billed(row: RunRow, usage: Usage, cost_usd: float | None) -> dict[str, Any]:
+    """The fold's `_bill`: tokens add up; a cost makes the run's cost known."""
+    changes: dict[str, Any] = {
+        "input_tokens": row.input_tokens + usage.input_tokens,
+        "output_tokens": row.output_tokens + usage.output_tokens,
+    }
+    if cost_usd is not None:
+        changes.update(cost_usd=row.cost_usd + cost_usd, cost_known=True)
+    return changes
+
+
+def _set_call(row: RunRow, call_id: str, status: str) -> dict[str, Any]:
+    """The fold's `_set_call` and `_refresh_batch`: the call's status, then the run's. A call
+    outside the batch (which the fold refuses as corrupt) changes nothing."""
+    batch = dict(row.batch)
+    if call_id not in batch:
+        return {}
+    batch[call_id] = status
+    changes: dict[str, Any] = {"batch": tuple(batch.items())}
+    if row.status not in ENDED:
+        statuses = set(batch.values())
+        if _UNKNOWN in statuses:
+            changes["status"] = "awaiting_reconciliation"
+        elif _AWAITING in statuses:
+            changes["status"] = "awaiting_approval"
+        else:
+            changes["status"] = "running"
+    return changes
+
+
+def _ended(event: Event, status: str) -> dict[str, Any]:
+    return {"status": status, "ended_at": event.at}
+
+
+def _added(kept: tuple[str, ...], new: Iterable[str]) -> tuple[str, ...]:
+    added = list(kept)
+    for name in new:
+        if name not in added and len(added) < MAX_IDS:
+            added.append(name)
+    return tuple(added)
+
+
+def _utc(at: datetime) -> datetime:
+    return at.astimezone(UTC) if at.tzinfo is not None else at.replace(tzinfo=UTC)
+
+
+def sortable(at: datetime) -> str:
+    """A time whose text sorts in time order: in UTC (a naive time taken as UTC), with microseconds."""
+    return _utc(at).isoformat(timespec="microseconds")

@@ -1,0 +1,224 @@
+"""Reading the run index every store keeps (`eudaimon.core.run_index`): the query, its keyset
+cursor, the dashboard's day rows, and how a store without an index answers them (by folding).
+
+Order: most recently updated first, ties by run id (descending), so a page is a keyset range:
+the cursor is the (updated_at, run_id) of the page's last run, and the next page is the runs
+strictly after it in that order. A run updated while a client pages moves to the front:
+it is never shown twice in one pass, and one not reached yet is not shown again in that pass
+(it is found by starting again from the first page, where it now leads).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Protocol, runtime_checkable
+
+from eudaimon.core.run_index import ENDED, ERRORED, RunRow, sortable
+from eudaimon.stores.base import EventStore
+
+
+class BadCursor(ValueError):
+    """A cursor this module did not make."""
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    updated_at: str
+    """`sortable(updated_at)` of the last run shown."""
+    run_id: str
+
+    def encode(self) -> str:
+        return base64.urlsafe_b64encode(f"{self.updated_at}\n{self.run_id}".encode()).decode().rstrip("=")
+
+    @classmethod
+    def decode(cls, text: str) -> Cursor:
+        """Raises `BadCursor`: never anything else, whatever `text` is (no recursion, no JSON)."""
+        if len(text) > 1000:
+            raise BadCursor("the cursor is too long")
+        try:
+            raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode()
+            updated, run_id = raw.split("\n", 1)
+            datetime.fromisoformat(updated)
+        except (ValueError, binascii.Error, UnicodeDecodeError):
+            raise BadCursor("the cursor is not one this server gave") from None
+        if not run_id or "\x00" in raw:
+            raise BadCursor("the cursor is not one this server gave")
+        return cls(updated, run_id)
+
+    @classmethod
+    def after(cls, row: RunRow) -> Cursor:
+        return cls(sortable(row.updated_at), row.run_id)
+
+
+@dataclass(frozen=True, slots=True)
+class RunQuery:
+    """What `GET /v1/runs` asks of the index; every filter is optional and they combine (AND)."""
+
+    limit: int = 50
+    status: str | None = None
+    agent: str | None = None
+    thread_id: str | None = None
+    q: str | None = None
+    """Case-insensitive substring of `RunRow.search_text`."""
+    since: datetime | None = None
+    """created_at >= since (aware, UTC)."""
+    until: datetime | None = None
+    """created_at < until (aware, UTC)."""
+    cursor: Cursor | None = None
+    statuses: tuple[str, ...] = ()
+    """Any of these statuses (with `status`, both must hold); the recovery sweep's."""
+
+    def matches(self, row: RunRow) -> bool:
+        """The filters in Python, for the stores that keep rows in memory (and the fallback)."""
+        if self.status is not None and row.status != self.status:
+            return False
+        if self.statuses and row.status not in self.statuses:
+            return False
+        if self.agent is not None and row.agent != self.agent:
+            return False
+        if self.thread_id is not None and row.thread_id != self.thread_id:
+            return False
+        if self.q and self.q.lower() not in row.search_text:
+            return False
+        created = sortable(row.created_at)
+        if self.since is not None and created < sortable(self.since):
+            return False
+        if self.until is not None and created >= sortable(self.until):
+            return False
+        return self.cursor is None or (sortable(row.updated_at), row.run_id) < (
+            self.cursor.updated_at,
+            self.cursor.run_id,
+        )
+
+
+def order_key(row: RunRow) -> tuple[str, str]:
+    return sortable(row.updated_at), row.run_id
+
+
+def select(rows: Iterable[RunRow], query: RunQuery) -> list[RunRow]:
+    """The rows `query` asks for, in the index's order, at most `limit`."""
+    found = sorted((row for row in rows if query.matches(row)), key=order_key, reverse=True)
+    return found[: query.limit]
+
+
+@dataclass(frozen=True, slots=True)
+class DayRow:
+    """One agent's runs created on one UTC day, as `GET /v1/dashboard` shows them."""
+
+    agent: str
+    day: str
+    runs: int
+    by_status: dict[str, int]
+    cost_usd: float
+    input_tokens: int
+    output_tokens: int
+    p50_duration_ms: int | None
+    p95_duration_ms: int | None
+    error_rate: float
+    """Runs that failed or exceeded their budget, over the day's runs."""
+
+
+def nearest_rank(sorted_values: Sequence[int], fraction: float) -> int | None:
+    """The nearest-rank percentile (PostgreSQL's `percentile_disc`): the smallest value with at
+    least `fraction` of the values at or below it."""
+    if not sorted_values:
+        return None
+    return sorted_values[max(0, math.ceil(fraction * len(sorted_values)) - 1)]
+
+
+def day_rows(rows: Iterable[RunRow], since: datetime, agent: str | None) -> list[DayRow]:
+    """The dashboard's rows computed in Python (the memory store's query)."""
+    groups: dict[tuple[str, str], list[RunRow]] = {}
+    bound = sortable(since)
+    for row in rows:
+        if sortable(row.created_at) < bound or (agent is not None and row.agent != agent):
+            continue
+        groups.setdefault((row.agent, sortable(row.created_at)[:10]), []).append(row)
+    days: list[DayRow] = []
+    for (name, day), runs in sorted(groups.items(), key=lambda item: (item[0][1], item[0][0])):
+        by_status: dict[str, int] = {}
+        for run in runs:
+            by_status[run.status] = by_status.get(run.status, 0) + 1
+        durations = sorted(d for run in runs if run.status in ENDED and (d := run.duration_ms) is not None)
+        days.append(
+            DayRow(
+                agent=name,
+                day=day,
+                runs=len(runs),
+                by_status=by_status,
+                cost_usd=sum(run.cost_usd for run in runs),
+                input_tokens=sum(run.input_tokens for run in runs),
+                output_tokens=sum(run.output_tokens for run in runs),
+                p50_duration_ms=nearest_rank(durations, 0.5),
+                p95_duration_ms=nearest_rank(durations, 0.95),
+                error_rate=sum(1 for run in runs if run.status in ERRORED) / len(runs),
+            )
+        )
+    return days
+
+
+def window_start(days: int, now: datetime) -> datetime:
+    """The first moment of the dashboard's window: midnight UTC `days - 1` days before today."""
+    today = now.astimezone(UTC).date()
+    first = today - timedelta(days=days - 1)
+    return datetime(first.year, first.month, first.day, tzinfo=UTC)
+
+
+def parse_bound(text: str, *, end: bool) -> datetime:
+    """An ISO 8601 date or datetime as an aware UTC instant (naive: UTC). A date as an upper
+    bound (`end`) means the end of that day: `until=2026-12-01` includes December 1st.
+
+    Raises:
+        ValueError: `text` is neither.
+    """
+    text = text.strip()
+    if len(text) == 10:
+        day = date.fromisoformat(text)
+        at = datetime(day.year, day.month, day.day, tzinfo=UTC)
+        return at + timedelta(days=1) if end else at
+    at = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+    return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+
+
+@runtime_checkable
+class IndexedStore(Protocol):
+    """A store that keeps the run index (every store here does)."""
+
+    async def query_runs(self, query: RunQuery) -> list[RunRow]: ...
+
+    async def run_row(self, run_id: str) -> RunRow | None: ...
+
+    async def dashboard(self, since: datetime, agent: str | None = None) -> list[DayRow]: ...
+
+
+async def query_runs(store: EventStore, query: RunQuery) -> list[RunRow]:
+    """`store.query_runs(query)`, or for a store that keeps no index, its runs folded one by one."""
+    if isinstance(store, IndexedStore):
+        return await store.query_runs(query)
+    return select(await _folded(store), query)
+
+
+async def run_row(store: EventStore, run_id: str) -> RunRow | None:
+    if isinstance(store, IndexedStore):
+        return await store.run_row(run_id)
+    return RunRow.of(await store.load(run_id))
+
+
+async def dashboard(store: EventStore, since: datetime, agent: str | None = None) -> list[DayRow]:
+    if isinstance(store, IndexedStore):
+        return await store.dashboard(since, agent)
+    return day_rows(await _folded(store), since, agent)
+
+
+async def _folded(store: EventStore) -> list[RunRow]:
+    rows = []
+    for summary in await store.list_runs(limit=1_000_000_000):
+        row = RunRow.of(await store.load(summary.run_id))
+        if row is not None:
+            rows.append(row)
+    return rows
