@@ -1,5 +1,5 @@
 // The runs list: search, filters by agent, status, thread and date, pages by cursor. The URL
-// holds all of it (`?q=…&agent=…&status=…&thread_id=…&since=…&until=…&cursor=…`), so a link,
+// holds all of it (`?q=…&agent=…&status=…&thread_id=…&since=…&until=…&cursor=…&limit=…`), so a link,
 // back and forward, and a reload all come back to the same place.
 import { STATUSES, api, el, failed, fill, go, link, millis, money, runHref, statusBadge, when } from "./shared.js";
 import { revealed } from "./reveal.js";
@@ -7,17 +7,10 @@ import { revealed } from "./reveal.js";
 const FILTERS = ["q", "agent", "status", "thread_id", "since", "until"];
 const REFRESH_MS = 2000;
 
-// `since`/`until` are days in the form and instants in the API: a day's start, the next day's start.
+// The API reads `since`/`until` as UTC days (or instants), as the form gives them.
 function apiQuery(params) {
-  const query = new URLSearchParams({ limit: "50" });
-  for (const name of FILTERS) {
-    const value = params.get(name);
-    if (!value) continue;
-    if (name === "since") query.set(name, new Date(value + "T00:00:00").toISOString());
-    else if (name === "until") query.set(name, new Date(new Date(value + "T00:00:00").getTime() + 86_400_000).toISOString());
-    else query.set(name, value);
-  }
-  if (params.get("cursor")) query.set("cursor", params.get("cursor"));
+  const query = new URLSearchParams({ limit: params.get("limit") || "50" });
+  for (const name of [...FILTERS, "cursor"]) if (params.get(name)) query.set(name, params.get(name));
   return query;
 }
 
@@ -62,6 +55,7 @@ export function runsPage(main) {
   function applied() {
     const next = new URLSearchParams();
     for (const input of [search, agent, status, thread, since, until]) if (input.value.trim()) next.set(input.name, input.value.trim());
+    if (params.get("limit")) next.set("limit", params.get("limit"));
     return next;
   }
   form.addEventListener("submit", (event) => { event.preventDefault(); go("/" + (applied().toString() ? "?" + applied() : "")); });
