@@ -42,7 +42,7 @@ function barChart(title, agent, days, byDay, series, format, testid) {
     }
     if (i % Math.ceil(days.length / 7) === 0) parts.push(svg("text", { x: PAD_L + i * slot + slot / 2, y: H - 6, class: "axis", "text-anchor": "middle" }, day.slice(5)));
   });
-  const legend = series.length > 1 ? el("div", { class: "legend" }, series.map((s) => el("span", {}, el("i", { class: "swatch " + s.cls }), s.name))) : null;
+  const legend = series.length > 1 || testid === "chart-runs" ? el("div", { class: "legend" }, series.map((s) => el("span", {}, el("i", { class: "swatch " + s.cls }), s.name))) : null;
   return el("figure", { class: "chart", "data-testid": testid, "data-agent": agent },
     el("figcaption", {}, title),
     svg("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": title + " for " + agent + ", per day" }, parts),
@@ -75,9 +75,9 @@ function lineChart(title, agent, days, byDay, series, format, testid) {
     el("div", { class: "legend" }, series.map((s) => el("span", {}, el("i", { class: "swatch " + s.cls }), s.name))));
 }
 
-const count = (v) => String(Math.round(v));
-const dollars = (v) => "$" + (v >= 1 ? v.toFixed(2) : v.toPrecision(2));
-const tokens = (v) => (v >= 1000 ? (v / 1000).toFixed(v >= 10_000 ? 0 : 1) + "k" : String(Math.round(v)));
+const count = (v) => (Number.isInteger(v) ? String(v) : v.toFixed(1));
+const dollars = (v) => (v === 0 ? "$0" : "$" + (v >= 1 ? v.toFixed(2) : v.toPrecision(2)));
+const tokens = (v) => (v >= 1000 ? (v / 1000).toFixed(v >= 10_000 ? 0 : 1) + "k" : count(v));
 const percent = (v) => Math.round(v * 100) + "%";
 
 function agentCard(agent, rows, days) {
