@@ -4,8 +4,9 @@ rate as SVG drawn by the page, from `GET /v1/dashboard`."""
 from __future__ import annotations
 
 from _server_support import OPERATOR, Server
-from conftest import start_run
 from playwright.sync_api import Page, expect
+
+from conftest import start_run
 
 
 def test_the_dashboard_charts_each_agent_per_day(page: Page, inspector: Server, shot) -> None:
@@ -26,9 +27,9 @@ def test_the_dashboard_charts_each_agent_per_day(page: Page, inspector: Server, 
         for status, count in row["by_status"].items():
             bar = card.locator(f'[data-testid=chart-runs] rect[data-day="{row["day"]}"][data-series="{status}"]')
             expect(bar).to_have_attribute("data-value", str(count))
-        expect(card.locator(f'[data-testid=chart-tokens] rect[data-day="{row["day"]}"][data-series="input"]')).to_have_count(
-            1 if row["input_tokens"] else 0
-        )
+        expect(
+            card.locator(f'[data-testid=chart-tokens] rect[data-day="{row["day"]}"][data-series="input"]')
+        ).to_have_count(1 if row["input_tokens"] else 0)
         for series in ("p50", "p95"):
             value = row[f"{series}_duration_ms"]
             dot = card.locator(f'[data-testid=chart-duration] circle[data-day="{row["day"]}"][data-series="{series}"]')
