@@ -1,8 +1,8 @@
 // What waits for a human on a run page: calls waiting for approval (hidden characters shown,
 // identical calls told apart by id, arguments editable before approving) and calls whose
 // outcome is unknown.
-import { api, el, failed, fill, json, mayOperate, notice } from "./shared.js";
-import { hiddenIn, revealed, revealedJson } from "./reveal.js";
+import { api, el, failed, fill, mayOperate, notice } from "./shared.js";
+import { escapedJson, hiddenIn, revealed, revealedJson } from "./reveal.js";
 
 function sameCall(a, b) {
   return a.tool === b.tool && JSON.stringify(a.arguments) === JSON.stringify(b.arguments);
@@ -22,7 +22,7 @@ export function pendingApproval(runId, call, all, decided) {
   const twins = all.filter((other) => other.call_id !== call.call_id && sameCall(other, call));
   const error = el("div", { class: "err", role: "alert", "data-testid": "approval-error" });
   const note = noteBox("approval-note", "Note");
-  const editor = el("textarea", { class: "mono editor", rows: 6, spellcheck: "false", "data-testid": "arguments-editor", "aria-label": "Arguments to approve the call with (JSON)" }, json(call.arguments));
+  const editor = el("textarea", { class: "mono editor", rows: 6, spellcheck: "false", "data-testid": "arguments-editor", "aria-label": "Arguments to approve the call with (JSON)" }, typeof call.arguments === "string" ? call.arguments : escapedJson(call.arguments));
   const editing = el("details", { class: "edit" }, el("summary", {}, "Edit the arguments before approving"),
     el("p", { class: "muted" }, "The server checks them against the tool's parameters; the journal records what you approved."), editor);
 

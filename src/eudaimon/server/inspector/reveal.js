@@ -51,3 +51,9 @@ export function revealedJson(value) {
     });
   return revealed(text);
 }
+
+// JSON to edit: the same value, with each hidden character written as a \uXXXX escape, so
+// the editor shows it and parsing the text gives it back unchanged.
+export function escapedJson(value) {
+  return JSON.stringify(value, null, 2).replace(HIDDEN_ALL, (ch) => (KEPT.has(ch) ? ch : ch.split("").map((u) => "\\u" + u.charCodeAt(0).toString(16).padStart(4, "0")).join("")));
+}

@@ -2,7 +2,7 @@
 // the decisions, usage, every event, and time travel. It follows the journal's stream for as
 // long as the run has not ended, so a decision made anywhere shows here.
 import { ENDED, api, connection, el, failed, fill, follow, json, link, mayOperate, money, notice, runHref, statusBadge, when } from "./shared.js";
-import { revealed } from "./reveal.js";
+import { revealed, revealedJson } from "./reveal.js";
 import { summarize } from "./summaries.js";
 import { drawTree, drawWaterfall, spansOf } from "./waterfall.js";
 import { pendingApproval, unknownOutcome } from "./approvals.js";
@@ -137,7 +137,7 @@ export function runPage(main, runId) {
     if (event.seq <= lastSeq) return;
     lastSeq = event.seq;
     events.push(event);
-    const raw = el("pre", { hidden: true }, JSON.stringify(event, null, 2));
+    const raw = el("pre", { hidden: true }, revealedJson(event));
     timeline.append(el("tr", { "data-testid": "event", "data-seq": event.seq, "data-type": event.type },
       el("td", {}, event.seq), el("td", { class: "mono" }, event.type), el("td", { class: "time" }, when(event.at)),
       el("td", { class: "summary", "data-testid": "summary" }, revealed(summarize(event)), raw),
