@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from eudaimon.agent import Agent
 from eudaimon.core.errors import ConfigurationError
 from eudaimon.runtime.leases import lease_ttl_s
-from eudaimon.server import daimon, dashboard, decisions, lineage, pages, runs, stream, threads, whoami
+from eudaimon.server import daimon, dashboard, decisions, effects, lineage, pages, runs, stream, threads, whoami
 from eudaimon.server.auth import ApiKeys
 from eudaimon.server.context import ServerContext
 from eudaimon.server.driving import Runner
@@ -84,6 +84,7 @@ def create_app(
         app.include_router(module.router(ctx))
     app.include_router(whoami.router(ctx))
     app.include_router(lineage.router(ctx))
+    app.include_router(effects.router(ctx))
     app.include_router(pages.router())
     app.mount("/inspector", pages.static_files(), name="inspector")
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)

@@ -4,22 +4,15 @@
 import { api, el, failed, fill, go, runHref } from "./shared.js";
 import { revealedJson } from "./reveal.js";
 
-// The calls with effects the parent started after `atSeq`, from its journal.
-export function effectsAfter(events, atSeq) {
-  const start = events.find((e) => e.type === "run_started");
-  const effect = new Map(((start && start.tools) || []).map((t) => [t.name, t.effect]));
-  const seen = new Map();
-  for (const event of events) {
-    if (event.seq <= atSeq || event.type !== "tool_started") continue;
-    const kind = effect.get(event.tool) || "write";  // a tool the journal does not describe counts as a write
-    if (kind !== "write" && kind !== "irreversible") continue;
-    if (!seen.has(event.call_id)) seen.set(event.call_id, { call_id: event.call_id, tool: event.tool, effect: kind, arguments: event.arguments, seq: event.seq });
-  }
-  return [...seen.values()];
-}
+const CAREFUL = new Set(["write", "irreversible", "unknown"]);
 
-export function askToFork(dialog, runId, events, atSeq) {
-  const effects = effectsAfter(events, atSeq);
+// The calls with effects the parent started after `atSeq`: the server knows each tool's effect.
+export async function askToFork(dialog, runId, atSeq) {
+  let effects;
+  try {
+    const answer = await api("/v1/runs/" + encodeURIComponent(runId) + "/effects?after_seq=" + atSeq);
+    effects = answer.calls.filter((c) => CAREFUL.has(c.effect));
+  } catch (problem) { failed(problem); return; }
   const path = "/v1/runs/" + encodeURIComponent(runId) + "/fork";
   const error = el("p", { class: "err", role: "alert" });
   async function fork(event, start) {
