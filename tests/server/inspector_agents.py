@@ -7,6 +7,7 @@ are functions of the request.
   run whose waterfall has every kind of span and a stop reason worth showing.
 - `refunder` refunds (WRITE) then pays (IRREVERSIBLE, approval): a run whose fork may repeat them.
 - `twins` asks for two identical wires in one step: two pending calls told apart only by id.
+- `broken` fails at once with a model error no retry cures (`model_failed`, then `run_failed`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import re
 
 from eudaimon import Agent, Message, ToolCall, tool
-from eudaimon.core.errors import ModelUnavailable
+from eudaimon.core.errors import ModelError, ModelUnavailable
 from eudaimon.core.messages import Role
 from eudaimon.models import ChatRequest, FunctionModel
 from eudaimon.models.base import ChatResponse, StopReason
@@ -103,3 +104,10 @@ family = Agent(
 )
 refunder = Agent(FunctionModel(_refunder, "refunder-model"), tools=[refund, send_wire], name="refunder", memory=None)
 twins = Agent(FunctionModel(_twins, "twins-model"), tools=[send_wire], name="twins", memory=None)
+
+
+def _broken(request: ChatRequest) -> str:
+    raise ModelError("400 from the provider: the model 'gpt-nonexistent' does not exist")
+
+
+broken = Agent(FunctionModel(_broken, "broken-model"), name="broken", memory=None)

@@ -24,7 +24,7 @@ ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
     "--disable-component-update", "--disable-sync",
 ]  # fmt: skip
-EXTRA_AGENTS = ("family", "refunder", "twins")
+EXTRA_AGENTS = ("family", "refunder", "twins", "broken")
 
 
 def inspector_server(db: Path, **kwargs: Any) -> Server:

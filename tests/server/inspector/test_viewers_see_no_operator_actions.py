@@ -7,9 +7,10 @@ import concurrent.futures
 
 import httpx2
 from _server_support import OPERATOR, VIEWER, Server, wait_until
-from conftest import open_page, start_run
 from playwright.sync_api import Browser, Page, expect
 from test_decisions_over_http import _stranded_charge
+
+from conftest import open_page, start_run
 
 ACTIONS = "[data-action]"
 
@@ -23,7 +24,9 @@ def test_whoami_names_the_principal_and_role(inspector: Server) -> None:
     assert httpx2.get(inspector.url + "/v1/whoami").status_code == 401
 
 
-def test_a_viewer_sees_who_they_are_and_no_operator_action(browser: Browser, page: Page, inspector: Server, shot) -> None:
+def test_a_viewer_sees_who_they_are_and_no_operator_action(
+    browser: Browser, page: Page, inspector: Server, shot
+) -> None:
     """Invariant: signed in with a viewer key, the header says so and neither a waiting run, nor
     an unknown outcome, nor a finished run shows approve, deny, cancel, fork, reconcile or
     resume; the operator's page of the same run shows them."""
@@ -33,7 +36,8 @@ def test_a_viewer_sees_who_they_are_and_no_operator_action(browser: Browser, pag
         unknown = pool.submit(asyncio.run, _stranded_charge(inspector.db)).result()
     with inspector.client(OPERATOR) as client:
         wait_until(
-            lambda: client.get(f"/v1/runs/{unknown}").json()["status"] == "awaiting_reconciliation", "the unknown outcome"
+            lambda: client.get(f"/v1/runs/{unknown}").json()["status"] == "awaiting_reconciliation",
+            "the unknown outcome",
         )
     page.goto(f"{inspector.url}/runs/{waiting}")
     expect(page.get_by_test_id("whoami")).to_have_text("alice · operator")
