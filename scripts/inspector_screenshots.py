@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import os
 import random
@@ -109,10 +110,8 @@ async def fill_store(db: Path, count: int = 200, days: int = 14) -> None:
             agent = served["support" if n % 5 < 3 else "billing"]
             text = "fail" if pick.random() < 0.08 else f"order {n}"
             latest = f"run_dash_{n:04d}"
-            try:
+            with contextlib.suppress(RunFailedError):  # the failed runs the dashboard counts
                 await agent.prompt(text, run_id=latest)
-            except RunFailedError:
-                pass  # the failed runs the dashboard counts
             if agent.name == "billing":
                 state = await operations.load_state(store, latest)
                 if state.awaiting_approval() and pick.random() < 0.9:
