@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from _server_support import HERE, KEYS, OPERATOR, Server
+from _server_support import KEYS, OPERATOR, Server
 from playwright.sync_api import Browser, Page, sync_playwright
 
 CHROMIUM = os.environ.get("EUDAIMON_TEST_CHROMIUM", "/usr/bin/chromium")
@@ -29,10 +29,7 @@ EXTRA_AGENTS = ("family", "refunder", "twins", "broken")
 
 def inspector_server(db: Path, **kwargs: Any) -> Server:
     extra = tuple(arg for name in EXTRA_AGENTS for arg in ("--agent", f"inspector_agents:{name}"))
-    # The server runs the source under test: Server's own PYTHONPATH (the agents' folder) would
-    # otherwise hide the PYTHONPATH this test run was given, and it would import another tree.
-    path = os.pathsep.join(p for p in (str(HERE), os.environ.get("PYTHONPATH", "")) if p)
-    return Server(db, env={"EUDAIMON_API_KEYS": KEYS, "PYTHONPATH": path}, args=extra, **kwargs)
+    return Server(db, env={"EUDAIMON_API_KEYS": KEYS}, args=extra, **kwargs)
 
 
 @pytest.fixture(scope="session")

@@ -87,7 +87,15 @@ export function runsPage(main) {
         answer.next_cursor ? pageLink(answer.next_cursor, "Next page", "next-page") : null);
     } catch (error) { failed(error); }
   }
-  load();
-  const timer = setInterval(load, REFRESH_MS);
-  return () => clearInterval(timer);
+  // The list refreshes itself, one load at a time, never more often than a load takes twice over
+  // (a slow store is not asked again before it has answered).
+  let timer = null;
+  let stopped = false;
+  async function tick() {
+    const began = performance.now();
+    await load();
+    if (!stopped) timer = setTimeout(tick, Math.max(REFRESH_MS, 2 * (performance.now() - began)));
+  }
+  tick();
+  return () => { stopped = true; clearTimeout(timer); };
 }
