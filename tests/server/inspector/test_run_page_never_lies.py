@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from _server_support import HERE, OPERATOR, Server
 from playwright.sync_api import Browser, Page, expect
@@ -52,13 +53,35 @@ def test_an_approval_from_another_browser_shows_here(browser: Browser, page: Pag
         other.context.close()
 
 
-def test_the_offline_banner_disables_actions_and_the_page_catches_up(browser: Browser, tmp_path: object, shot) -> None:
+def test_an_approval_through_another_server_on_the_store_shows_here(
+    page: Page, inspector: Server, tmp_path: Path
+) -> None:
+    """Invariant: a second server on the same journal approves; the page open on the first
+    server shows the decision and the run's end without a reload."""
+    run_id = str(start_run(inspector, "payer", "pay 35 to OTHER-SERVER")["run_id"])
+    page.goto(f"{inspector.url}/runs/{run_id}")
+    expect(page.get_by_test_id("pending-approval")).to_be_visible()
+    other = inspector_server(inspector.db, log=tmp_path / "other.log").start()
+    try:
+        with other.client(OPERATOR) as client:
+            answer = client.post(
+                f"/v1/runs/{run_id}/approvals/wire_1", json={"approved": True, "note": "from the other server"}
+            )
+            assert answer.status_code == 200, answer.text
+        expect(page.get_by_test_id("decision")).to_contain_text("from the other server")
+        expect(page.locator("h1 [data-testid=status]")).to_have_text("completed")
+        expect(page.get_by_test_id("approve")).to_have_count(0)
+    finally:
+        other.stop()
+
+
+def test_the_offline_banner_disables_actions_and_the_page_catches_up(browser: Browser, tmp_path: Path, shot) -> None:
     """Invariant: with the server killed, the page says so and its actions are off; a decision
     made meanwhile (the CLI, on the same store) shows once the server is back on its port, with
     no reload, and the actions come back."""
     from conftest import open_page
 
-    server = inspector_server(tmp_path / "runs.db").start()  # type: ignore[operator]
+    server = inspector_server(tmp_path / "runs.db").start()
     page = None
     try:
         first = str(start_run(server, "payer", "pay 33 to OFFLINE-ONE")["run_id"])
