@@ -2,7 +2,7 @@
 the runs list, a run waiting for approval approved with a note and watched to completion,
 time travel, an unknown outcome settled; model and tool text shown as text, never markup.
 
-Screenshots of each step go to `tests/server/artifacts/` (ignored by git).
+Screenshots of each step go to `$EUDAIMON_TEST_ARTIFACTS`, else `tests/server/artifacts/` (ignored by git).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
     "--disable-component-update", "--disable-sync",
 ]  # fmt: skip
-ARTIFACTS = Path(__file__).parent / "artifacts"
+ARTIFACTS = Path(os.environ.get("EUDAIMON_TEST_ARTIFACTS") or Path(__file__).parent / "artifacts")
 
 
 @pytest.fixture(scope="module")
