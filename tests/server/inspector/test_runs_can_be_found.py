@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from datetime import UTC, datetime, timedelta
 
 from _server_support import Server
 from playwright.sync_api import Page, expect
@@ -94,3 +95,27 @@ def test_pages_keep_their_place_across_reload_and_back(page: Page, inspector: Se
     expect(rows.first).to_have_attribute("data-run", first[0])
     page.go_forward()
     expect(rows.first).to_have_attribute("data-run", second[0])
+
+
+def test_filters_by_thread_and_day(page: Page, inspector: Server) -> None:
+    """Invariant: the thread filter shows that thread's runs alone; a day range that ends before
+    today shows none of today's runs, one that starts today shows them."""
+    run = start_run(inspector, "payer", "pay 15 to THREADED")
+    run_id, thread = str(run["run_id"]), str(run["thread_id"])
+    other = str(start_run(inspector, "payer", "pay 16 to ELSEWHERE")["run_id"])
+    page.goto(inspector.url + "/")
+    rows = page.get_by_test_id("runs")
+    page.get_by_test_id("thread-filter").fill(thread)
+    page.get_by_test_id("thread-filter").press("Enter")
+    expect(rows.locator("[data-run]")).to_have_count(1)
+    expect(rows.locator(f'[data-run="{run_id}"]')).to_be_visible()
+    assert f"thread_id={thread}" in page.url
+    today = datetime.now(UTC).date()
+    page.goto(f"{inspector.url}/?until={today - timedelta(days=1)}")
+    expect(page.get_by_test_id("until-filter")).to_have_value(str(today - timedelta(days=1)))
+    expect(rows).to_contain_text("No runs match.")
+    page.get_by_test_id("until-filter").fill("")
+    page.get_by_test_id("since-filter").fill(str(today))
+    expect(page).to_have_url(re.compile(f"since={today}"))
+    expect(rows.locator(f'[data-run="{other}"]')).to_be_visible()
+    assert "until=" not in page.url
