@@ -2,7 +2,7 @@
 the runs list, a run waiting for approval approved with a note and watched to completion,
 time travel, an unknown outcome settled; model and tool text shown as text, never markup.
 
-Screenshots of each step go to `tests/server/artifacts/` (ignored by git).
+Screenshots of each step go to `$EUDAIMON_TEST_ARTIFACTS`, else `tests/server/artifacts/` (ignored by git).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
     "--disable-component-update", "--disable-sync",
 ]  # fmt: skip
-ARTIFACTS = Path(__file__).parent / "artifacts"
+ARTIFACTS = Path(os.environ.get("EUDAIMON_TEST_ARTIFACTS") or Path(__file__).parent / "artifacts")
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +93,7 @@ def test_approve_with_a_note_and_watch_the_run_complete(page: Page, inspector: S
     shot(page, "03-run-awaiting-approval")
 
     approval.get_by_test_id("approval-note").fill("invoice 2291, checked by finance")
-    approval.get_by_role("button", name="Approve").click()
+    approval.get_by_role("button", name="Approve", exact=True).click()
     expect(page.locator("h1 [data-testid=status]")).to_have_text("completed")
     expect(page.get_by_test_id("conversation")).to_contain_text("Done: sent $250.00 to ACME-Corp.")
     decision = page.get_by_test_id("decision")

@@ -22,6 +22,8 @@ class ParentRef:
 
     run_id: str
     seq: int
+    held: bool = False
+    """Made not to start (`fork(…, start=False)`): no recovery sweep drives it; a resume does."""
 
 
 @dataclass(frozen=True, slots=True)

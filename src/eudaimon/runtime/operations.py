@@ -287,13 +287,16 @@ async def cancel(
         await keeper.release()
 
 
-async def fork(store: EventStore, run_id: str, at_seq: int, *, new_run_id: str | None = None) -> str:
+async def fork(
+    store: EventStore, run_id: str, at_seq: int, *, new_run_id: str | None = None, held: bool = False
+) -> str:
     """Start a run whose journal is the parent's up to `at_seq`, then its own.
 
     The prefix is copied into the fork's journal, with `run_started.parent` naming where it
     came from, so the fork never depends on the parent's rows: retention may delete the
     parent while forks live on. Everything recorded up to `at_seq` counts as done in the
-    fork; `resume` continues it from there under the usual recovery rules.
+    fork; `resume` continues it from there under the usual recovery rules. A `held` fork is
+    left alone by recovery sweeps until a resume has driven it (it may repeat effects).
     """
     events = await store.load(run_id)
     if not events:
@@ -303,7 +306,9 @@ async def fork(store: EventStore, run_id: str, at_seq: int, *, new_run_id: str |
     child = new_run_id or fresh_run_id()
     first = events[0].data
     assert isinstance(first, RunStarted)
-    copied = [Event.of(child, 0, events[0].at, replace(first, parent=ParentRef(run_id, at_seq), uses_memory=False))]
+    copied = [
+        Event.of(child, 0, events[0].at, replace(first, parent=ParentRef(run_id, at_seq, held=held), uses_memory=False))
+    ]
     copied += [Event(child, e.seq, e.at, e.type, e.data) for e in events[1 : at_seq + 1]]
     await store.append(child, 0, copied)
     return child

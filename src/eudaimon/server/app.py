@@ -12,7 +12,7 @@ from eudaimon._extras import needs
 from eudaimon.agent import Agent
 from eudaimon.core.errors import ConfigurationError
 from eudaimon.runtime.leases import lease_ttl_s
-from eudaimon.server import daimon, dashboard, decisions, pages, runs, stream, threads
+from eudaimon.server import daimon, dashboard, decisions, effects, lineage, pages, runs, stream, threads, whoami
 from eudaimon.server.auth import ApiKeys
 from eudaimon.server.context import ServerContext
 from eudaimon.server.docs_page import install as install_docs
@@ -97,6 +97,9 @@ def create_app(
     install_error_handlers(app)
     for module in (runs, stream, decisions, threads, daimon, dashboard):
         app.include_router(module.router(ctx))
+    app.include_router(whoami.router(ctx))
+    app.include_router(lineage.router(ctx))
+    app.include_router(effects.router(ctx))
     app.include_router(pages.router())
     install_docs(app)
     app.mount("/inspector", pages.static_files(), name="inspector")

@@ -119,9 +119,9 @@ def router(ctx: ServerContext) -> APIRouter:
     @api.post("/fork", status_code=201, summary="Fork a run at an event", response_model=responses.Run)
     async def fork(run_id: str, body: Fork, principal: Annotated[Principal, Depends(operator)]) -> dict[str, Any]:
         """A new run whose history is this run's up to `at_seq`; driven on here at once when its
-        agent is served."""
-        child = await operations.fork(ctx.store, run_id, body.at_seq)
-        return await answer(child, continue_if_ready(await load_state(ctx.store, child)))
+        agent is served, unless `start` is false (then `resume` starts it)."""
+        child = await operations.fork(ctx.store, run_id, body.at_seq, held=not body.start)
+        return await answer(child, body.start and continue_if_ready(await load_state(ctx.store, child)))
 
     @api.post("/cancel", summary="Cancel a run", response_model=responses.Run)
     async def cancel(

@@ -46,6 +46,10 @@ def router() -> APIRouter:
     async def run_page(request: Request, run_id: str) -> Response:
         return page(request)
 
+    @pages.get("/dashboard")
+    async def dashboard_page(request: Request) -> Response:
+        return page(request)
+
     @pages.get("/threads")
     async def threads_page(request: Request) -> Response:
         return page(request)

@@ -13,7 +13,7 @@ import asyncio
 import logging
 
 from eudaimon.core.errors import EudaimonError
-from eudaimon.core.state import Status
+from eudaimon.core.state import RunState, Status
 from eudaimon.runtime.operations import load_state
 from eudaimon.server.context import ServerContext
 
@@ -33,10 +33,15 @@ async def sweep(ctx: ServerContext) -> list[str]:
         except EudaimonError as exc:
             logger.warning("cannot read run %s to recover it: %s", summary.run_id, exc)
             continue
-        if state.status is Status.RUNNING:
+        if state.status is Status.RUNNING and not _held(state):
             ctx.runner.resume(agent, summary.run_id, wait=False)
             resumed.append(summary.run_id)
     return resumed
+
+
+def _held(state: RunState) -> bool:
+    """A fork made not to start that nobody has resumed yet: it waits for a person."""
+    return state.parent is not None and state.parent.held and state.next_seq == state.parent.seq + 1
 
 
 async def recover_forever(ctx: ServerContext, interval_s: float) -> None:

@@ -49,6 +49,7 @@ class Reconciliation(_Body):
 
 class Fork(_Body):
     at_seq: int = Field(ge=0, le=SEQ_MAX, description="The last event of the parent's history the fork keeps.")
+    start: bool = Field(True, description="False creates the fork without driving it; start it later with resume.")
 
 
 class Cancel(_Body):

@@ -1,0 +1,197 @@
+// A run's page: what it is, what waits for a human, its waterfall and tree, the conversation,
+// the decisions, usage, every event, and time travel. It follows the journal's stream for as
+// long as the run has not ended, so a decision made anywhere shows here.
+import { ENDED, api, connection, el, failed, fill, follow, json, link, mayOperate, money, notice, runHref, statusBadge, when } from "./shared.js";
+import { revealed, revealedJson } from "./reveal.js";
+import { summarize } from "./summaries.js";
+import { drawTree, drawWaterfall, spansOf } from "./waterfall.js";
+import { pendingApproval, unknownOutcome } from "./approvals.js";
+import { askToFork } from "./forking.js";
+
+function messageView(message, toolNames) {
+  const kind = message.is_error ? "error" : message.role;
+  const name = message.tool_call_id ? toolNames.get(message.tool_call_id) : null;
+  return el("div", { class: "msg " + kind, "data-testid": "message" },
+    el("div", { class: "role" }, el("span", { class: "role-name" }, message.role),
+      name ? [" · ", el("span", { class: "tool-name", "data-testid": "tool-name" }, name)] : null,
+      message.tool_call_id ? [" · ", el("span", { class: "call-id mono", "data-testid": "call-id" }, message.tool_call_id)] : null),
+    message.content ? el("div", { class: "text" }, revealed(message.content)) : null,
+    message.tool_calls.map((call) => el("div", { class: "mono" }, "→ " + call.name + " ", el("span", { class: "call-id", "data-testid": "call-id" }, call.id), " ", revealed(json(call.arguments)))));
+}
+
+function toolNamesOf(messages) {
+  const names = new Map();
+  for (const m of messages) for (const c of m.tool_calls) names.set(c.id, c.name);
+  return names;
+}
+
+export function runPage(main, runId) {
+  const title = el("h1", {}, "Run ", el("span", { class: "mono" }, runId), " ");
+  const facts = el("div", { class: "facts", "data-testid": "facts" });
+  const actions = el("div", { class: "row" });
+  const waiting = el("div", { "data-testid": "waiting" });
+  const waterfall = el("div", { class: "waterfall", "data-testid": "waterfall" });
+  const tree = el("section", { "data-testid": "run-tree", hidden: true });
+  const conversation = el("div", { "data-testid": "conversation" });
+  const live = el("div", { class: "live mono", "data-testid": "live" });
+  const decisions = el("tbody", { "data-testid": "decisions" });
+  const steps = el("tbody", { "data-testid": "steps" });
+  const timeline = el("tbody", { "data-testid": "timeline" });
+  const forkDialog = el("dialog", { class: "fork", "data-testid": "fork-confirm", "aria-labelledby": "fork-title" });
+  const slider = el("input", { type: "range", min: 0, max: 0, value: 0, id: "travel", "data-testid": "travel", "aria-label": "Time travel: the state after event" });
+  const travelLabel = el("div", { class: "muted", "data-testid": "travel-label" }, "Move the slider to see the run as it was after any event.");
+  const travelState = el("div", { "data-testid": "travel-state" });
+  fill(main,
+    title, facts, actions, waiting,
+    el("section", {}, el("h2", {}, "Waterfall"), waterfall), tree,
+    el("div", { class: "grid" },
+      el("div", {},
+        el("section", {}, el("h2", {}, "Conversation"), conversation, el("div", { class: "muted" }, "live:"), live),
+        el("section", {}, el("h2", {}, el("label", { for: "travel" }, "Time travel")), slider, travelLabel, travelState)),
+      el("div", {},
+        el("section", {}, el("h2", {}, "Decisions"), el("table", {}, el("thead", {}, el("tr", {}, ["seq", "what", "call", "by", "note / output"].map((h) => el("th", {}, h)))), decisions)),
+        el("section", {}, el("h2", {}, "Usage per step"), el("table", {}, el("thead", {}, el("tr", {}, ["step", "model", "in", "out", "cost", "ms"].map((h) => el("th", {}, h)))), steps)))),
+    el("section", {}, el("h2", {}, "Timeline"), el("table", { class: "timeline" }, el("thead", {}, el("tr", {}, ["seq", "type", "time", "summary", ""].map((h) => el("th", {}, h)))), timeline)),
+    forkDialog);
+
+  const events = [];
+  let treeView = null;
+  let lastSeq = -1;
+  let waitingKey = null;
+  let stop = () => {};
+  let refreshing = null;
+  let again = false;
+  let drawQueued = false;
+
+  function act(label, action, path, cls) {
+    return el("button", { class: cls || "", "data-action": action, "data-testid": label.toLowerCase().replace(/\W+/g, "-"), onclick: async (event) => {
+      const button = event.currentTarget;
+      button.disabled = true;
+      try {
+        await api(path, { method: "POST", body: {} });
+        notice(label + ": done");
+        await refresh();
+      } catch (error) { failed(error); } finally { button.disabled = false; }
+    } }, label);
+  }
+
+  function pick(span) {
+    if (span.child) return;
+    const row = timeline.querySelector('[data-seq="' + span.seq + '"]');
+    if (!row) return;
+    for (const other of timeline.querySelectorAll(".picked")) other.classList.remove("picked");
+    row.classList.add("picked");
+    row.querySelector("pre").hidden = false;
+    row.scrollIntoView({ block: "center" });
+    row.querySelector("button").focus({ preventScroll: true });
+  }
+
+  function redraw() {
+    if (drawQueued) return;
+    drawQueued = true;
+    requestAnimationFrame(() => { drawQueued = false; drawWaterfall(waterfall, spansOf(events, treeView, runId), pick); });
+  }
+
+  async function loadTree() {
+    try { treeView = await api("/v1/runs/" + encodeURIComponent(runId) + "/tree"); drawTree(tree, treeView, runId); redraw(); } catch (error) { failed(error); }
+  }
+
+  function render(run) {
+    const operate = mayOperate();
+    fill(title, "Run ", el("span", { class: "mono" }, run.run_id), " ", statusBadge(run.status));
+    fill(facts,
+      el("span", {}, "agent ", el("b", {}, run.agent)),
+      run.thread_id ? el("span", {}, "thread ", link("/threads/" + encodeURIComponent(run.thread_id), run.thread_id)) : null,
+      el("span", {}, "steps ", el("b", { "data-testid": "steps-count" }, run.steps)),
+      el("span", {}, "tokens ", el("b", {}, run.usage.input_tokens + " in / " + run.usage.output_tokens + " out")),
+      el("span", {}, "cost ", el("b", {}, money(run.cost_usd))),
+      el("span", {}, "events ", el("b", {}, run.event_count)),
+      run.parent ? el("span", {}, "forked from ", link(runHref(run.parent.run_id), run.parent.run_id + "@" + run.parent.seq)) : null,
+      run.error ? el("span", { class: "err" }, run.error) : null);
+    const ended = ENDED.includes(run.status);
+    const base = "/v1/runs/" + encodeURIComponent(runId);
+    fill(actions,
+      operate && !ended && run.status === "running" && !run.driven_here ? act("Resume", "resume", base + "/resume") : null,
+      operate && !ended ? act("Cancel run", "cancel", base + "/cancel", "danger") : null);
+    // Rebuilt only when what waits changes: a refresh must not wipe a note being typed.
+    const key = JSON.stringify([operate, run.pending_approvals.map((c) => c.call_id), run.unknown_outcomes.map((c) => c.call_id)]);
+    if (key !== waitingKey) {
+      waitingKey = key;
+      fill(waiting,
+        run.pending_approvals.map((call) => pendingApproval(runId, call, run.pending_approvals, refresh)),
+        run.unknown_outcomes.map((call) => unknownOutcome(runId, call, refresh)));
+    }
+    fill(conversation, ...run.messages.filter((m) => m.role !== "system").map((m) => messageView(m, toolNamesOf(run.messages))));
+    fill(decisions, ...run.decisions.map((d) => el("tr", { "data-testid": "decision" },
+      el("td", {}, d.seq),
+      el("td", {}, d.kind === "approval" ? (d.approved ? "approved" : "denied") : d.kind === "reconcile" ? (d.retry ? "retry" : "settled") : "cancelled"),
+      el("td", { class: "mono call-id", "data-testid": "call-id" }, d.call_id || ""), el("td", { "data-testid": "decided-by" }, d.by || "—"),
+      el("td", {}, revealed(d.note || d.output || "")))));
+    if (!run.decisions.length) fill(decisions, el("tr", {}, el("td", { colspan: 5, class: "muted" }, "No human decisions yet.")));
+    fill(steps, ...run.step_usage.map((s) => el("tr", {},
+      el("td", {}, s.step), el("td", {}, s.model), el("td", {}, s.usage.input_tokens), el("td", {}, s.usage.output_tokens),
+      el("td", {}, money(s.cost_usd)), el("td", {}, s.duration_ms))));
+  }
+
+  function addEvent(event) {
+    if (event.seq <= lastSeq) return;
+    lastSeq = event.seq;
+    events.push(event);
+    const raw = el("pre", { hidden: true }, revealedJson(event));
+    timeline.append(el("tr", { "data-testid": "event", "data-seq": event.seq, "data-type": event.type },
+      el("td", {}, event.seq), el("td", { class: "mono" }, event.type), el("td", { class: "time" }, when(event.at)),
+      el("td", { class: "summary", "data-testid": "summary" }, revealed(summarize(event)), raw),
+      el("td", { class: "buttons" },
+        el("button", { "aria-label": "JSON of event " + event.seq, onclick: () => { raw.hidden = !raw.hidden; } }, "JSON"), " ",
+        mayOperate() ? el("button", { "data-action": "fork", "data-testid": "fork-here", onclick: () => askToFork(forkDialog, runId, event.seq) }, "Fork here") : null)));
+    const atEnd = Number(slider.value) === Number(slider.max);
+    slider.max = String(lastSeq);
+    if (atEnd) slider.value = String(lastSeq);
+    if (["run_started", "tool_completed", "tool_outcome_unknown", "approval_requested", "handed_off"].includes(event.type) || ENDED.includes(event.type.replace("run_", ""))) loadTree();
+    redraw();
+  }
+
+  // One GET at a time; a change while it is in flight asks for one more after it.
+  async function refresh() {
+    if (refreshing) { again = true; return refreshing; }
+    refreshing = (async () => {
+      do {
+        again = false;
+        try { render(await api("/v1/runs/" + encodeURIComponent(runId))); } catch (error) { failed(error); }
+      } while (again);
+      refreshing = null;
+    })();
+    return refreshing;
+  }
+
+  function startStream() {
+    stop();
+    stop = follow("/v1/runs/" + encodeURIComponent(runId) + "/events/stream", lastSeq, (kind, data) => {
+      if (kind === "text_delta") { live.append(data.text); return; }
+      if (kind === "tool_call_start") { live.append("\n→ " + data.name + " "); return; }
+      if (kind === "tool_call_delta") { live.append(data.arguments_delta); return; }
+      if (kind === "tool_call_end") { live.append("\n"); return; }
+      if (kind === "end") { fill(live); refresh(); return; }
+      if (kind === "model_called") fill(live);
+      addEvent(data);
+      refresh();
+    });
+  }
+
+  slider.addEventListener("input", async () => {
+    const seq = Number(slider.value);
+    try {
+      const state = await api("/v1/runs/" + encodeURIComponent(runId) + "/state?at_seq=" + seq);
+      const row = timeline.querySelector('[data-seq="' + seq + '"]');
+      const type = row ? row.dataset.type : "";
+      fill(travelLabel, "State after event " + seq + (type ? " (" + type + ")" : "") + ": ", statusBadge(state.status),
+        " · " + state.steps + " step(s) · " + state.messages.length + " message(s)" + (state.pending.length ? " · waiting: " + state.pending.map((p) => p.tool).join(", ") : ""));
+      fill(travelState, ...state.messages.filter((m) => m.role !== "system").map((m) => messageView(m, toolNamesOf(state.messages))));
+    } catch (error) { failed(error); }
+  });
+
+  refresh().then(startStream);
+  loadTree();
+  const unback = connection.onBack(() => { refresh(); loadTree(); });
+  return () => { stop(); unback(); };
+}

@@ -1,0 +1,113 @@
+"""Agents for the inspector's browser tests (`--agent inspector_agents:NAME`), on models that
+are functions of the request.
+
+- `family` asks a child agent (`researcher`, as the tool `research`), has its first model call
+  fail once with a retryable error (a `model_retry_scheduled`, then a retry), sends a wire
+  (IRREVERSIBLE, so it waits for approval), and ends with an answer cut at `max_tokens`: one
+  run whose waterfall has every kind of span and a stop reason worth showing.
+- `refunder` refunds (WRITE) then pays (IRREVERSIBLE, approval): a run whose fork may repeat them.
+- `twins` asks for two identical wires in one step: two pending calls told apart only by id.
+- `broken` fails at once with a model error no retry cures (`model_failed`, then `run_failed`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from eudaimon import Agent, Message, ToolCall, tool
+from eudaimon.core.errors import ModelError, ModelUnavailable
+from eudaimon.core.messages import Role
+from eudaimon.models import ChatRequest, FunctionModel
+from eudaimon.models.base import ChatResponse, StopReason
+
+_failed_once: set[str] = set()
+
+
+@tool(effect="irreversible")
+def send_wire(amount_usd: float, to: str) -> str:
+    """Send a wire transfer.
+
+    Args:
+        amount_usd: How much.
+        to: The payee.
+    """
+    return f"sent ${amount_usd:.2f} to {to}"
+
+
+@tool(effect="write", requires_approval=False)
+def refund(order: str) -> str:
+    """Refund an order.
+
+    Args:
+        order: The order id.
+    """
+    return f"refunded {order}"
+
+
+def _turn(request: ChatRequest) -> list[Message]:
+    last_user = max(i for i, m in enumerate(request.messages) if m.role is Role.USER)
+    return request.messages[last_user:]
+
+
+def _results(request: ChatRequest) -> list[Message]:
+    return [m for m in _turn(request) if m.role is Role.TOOL]
+
+
+def _research(request: ChatRequest) -> str:
+    return "The payee is ACME-Corp, account 991."
+
+
+researcher = Agent(FunctionModel(_research, "researcher-model"), name="researcher", memory=None)
+
+
+def _family(request: ChatRequest) -> Message | ChatResponse | str:
+    user = _turn(request)[0]
+    done = len(_results(request))
+    if done == 0:
+        if user.id not in _failed_once:  # the first call of each run fails once, before any content
+            _failed_once.add(user.id)
+            raise ModelUnavailable("503 from the provider: overloaded, try again")
+        return Message.assistant(tool_calls=[ToolCall("research_1", "research", {"input": "who is the payee?"})])
+    if done == 1:
+        found = re.search(r"to (\S+)", user.content)
+        return Message.assistant(
+            tool_calls=[
+                ToolCall("wire_1", "send_wire", {"amount_usd": 12.5, "to": found.group(1) if found else "ACME-Corp"})
+            ]
+        )
+    return ChatResponse(Message.assistant("Sent the wire; the summary was cut"), StopReason.MAX_TOKENS)
+
+
+def _refunder(request: ChatRequest) -> Message | str:
+    done = len(_results(request))
+    if done == 0:
+        return Message.assistant(tool_calls=[ToolCall("refund_1", "refund", {"order": "A-17"})])
+    if done == 1:
+        return Message.assistant(tool_calls=[ToolCall("wire_1", "send_wire", {"amount_usd": 5.0, "to": "ALICE"})])
+    return "Refunded and paid."
+
+
+def _twins(request: ChatRequest) -> Message | str:
+    if _results(request):
+        return "Both sent."
+    args = {"amount_usd": 100.0, "to": "BOB"}
+    return Message.assistant(
+        tool_calls=[ToolCall("wire_a", "send_wire", dict(args)), ToolCall("wire_b", "send_wire", dict(args))]
+    )
+
+
+family = Agent(
+    FunctionModel(_family, "family-model"),
+    tools=[researcher.as_tool(name="research"), send_wire],
+    name="family",
+    memory=None,
+)
+refunder = Agent(FunctionModel(_refunder, "refunder-model"), tools=[refund, send_wire], name="refunder", memory=None)
+twins = Agent(FunctionModel(_twins, "twins-model"), tools=[send_wire], name="twins", memory=None)
+
+
+def _broken(request: ChatRequest) -> str:
+    raise ModelError("400 from the provider: the model 'gpt-nonexistent' does not exist")
+
+
+broken = Agent(FunctionModel(_broken, "broken-model"), name="broken", memory=None)
