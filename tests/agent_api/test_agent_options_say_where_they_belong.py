@@ -22,14 +22,10 @@ from eudaimon.models import ScriptedModel
         (
             "openai-compatible:smollm2-135m",
             "base_url",
-            [
-                "OpenAIModel('smollm2-135m', provider='openai-compatible', base_url=",
-                "infer_model('openai-compatible:smollm2-135m', base_url=",
-                "OPENAI_COMPATIBLE_BASE_URL",
-            ],
+            ["infer_model('openai-compatible:smollm2-135m', base_url=", "OPENAI_COMPATIBLE_BASE_URL"],
         ),
         ("openai:gpt-4o-mini", "base_url", ["OpenAIModel('gpt-4o-mini', base_url=", "OPENAI_BASE_URL"]),
-        ("ollama:llama3.2", "base_url", ["provider='ollama'", "OLLAMA_BASE_URL"]),
+        ("ollama:llama3.2", "base_url", ["infer_model('ollama:llama3.2', base_url=", "OLLAMA_BASE_URL"]),
         ("anthropic:claude-x", "base_url", ["AnthropicModel('claude-x', base_url=", "ANTHROPIC_BASE_URL"]),
         ("openai:gpt-4o-mini", "timeout", ["OpenAIModel('gpt-4o-mini', timeout=30"]),
     ],
