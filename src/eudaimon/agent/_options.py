@@ -38,6 +38,8 @@ _KEY_ENV = {
 def refuse_unknown_options(init: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
     """Raise `TypeError` saying where each keyword `init` does not take belongs."""
     parameters = inspect.signature(init).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return  # a subclass taking **kwargs: its own __init__ decides
     unknown = [name for name in kwargs if name not in parameters]
     if not unknown:
         return
