@@ -22,14 +22,10 @@ from eudaimon.models import ScriptedModel
         (
             "openai-compatible:smollm2-135m",
             "base_url",
-            [
-                "OpenAIModel('smollm2-135m', provider='openai-compatible', base_url=",
-                "infer_model('openai-compatible:smollm2-135m', base_url=",
-                "OPENAI_COMPATIBLE_BASE_URL",
-            ],
+            ["infer_model('openai-compatible:smollm2-135m', base_url=", "OPENAI_COMPATIBLE_BASE_URL"],
         ),
         ("openai:gpt-4o-mini", "base_url", ["OpenAIModel('gpt-4o-mini', base_url=", "OPENAI_BASE_URL"]),
-        ("ollama:llama3.2", "base_url", ["provider='ollama'", "OLLAMA_BASE_URL"]),
+        ("ollama:llama3.2", "base_url", ["infer_model('ollama:llama3.2', base_url=", "OLLAMA_BASE_URL"]),
         ("anthropic:claude-x", "base_url", ["AnthropicModel('claude-x', base_url=", "ANTHROPIC_BASE_URL"]),
         ("openai:gpt-4o-mini", "timeout", ["OpenAIModel('gpt-4o-mini', timeout=30"]),
     ],
@@ -63,3 +59,15 @@ def test_a_misspelt_agent_option_suggests_the_right_one() -> None:
     """Invariant: an unknown agent option is still a `TypeError`, naming the closest option."""
     with pytest.raises(TypeError, match="did you mean max_iterations="):
         Agent(ScriptedModel(["hi"]), max_iteration=3)  # type: ignore[call-arg]
+
+
+def test_a_subclass_taking_keywords_of_its_own_is_left_alone() -> None:
+    """Invariant: the check reads the class's own `__init__`: a subclass's extra keywords, or
+    its `**kwargs`, are its business."""
+
+    class Named(Agent):
+        def __init__(self, *, label: str, **options: Any) -> None:
+            super().__init__(ScriptedModel(["hi"]), **options)
+            self.label = label
+
+    assert Named(label="x", max_iterations=3).label == "x"

@@ -103,3 +103,45 @@ def test_an_approval_journaled_before_edits_existed_still_reads() -> None:
     row = {"v": 1, "run_id": "r", "seq": 3, "at": "2026-01-01T00:00:00+00:00", "type": "approval_decided"}
     event = event_from_json(json.dumps({**row, "call_id": "c", "approved": True, "by": "bob"}))
     assert isinstance(event.data, ApprovalDecided) and event.data.arguments is None
+
+
+async def test_a_call_cut_short_after_an_edited_approval_reruns_with_the_edit(tmp_path: Path) -> None:
+    """Invariant: recovery agrees with the live run. A journal that ends at the call's
+    `tool_started` (the process died mid-call) resumes, in a new process, by running the
+    idempotent call again with the approver's edit, not with the model's arguments."""
+    ran: list[dict[str, Any]] = []
+
+    @tool(effect="write", idempotent=True)
+    def refund(order: str, amount_usd: float) -> str:
+        """Refund an order (safe to repeat: the provider dedupes on the idempotency key)."""
+        ran.append({"order": order, "amount_usd": amount_usd})
+        return f"refunded ${amount_usd:.2f}"
+
+    def answer(request: ChatRequest) -> Message | str:
+        if request.messages[-1].role == "tool":
+            return f"Result: {request.messages[-1].content}"
+        return Message.assistant(tool_calls=[ToolCall("r1", "refund", '{"order": "A-7", "amount_usd": 550}')])
+
+    def make(store: SqliteStore) -> Agent:
+        return Agent(
+            FunctionModel(answer), tools=[refund], store=store, approval_policy=lambda c, t: "require_approval"
+        )
+
+    first = SqliteStore(str(tmp_path / "first.db"))
+    paused = await make(first).prompt("refund A-7")
+    await make(first).approve(paused.run_id, "r1", True, arguments={"order": "A-7", "amount_usd": 80})
+    await make(first).resume(paused.run_id)
+    events = await first.load(paused.run_id)
+    await first.close()
+    cut = next(e.seq for e in events if isinstance(e.data, ToolStarted))
+
+    crashed = SqliteStore(str(tmp_path / "crashed.db"))
+    await crashed.append(paused.run_id, 0, events[: cut + 1])  # the journal as a crash mid-call left it
+    done = await make(crashed).resume(paused.run_id)
+
+    assert done.final_text == "Result: refunded $80.00"
+    assert ran == [{"order": "A-7", "amount_usd": 80}] * 2
+    attempts = [e.data for e in await crashed.load(paused.run_id) if isinstance(e.data, ToolStarted)]
+    edit = {"order": "A-7", "amount_usd": 80}
+    assert [(a.attempt, a.arguments) for a in attempts] == [(1, edit), (2, edit)]
+    await crashed.close()

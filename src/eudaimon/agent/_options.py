@@ -38,6 +38,8 @@ _KEY_ENV = {
 def refuse_unknown_options(init: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
     """Raise `TypeError` saying where each keyword `init` does not take belongs."""
     parameters = inspect.signature(init).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return  # a subclass taking **kwargs: its own __init__ decides
     unknown = [name for name in kwargs if name not in parameters]
     if not unknown:
         return
@@ -67,19 +69,17 @@ def _model_option(option: str, model: object, value: object) -> str:
             f"e.g. OpenAIModel('NAME', {option}={shown}) or AnthropicModel('NAME', {option}={shown})"
         )
     provider, _, name = model.partition(":")
+    inferred = f"Agent(infer_model({model!r}, {option}={shown}), …) (from eudaimon.models import infer_model)"
     if provider == "anthropic":
-        build = f"AnthropicModel({name!r}, {option}={shown})"
-        where = "from eudaimon.models.anthropic import AnthropicModel"
-    else:
-        extra = "" if provider in ("openai", "") else f", provider={provider!r}"
-        build = f"OpenAIModel({name!r}{extra}, {option}={shown})"
-        where = "from eudaimon.models.openai import OpenAIModel"
+        built = f"Agent(AnthropicModel({name!r}, {option}={shown}), …) (from eudaimon.models.anthropic import AnthropicModel)"
+    elif provider == "openai":
+        built = f"Agent(OpenAIModel({name!r}, {option}={shown}), …) (from eudaimon.models.openai import OpenAIModel)"
+    else:  # a compatible server: infer_model keeps OpenAI's key away from it, as the string does
+        built = ""
     env = (_BASE_URL_ENV if option == "base_url" else _KEY_ENV if option == "api_key" else {}).get(provider)
-    also = f", or set {env} and keep the string {model!r}" if env else ""
-    return (
-        f"{head}. Build the model with it and pass that: Agent({build}, …) ({where}); "
-        f"or Agent(infer_model({model!r}, {option}={shown}), …) (from eudaimon.models import infer_model){also}"
-    )
+    also = f"; or set {env} and keep the string {model!r}" if env else ""
+    ways = f"{inferred}, or {built}" if built else inferred
+    return f"{head}. Build the model with it and pass that: {ways}{also}"
 
 
 class InitSignature:
