@@ -32,6 +32,7 @@ PINNED = {
     4: "5ec30f5a1db22583",
     5: "a98f6d405c990dd4",
     6: "4dec61deba7665b6",
+    7: "85381fc1eae0f2bf",
 }
 """FOLD_VERSION -> the fingerprint of the RunState shape and fold that version writes."""
 

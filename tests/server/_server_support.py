@@ -53,7 +53,8 @@ class Server:
         ]  # fmt: skip
 
     def start(self, *, wait: bool = True) -> Server:
-        env = {**os.environ, "EUDAIMON_LEASE_TTL_S": "2", "PYTHONPATH": str(HERE), **self.env}
+        path = os.pathsep.join(p for p in (str(HERE), os.environ.get("PYTHONPATH", "")) if p)  # the tree tested
+        env = {**os.environ, "EUDAIMON_LEASE_TTL_S": "2", "PYTHONPATH": path, **self.env}
         self.log = self.log or self.db.with_suffix(f".{self.port}.log")
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(self.command(), env=env, cwd=HERE, stdout=out, stderr=subprocess.STDOUT)

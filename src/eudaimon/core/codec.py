@@ -155,7 +155,7 @@ def _short(exc: Exception) -> str:
     return str(exc)
 
 
-FOLD_VERSION = 6
+FOLD_VERSION = 7
 """Bumped whenever `RunState.apply` changes meaning: older snapshots are then ignored and rebuilt."""
 
 

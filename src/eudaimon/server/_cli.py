@@ -48,6 +48,13 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--insecure", help="Allow binding a non-loopback address without API keys.")
         ] = False,
         log_level: Annotated[str, typer.Option(help="uvicorn's log level.")] = "info",
+        shared_thread: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--shared-thread",
+                help="Serve AGENT (by name) as one shared conversation: starts without thread_id join it (repeat).",
+            ),
+        ] = None,
     ) -> None:
         """Serve the HTTP API (/v1, /openapi.json) and the web inspector (/) for the agents given.
 
@@ -89,7 +96,7 @@ def register(app: typer.Typer) -> None:
                 from eudaimon.stores.url import open_store
 
                 journal = open_store(url)
-            application = create_app(agents, journal, auth=keys)
+            application = create_app(agents, journal, auth=keys, shared_threads=shared_thread or ())
         except ConfigurationError as exc:
             fail(str(exc))
         where = f"http://{host if ':' not in host else f'[{host}]'}:{port}"

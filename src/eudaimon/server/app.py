@@ -29,6 +29,7 @@ def create_app(
     recover: bool = True,
     recovery_interval_s: float | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
+    shared_threads: Sequence[str] = (),
 ) -> FastAPI:
     """The eudaimon server as an ASGI app: `/v1` API, `/openapi.json`, the inspector at `/`.
 
@@ -44,6 +45,10 @@ def create_app(
         recover: resume, on start and every `recovery_interval_s` (default: the lease TTL),
             the runs of these agents that are running and whose driver is gone.
         max_body_bytes: larger request bodies are refused with 413.
+        shared_threads: names of agents served as one shared conversation: a start that names
+            no `thread_id` joins the agent's default thread (`"{name}:default"`, one run at a
+            time, every client seeing its history). Otherwise such a start gets a thread of its
+            own, and such runs run side by side.
 
     Raises:
         ConfigurationError: no agent, two agents with one name, or agents on different stores
@@ -56,7 +61,14 @@ def create_app(
             raise ConfigurationError("the agents use different stores; pass the one to serve as `store=`")
         store = next(iter(stores.values()))
     hub = Hub(store)
-    ctx = ServerContext(agents=served, store=store, auth=auth, hub=hub, runner=Runner(hub))
+    if isinstance(shared_threads, str):
+        shared_threads = (shared_threads,)
+    unknown = sorted(set(shared_threads) - set(served))
+    if unknown:
+        raise ConfigurationError(f"shared_threads names no agent served here: {', '.join(unknown)}")
+    ctx = ServerContext(
+        agents=served, store=store, auth=auth, hub=hub, runner=Runner(hub), shared_threads=frozenset(shared_threads)
+    )
     interval = recovery_interval_s if recovery_interval_s is not None else lease_ttl_s()
 
     @contextlib.asynccontextmanager
@@ -69,6 +81,7 @@ def create_app(
                 sweeper.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await sweeper
+            await ctx.lines.aclose()
             await ctx.runner.aclose()
 
     app = FastAPI(

@@ -12,10 +12,11 @@ from fastapi import APIRouter, Depends, HTTPException
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from eudaimon.agent import Agent
-from eudaimon.core.errors import GuardrailBlocked, RunNotFound
+from eudaimon.core.errors import GuardrailBlocked
 from eudaimon.core.state import RunState
 from eudaimon.runtime.clock import new_run_id
-from eudaimon.server import responses
+from eudaimon.runtime.operations import load_state
+from eudaimon.server import queueing, responses
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
 from eudaimon.server.hub import stream_event_sse
@@ -68,14 +69,9 @@ def router(ctx: ServerContext) -> APIRouter:
     async def prompt(body: Prompt, principal: Annotated[Principal, Depends(operator)]) -> dict[str, Any]:
         """Run the agent until it answers, fails or waits for a human; answer like `AgentResponse`."""
         run_id = new_run_id()
-        error = await asyncio.shield(ctx.runner.start(pick(body), body.input, run_id=run_id, thread_id=body.thread_id))
-        events = await ctx.store.load(run_id)
-        state = RunState.from_events(events)
-        if state is None:
-            if isinstance(error, GuardrailBlocked):
-                raise HTTPException(422, f"the input was refused by an input guardrail: {error}")
-            raise RunNotFound(run_id)
-        return response_dict(state)
+        await _submit(ctx, pick(body), body, run_id, principal)
+        await ctx.lines.settled(run_id)
+        return response_dict(await load_state(ctx.store, run_id))
 
     @api.post(
         "/prompt/stream",
@@ -91,15 +87,17 @@ def router(ctx: ServerContext) -> APIRouter:
 
         async def events() -> AsyncIterator[str]:
             with ctx.hub.subscribe(run_id) as queue:
-                task = ctx.runner.start(agent, body.input, run_id=run_id, thread_id=body.thread_id)
+                try:
+                    await _submit(ctx, agent, body, run_id, principal)
+                except HTTPException:
+                    yield stream_event_sse(Done(run_id, "failed"))  # nothing journaled: refused input
+                    return
+                task = asyncio.ensure_future(ctx.lines.settled(run_id))
                 while True:
                     getter = asyncio.ensure_future(queue.get())
                     await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
                     if not getter.done():
                         getter.cancel()
-                        error = task.result()
-                        if error is not None:
-                            yield stream_event_sse(Done(run_id, "failed"))  # nothing journaled: refused input
                         return
                     item = getter.result()
                     if item is not None:
@@ -128,3 +126,12 @@ def router(ctx: ServerContext) -> APIRouter:
         return JSONResponse({"status": "ready", "agents": sorted(ctx.agents)})
 
     return api
+
+
+async def _submit(ctx: ServerContext, agent: Agent, body: Prompt, run_id: str, principal: Principal) -> None:
+    """Journal the prompt's run (a thread of its own unless it names one, or its agent is
+    served as one shared conversation) before anything is answered."""
+    try:
+        await queueing.submit(ctx, agent, body.input, run_id=run_id, thread_id=body.thread_id, principal=principal.name)
+    except GuardrailBlocked as exc:
+        raise HTTPException(422, f"the input was refused by an input guardrail: {exc}") from None
