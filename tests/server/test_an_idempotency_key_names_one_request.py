@@ -68,7 +68,7 @@ def test_a_reused_key_with_another_request_is_refused_after_a_restart_and_on_ano
             _checks(client, "order-1", run_id)
         server.stop()
         with other.client("k-alice") as client:
-            quick = [r for r in client.get("/v1/runs?agent=quick&limit=500").json()["runs"]]
+            quick = client.get("/v1/runs?agent=quick&limit=500").json()["runs"]
             assert len(quick) == 3  # alice's two, bob's one: no reuse started anything
             events = client.get(f"/v1/runs/{run_id}/events").json()["events"]
             assert events[0]["type"] == "run_queued" and set(events[0]["request"]) == {
