@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import pytest
 from _queue_support import Backend, QueueServer, all_completed, begun
 
 
@@ -69,10 +70,7 @@ def test_an_agent_served_as_one_conversation_keeps_its_default_thread(tmp_path: 
 def test_shared_threads_must_name_agents_served(tmp_path: Path) -> None:
     server = QueueServer(tmp_path / "runs.db", backend=Backend("sqlite", tmp_path), args=("--shared-thread", "nobody"))
     try:
-        server.start()
-    except AssertionError as exited:
-        assert "shared_threads names no agent served here: nobody" in str(exited)
-    else:
-        raise AssertionError("the server started with --shared-thread naming no agent it serves")
+        with pytest.raises(AssertionError, match="shared_threads names no agent served here: nobody"):
+            server.start()
     finally:
         server.stop()
