@@ -70,7 +70,7 @@ def router(ctx: ServerContext) -> APIRouter:
         "/agents/{agent}/runs",
         status_code=202,
         summary="Start a run",
-        response_model=responses.Run | responses.QueuedRun,
+        response_model=responses.Run,
     )
     async def start_run(
         agent: str,
