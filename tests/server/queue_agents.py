@@ -5,6 +5,8 @@
   writes `end INPUT` and answers `done: INPUT`. A run of it holds its thread until the gate
   opens, so the runs started after it on that thread queue behind it.
 - `quick` answers at once, for many starts.
+- `guarded` is `quick` behind an input guardrail that refuses "password:" and redacts card
+  numbers: what a run journals is the input as the guardrail let it through.
 
 With `$QUEUE_TEST_PG_SCHEMA` set both agents journal to that schema of the test PostgreSQL
 (so a test has a database of its own); otherwise to the server's `--store`.
@@ -18,6 +20,7 @@ from pathlib import Path
 
 from eudaimon import Agent
 from eudaimon.core.messages import Role
+from eudaimon.guardrails import RegexFilterGuardrail
 from eudaimon.models import ChatRequest, FunctionModel
 from eudaimon.stores.base import EventStore
 
@@ -64,3 +67,5 @@ def _quick(request: ChatRequest) -> str:
 STORE = _store()
 gated = Agent(FunctionModel(_gated, "gated-model"), name="gated", store=STORE)
 quick = Agent(FunctionModel(_quick, "quick-model"), name="quick", store=STORE)
+GUARD = RegexFilterGuardrail().block(r"password:", "a credential").redact(r"\b\d{16}\b", "[CARD]")
+guarded = Agent(FunctionModel(_quick, "quick-model"), name="guarded", store=STORE, input_guardrails=[GUARD])

@@ -118,3 +118,23 @@ def test_every_start_answered_on_a_busy_thread_completes_after_kill9(backend: Ba
     finally:
         server.stop()
         first.stop()
+
+
+def test_a_refused_input_journals_nothing_and_a_redacted_one_is_queued_redacted(tmp_path: Path) -> None:
+    """The input guardrails run before `run_queued`: a refused start is 422 and leaves no run
+    (`POST /prompt/stream` too, which answered 200 and then a `done: failed` event); the
+    journal holds the input as the guardrail let it through."""
+    server = QueueServer(tmp_path / "runs.db", backend=Backend("sqlite", tmp_path), agents=("guarded",)).start()
+    try:
+        with server.client() as client:
+            refused = client.post("/v1/agents/guarded/runs", json={"input": "password: hunter2"})
+            assert refused.status_code == 422 and "input guardrail" in refused.json()["detail"]
+            streamed = client.post("/prompt/stream", json={"input": "password: hunter2"})
+            assert streamed.status_code == 422
+            assert client.get("/v1/runs").json()["runs"] == []
+            run = client.post("/v1/agents/guarded/runs?wait=true", json={"input": "card 4111111111111111"}).json()
+            events = client.get(f"/v1/runs/{run['run_id']}/events").json()["events"]
+            assert events[0]["type"] == "run_queued" and events[0]["input"] == "card [CARD]"
+            assert run["status"] == "completed" and run["output"] == "done: card [CARD]"
+    finally:
+        server.stop()

@@ -84,26 +84,28 @@ def router(ctx: ServerContext) -> APIRouter:
         `tool_result`, `usage`, `error`, `done`). The run goes on if the client leaves."""
         agent = pick(body)
         run_id = new_run_id()
+        # Journaled before the 200 (a refused input is a 422), started once the stream listens:
+        # a stream that never starts leaves the run to the recovery sweep.
+        queued = await _submit(ctx, agent, body, run_id, principal, start=False)
 
         async def events() -> AsyncIterator[str]:
             with ctx.hub.subscribe(run_id) as queue:
-                try:
-                    await _submit(ctx, agent, body, run_id, principal)
-                except HTTPException:
-                    yield stream_event_sse(Done(run_id, "failed"))  # nothing journaled: refused input
-                    return
+                ctx.lines.poke(agent.name, run_id, queued.thread_id)
                 task = asyncio.ensure_future(ctx.lines.settled(run_id))
-                while True:
-                    getter = asyncio.ensure_future(queue.get())
-                    await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
-                    if not getter.done():
-                        getter.cancel()
-                        return
-                    item = getter.result()
-                    if item is not None:
-                        yield stream_event_sse(item)
-                        if isinstance(item, Done):
+                try:
+                    while True:
+                        getter = asyncio.ensure_future(queue.get())
+                        await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+                        if not getter.done():
+                            getter.cancel()
                             return
+                        item = getter.result()
+                        if item is not None:
+                            yield stream_event_sse(item)
+                            if isinstance(item, Done):
+                                return
+                finally:
+                    task.cancel()
 
         return StreamingResponse(events(), media_type="text/event-stream", headers=SSE_HEADERS)
 
@@ -128,10 +130,14 @@ def router(ctx: ServerContext) -> APIRouter:
     return api
 
 
-async def _submit(ctx: ServerContext, agent: Agent, body: Prompt, run_id: str, principal: Principal) -> None:
+async def _submit(
+    ctx: ServerContext, agent: Agent, body: Prompt, run_id: str, principal: Principal, *, start: bool = True
+) -> RunState:
     """Journal the prompt's run (a thread of its own unless it names one, or its agent is
     served as one shared conversation) before anything is answered."""
     try:
-        await queueing.submit(ctx, agent, body.input, run_id=run_id, thread_id=body.thread_id, principal=principal.name)
+        return await queueing.submit(
+            ctx, agent, body.input, run_id=run_id, thread_id=body.thread_id, principal=principal.name, start=start
+        )
     except GuardrailBlocked as exc:
         raise HTTPException(422, f"the input was refused by an input guardrail: {exc}") from None

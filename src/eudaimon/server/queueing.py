@@ -87,8 +87,10 @@ async def submit(
     thread_id: str | None,
     principal: str | None,
     request: Mapping[str, Any] | None = None,
+    start: bool = True,
 ) -> RunState:
-    """Journal a new run of `agent` as queued and have it started in its turn.
+    """Journal a new run of `agent` as queued and have it started in its turn (unless not
+    `start`: the caller pokes `ctx.lines` itself, or leaves the run to the recovery sweep).
 
     Raises:
         GuardrailBlocked: an input guardrail refused the input; nothing was journaled.
@@ -109,7 +111,8 @@ async def submit(
         request=request_digests(request) if request is not None else {},
     )
     state = await enqueue(ctx.store, run_id, queued)
-    ctx.lines.poke(agent.name, run_id, thread)
+    if start:
+        ctx.lines.poke(agent.name, run_id, thread)
     return state
 
 
