@@ -394,6 +394,7 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
 
         Raises:
             ConfigurationError: the agent has a `deps_type` and no deps were given; nothing ran.
+            QueuedBehind: the run is queued and another run of its thread must go first.
         """
         journal = await self._driver.reopen(run_id, deps)
         if not journal.state.status.is_terminal:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from eudaimon.core.errors import InvalidOperation
+from eudaimon.core.errors import QueuedBehind
 from eudaimon.core.events import RunQueued
 from eudaimon.core.state import RunState, Status
 from eudaimon.runtime.journal import RunJournal
@@ -26,17 +26,7 @@ from eudaimon.runtime.operations import load_state
 from eudaimon.stores.base import EventStore, RunSummary
 
 _ALL = 1_000_000_000
-
-
-class QueuedBehind(InvalidOperation):
-    """A queued run's turn has not come: `ahead` must start (or stop running) first."""
-
-    def __init__(self, run_id: str, ahead: str, thread_id: str) -> None:
-        super().__init__(
-            f"run {run_id} is queued on thread {thread_id!r} behind run {ahead}, which must start or stop running "
-            "first; it starts by itself on a server that serves its agent"
-        )
-        self.run_id, self.ahead, self.thread_id = run_id, ahead, thread_id
+__all__ = ["QueuedBehind", "enqueue", "holds_the_turn", "is_queued", "queued_on", "run_ahead", "turn_order"]
 
 
 async def enqueue(store: EventStore, run_id: str, queued: RunQueued) -> RunState:
