@@ -61,7 +61,12 @@ def test_the_same_start_sent_twice_is_one_run(server: Server) -> None:
         assert len({run_id for _, run_id in answers}) == 1
         assert {code for code, _ in answers} <= {200, 202}
         run_id = answers[0][1]
+        settled = client.post(
+            "/v1/agents/ticker/runs?wait=true", json={"input": "ticks=2"}, headers={"Idempotency-Key": "order-77"}
+        )
+        assert settled.status_code == 200 and settled.json()["status"] == "completed"
         events = client.get(f"/v1/runs/{run_id}/events").json()["events"]
+        assert [e["type"] for e in events].count("run_queued") == 1
         assert [e["type"] for e in events].count("run_started") == 1
         again = client.post("/v1/agents/ticker/runs", json={"input": "ticks=2", "run_id": "mine-1"})
         same = client.post("/v1/agents/ticker/runs", json={"input": "ticks=2", "run_id": "mine-1"})
