@@ -138,3 +138,23 @@ def test_a_refused_input_journals_nothing_and_a_redacted_one_is_queued_redacted(
             assert run["status"] == "completed" and run["output"] == "done: card [CARD]"
     finally:
         server.stop()
+
+
+def test_a_queued_run_cancelled_before_its_turn_never_starts(tmp_path: Path) -> None:
+    server = QueueServer(tmp_path / "runs.db", backend=Backend("sqlite", tmp_path)).start()
+    try:
+        with server.client() as client:
+            head = _start(client, "desk-1", "desk")
+            begun(server, "desk-1")
+            dropped, kept = _start(client, "desk-2", "desk"), _start(client, "desk-3", "desk")
+            cancelled = client.post(f"/v1/runs/{dropped['run_id']}/cancel", json={"reason": "sent twice"})
+            assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+            assert cancelled.json()["decisions"][0]["by"] == "anonymous"
+            server.open_gate()
+            all_completed(client, [head["run_id"], kept["run_id"]])
+            events = client.get(f"/v1/runs/{dropped['run_id']}/events").json()["events"]
+            assert [e["type"] for e in events] == ["run_queued", "run_cancelled"]
+            turns = client.get("/v1/threads/desk").json()["turn_count"]
+        assert "begin desk-2" not in server.model_lines() and turns == 2
+    finally:
+        server.stop()
