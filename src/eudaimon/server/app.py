@@ -43,7 +43,8 @@ def create_app(
         store: the journal; by default the agents' store (they must then share one).
         auth: the API keys accepted; None serves everyone as an operator (bind to loopback).
         recover: resume, on start and every `recovery_interval_s` (default: the lease TTL),
-            the runs of these agents that are running and whose driver is gone.
+            the runs of these agents that are running and whose driver is gone, and start their
+            queued runs in turn (without it, only the runs started here are started).
         max_body_bytes: larger request bodies are refused with 413.
         shared_threads: names of agents served as one shared conversation: a start that names
             no `thread_id` joins the agent's default thread (`"{name}:default"`, one run at a
