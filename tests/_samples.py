@@ -95,6 +95,14 @@ def one_of_each() -> list[EventData]:
         ev.RunCompleted(output="done", structured={"a": [1, 2, {"b": None}]}),
         ev.RunFailed(error="bad", kind="MaxIterations"),
         ev.RunCancelled(reason="user", by="ann"),
+        ev.RunQueued(
+            agent="a",
+            input="pay 5 to ALICE",
+            thread_id="t1",
+            memory_thread="t1",
+            principal="alice",
+            request={"input": "0" * 64, "thread_id": "1" * 64},
+        ),
     ]
     assert {type(p) for p in payloads} == set(EVENT_TYPES), "a new event type needs a sample here"
     return payloads

@@ -145,6 +145,7 @@ def test_status_is_a_str_enum() -> None:
         "failed",
         "budget_exceeded",
         "cancelled",
+        "queued",
     }
 
 

@@ -32,7 +32,7 @@ PINNED = {
     4: "5ec30f5a1db22583",
     5: "a98f6d405c990dd4",
     6: "4dec61deba7665b6",
-    7: "de9e38fafe0874e1",
+    7: "d31bed549c15477a",
 }
 """FOLD_VERSION -> the fingerprint of the RunState shape and fold that version writes."""
 

@@ -35,6 +35,7 @@ from eudaimon.core.events import (
     RunCancelled,
     RunCompleted,
     RunFailed,
+    RunQueued,
     RunStarted,
     ToolCompleted,
     ToolDenied,
@@ -145,6 +146,7 @@ def every_payload() -> list[EventData]:
         FinishRejected(step=2, reason="not JSON"),
         BudgetExceeded(reason="usd", spent=1.5, limit=1.0),
         RunFailed(error="boom", kind="MaxIterations"),
+        RunQueued(agent="banker", input="pay bob", thread_id="thread-a", principal="ann", request={"input": "d" * 64}),
         RunCancelled(reason="user"),
         RunCompleted(output="paid", structured={"ok": True, "ids": [1, 2]}),
     ]

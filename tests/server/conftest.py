@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _queue_support import backend  # noqa: F401  (a SQLite or PostgreSQL journal for a test)
 from _server_support import KEYS, Server
 
 

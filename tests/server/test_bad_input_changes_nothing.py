@@ -31,7 +31,7 @@ def test_unknown_things_are_404(server: Server) -> None:
         for path in ("/v1/runs/nope", "/v1/runs/nope/events", "/v1/runs/nope/state"):
             assert client.get(path).status_code == 404, path
         assert client.post("/v1/runs/nope/approvals/c1", json={"approved": True}).status_code == 404
-        run_id = client.post("/v1/agents/payer/runs", json={"input": "pay 1 to B"}).json()["run_id"]
+        run_id = client.post("/v1/agents/payer/runs?wait=true", json={"input": "pay 1 to B"}).json()["run_id"]
         assert client.post(f"/v1/runs/{run_id}/approvals/zzz", json={"approved": True}).status_code == 404
         assert client.post(f"/v1/runs/{run_id}/reconcile/wire_1", json={"retry": True}).status_code == 409
         assert client.get("/v1/threads/no-such-thread").status_code == 404
@@ -61,7 +61,12 @@ def test_the_same_start_sent_twice_is_one_run(server: Server) -> None:
         assert len({run_id for _, run_id in answers}) == 1
         assert {code for code, _ in answers} <= {200, 202}
         run_id = answers[0][1]
+        settled = client.post(
+            "/v1/agents/ticker/runs?wait=true", json={"input": "ticks=2"}, headers={"Idempotency-Key": "order-77"}
+        )
+        assert settled.status_code == 200 and settled.json()["status"] == "completed"
         events = client.get(f"/v1/runs/{run_id}/events").json()["events"]
+        assert [e["type"] for e in events].count("run_queued") == 1
         assert [e["type"] for e in events].count("run_started") == 1
         again = client.post("/v1/agents/ticker/runs", json={"input": "ticks=2", "run_id": "mine-1"})
         same = client.post("/v1/agents/ticker/runs", json={"input": "ticks=2", "run_id": "mine-1"})
@@ -99,8 +104,10 @@ def test_time_travel_state_at_an_event(server: Server) -> None:
     """Invariant: /state?at_seq=N is the fold after event N: fewer messages before the answer."""
     with server.client() as client:
         run = client.post("/v1/agents/ticker/runs?wait=true", json={"input": "ticks=1"}).json()
-        early = client.get(f"/v1/runs/{run['run_id']}/state?at_seq=0").json()
-        assert early["seq"] == 0 and early["status"] == "running" and early["steps"] == 0
+        queued = client.get(f"/v1/runs/{run['run_id']}/state?at_seq=0").json()
+        assert queued["seq"] == 0 and queued["status"] == "queued" and queued["messages"] == []
+        early = client.get(f"/v1/runs/{run['run_id']}/state?at_seq=1").json()
+        assert early["seq"] == 1 and early["status"] == "running" and early["steps"] == 0
         late = client.get(f"/v1/runs/{run['run_id']}/state").json()
         assert late["status"] == "completed" and len(late["messages"]) > len(early["messages"])
         assert client.get(f"/v1/runs/{run['run_id']}/state?at_seq=-1").status_code == 422

@@ -26,11 +26,12 @@ def _status(client: httpx2.Client, run_id: str, *wanted: str) -> dict[str, objec
 
 
 def test_approve_with_a_note_then_the_run_completes(server: Server) -> None:
-    """Invariant: a started run that calls an IRREVERSIBLE tool waits (202 with the pending call);
-    an approval journals who and why, and the server drives the run to completion."""
+    """Invariant: a started run that calls an IRREVERSIBLE tool waits (`?wait=true` answers 200
+    with the pending call); an approval journals who and why, and the server drives the run to
+    completion."""
     with server.client() as client:
-        started = client.post("/v1/agents/payer/runs", json={"input": "pay 120 to ACME"})
-        assert started.status_code == 202
+        started = client.post("/v1/agents/payer/runs?wait=true", json={"input": "pay 120 to ACME"})
+        assert started.status_code == 200
         run = started.json()
         assert run["status"] == "awaiting_approval"
         [call] = run["pending_approvals"]
@@ -58,7 +59,7 @@ def test_approve_with_a_note_then_the_run_completes(server: Server) -> None:
 def test_deny_shows_the_model_an_error_and_the_run_goes_on(server: Server) -> None:
     """Invariant: a denial is journaled and the run continues with the denial as the tool's result."""
     with server.client() as client:
-        run = client.post("/v1/agents/payer/runs", json={"input": "pay 5 to EVE"}).json()
+        run = client.post("/v1/agents/payer/runs?wait=true", json={"input": "pay 5 to EVE"}).json()
         client.post(f"/v1/runs/{run['run_id']}/approvals/wire_1", json={"approved": False, "note": "fraud"})
         done = _status(client, run["run_id"], "completed")
         assert "denied" in done["output"]
@@ -125,7 +126,7 @@ def test_resume_continues_a_run_decided_elsewhere(tmp_path: Path) -> None:
     server = Server(tmp_path / "runs.db", env={"EUDAIMON_LEASE_TTL_S": "600"}).start()
     try:
         with server.client() as client:
-            run_id = client.post("/v1/agents/payer/runs", json={"input": "pay 9 to BOB"}).json()["run_id"]
+            run_id = client.post("/v1/agents/payer/runs?wait=true", json={"input": "pay 9 to BOB"}).json()["run_id"]
 
             async def approve() -> None:
                 store = SqliteStore(str(server.db))
@@ -147,14 +148,15 @@ def test_fork_at_an_event_is_a_new_run_from_there(server: Server) -> None:
     """Invariant: a fork at the approval request waits for its own approval and completes on its
     own; the parent's journal is untouched and the fork names its parent."""
     with server.client() as client:
-        parent = client.post("/v1/agents/payer/runs", json={"input": "pay 3 to ZED"}).json()
+        parent = client.post("/v1/agents/payer/runs?wait=true", json={"input": "pay 3 to ZED"}).json()
         client.post(f"/v1/runs/{parent['run_id']}/approvals/wire_1", json={"approved": True})
         parent_done = _status(client, parent["run_id"], "completed")
-        forked = client.post(f"/v1/runs/{parent['run_id']}/fork", json={"at_seq": 3})
+        # seq 0 run_queued, 1 run_started, 2 model_attempt_started, 3 model_called, 4 approval_requested
+        forked = client.post(f"/v1/runs/{parent['run_id']}/fork", json={"at_seq": 4})
         assert forked.status_code == 201
         child = forked.json()
-        assert child["parent"] == {"run_id": parent["run_id"], "seq": 3}
-        assert child["status"] == "awaiting_approval" and child["event_count"] == 4
+        assert child["parent"] == {"run_id": parent["run_id"], "seq": 4}
+        assert child["status"] == "awaiting_approval" and child["event_count"] == 5
         client.post(f"/v1/runs/{child['run_id']}/approvals/wire_1", json={"approved": False, "note": "not twice"})
         assert "denied" in _status(client, child["run_id"], "completed")["output"]
         assert client.get(f"/v1/runs/{parent['run_id']}").json()["event_count"] == parent_done["event_count"]

@@ -32,7 +32,7 @@ def test_no_key_or_a_wrong_key_is_401_and_the_key_is_not_echoed(keyed: Server) -
 def test_a_viewer_reads_but_may_not_decide(keyed: Server) -> None:
     """Invariant: a viewer's key reads (200) and gets 403 for starting and deciding; nothing changes."""
     with keyed.client(OPERATOR) as operator, keyed.client(VIEWER) as viewer:
-        run_id = operator.post("/v1/agents/payer/runs", json={"input": "pay 2 to Y"}).json()["run_id"]
+        run_id = operator.post("/v1/agents/payer/runs?wait=true", json={"input": "pay 2 to Y"}).json()["run_id"]
         assert viewer.get(f"/v1/runs/{run_id}").status_code == 200
         refused = viewer.post(f"/v1/runs/{run_id}/approvals/wire_1", json={"approved": True})
         assert refused.status_code == 403 and "victor" in refused.json()["detail"]
@@ -44,7 +44,7 @@ def test_a_viewer_reads_but_may_not_decide(keyed: Server) -> None:
 def test_the_principal_of_the_key_is_journaled_and_x_api_key_works(keyed: Server) -> None:
     """Invariant: `by` is the key's principal, whichever header carried it; a body naming `by` is refused."""
     with keyed.client(OPERATOR) as operator, keyed.client() as header_client:
-        run_id = operator.post("/v1/agents/payer/runs", json={"input": "pay 4 to Q"}).json()["run_id"]
+        run_id = operator.post("/v1/agents/payer/runs?wait=true", json={"input": "pay 4 to Q"}).json()["run_id"]
         claim = header_client.post(
             f"/v1/runs/{run_id}/approvals/wire_1",
             json={"approved": True, "by": "mallory"},

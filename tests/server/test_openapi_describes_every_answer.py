@@ -81,7 +81,9 @@ def test_real_answers_validate_against_the_document(server: Server) -> None:
             _validator(document, schema).validate(body)
             return body
 
-        started = client.post("/v1/agents/payer/runs", json={"input": "pay 40 to SCHEMA", "thread_id": "t-schema"})
+        started = client.post(
+            "/v1/agents/payer/runs?wait=true", json={"input": "pay 40 to SCHEMA", "thread_id": "t-schema"}
+        )
         run = check("post", "/v1/agents/{agent}/runs", started)
         run_id = run["run_id"]
         [call] = run["pending_approvals"]

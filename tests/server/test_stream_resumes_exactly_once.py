@@ -109,7 +109,8 @@ def test_a_paused_run_ends_its_stream_and_a_client_that_leaves_leaves_nothing(se
     that disconnects mid-stream leaves no subscription behind (/health counts open streams)."""
     with server.client() as client:
         paused = client.post("/v1/agents/payer/runs", json={"input": "pay 1 to AL"}).json()["run_id"]
-        assert _read(client, paused, None)[-1].data == {"status": "awaiting_approval", "seq": 3}
+        # seq 0 run_queued, 1 run_started, 2 model_attempt_started, 3 model_called, 4 approval_requested
+        assert _read(client, paused, None)[-1].data == {"status": "awaiting_approval", "seq": 4}
         long = client.post("/v1/agents/ticker/runs", json={"input": "ticks=100000"}).json()["run_id"]
         _read(client, long, None, stop_after=2)
         wait_until(lambda: client.get("/health").json()["streams"] == 0, "the stream to be let go")

@@ -18,6 +18,7 @@ from eudaimon.agent._input import (
     check_messages,
 )
 from eudaimon.agent._options import InitSignature, refuse_unknown_options
+from eudaimon.agent._queued import begin_queued
 from eudaimon.agent._start import begin_prompt
 from eudaimon.agent._stored_runs import StoredRuns
 from eudaimon.agent.response import AgentResponse, OutputT
@@ -391,7 +392,9 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
     ) -> AgentResponse[OutputT]:
         """Continue a run from its journal: after a crash, an approval or a reconciliation.
 
-        Completed calls are never executed again. A call started but not completed runs again
+        A queued run (journaled by a server, not yet started) starts here, holding its
+        thread's lease, once the runs queued before it on its thread have started (else
+        `QueuedBehind`). Completed calls are never executed again. A call started but not completed runs again
         (same idempotency key) only if its tool is READ or idempotent; otherwise the run waits
         for `reconcile`. If another process drives the run, this waits for its lease to lapse
         (or raises `LeaseHeld` when `wait=False`). The run keeps the instructions, tools
@@ -403,10 +406,19 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
 
         Raises:
             ConfigurationError: the agent has a `deps_type` and no deps were given; nothing ran.
+            QueuedBehind: the run is queued and another run of its thread must go first.
         """
         journal = await self._driver.reopen(run_id, deps)
         if not journal.state.status.is_terminal:
             check_deps(self.name, self.deps_type, deps, f"resume({run_id!r}, deps=...)")
+        if journal.state.status is Status.QUEUED:
+            async with run_slot(self._driver.max_active_runs):
+                keeper, journal, config = await begin_queued(self, journal.state, wait=wait, deps=deps, cancel=cancel)
+                try:
+                    await self._driver.run(journal, cancel, wait=wait, config=config)
+                finally:
+                    await keeper.release()
+            return await self._respond(journal)
         config = await self._resumed_tools(journal.state)
         await self._driver.run(journal, cancel, wait=wait, config=config)
         return await self._respond(journal)
@@ -416,6 +428,15 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
     ) -> AsyncIterator[StreamEvent]:
         """`resume`, yielding the stream events of what the run does from here (as `prompt_stream`)."""
         journal = await self._driver.reopen(run_id)
+        if journal.state.status is Status.QUEUED:
+            async with run_slot(self._driver.max_active_runs):
+                keeper, journal, config = await begin_queued(self, journal.state, wait=wait, deps=None, cancel=cancel)
+                try:
+                    async for event in self._driver.drive(journal, cancel, stream_model=True, wait=wait, config=config):
+                        yield event
+                finally:
+                    await keeper.release()
+            return
         async for event in self._driver.drive(journal, cancel, stream_model=True, wait=wait):
             yield event
 

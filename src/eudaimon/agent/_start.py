@@ -9,10 +9,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from eudaimon.agent._input import PromptInput, check_deps, check_history, check_input, with_instructions
+from eudaimon.agent._input import (
+    PromptInput,
+    UserInput,
+    check_deps,
+    check_history,
+    check_input,
+    with_instructions,
+)
 from eudaimon.core.errors import ConfigurationError
+from eudaimon.core.events import ToolRecord
 from eudaimon.core.messages import Message
 from eudaimon.core.settings import ModelSettings
+from eudaimon.core.state import RunState
 from eudaimon.extensions.guardrails import run_input_guardrails
 from eudaimon.runtime.clock import new_message_id, new_run_id
 from eudaimon.runtime.config import RuntimeConfig
@@ -61,31 +70,63 @@ async def begin_prompt(
     if thread is not None:
         keeper = await hold_thread(agent.store, thread, wait=wait, ttl_s=agent._driver.lease_ttl_s)
     try:
-        if history_given is not None:
-            history = history_given
-        else:
-            history = await agent.memory.get_messages(thread_id) if agent.memory is not None else []
-        carried = 0
-        if agent._carries_rejections and thread is not None:
-            carried = (await thread_state(agent.store, thread)).guardrail_retries
-        system = await render_instructions(agent, ctx)
-        # Ids given here, at construction, spare `start` a copy of each message to give one.
-        journal = agent._driver.start(
-            [*with_instructions([], system, new_message_id()), *history, user.message(new_message_id())],
-            input=user.text,
-            thread_id=thread,
+        journal = await assemble(
+            agent,
+            user,
             run_id=run_id,
-            uses_memory=history_given is None,
+            thread=thread,
             memory_thread=thread_id,
-            guardrail_retries=carried,
-            model_settings=model_settings,
+            history_given=history_given,
             deps=deps,
+            model_settings=model_settings,
             tools=records,
         )
     except BaseException:
         await keeper.release()
         raise
     return keeper, journal, config
+
+
+async def assemble(
+    agent: Agent[Any, Any],
+    user: UserInput,
+    *,
+    run_id: str,
+    thread: str | None,
+    memory_thread: str | None,
+    history_given: list[Message] | None,
+    deps: Any,
+    model_settings: ModelSettings | None,
+    tools: tuple[ToolRecord, ...],
+    queued: RunState | None = None,
+) -> RunJournal:
+    """A run's `run_started`, recorded (not yet committed): its history from memory (or the
+    caller), the thread's guardrail streak and the rendered instructions. The caller holds the
+    thread's lease: these depend on the thread's earlier runs. A `queued` run's journal goes on
+    from its `run_queued`."""
+    ctx: ToolContext[Any] = ToolContext(run_id, "", "", 0, deps, 0)
+    if history_given is not None:
+        history = history_given
+    else:
+        history = await agent.memory.get_messages(memory_thread) if agent.memory is not None else []
+    carried = 0
+    if agent._carries_rejections and thread is not None:
+        carried = (await thread_state(agent.store, thread)).guardrail_retries
+    system = await render_instructions(agent, ctx)
+    # Ids given here, at construction, spare `start` a copy of each message to give one.
+    return agent._driver.start(
+        [*with_instructions([], system, new_message_id()), *history, user.message(new_message_id())],
+        input=user.text,
+        thread_id=thread,
+        run_id=run_id,
+        uses_memory=history_given is None,
+        memory_thread=memory_thread,
+        guardrail_retries=carried,
+        model_settings=model_settings,
+        deps=deps,
+        tools=tools,
+        queued=queued,
+    )
 
 
 async def render_instructions(agent: Agent[Any, Any], ctx: ToolContext[Any]) -> str | None:

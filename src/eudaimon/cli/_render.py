@@ -30,6 +30,7 @@ from eudaimon.core.events import (
     RunCancelled,
     RunCompleted,
     RunFailed,
+    RunQueued,
     RunStarted,
     ToolCompleted,
     ToolDenied,
@@ -70,6 +71,7 @@ _STATUS_STYLE = {
     Status.FAILED: "red",
     Status.BUDGET_EXCEEDED: "red",
     Status.CANCELLED: "magenta",
+    Status.QUEUED: "blue",
 }
 
 
@@ -125,6 +127,10 @@ def summarize(event: Event) -> str:
             return (
                 f"agent {data.agent!r}, {len(data.messages)} message(s){thread}{fork}{child}: {clip(data.input, 50)!r}"
             )
+        case RunQueued():
+            thread = f", thread {data.thread_id}" if data.thread_id else ""
+            by = f", asked by {data.principal}" if data.principal else ""
+            return f"agent {data.agent!r}, queued{thread}{by}: {clip(data.input, 50)!r}"
         case ModelAttemptStarted():
             offered = (
                 f", offering {', '.join(t.name for t in data.tools) or 'no tools'}" if data.tools is not None else ""

@@ -26,7 +26,8 @@
     │   └── LeaseLost             this process stalled past its lease and must stop
     ├── InvalidEvent              an event that would not read back; refused before it is recorded
     ├── InvalidOperation          an approval, reconciliation or resume the run's state forbids
-    │   └── InvalidArguments      an approver's edited arguments the tool's schema refuses
+    │   ├── InvalidArguments      an approver's edited arguments the tool's schema refuses
+    │   └── QueuedBehind          a queued run's turn on its thread has not come
     └── MissingExtra              also an ImportError: a part whose optional dependencies are not installed
 
     EudaimonWarning (a UserWarning)
@@ -315,6 +316,17 @@ class InvalidOperation(EudaimonError):
 class InvalidArguments(InvalidOperation, ValueError):
     """Arguments an approver edited that the tool would refuse (not a JSON object, or not what
     its schema says); the message names the problem, and nothing was journaled."""
+
+
+class QueuedBehind(InvalidOperation):
+    """A queued run's turn has not come: run `ahead` must start (or stop running) first."""
+
+    def __init__(self, run_id: str, ahead: str, thread_id: str) -> None:
+        super().__init__(
+            f"run {run_id} is queued on thread {thread_id!r} behind run {ahead}, which must start or stop running "
+            "first; it starts by itself on a server that serves its agent"
+        )
+        self.run_id, self.ahead, self.thread_id = run_id, ahead, thread_id
 
 
 class MissingExtra(EudaimonError, ImportError):

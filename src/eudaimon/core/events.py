@@ -84,6 +84,29 @@ class RunStarted:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RunQueued:
+    """A run accepted before it could start (its thread busy, or its server about to stop):
+    journaled at seq 0 so that no answer promises a run the journal does not hold.
+
+    `run_started` follows at seq 1 when the run begins, with its messages assembled then: the
+    thread's history depends on the runs before it. Only the input guardrails have run (the
+    input is what they let through), so a refused input still leaves no trace.
+    """
+
+    type: ClassVar[str] = "run_queued"
+    agent: str
+    input: str
+    thread_id: str | None = None
+    memory_thread: str | None = None
+    """The thread as memory knows it (None: the memory's default thread), as `run_started` will say."""
+    principal: str | None = None
+    """Who asked for the run (the API key's principal)."""
+    request: dict[str, str] = field(default_factory=dict)
+    """A digest of each field of the request that asked for it (`input`, `thread_id`, …): a
+    reused idempotency key is checked against these, and the values themselves are not repeated."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ModelAttemptStarted:
     """Written before the model is called: an attempt without an outcome was interrupted."""
 
@@ -372,6 +395,7 @@ EventData = (
     | RunCompleted
     | RunFailed
     | RunCancelled
+    | RunQueued
 )
 
 EVENT_TYPES: tuple[type[EventData], ...] = (
@@ -396,6 +420,7 @@ EVENT_TYPES: tuple[type[EventData], ...] = (
     RunCompleted,
     RunFailed,
     RunCancelled,
+    RunQueued,
 )
 EVENT_REGISTRY: dict[str, type[EventData]] = {cls.type: cls for cls in EVENT_TYPES}
 TERMINAL_TYPES = frozenset({"budget_exceeded", "run_completed", "run_failed", "run_cancelled"})

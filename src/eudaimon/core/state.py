@@ -34,6 +34,7 @@ from eudaimon.core.events import (
     RunCancelled,
     RunCompleted,
     RunFailed,
+    RunQueued,
     RunStarted,
     ToolCompleted,
     ToolDenied,
@@ -56,6 +57,8 @@ class Status(StrEnum):
     FAILED = "failed"
     BUDGET_EXCEEDED = "budget_exceeded"
     CANCELLED = "cancelled"
+    QUEUED = "queued"
+    """Accepted and journaled (`run_queued`), not started: it waits for its turn on its thread."""
 
     @property
     def is_terminal(self) -> bool:
@@ -197,6 +200,10 @@ class RunState:
     """Why the last model call stopped (`model_called.stop_reason`: `end_turn`, `max_tokens`,
     …); "" before any. A call of a batch cut by `max_tokens` whose arguments do not read is
     told so."""
+    principal: str | None = None
+    """Who asked for the run, as `run_queued` named them (runs started without it: None)."""
+    started: bool = True
+    """False while the run has only its `run_queued` (queued, or cancelled before it began)."""
 
     @classmethod
     def from_events(cls, events: Iterable[Event]) -> RunState | None:
@@ -233,10 +240,15 @@ class RunState:
                 f"expected run {self.run_id} seq {self.next_seq}: the journal has a gap, a duplicate or a foreign row",
                 event_type=event.type,
             )
-        if self.next_seq == 0 and not isinstance(event.data, RunStarted):
+        if self.next_seq == 0 and not isinstance(event.data, RunStarted | RunQueued):
             raise CorruptEvent(
-                event.run_id, event.seq, "a run's first event must be run_started", event_type=event.type
+                event.run_id, event.seq, "a run's first event must be run_started or run_queued", event_type=event.type
             )
+        if self.status is Status.QUEUED and not isinstance(event.data, RunStarted | RunCancelled | RunFailed):
+            raise CorruptEvent(
+                event.run_id, event.seq, "a queued run's next event must be run_started (or how it ended)",
+                event_type=event.type,
+            )  # fmt: skip
         self.next_seq += 1
         data = event.data
         # The cases are tried in order: those of every step come first.
@@ -277,6 +289,9 @@ class RunState:
                     self.tool_retries.pop(data.tool, None)
                 self._settle(data.call_id, data.output, data.is_error, event, data.parts)
             case RunStarted():
+                if event.seq and self.status is not Status.QUEUED:
+                    raise CorruptEvent(self.run_id, event.seq, "run_started after the run began", event_type=event.type)
+                self.status, self.started = Status.RUNNING, True
                 self.tools, self.parent_call = data.tools, data.parent_call
                 self.agent, self.input, self.thread_id = data.agent, data.input, data.thread_id
                 self.model, self.parent = data.model, data.parent
@@ -287,6 +302,12 @@ class RunState:
                 self.messages = [
                     m if m.id else _with_id(m, f"{self.run_id}:0:{i}") for i, m in enumerate(data.messages)
                 ]
+            case RunQueued():
+                if event.seq:
+                    raise CorruptEvent(self.run_id, event.seq, "run_queued after the run began", event_type=event.type)
+                self.agent, self.input, self.thread_id = data.agent, data.input, data.thread_id
+                self.memory_thread, self.principal = data.memory_thread, data.principal
+                self.status, self.started = Status.QUEUED, False
             case RunCompleted():
                 self.output, self.structured_output = data.output, data.structured
                 self._end(Status.COMPLETED)

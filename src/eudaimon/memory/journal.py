@@ -83,7 +83,7 @@ class JournalMemory:
         summaries = await self.store.list_runs(thread_id=thread, limit=1_000_000_000)
         for summary in sorted(summaries, key=lambda s: s.created_at, reverse=True):
             state = RunState.from_events(await self.store.load(summary.run_id))
-            if state is not None and state.uses_memory:
+            if state is not None and state.uses_memory and state.started:  # a queued run has no transcript yet
                 return state
         return None
 

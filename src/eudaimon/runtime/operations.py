@@ -18,6 +18,7 @@ from eudaimon.core.events import (
     EventData,
     ParentRef,
     RunCancelled,
+    RunQueued,
     RunStarted,
     ToolReconciled,
 )
@@ -304,12 +305,19 @@ async def fork(
     if not 0 <= at_seq < len(events):
         raise InvalidOperation(f"run {run_id} has events 0..{len(events) - 1}; cannot fork at seq {at_seq}")
     child = new_run_id or fresh_run_id()
-    first = events[0].data
-    assert isinstance(first, RunStarted)
-    copied = [
-        Event.of(child, 0, events[0].at, replace(first, parent=ParentRef(run_id, at_seq, held=held), uses_memory=False))
-    ]
-    copied += [Event(child, e.seq, e.at, e.type, e.data) for e in events[1 : at_seq + 1]]
+    # A run that was queued has its `run_started` at seq 1, after `run_queued`: the fork keeps
+    # both, so its seqs stay the parent's.
+    begun = 1 if isinstance(events[0].data, RunQueued) else 0
+    first = events[begun].data if begun < len(events) else None
+    if not isinstance(first, RunStarted) or at_seq < begun:
+        raise InvalidOperation(
+            f"run {run_id} had not started at seq {at_seq} (it was queued); fork it at seq {begun} or later"
+        )
+    copied = [Event(child, e.seq, e.at, e.type, e.data) for e in events[:begun]]
+    copied.append(
+        Event.of(child, begun, events[begun].at, replace(first, parent=ParentRef(run_id, at_seq, held=held), uses_memory=False))
+    )
+    copied += [Event(child, e.seq, e.at, e.type, e.data) for e in events[begun + 1 : at_seq + 1]]
     await store.append(child, 0, copied)
     return child
 

@@ -20,6 +20,7 @@ from eudaimon.core.errors import (
     Cancelled,
     ContextExhausted,
     GuardrailBlocked,
+    InvalidOperation,
     MaxIterations,
     OutputRejected,
     RunError,
@@ -83,8 +84,10 @@ class RunDriver:
         parent_call: CallRef | None = None,
         model_settings: ModelSettings | None = None,
         deps: Any = None,
+        queued: RunState | None = None,
     ) -> RunJournal:
-        """A new run's journal, its `run_started` recorded (committed with the first attempt)."""
+        """A new run's journal, its `run_started` recorded (committed with the first attempt);
+        for a `queued` run, its journal after its `run_queued`."""
         started = RunStarted(
             agent=self.config.agent,
             input=input,
@@ -100,7 +103,8 @@ class RunDriver:
             model_settings=model_settings if model_settings != NO_SETTINGS else None,
             engine=self.engine.url if self.engine is not None else "",
         )
-        journal = RunJournal(self.store, RunState(run_id=run_id or new_run_id()), snapshot_every=self.snapshot_every)
+        state = queued if queued is not None else RunState(run_id=run_id or new_run_id())
+        journal = RunJournal(self.store, state, snapshot_every=self.snapshot_every)
         journal.deps = deps
         journal.record(started)
         return journal
@@ -122,6 +126,8 @@ class RunDriver:
             if emit:
                 yield Done(journal.run_id, journal.state.status.value)
             return
+        if journal.state.status is Status.QUEUED:
+            raise InvalidOperation(f"run {journal.run_id} is queued; `resume` starts it when its turn comes")
         if self.engine is not None:
             async for event in self.engine.drive(self, journal, cancel, emit=emit):
                 yield event
@@ -164,7 +170,9 @@ class RunDriver:
         keeper = LeaseKeeper(self.store, f"run:{journal.run_id}", ttl_s=self.lease_ttl_s)
         await keeper.acquire(wait=wait)
         try:
-            if journal.committed_seq > 0:
+            # A queued run's journal holds its `run_started`, uncommitted: a driver that started
+            # it meanwhile makes the commit conflict, as it must.
+            if 0 < journal.committed_seq == journal.state.next_seq:
                 await _catch_up(self.store, journal)
         except BaseException:
             await self._let_go(journal, keeper)

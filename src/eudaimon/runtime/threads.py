@@ -47,7 +47,9 @@ async def thread_state(store: EventStore, thread_id: str, *, cache: bool = True)
     for summary in runs:
         if not summary.is_finished or summary.run_id in seen:
             continue
-        state = state.record_run(await load_state(store, summary.run_id))
+        run = await load_state(store, summary.run_id)
+        if run.started:  # a run cancelled while queued was never a turn of the thread
+            state = state.record_run(run)
         counted.append(summary.run_id)
         seen.add(summary.run_id)
     if cache and (cached is None or len(counted) != cached.version):

@@ -61,6 +61,13 @@ def register(app: typer.Typer) -> None:
                 help="A host name clients use to reach the server, besides loopback ones and --host (repeatable; '*': any).",
             ),
         ] = None,
+        shared_thread: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--shared-thread",
+                help="Serve AGENT (by name) as one shared conversation: starts without thread_id join it (repeat).",
+            ),
+        ] = None,
     ) -> None:
         """Serve the HTTP API (/v1, /openapi.json) and the web inspector (/) for the agents given.
 
@@ -102,7 +109,13 @@ def register(app: typer.Typer) -> None:
                 from eudaimon.stores.url import open_store
 
                 journal = open_store(url)
-            application = create_app(agents, journal, auth=keys, allowed_hosts=[host, *(allowed_host or [])])
+            application = create_app(
+                agents,
+                journal,
+                auth=keys,
+                allowed_hosts=[host, *(allowed_host or [])],
+                shared_threads=shared_thread or (),
+            )
         except ConfigurationError as exc:
             fail(str(exc))
         try:

@@ -37,6 +37,7 @@ def create_app(
     recovery_interval_s: float | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
     allowed_hosts: Iterable[str] = (),
+    shared_threads: Sequence[str] = (),
 ) -> FastAPI:
     """The eudaimon server as an ASGI app: `/v1` API, `/openapi.json`, the inspector at `/`.
 
@@ -52,11 +53,16 @@ def create_app(
         ag_ui: answer AG-UI runs at `POST /v1/agents/{agent}/ag-ui` (extra `ag-ui`).
         auth: the API keys accepted; None serves everyone as an operator (bind to loopback).
         recover: resume, on start and every `recovery_interval_s` (default: the lease TTL),
-            the runs of these agents that are running and whose driver is gone.
+            the runs of these agents that are running and whose driver is gone, and start their
+            queued runs in turn (without it, only the runs started here are started).
         max_body_bytes: larger request bodies are refused with 413.
         allowed_hosts: the host names served besides loopback ones (`"*"`: any); a request for
             another `Host` is refused (421). Requests that change something are refused unless
             they come from this server's own origin and are sent as JSON (see `server.origin`).
+        shared_threads: names of agents served as one shared conversation: a start that names
+            no `thread_id` joins the agent's default thread (`"{name}:default"`, one run at a
+            time, every client seeing its history). Otherwise such a start gets a thread of its
+            own, and such runs run side by side.
 
     Raises:
         ConfigurationError: no agent, two agents with one name, or agents on different stores
@@ -69,7 +75,14 @@ def create_app(
             raise ConfigurationError("the agents use different stores; pass the one to serve as `store=`")
         store = next(iter(stores.values()))
     hub = Hub(store)
-    ctx = ServerContext(agents=served, store=store, auth=auth, hub=hub, runner=Runner(hub))
+    if isinstance(shared_threads, str):
+        shared_threads = (shared_threads,)
+    unknown = sorted(set(shared_threads) - set(served))
+    if unknown:
+        raise ConfigurationError(f"shared_threads names no agent served here: {', '.join(unknown)}")
+    ctx = ServerContext(
+        agents=served, store=store, auth=auth, hub=hub, runner=Runner(hub), shared_threads=frozenset(shared_threads)
+    )
     interval = recovery_interval_s if recovery_interval_s is not None else lease_ttl_s()
 
     @contextlib.asynccontextmanager
@@ -83,6 +96,7 @@ def create_app(
                 sweeper.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await sweeper
+            await ctx.lines.aclose()
             await ctx.runner.aclose()
             restore_logs()
 

@@ -1,7 +1,7 @@
 """What every route shares: the agents served, the store, the keys, and who is asking."""
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, HTTPException
@@ -11,6 +11,7 @@ from eudaimon.agent import Agent
 from eudaimon.server.auth import ANONYMOUS, ApiKeys, Principal
 from eudaimon.server.driving import Runner
 from eudaimon.server.hub import Hub
+from eudaimon.server.queueing import Lines
 from eudaimon.stores.base import EventStore
 
 _bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer KEY`.")
@@ -24,6 +25,13 @@ class ServerContext:
     auth: ApiKeys | None
     hub: Hub
     runner: Runner
+    shared_threads: frozenset[str] = frozenset()
+    """Agents served as one shared conversation: a start without `thread_id` joins it."""
+    lines: Lines = field(init=False)
+    """The threads' queues of runs journaled and not started yet (`server.queueing`)."""
+
+    def __post_init__(self) -> None:
+        self.lines = Lines(self)
 
     def agent(self, name: str) -> Agent:
         """The agent served as `name`; 404 naming those served otherwise."""

@@ -12,10 +12,11 @@ from fastapi import APIRouter, Depends, HTTPException
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from eudaimon.agent import Agent
-from eudaimon.core.errors import GuardrailBlocked, RunNotFound
+from eudaimon.core.errors import GuardrailBlocked
 from eudaimon.core.state import RunState
 from eudaimon.runtime.clock import new_run_id
-from eudaimon.server import responses
+from eudaimon.runtime.operations import load_state
+from eudaimon.server import queueing, responses
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
 from eudaimon.server.hub import stream_event_sse
@@ -68,14 +69,9 @@ def router(ctx: ServerContext) -> APIRouter:
     async def prompt(body: Prompt, principal: Annotated[Principal, Depends(operator)]) -> dict[str, Any]:
         """Run the agent until it answers, fails or waits for a human; answer like `AgentResponse`."""
         run_id = new_run_id()
-        error = await asyncio.shield(ctx.runner.start(pick(body), body.input, run_id=run_id, thread_id=body.thread_id))
-        events = await ctx.store.load(run_id)
-        state = RunState.from_events(events)
-        if state is None:
-            if isinstance(error, GuardrailBlocked):
-                raise HTTPException(422, f"the input was refused by an input guardrail: {error}")
-            raise RunNotFound(run_id)
-        return response_dict(state)
+        await _submit(ctx, pick(body), body, run_id, principal)
+        await ctx.lines.settled(run_id)
+        return response_dict(await load_state(ctx.store, run_id))
 
     @api.post(
         "/prompt/stream",
@@ -88,24 +84,28 @@ def router(ctx: ServerContext) -> APIRouter:
         `tool_result`, `usage`, `error`, `done`). The run goes on if the client leaves."""
         agent = pick(body)
         run_id = new_run_id()
+        # Journaled before the 200 (a refused input is a 422), started once the stream listens:
+        # a stream that never starts leaves the run to the recovery sweep.
+        queued = await _submit(ctx, agent, body, run_id, principal, start=False)
 
         async def events() -> AsyncIterator[str]:
             with ctx.hub.subscribe(run_id) as queue:
-                task = ctx.runner.start(agent, body.input, run_id=run_id, thread_id=body.thread_id)
-                while True:
-                    getter = asyncio.ensure_future(queue.get())
-                    await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
-                    if not getter.done():
-                        getter.cancel()
-                        error = task.result()
-                        if error is not None:
-                            yield stream_event_sse(Done(run_id, "failed"))  # nothing journaled: refused input
-                        return
-                    item = getter.result()
-                    if item is not None:
-                        yield stream_event_sse(item)
-                        if isinstance(item, Done):
+                ctx.lines.poke(agent.name, run_id, queued.thread_id)
+                task = asyncio.ensure_future(ctx.lines.settled(run_id))
+                try:
+                    while True:
+                        getter = asyncio.ensure_future(queue.get())
+                        await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+                        if not getter.done():
+                            getter.cancel()
                             return
+                        item = getter.result()
+                        if item is not None:
+                            yield stream_event_sse(item)
+                            if isinstance(item, Done):
+                                return
+                finally:
+                    task.cancel()
 
         return StreamingResponse(events(), media_type="text/event-stream", headers=SSE_HEADERS)
 
@@ -128,3 +128,16 @@ def router(ctx: ServerContext) -> APIRouter:
         return JSONResponse({"status": "ready", "agents": sorted(ctx.agents)})
 
     return api
+
+
+async def _submit(
+    ctx: ServerContext, agent: Agent, body: Prompt, run_id: str, principal: Principal, *, start: bool = True
+) -> RunState:
+    """Journal the prompt's run (a thread of its own unless it names one, or its agent is
+    served as one shared conversation) before anything is answered."""
+    try:
+        return await queueing.submit(
+            ctx, agent, body.input, run_id=run_id, thread_id=body.thread_id, principal=principal.name, start=start
+        )
+    except GuardrailBlocked as exc:
+        raise HTTPException(422, f"the input was refused by an input guardrail: {exc}") from None

@@ -4,7 +4,9 @@ On start, and then every `interval_s`, the server looks for runs of the agents i
 are `running` (not ended, not waiting for a human) and that it does not drive itself, and
 resumes each with `wait=False`: a run whose lease is live belongs to another process and is
 left alone (looked at again next sweep); one whose lease lapsed (its driver crashed) is taken
-over under the recovery rules of DESIGN §4, by the same loop as any resume.
+over under the recovery rules of DESIGN §4, by the same loop as any resume. Runs still
+`queued` (journaled, never started) are handed to their thread's queue, which starts them in
+turn (`server.queueing`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import logging
 from eudaimon.core.errors import EudaimonError
 from eudaimon.core.state import RunState, Status
 from eudaimon.runtime.operations import load_state
+from eudaimon.runtime.queued import is_queued
 from eudaimon.server.context import ServerContext
 
 logger = logging.getLogger("eudaimon.server")
@@ -27,6 +30,9 @@ async def sweep(ctx: ServerContext) -> list[str]:
     for summary in await ctx.store.list_runs(limit=_ALL):
         agent = ctx.agents.get(summary.agent)
         if agent is None or summary.is_finished or ctx.runner.is_driving(summary.run_id):
+            continue
+        if is_queued(summary):  # journaled, never started: its thread's queue starts it in turn
+            ctx.lines.poke(summary.agent, summary.run_id, summary.thread_id)
             continue
         try:
             state = await load_state(ctx.store, summary.run_id)

@@ -52,7 +52,9 @@ class Parent(BaseModel):
 class _Run(BaseModel):
     run_id: str
     agent: str
-    status: str = Field(description="running, waiting, completed, failed, cancelled, budget_exceeded, …")
+    status: str = Field(
+        description="queued, running, awaiting_approval, completed, failed, cancelled, budget_exceeded, …"
+    )
     thread_id: str | None
     input: str
     output: str | None
@@ -123,15 +125,6 @@ class Run(_Run):
     cancel_requested: bool | None = Field(
         None, description="Set by cancel (202): another process drives the run and journals the cancel."
     )
-
-
-class QueuedRun(BaseModel):
-    """A run accepted but not yet journaled when the answer left (202)."""
-
-    run_id: str
-    agent: str
-    status: Literal["queued"]
-    thread_id: str | None
 
 
 class RunSummary(BaseModel):

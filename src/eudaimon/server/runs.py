@@ -1,17 +1,19 @@
 """`/v1/agents/{agent}/runs` and `/v1/runs…`: start runs, list them, read one, its events, its state."""
 
 import asyncio
+import base64
+import binascii
 import hashlib
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Response
 
-from eudaimon.core.errors import GuardrailBlocked, RunNotFound
+from eudaimon.core.errors import RunNotFound
 from eudaimon.core.state import RunState, Status
 from eudaimon.runtime.clock import new_run_id
 from eudaimon.runtime.operations import load_state
-from eudaimon.server import responses
+from eudaimon.server import responses, starting
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
 from eudaimon.server.responses import ERRORS
@@ -21,8 +23,6 @@ from eudaimon.stores import index
 from eudaimon.stores.base import RunSummary
 
 ALL = 1_000_000_000
-VISIBLE_WITHIN_S = 10.0
-"""How long a start waits for its run's first event before answering `queued` (its thread is busy)."""
 
 
 async def run_view(ctx: ServerContext, run_id: str) -> dict[str, Any]:
@@ -111,7 +111,7 @@ def router(ctx: ServerContext) -> APIRouter:
         "/agents/{agent}/runs",
         status_code=202,
         summary="Start a run",
-        response_model=responses.Run | responses.QueuedRun,
+        response_model=responses.Run,
     )
     async def start_run(
         agent: str,
@@ -122,37 +122,30 @@ def router(ctx: ServerContext) -> APIRouter:
         idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", max_length=200)] = None,
     ) -> dict[str, Any]:
         """Start a run of `agent`, driven by this server in the background (202), or wait for it
-        to end or pause with `?wait=true` (200). The same `run_id` or `Idempotency-Key` sent
-        again answers with the run it started (200) and never starts a second one."""
+        to end or pause with `?wait=true` (200). The run is journaled before the answer: while
+        its thread is busy its status is `queued`, and it starts in its turn, after a restart too.
+        Without `thread_id` the run gets a thread of its own (`thread_id` in the answer).
+        The same `run_id` or `Idempotency-Key` sent again with the same request answers with
+        the run it started (200) and never starts a second one; with a different request, 422."""
         driver = ctx.agent(agent)
+        named_by: str | None = None
         if body.run_id is not None:
-            run_id = body.run_id
+            run_id, named_by = body.run_id, "run_id"
         elif idempotency_key:
-            run_id = idempotent_run_id(principal, agent, idempotency_key)
+            run_id, named_by = idempotent_run_id(principal, agent, idempotency_key), "Idempotency-Key"
         else:
             run_id = new_run_id()
-        existing = await ctx.store.load(run_id)
-        if existing:
-            owner = existing[0].data
-            if getattr(owner, "agent", agent) != agent:
-                raise HTTPException(409, f"run id {run_id!r} is taken by a run of another agent")
-            task = ctx.runner.task(run_id)
-            if wait and task is not None:
-                await asyncio.shield(task)
-            response.status_code = 200
-            return await run_view(ctx, run_id)
-        task = ctx.runner.task(run_id) or ctx.runner.start(driver, body.input, run_id=run_id, thread_id=body.thread_id)
-        if wait:
-            error = await asyncio.shield(task)
-            response.status_code = 200
-        else:
-            error = await _until_journaled(ctx, run_id, task)
-        if isinstance(error, GuardrailBlocked) and not await ctx.store.load(run_id):
-            raise HTTPException(422, f"the input was refused by an input guardrail: {error}")
-        try:
-            return await run_view(ctx, run_id)
-        except RunNotFound:
-            return {"run_id": run_id, "agent": agent, "status": "queued", "thread_id": body.thread_id}
+        response.status_code = await starting.start(
+            ctx,
+            driver,
+            input=body.input,
+            thread_id=body.thread_id,
+            run_id=run_id,
+            named_by=named_by,
+            principal=principal.name,
+            wait=wait,
+        )
+        return await run_view(ctx, run_id)
 
     @api.get("/runs", summary="List runs", response_model=responses.RunPage)
     async def list_runs(
@@ -227,16 +220,3 @@ def router(ctx: ServerContext) -> APIRouter:
         return state_dict(await load_state(ctx.store, run_id, at_seq))
 
     return api
-
-
-async def _until_journaled(ctx: ServerContext, run_id: str, task: asyncio.Task[Exception | None]) -> Exception | None:
-    """Wait until the run's first event is in the store (so a GET finds it), or its task ended."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + VISIBLE_WITHIN_S
-    while loop.time() < deadline:
-        if task.done():
-            return task.result()
-        if await ctx.store.load(run_id):
-            return None
-        await asyncio.sleep(0.01)
-    return None

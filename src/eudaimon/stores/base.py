@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from eudaimon.core.errors import CorruptEvent
-from eudaimon.core.events import TERMINAL_TYPES, Event, RunStarted
+from eudaimon.core.events import TERMINAL_TYPES, Event, RunQueued, RunStarted
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,13 +160,15 @@ def check_batch(run_id: str, expected_seq: int, events: Sequence[Event]) -> None
                 f"batch event {offset} is run {event.run_id} seq {event.seq}; expected seq {expected_seq + offset}",
                 event_type=event.type,
             )
-    if expected_seq == 0 and events and not isinstance(events[0].data, RunStarted):
-        raise CorruptEvent(run_id, 0, "a run's first event must be run_started", event_type=events[0].type)
+    if expected_seq == 0 and events and not isinstance(events[0].data, RunStarted | RunQueued):
+        raise CorruptEvent(
+            run_id, 0, "a run's first event must be run_started or run_queued", event_type=events[0].type
+        )
 
 
 def summary_fields(events: Sequence[Event]) -> tuple[str, str | None]:
     """The agent and thread a batch starting a run names."""
     first = events[0].data
-    if isinstance(first, RunStarted):
+    if isinstance(first, RunStarted | RunQueued):
         return first.agent, first.thread_id
     return "", None

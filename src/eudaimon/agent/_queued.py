@@ -1,0 +1,110 @@
+"""Starting a queued run (`run_queued` journaled, no `run_started` yet) when its turn comes.
+
+It is `begin_prompt` after the input guardrails, which ran before the run was queued: holding
+the thread's lease, the journal is read again (another process may have started or cancelled
+the run meanwhile), the turn order is checked, and history, instructions and tools are taken
+as they are now, after the thread's earlier runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+from eudaimon.agent._input import UserInput
+from eudaimon.agent._start import _NoThread, assemble
+from eudaimon.core.errors import EudaimonError
+from eudaimon.core.state import RunState, Status
+from eudaimon.runtime import operations
+from eudaimon.runtime.cancel import CancellationToken
+from eudaimon.runtime.config import RuntimeConfig
+from eudaimon.runtime.journal import RunJournal
+from eudaimon.runtime.leases import LeaseKeeper
+from eudaimon.runtime.queued import QueuedBehind, run_ahead
+from eudaimon.runtime.threads import snapshot_key
+
+if TYPE_CHECKING:
+    from eudaimon.agent._agent import Agent
+
+
+async def begin_queued(
+    agent: Agent[Any, Any], state: RunState, *, wait: bool, deps: Any, cancel: CancellationToken | None
+) -> tuple[LeaseKeeper | _NoThread, RunJournal, RuntimeConfig | None]:
+    """The queued run's journal with its `run_started` recorded, holding its thread's lease; or,
+    when it is no longer queued, its journal as it stands (the lease then already given back).
+
+    A `cancel` that fires while the run waits for its thread cancels it there and then.
+
+    Raises:
+        QueuedBehind: another run of the thread must go first.
+        LeaseHeld: `wait=False` and the thread is busy.
+    """
+    store = agent.store
+    keeper: LeaseKeeper | _NoThread = _NoThread()
+    if state.thread_id is not None:
+        held = LeaseKeeper(store, snapshot_key(state.thread_id), ttl_s=agent._driver.lease_ttl_s)
+        if not await _acquire_unless_cancelled(held, wait, cancel):
+            assert cancel is not None
+            await _cancel(agent, state.run_id, cancel)
+            return _NoThread(), await agent._driver.reopen(state.run_id, deps), None
+        keeper = held
+    try:
+        now = await operations.load_state(store, state.run_id)
+        if now.status is Status.QUEUED and cancel is not None and cancel.is_cancelled:
+            await _cancel(agent, state.run_id, cancel)
+            now = await operations.load_state(store, state.run_id)
+        if now.status is not Status.QUEUED:
+            await keeper.release()
+            return _NoThread(), await agent._driver.reopen(state.run_id, deps), await agent._resumed_tools(now)
+        ahead = await run_ahead(store, now)
+        if ahead is not None:
+            raise QueuedBehind(now.run_id, ahead, now.thread_id or "")
+        records, config = await agent._fresh_tools()
+        journal = await assemble(
+            agent,
+            UserInput(now.input),
+            run_id=now.run_id,
+            thread=now.thread_id,
+            memory_thread=now.memory_thread,
+            history_given=None,
+            deps=deps,
+            model_settings=None,
+            tools=records,
+            queued=now,
+        )
+        journal.deps = deps
+    except BaseException:
+        await keeper.release()
+        raise
+    return keeper, journal, config
+
+
+async def _acquire_unless_cancelled(keeper: LeaseKeeper, wait: bool, cancel: CancellationToken | None) -> bool:
+    """Take the lease; False (not holding it) if `cancel` fired first."""
+    if cancel is None or not wait:
+        await keeper.acquire(wait=wait)
+        return True
+    taking = asyncio.ensure_future(keeper.acquire(wait=True))
+    cancelled = asyncio.ensure_future(cancel.wait())
+    try:
+        await asyncio.wait({taking, cancelled}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        cancelled.cancel()
+        if not taking.done():
+            taking.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await taking
+    if taking.cancelled():
+        await keeper.release()
+        await keeper.store.release_lease(keeper.name, keeper.owner)  # granted as it was cancelled?
+        return False
+    taking.result()
+    return True
+
+
+async def _cancel(agent: Agent[Any, Any], run_id: str, cancel: CancellationToken) -> None:
+    """Journal the cancellation of a run that never started (or, if a process is starting it
+    right now, leave the request for that process to journal)."""
+    with contextlib.suppress(EudaimonError):  # it ended meanwhile
+        await operations.cancel(agent.store, run_id, reason=cancel.reason or "cancelled", by=cancel.by)
