@@ -315,7 +315,12 @@ async def fork(
         )
     copied = [Event(child, e.seq, e.at, e.type, e.data) for e in events[:begun]]
     copied.append(
-        Event.of(child, begun, events[begun].at, replace(first, parent=ParentRef(run_id, at_seq, held=held), uses_memory=False))
+        Event.of(
+            child,
+            begun,
+            events[begun].at,
+            replace(first, parent=ParentRef(run_id, at_seq, held=held), uses_memory=False),
+        )
     )
     copied += [Event(child, e.seq, e.at, e.type, e.data) for e in events[begun + 1 : at_seq + 1]]
     await store.append(child, 0, copied)

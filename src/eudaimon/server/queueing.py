@@ -64,8 +64,7 @@ def request_digests(fields: Mapping[str, Any]) -> dict[str, str]:
     """A digest of each field of a request: enough to tell a reuse of its key with another
     request, without keeping the values a second time."""
     return {
-        name: hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
-        for name, value in fields.items()
+        name: hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest() for name, value in fields.items()
     }
 
 

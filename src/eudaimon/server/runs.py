@@ -1,8 +1,5 @@
 """`/v1/agents/{agent}/runs` and `/v1/runs…`: start runs, list them, read one, its events, its state."""
 
-import asyncio
-import base64
-import binascii
 import hashlib
 from datetime import datetime
 from typing import Annotated, Any, Literal
