@@ -156,7 +156,8 @@ class RunRow:
     def search_text(self) -> str:
         """What `q` searches, lower-cased: input, outcome, tool names, run, thread and call ids."""
         parts = [self.run_id, self.thread_id or "", self.input_text, self.output_text or "", self.error_text or ""]
-        return "\n".join([*parts, *self.tools, *self.call_ids]).lower()
+        text = "\n".join([*parts, *self.tools, *self.call_ids]).lower().replace("\x00", "")
+        return text.encode("utf-8", "replace").decode("utf-8")  # no lone surrogate: stores keep UTF-8
 
     # -- the fold ------------------------------------------------------------------------------
 
@@ -195,7 +196,7 @@ class RunRow:
             "parent_run_id": self.parent_run_id,
             "batch": [list(pair) for pair in self.batch],
         }
-        return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(body, separators=(",", ":"))  # ASCII: a lone surrogate or a NUL stays escaped
 
     @classmethod
     def from_json(cls, text: str) -> RunRow:

@@ -4,12 +4,12 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 
+from eudaimon.core.run_index import sortable
 from eudaimon.runtime.threads import thread_state
 from eudaimon.server import responses
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
 from eudaimon.server.responses import ERRORS
-from eudaimon.core.run_index import sortable
 from eudaimon.server.runs import ALL
 from eudaimon.server.views import row_dict, usage_dict
 from eudaimon.stores import index

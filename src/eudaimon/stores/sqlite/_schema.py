@@ -13,11 +13,12 @@ from __future__ import annotations
 import sqlite3
 
 from eudaimon.core.errors import JournalError
-from eudaimon.core.events import TERMINAL_TYPES
-from eudaimon.stores.sqlite import _content
+from eudaimon.core.events import TERMINAL_TYPES, Event
+from eudaimon.stores.sqlite import _content, _index, _sql
 
-VERSION = 3
-"""`PRAGMA user_version` of a file with these tables: 2 kept run summaries updated by every
+VERSION = 4
+"""`PRAGMA user_version` of a file with these tables: 3 lacked the run index (`_index`, filled
+from the journal when such a file is first opened), 2 kept run summaries updated by every
 append, 1 lacked the tables of texts and messages (`_content`)."""
 
 TABLES = (
@@ -31,6 +32,7 @@ TABLES = (
     "CREATE TABLE IF NOT EXISTS leases (name TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at REAL NOT NULL)",
     "CREATE TABLE IF NOT EXISTS snapshots (key TEXT PRIMARY KEY, version INTEGER NOT NULL, data TEXT NOT NULL)",
     *_content.SCHEMA,
+    *_index.SCHEMA,
 )
 
 
@@ -48,8 +50,13 @@ def ensure(conn: sqlite3.Connection) -> None:
         _drop_run_summaries(conn)
         for statement in TABLES:
             conn.execute(statement)
+        _index.backfill(conn, _load_all)
         conn.execute(f"PRAGMA user_version = {VERSION}")
         conn.execute("COMMIT")
+
+
+def _load_all(conn: sqlite3.Connection, run_id: str) -> list[Event]:
+    return _sql.load(conn, run_id, -1)
 
 
 def _drop_run_summaries(conn: sqlite3.Connection) -> None:

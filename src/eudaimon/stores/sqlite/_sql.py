@@ -24,9 +24,10 @@ from functools import cache
 
 from eudaimon.core.errors import ConcurrencyConflict, CorruptEvent
 from eudaimon.core.events import TERMINAL_TYPES, Event
+from eudaimon.core.run_index import RunRow
 from eudaimon.stores.base import RunSummary, Snapshot, check_batch, summary_fields
 from eudaimon.stores.packing import PackedBatch
-from eudaimon.stores.sqlite import _content
+from eudaimon.stores.sqlite import _content, _index
 
 SAVE_SNAPSHOT = (
     "INSERT INTO snapshots (key, version, data) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE"
@@ -41,8 +42,10 @@ def append(
     events: Sequence[Event],
     packed: PackedBatch,
     snapshot: Snapshot | None,
-) -> None:
-    """One compare-and-append; raising undoes it (the worker rolls it back)."""
+    row: RunRow | None = None,
+) -> RunRow:
+    """One compare-and-append and the run's row of the index (`row`, if the caller computed
+    it); raising undoes it (the worker rolls it back). Returns the row written."""
     guarded = len(events) <= _GUARDED_ROWS
     if not guarded:
         _check_next(conn, run_id, expected)
@@ -70,8 +73,14 @@ def append(
     final = events[-1]
     if final.type in TERMINAL_TYPES:  # once per run: what lets `list_runs` read the newest ended runs alone
         conn.execute("UPDATE runs SET ended_at = ? WHERE run_id = ?", (sortable(final.at), run_id))
+    written = _index.write(conn, run_id, expected, events, row, _load_all)
     if snapshot is not None:
         conn.execute(SAVE_SNAPSHOT, (snapshot.key, snapshot.version, snapshot.data))
+    return written
+
+
+def _load_all(conn: sqlite3.Connection, run_id: str) -> list[Event]:
+    return load(conn, run_id, -1)
 
 
 _GUARDED_ROWS = 64
@@ -142,6 +151,7 @@ def delete_run(conn: sqlite3.Connection, run_id: str) -> None:
     _content.release(conn, run_id)
     conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
     conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+    conn.execute("DELETE FROM run_index WHERE run_id = ?", (run_id,))
     conn.execute("DELETE FROM snapshots WHERE key = ?", (f"run:{run_id}",))
 
 

@@ -1,0 +1,203 @@
+"""The run index in SQLite (`eudaimon.core.run_index`): one row per run, written by every append
+in the append's own transaction, read by listings, search, the recovery sweep and the dashboard.
+
+- An append's row is computed before the transaction from the row the store wrote last for the
+  run (`SqliteStore` keeps it), and written with `UPDATE … WHERE next_seq = expected`: one
+  statement. A store that did not write the run's last append (another process, a restart)
+  reads the row back in the transaction, or, failing that, folds the run's events into it.
+- Columns are what the queries filter, order and add up; `body` is the whole row as JSON.
+  Indexes lead with each filter and end with the listing's order (updated_at, run_id), so a
+  filtered page is a range scan of its index.
+- `search` is the row's lower-cased search text (`RunRow.search_text`); `q` is a substring of
+  it (`instr`), a scan of the index rows' search column only.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from eudaimon.core.errors import EudaimonError
+from eudaimon.core.events import Event
+from eudaimon.core.run_index import RunRow, sortable
+from eudaimon.stores.index import DayRow, RunQuery, day_row
+
+logger = logging.getLogger("eudaimon.stores")
+
+SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS run_index (
+        run_id TEXT PRIMARY KEY, agent TEXT NOT NULL, thread_id TEXT, status TEXT NOT NULL,
+        created_at TEXT NOT NULL, updated_at TEXT NOT NULL, ended_at TEXT, next_seq INTEGER NOT NULL,
+        duration_ms INTEGER, cost_usd REAL NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
+        search TEXT NOT NULL, body TEXT NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS run_index_by_update ON run_index (updated_at, run_id)",
+    "CREATE INDEX IF NOT EXISTS run_index_by_status ON run_index (status, updated_at, run_id)",
+    "CREATE INDEX IF NOT EXISTS run_index_by_agent ON run_index (agent, updated_at, run_id)",
+    "CREATE INDEX IF NOT EXISTS run_index_by_thread ON run_index (thread_id, updated_at, run_id)",
+    "CREATE INDEX IF NOT EXISTS run_index_by_creation ON run_index (created_at)",
+)
+
+_COLUMNS = (
+    "agent, thread_id, status, created_at, updated_at, ended_at, next_seq, duration_ms, cost_usd,"
+    " input_tokens, output_tokens, search, body"
+)
+_UPSERT = f"INSERT OR REPLACE INTO run_index (run_id, {_COLUMNS}) VALUES ({', '.join('?' * 14)})"
+_ADVANCE = (
+    "UPDATE run_index SET status = ?, updated_at = ?, ended_at = ?, next_seq = ?, duration_ms = ?, cost_usd = ?,"
+    " input_tokens = ?, output_tokens = ?, search = ?, body = ? WHERE run_id = ? AND next_seq = ?"
+)
+
+
+def _values(row: RunRow) -> tuple[Any, ...]:
+    ended = None if row.ended_at is None else sortable(row.ended_at)
+    return (
+        row.agent,
+        row.thread_id,
+        row.status,
+        sortable(row.created_at),
+        sortable(row.updated_at),
+        ended,
+        row.event_count,
+        row.duration_ms,
+        row.cost_usd,
+        row.input_tokens,
+        row.output_tokens,
+        row.search_text,
+        row.to_json(),
+    )
+
+
+def write(
+    conn: sqlite3.Connection,
+    run_id: str,
+    expected: int,
+    events: Sequence[Event],
+    row: RunRow | None,
+    load: Callable[[sqlite3.Connection, str], list[Event]],
+) -> RunRow:
+    """Write the run's row after `events` (appended at `expected` in this transaction); `row`
+    is that row if the caller could compute it. Returns the row written."""
+    if expected == 0:
+        row = row if row is not None else RunRow(run_id).advance(events)
+        conn.execute(_UPSERT, (run_id, *_values(row)))
+        return row
+    if row is not None:
+        v = _values(row)
+        updated = conn.execute(
+            _ADVANCE, (v[2], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], run_id, expected)
+        )
+        if updated.rowcount == 1:
+            return row
+    kept = conn.execute("SELECT body FROM run_index WHERE run_id = ?", (run_id,)).fetchone()
+    before = _parsed(kept[0]) if kept is not None else None
+    if before is not None and before.event_count == expected:
+        row = before.advance(events)
+    else:  # no row (an upgrade that could not read the run), or one out of step: rebuilt
+        row = RunRow.of(load(conn, run_id)) or RunRow(run_id).advance(events)
+    conn.execute(_UPSERT, (run_id, *_values(row)))
+    return row
+
+
+def _parsed(body: str) -> RunRow | None:
+    try:
+        return RunRow.from_json(body)
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def backfill(conn: sqlite3.Connection, load: Callable[[sqlite3.Connection, str], list[Event]]) -> int:
+    """Index every run the index lacks, folding its journal (the upgrade of an older file, once).
+    A run whose journal cannot be read is indexed from its `runs` row alone, so it stays listed."""
+    missing = conn.execute(
+        "SELECT run_id, agent, thread_id, created_at FROM runs WHERE run_id NOT IN (SELECT run_id FROM run_index)"
+    ).fetchall()
+    for run_id, agent, thread_id, created in missing:
+        try:
+            row = RunRow.of(load(conn, run_id))
+        except EudaimonError as exc:
+            logger.warning("run %s cannot be read to index it (%s); it is listed from its summary alone", run_id, exc)
+            at = datetime.fromisoformat(created)
+            row = RunRow(run_id, agent=agent, thread_id=thread_id, created_at=at, updated_at=at)
+        if row is not None:
+            conn.execute(_UPSERT, (run_id, *_values(row)))
+    return len(missing)
+
+
+def query(conn: sqlite3.Connection, q: RunQuery) -> list[RunRow]:
+    where, args = _where(q)
+    sql = f"SELECT body FROM run_index{where} ORDER BY updated_at DESC, run_id DESC LIMIT ?"
+    return [RunRow.from_json(body) for (body,) in conn.execute(sql, (*args, q.limit))]
+
+
+def _where(q: RunQuery) -> tuple[str, list[Any]]:
+    clauses: list[str] = []
+    args: list[Any] = []
+    for column, value in (("status", q.status), ("agent", q.agent), ("thread_id", q.thread_id)):
+        if value is not None:
+            clauses.append(f"{column} = ?")
+            args.append(value)
+    if q.statuses:
+        clauses.append(f"status IN ({', '.join('?' * len(q.statuses))})")
+        args.extend(q.statuses)
+    if q.q:
+        clauses.append("instr(search, ?) > 0")
+        args.append(q.q.lower())
+    if q.since is not None:
+        clauses.append("created_at >= ?")
+        args.append(sortable(q.since))
+    if q.until is not None:
+        clauses.append("created_at < ?")
+        args.append(sortable(q.until))
+    if q.cursor is not None:
+        clauses.append("(updated_at, run_id) < (?, ?)")
+        args.extend((q.cursor.updated_at, q.cursor.run_id))
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), args
+
+
+_DAYS = """WITH w AS (
+    SELECT agent, substr(created_at, 1, 10) AS day, status, cost_usd, input_tokens, output_tokens, duration_ms
+    FROM run_index WHERE created_at >= ?{agent})
+SELECT agent, day, status, COUNT(*), SUM(cost_usd), SUM(input_tokens), SUM(output_tokens) FROM w
+GROUP BY agent, day, status"""
+
+_PERCENTILES = """WITH ranked AS (
+    SELECT agent, substr(created_at, 1, 10) AS day, duration_ms,
+        ROW_NUMBER() OVER (PARTITION BY agent, substr(created_at, 1, 10) ORDER BY duration_ms) AS n,
+        COUNT(*) OVER (PARTITION BY agent, substr(created_at, 1, 10)) AS total
+    FROM run_index WHERE created_at >= ?{agent} AND duration_ms IS NOT NULL)
+SELECT agent, day, MAX(CASE WHEN n = (total + 1) / 2 THEN duration_ms END),
+    MAX(CASE WHEN n = (95 * total + 99) / 100 THEN duration_ms END)
+FROM ranked GROUP BY agent, day"""
+"""Nearest-rank percentiles (`stores.index.nearest_rank`): the value at rank ceil(p * total)."""
+
+
+def dashboard(conn: sqlite3.Connection, since: datetime, agent: str | None) -> list[DayRow]:
+    args: list[Any] = [sortable(since)]
+    narrowed = ""
+    if agent is not None:
+        narrowed = " AND agent = ?"
+        args.append(agent)
+    groups = conn.execute(_DAYS.format(agent=narrowed), args).fetchall()
+    percentiles = {(a, d): (p50, p95) for a, d, p50, p95 in conn.execute(_PERCENTILES.format(agent=narrowed), args)}
+    return day_rows_of(groups, percentiles)
+
+
+def day_rows_of(
+    groups: Sequence[tuple[Any, ...]], percentiles: dict[tuple[str, str], tuple[int | None, int | None]]
+) -> list[DayRow]:
+    """Day rows from (agent, day, status, runs, cost, input, output) groups and the percentiles."""
+    days: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
+    for group in groups:
+        days.setdefault((str(group[0]), str(group[1])), []).append(group)
+    return [
+        day_row(
+            agent,
+            day,
+            [(str(g[2]), int(g[3]), float(g[4] or 0), int(g[5]), int(g[6])) for g in found],
+            *percentiles.get((agent, day), (None, None)),
+        )
+        for (agent, day), found in sorted(days.items(), key=lambda item: (item[0][1], item[0][0]))
+    ]
