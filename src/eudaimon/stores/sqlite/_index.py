@@ -126,6 +126,22 @@ def backfill(conn: sqlite3.Connection, load: Callable[[sqlite3.Connection, str],
     return len(missing)
 
 
+def missing(conn: sqlite3.Connection) -> bool:
+    """Whether the file has no index: an older file opened read-only, which cannot be upgraded."""
+    sql = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_index'"
+    return conn.execute(sql).fetchone() is None
+
+
+def folded(conn: sqlite3.Connection, load: Callable[[sqlite3.Connection, str], list[Event]]) -> list[RunRow]:
+    """Every run's row folded from its journal: the reads of a file without an index."""
+    rows = []
+    for (run_id,) in conn.execute("SELECT run_id FROM runs").fetchall():
+        row = RunRow.of(load(conn, run_id))
+        if row is not None:
+            rows.append(row)
+    return rows
+
+
 def query(conn: sqlite3.Connection, q: RunQuery) -> list[RunRow]:
     where, args = _where(q)
     sql = f"SELECT body FROM run_index{where} ORDER BY updated_at DESC, run_id DESC LIMIT ?"

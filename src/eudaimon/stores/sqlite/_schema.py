@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 
 from eudaimon.core.errors import JournalError
-from eudaimon.core.events import TERMINAL_TYPES, Event
+from eudaimon.core.events import TERMINAL_TYPES
 from eudaimon.stores.sqlite import _content, _index, _sql
 
 VERSION = 4
@@ -50,13 +50,9 @@ def ensure(conn: sqlite3.Connection) -> None:
         _drop_run_summaries(conn)
         for statement in TABLES:
             conn.execute(statement)
-        _index.backfill(conn, _load_all)
+        _index.backfill(conn, _sql.load_all)
         conn.execute(f"PRAGMA user_version = {VERSION}")
         conn.execute("COMMIT")
-
-
-def _load_all(conn: sqlite3.Connection, run_id: str) -> list[Event]:
-    return _sql.load(conn, run_id, -1)
 
 
 def _drop_run_summaries(conn: sqlite3.Connection) -> None:

@@ -73,13 +73,13 @@ def append(
     final = events[-1]
     if final.type in TERMINAL_TYPES:  # once per run: what lets `list_runs` read the newest ended runs alone
         conn.execute("UPDATE runs SET ended_at = ? WHERE run_id = ?", (sortable(final.at), run_id))
-    written = _index.write(conn, run_id, expected, events, row, _load_all)
+    written = _index.write(conn, run_id, expected, events, row, load_all)
     if snapshot is not None:
         conn.execute(SAVE_SNAPSHOT, (snapshot.key, snapshot.version, snapshot.data))
     return written
 
 
-def _load_all(conn: sqlite3.Connection, run_id: str) -> list[Event]:
+def load_all(conn: sqlite3.Connection, run_id: str) -> list[Event]:
     return load(conn, run_id, -1)
 
 

@@ -37,7 +37,7 @@ from eudaimon.core.errors import ConfigurationError, JournalError
 from eudaimon.core.events import Event
 from eudaimon.core.run_index import RunRow
 from eudaimon.stores.base import Fence, Lease, RunSummary, Snapshot
-from eudaimon.stores.index import DayRow, LastRows, RunQuery
+from eudaimon.stores.index import DayRow, LastRows, RunQuery, day_rows, select
 from eudaimon.stores.packing import pack
 from eudaimon.stores.sqlite import _index, _leases, _sql, _worker
 from eudaimon.stores.sqlite._worker import CommitWorker, Job, Synchronous
@@ -155,17 +155,34 @@ class SqliteStore:
         return await self._do(False, lambda conn: _sql.list_runs(conn, limit, thread_id))
 
     async def query_runs(self, query: RunQuery) -> list[RunRow]:
-        """The run index's rows `query` asks for, most recently updated first (one indexed query)."""
-        return await self._do(False, lambda conn: _index.query(conn, query))
+        """The run index's rows `query` asks for, most recently updated first (one indexed query;
+        an older file opened read-only, which has no index, is folded run by run)."""
+
+        def read(conn: sqlite3.Connection) -> list[RunRow]:
+            if self._read_only and _index.missing(conn):
+                return select(_index.folded(conn, _sql.load_all), query)
+            return _index.query(conn, query)
+
+        return await self._do(False, read)
 
     async def run_row(self, run_id: str) -> RunRow | None:
-        sql = "SELECT body FROM run_index WHERE run_id = ?"
-        found = await self._do(False, lambda conn: conn.execute(sql, (run_id,)).fetchone())
-        return None if found is None else RunRow.from_json(found[0])
+        def read(conn: sqlite3.Connection) -> RunRow | None:
+            if self._read_only and _index.missing(conn):
+                return RunRow.of(_sql.load_all(conn, run_id))
+            found = conn.execute("SELECT body FROM run_index WHERE run_id = ?", (run_id,)).fetchone()
+            return None if found is None else RunRow.from_json(found[0])
+
+        return await self._do(False, read)
 
     async def dashboard(self, since: datetime, agent: str | None = None) -> list[DayRow]:
         """Per agent and UTC day of creation since `since`, from the index (GROUP BY, ranks)."""
-        return await self._do(False, lambda conn: _index.dashboard(conn, since, agent))
+
+        def read(conn: sqlite3.Connection) -> list[DayRow]:
+            if self._read_only and _index.missing(conn):
+                return day_rows(_index.folded(conn, _sql.load_all), since, agent)
+            return _index.dashboard(conn, since, agent)
+
+        return await self._do(False, read)
 
     async def delete_run(self, run_id: str) -> None:
         """Remove a run's events, summary and snapshot (retention); unknown runs are ignored."""
