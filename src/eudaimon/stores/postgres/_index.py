@@ -42,7 +42,9 @@ DDL = (
     "CREATE INDEX IF NOT EXISTS run_index_by_status ON {s}.run_index (status, updated_at DESC, run_id DESC)",
     "CREATE INDEX IF NOT EXISTS run_index_by_agent ON {s}.run_index (agent, updated_at DESC, run_id DESC)",
     "CREATE INDEX IF NOT EXISTS run_index_by_thread ON {s}.run_index (thread_id, updated_at DESC, run_id DESC)",
-    "CREATE INDEX IF NOT EXISTS run_index_by_creation ON {s}.run_index (created_at)",
+    # The dashboard's and `since`/`until`'s: covering (an index-only scan of the window).
+    "CREATE INDEX IF NOT EXISTS run_index_by_creation ON {s}.run_index (created_at)"
+    " INCLUDE (agent, status, duration_ms, cost_usd, input_tokens, output_tokens)",
 )
 
 _VALUES = (
