@@ -123,6 +123,11 @@ async def test_queries_filter_search_and_page_like_the_reference(store: EventSto
         RunQuery(q="send_wire"),
         RunQuery(q="r06"),
         RunQuery(q="nothing like it"),
+        RunQuery(q="r0"),  # too short for a trigram: scanned
+        RunQuery(q="ü"),
+        RunQuery(q='r01 "z'),
+        RunQuery(q="%"),
+        RunQuery(q="of r01 zürich\nmodel"),
         RunQuery(since=T0 + timedelta(days=1)),
         RunQuery(until=T0 + timedelta(days=1)),
         RunQuery(statuses=("running", "queued", "awaiting_approval")),
@@ -235,5 +240,11 @@ async def test_a_version_2_postgres_schema_is_indexed_in_place(store: EventStore
         assert got == select(rows.values(), RunQuery(limit=100))
         await reopened.append("r05", 3, [Event.of("r05", 3, T0 + timedelta(days=9), RunFailed(error="x"))])
         assert (await reopened.run_row("r05")).status == "failed"  # type: ignore[union-attr]
+        async with await psycopg.AsyncConnection.connect(PG_DSN, autocommit=True) as conn:
+            found = await conn.execute(
+                "SELECT indexdef FROM pg_indexes WHERE schemaname = %s AND indexname = 'run_index_by_text'", (schema,)
+            )
+            [(definition,)] = await found.fetchall()
+            assert "gin_trgm_ops" in definition  # `q` is answered by a trigram index
     finally:
         await reopened.close()

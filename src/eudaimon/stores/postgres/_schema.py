@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 import psycopg
 
 from eudaimon.core.errors import JournalError
+from eudaimon.stores.postgres import _index
 from eudaimon.stores.postgres._dsn import Target
 from eudaimon.stores.postgres._pools import Connection
 from eudaimon.stores.postgres._sql import LOCK_CLASS, SCHEMA_VERSION, Statements
@@ -35,6 +36,7 @@ async def create(
             if exists is None or exists[0] is None:
                 for statement in sql.ddl:
                     await conn.execute(statement)
+                await _index.create_search(conn, sql.quoted)
             version = await _version(conn, sql)
             if version == 1:  # texts and messages inline: add their tables, the rows read as they are
                 for statement in sql.upgrade_from_1:
@@ -44,6 +46,7 @@ async def create(
                 for statement in sql.upgrade_from_2:
                     await conn.execute(statement)
                 await backfill(conn)
+                await _index.create_search(conn, sql.quoted)
                 version = await _version(conn, sql)
     except psycopg.Error as exc:
         raise target.failed(sql.schema, exc) from exc

@@ -8,8 +8,11 @@ in the append's own transaction, read by listings, search, the recovery sweep an
 - Columns are what the queries filter, order and add up; `body` is the whole row as JSON.
   Indexes lead with each filter and end with the listing's order (updated_at, run_id), so a
   filtered page is a range scan of its index.
-- `search` is the row's lower-cased search text (`RunRow.search_text`); `q` is a substring of
-  it (`instr`), a scan of the index rows' search column only.
+- `search` is the row's lower-cased search text (`RunRow.search_text`), also kept in an FTS5
+  table with the trigram tokenizer (`run_search`, rowid = the run's rowid in `run_index`),
+  rewritten only by the appends that change it (a new call, the outcome). A `q` of three
+  characters or more is a phrase match there, which for trigrams is exactly "a substring of";
+  a shorter one (no trigram to look up), or a SQLite built without FTS5, scans `search` (`instr`).
 """
 
 from __future__ import annotations
@@ -47,7 +50,15 @@ _COLUMNS = (
     "agent, thread_id, status, created_at, updated_at, ended_at, next_seq, duration_ms, cost_usd,"
     " input_tokens, output_tokens, search, body"
 )
-_UPSERT = f"INSERT OR REPLACE INTO run_index (run_id, {_COLUMNS}) VALUES ({', '.join('?' * 14)})"
+_SET_ALL = ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS.split(", "))
+_UPSERT = (
+    f"INSERT INTO run_index (run_id, {_COLUMNS}) VALUES ({', '.join('?' * 14)})"
+    f" ON CONFLICT (run_id) DO UPDATE SET {_SET_ALL}"
+)
+"""An upsert that keeps the run's rowid (which `run_search` rows are keyed by)."""
+SEARCH_SCHEMA = "CREATE VIRTUAL TABLE IF NOT EXISTS run_search USING fts5(search, tokenize='trigram case_sensitive 1')"
+"""`search` is lower-cased already: case-sensitive trigrams match exactly what `instr` would."""
+_RESEARCH = "INSERT OR REPLACE INTO run_search (rowid, search) SELECT rowid, search FROM run_index WHERE run_id = ?"
 _ADVANCE = (
     "UPDATE run_index SET status = ?, updated_at = ?, ended_at = ?, next_seq = ?, duration_ms = ?, cost_usd = ?,"
     " input_tokens = ?, output_tokens = ?, search = ?, body = ? WHERE run_id = ? AND next_seq = ?"
@@ -80,12 +91,16 @@ def write(
     events: Sequence[Event],
     row: RunRow | None,
     load: Callable[[sqlite3.Connection, str], list[Event]],
+    *,
+    search_changed: bool = True,
 ) -> RunRow:
     """Write the run's row after `events` (appended at `expected` in this transaction); `row`
-    is that row if the caller could compute it. Returns the row written."""
+    is that row if the caller could compute it, and `search_changed` whether its search text
+    differs from the row before. Returns the row written."""
     if expected == 0:
         row = row if row is not None else RunRow(run_id).advance(events)
         conn.execute(_UPSERT, (run_id, *_values(row)))
+        _research(conn, run_id)
         return row
     if row is not None:
         v = _values(row)
@@ -93,6 +108,8 @@ def write(
             _ADVANCE, (v[2], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], run_id, expected)
         )
         if updated.rowcount == 1:
+            if search_changed:
+                _research(conn, run_id)
             return row
     kept = conn.execute("SELECT body FROM run_index WHERE run_id = ?", (run_id,)).fetchone()
     before = _parsed(kept[0]) if kept is not None else None
@@ -101,7 +118,41 @@ def write(
     else:  # no row (an upgrade that could not read the run), or one out of step: rebuilt
         row = RunRow.of(load(conn, run_id)) or RunRow(run_id).advance(events)
     conn.execute(_UPSERT, (run_id, *_values(row)))
+    _research(conn, run_id)
     return row
+
+
+_has_search: dict[int, bool] = {}
+"""Per connection (by id): whether the file has `run_search` (SQLite built with FTS5)."""
+
+
+def has_search(conn: sqlite3.Connection) -> bool:
+    known = _has_search.get(id(conn))
+    if known is None:
+        sql = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_search'"
+        known = _has_search[id(conn)] = conn.execute(sql).fetchone() is not None
+    return known
+
+
+def create_search(conn: sqlite3.Connection) -> None:
+    """Create `run_search` and fill it from `run_index`; a SQLite without FTS5 goes without."""
+    try:
+        conn.execute(SEARCH_SCHEMA)
+    except sqlite3.OperationalError:  # no fts5 module: `q` scans `search`
+        return
+    conn.execute("INSERT OR REPLACE INTO run_search (rowid, search) SELECT rowid, search FROM run_index")
+
+
+def _research(conn: sqlite3.Connection, run_id: str) -> None:
+    if has_search(conn):
+        conn.execute(_RESEARCH, (run_id,))
+
+
+def forget(conn: sqlite3.Connection, run_id: str) -> None:
+    """Drop the run's row (retention)."""
+    if has_search(conn):
+        conn.execute("DELETE FROM run_search WHERE rowid = (SELECT rowid FROM run_index WHERE run_id = ?)", (run_id,))
+    conn.execute("DELETE FROM run_index WHERE run_id = ?", (run_id,))
 
 
 def _parsed(body: str) -> RunRow | None:
@@ -146,12 +197,12 @@ def folded(conn: sqlite3.Connection, load: Callable[[sqlite3.Connection, str], l
 
 
 def query(conn: sqlite3.Connection, q: RunQuery) -> list[RunRow]:
-    where, args = _where(q)
+    where, args = _where(q, fts=len(q.q or "") >= 3 and has_search(conn))
     sql = f"SELECT body FROM run_index{where} ORDER BY updated_at DESC, run_id DESC LIMIT ?"
     return [RunRow.from_json(body) for (body,) in conn.execute(sql, (*args, q.limit))]
 
 
-def _where(q: RunQuery) -> tuple[str, list[Any]]:
+def _where(q: RunQuery, *, fts: bool) -> tuple[str, list[Any]]:
     clauses: list[str] = []
     args: list[Any] = []
     for column, value in (("status", q.status), ("agent", q.agent), ("thread_id", q.thread_id)):
@@ -161,7 +212,10 @@ def _where(q: RunQuery) -> tuple[str, list[Any]]:
     if q.statuses:
         clauses.append(f"status IN ({', '.join('?' * len(q.statuses))})")
         args.extend(q.statuses)
-    if q.q:
+    if q.q and fts:
+        clauses.append("rowid IN (SELECT rowid FROM run_search WHERE run_search MATCH ?)")
+        args.append('"' + q.q.lower().replace('"', '""') + '"')
+    elif q.q:
         clauses.append("instr(search, ?) > 0")
         args.append(q.q.lower())
     if q.since is not None:

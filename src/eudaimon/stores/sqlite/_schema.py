@@ -51,6 +51,7 @@ def ensure(conn: sqlite3.Connection) -> None:
         for statement in TABLES:
             conn.execute(statement)
         _index.backfill(conn, _sql.load_all)
+        _index.create_search(conn)
         conn.execute(f"PRAGMA user_version = {VERSION}")
         conn.execute("COMMIT")
 

@@ -43,6 +43,8 @@ def append(
     packed: PackedBatch,
     snapshot: Snapshot | None,
     row: RunRow | None = None,
+    *,
+    search_changed: bool = True,
 ) -> RunRow:
     """One compare-and-append and the run's row of the index (`row`, if the caller computed
     it); raising undoes it (the worker rolls it back). Returns the row written."""
@@ -73,7 +75,7 @@ def append(
     final = events[-1]
     if final.type in TERMINAL_TYPES:  # once per run: what lets `list_runs` read the newest ended runs alone
         conn.execute("UPDATE runs SET ended_at = ? WHERE run_id = ?", (sortable(final.at), run_id))
-    written = _index.write(conn, run_id, expected, events, row, load_all)
+    written = _index.write(conn, run_id, expected, events, row, load_all, search_changed=search_changed)
     if snapshot is not None:
         conn.execute(SAVE_SNAPSHOT, (snapshot.key, snapshot.version, snapshot.data))
     return written
@@ -151,7 +153,7 @@ def delete_run(conn: sqlite3.Connection, run_id: str) -> None:
     _content.release(conn, run_id)
     conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
     conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
-    conn.execute("DELETE FROM run_index WHERE run_id = ?", (run_id,))
+    _index.forget(conn, run_id)
     conn.execute("DELETE FROM snapshots WHERE key = ?", (f"run:{run_id}",))
 
 

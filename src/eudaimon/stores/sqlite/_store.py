@@ -126,12 +126,15 @@ class SqliteStore:
             packed = pack(batch)
 
             row = self._rows.following(run_id, expected_seq, batch)
+            search_changed = row is None or self._rows.search_changed(row)
 
             def write(conn: sqlite3.Connection) -> tuple[float | None, RunRow]:
                 """This append's part of the transaction; the monotonic time it began at if its
                 fence took the lease back (no later than the new expiry the store wrote)."""
                 started, sent = time.time(), time.monotonic()  # under the write lock
-                written = _sql.append(conn, run_id, expected_seq, batch, packed, snapshot, row)
+                written = _sql.append(
+                    conn, run_id, expected_seq, batch, packed, snapshot, row, search_changed=search_changed
+                )
                 retaken = fence is not None and _leases.check_fence(conn, fence, started)
                 return (sent if retaken else None), written
 
