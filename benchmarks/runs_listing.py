@@ -142,15 +142,17 @@ def label(src: str) -> str:
     try:
         commit = subprocess.run(["git", "-C", src, "log", "-1", "--format=%h"], capture_output=True, text=True)
         branch = subprocess.run(["git", "-C", src, "rev-parse", "--abbrev-ref", "HEAD"], capture_output=True, text=True)
-        return f"{branch.stdout.strip()}@{commit.stdout.strip()}"
     except OSError:
         return src
+    if commit.returncode != 0 or branch.returncode != 0:
+        return src  # not a checkout (e.g. a `git archive` of an older commit)
+    return f"{branch.stdout.strip()}@{commit.stdout.strip()}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--src", nargs="+", default=[str(ROOT / "src")], help="source trees to compare")
-    parser.add_argument("--ns", type=int, nargs="+", default=[300, 3000], help="runs waiting for approval")
+    parser.add_argument("--ns", type=int, nargs="*", default=[300, 3000], help="runs waiting for approval (none: skip)")
     parser.add_argument("--ended", type=float, default=1.0, help="completed runs per waiting run")
     parser.add_argument("--reads", type=int, default=30, help="sequential requests per measurement")
     parser.add_argument("--dashboard-runs", type=int, default=10_000, help="runs in the dashboard's store (0: skip)")
