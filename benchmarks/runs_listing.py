@@ -17,7 +17,10 @@ work. The trees alternate per N, so their figures sit side by side under the sam
 on a shared machine compare within one run of the script, not across runs.
 
     .venv/bin/python benchmarks/runs_listing.py [--src src ../main/src] [--ns 300 3000] [--reads 30]
-        [--ended 1] [--dashboard-runs 10000]
+        [--ended 1] [--dashboard-runs 10000] [--pg postgresql://postgres@127.0.0.1:5432/postgres]
+
+With `--pg DSN` each measurement uses a PostgreSQL database of its own on that server (created,
+then dropped), instead of a SQLite file.
 """
 
 from __future__ import annotations
@@ -54,7 +57,11 @@ from eudaimon.core.messages import Message, ToolCall
 from eudaimon.stores.sqlite import SqliteStore
 
 async def main(path, waiting, ended):
-    store = SqliteStore(path, synchronous="normal")
+    if path.startswith("postgresql://"):
+        from eudaimon.stores.postgres import PostgresStore
+        store = PostgresStore(path, max_size=20)
+    else:
+        store = SqliteStore(path, synchronous="normal")
     t0 = datetime.now(UTC) - timedelta(days=3)
     call = ToolCall("wire_1", "send_wire", {"amount_usd": 5.0, "to": "ACME"})
 
@@ -90,15 +97,40 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
 
-def populate(src: str, path: Path, waiting: int, ended: int) -> None:
+def populate(src: str, path: Path | str, waiting: int, ended: int) -> None:
     env = {**os.environ, "PYTHONPATH": src}
     cmd = [sys.executable, "-c", _POPULATE, str(path), str(waiting), str(ended)]
     subprocess.run(cmd, env=env, check=True)
 
 
-def serve(src: str, db: Path) -> Server:
+def serve(src: str, db: Path, store_url: str | None = None) -> Server:
     env = {"PYTHONPATH": os.pathsep.join([str(AGENTS), src])}
-    return Server(db, env=env).start()
+    server = Server(db, env=env)
+    if store_url is not None:  # the command's `--store sqlite:///…` replaced by the database's URL
+        command = server.command()
+        at = command.index("--store")
+        command[at + 1] = store_url
+        server.command = lambda: command  # type: ignore[method-assign]
+    return server.start()
+
+
+class Database:
+    """A PostgreSQL database of the benchmark's own (the store's default schema in it), dropped after."""
+
+    def __init__(self, dsn: str, name: str) -> None:
+        import psycopg
+
+        self._admin, self.name = dsn, name
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+            conn.execute(f'CREATE DATABASE "{name}"')
+        self.url = dsn.rsplit("/", 1)[0] + "/" + name
+
+    def drop(self) -> None:
+        import psycopg
+
+        with psycopg.connect(self._admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
 
 
 async def listing(url: str, reads: int) -> dict[str, float]:
@@ -156,6 +188,7 @@ def main() -> None:
     parser.add_argument("--ended", type=float, default=1.0, help="completed runs per waiting run")
     parser.add_argument("--reads", type=int, default=30, help="sequential requests per measurement")
     parser.add_argument("--dashboard-runs", type=int, default=10_000, help="runs in the dashboard's store (0: skip)")
+    parser.add_argument("--pg", default=None, help="a PostgreSQL DSN: use a database of its own there, not SQLite")
     args = parser.parse_args()
     labels = {src: label(src) for src in args.src}
     rows: list[dict[str, Any]] = []
@@ -163,33 +196,60 @@ def main() -> None:
         for n in args.ns:
             for src in args.src if n % 2 == 0 else list(reversed(args.src)):
                 db = Path(scratch) / f"list-{n}-{len(rows)}.db"
-                populate(src, db, n, round(n * args.ended))
-                server = serve(src, db)
+                pg = Database(args.pg, f"bench_runs_listing_{len(rows)}") if args.pg else None
                 try:
-                    figures = in_thread(lambda: listing(server.url, args.reads))  # noqa: B023
+                    populate(src, pg.url if pg else db, n, round(n * args.ended))
+                    server = serve(src, db, pg.url if pg else None)
+                    try:
+                        figures = in_thread(lambda: listing(server.url, args.reads))  # noqa: B023
+                    finally:
+                        server.stop()
                 finally:
-                    server.stop()
-                rows.append({"what": "GET /v1/runs?status=awaiting_approval", "n": n, "tree": labels[src], **figures})
+                    if pg is not None:
+                        pg.drop()
+                store = "postgres" if pg else "sqlite"
+                rows.append(
+                    {
+                        "what": "GET /v1/runs?status=awaiting_approval",
+                        "store": store,
+                        "n": n,
+                        "tree": labels[src],
+                        **figures,
+                    }
+                )
                 print(json.dumps(rows[-1]), flush=True)
         if args.dashboard_runs:
             for src in args.src:
                 db = Path(scratch) / f"dash-{len(rows)}.db"
-                populate(src, db, args.dashboard_runs // 10, args.dashboard_runs - args.dashboard_runs // 10)
-                server = serve(src, db)
+                pg = Database(args.pg, f"bench_runs_listing_{len(rows)}") if args.pg else None
                 try:
-                    figures = in_thread(lambda: dashboard(server.url, args.reads))  # noqa: B023
+                    waiting = args.dashboard_runs // 10
+                    populate(src, pg.url if pg else db, waiting, args.dashboard_runs - waiting)
+                    server = serve(src, db, pg.url if pg else None)
+                    try:
+                        found = in_thread(lambda: dashboard(server.url, args.reads))  # noqa: B023
+                    finally:
+                        server.stop()
                 finally:
-                    server.stop()
-                row = {"what": "GET /v1/dashboard", "n": args.dashboard_runs, "tree": labels[src], **(figures or {})}
+                    if pg is not None:
+                        pg.drop()
+                store = "postgres" if pg else "sqlite"
+                row = {
+                    "what": "GET /v1/dashboard",
+                    "store": store,
+                    "n": args.dashboard_runs,
+                    "tree": labels[src],
+                    **(found or {}),
+                }
                 rows.append(row)
                 print(json.dumps(row), flush=True)
-    print("\n| request | runs | tree | p50 ms | p99 ms | ten at once, ms |")
-    print("|---|---:|---|---:|---:|---:|")
+    print("\n| request | store | runs | tree | p50 ms | p99 ms | ten at once, ms |")
+    print("|---|---|---:|---|---:|---:|---:|")
     for row in rows:
         burst = f"{row['burst10_ms']:.0f}" if "burst10_ms" in row else "-"
         p50 = f"{row['p50_ms']:.1f}" if "p50_ms" in row else "n/a"
         p99 = f"{row['p99_ms']:.1f}" if "p99_ms" in row else "n/a"
-        print(f"| {row['what']} | {row['n']} | {row['tree']} | {p50} | {p99} | {burst} |")
+        print(f"| {row['what']} | {row['store']} | {row['n']} | {row['tree']} | {p50} | {p99} | {burst} |")
 
 
 if __name__ == "__main__":
