@@ -228,7 +228,7 @@ class LastRows:
     def search_changed(self, row: RunRow) -> bool:
         """Whether `row`'s search text differs from the one kept for its run (or none is kept)."""
         kept = self._rows.get(row.run_id)
-        return kept is None or kept.search_text != row.search_text
+        return kept is None or kept.search_key() != row.search_key()
 
     def keep(self, row: RunRow) -> None:
         self._rows.pop(row.run_id, None)

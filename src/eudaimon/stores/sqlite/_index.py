@@ -61,8 +61,9 @@ SEARCH_SCHEMA = "CREATE VIRTUAL TABLE IF NOT EXISTS run_search USING fts5(search
 _RESEARCH = "INSERT OR REPLACE INTO run_search (rowid, search) SELECT rowid, search FROM run_index WHERE run_id = ?"
 _ADVANCE = (
     "UPDATE run_index SET status = ?, updated_at = ?, ended_at = ?, next_seq = ?, duration_ms = ?, cost_usd = ?,"
-    " input_tokens = ?, output_tokens = ?, search = ?, body = ? WHERE run_id = ? AND next_seq = ?"
+    " input_tokens = ?, output_tokens = ?, body = ?, search = coalesce(?, search) WHERE run_id = ? AND next_seq = ?"
 )
+"""The row's advance; its search text is left as it is (NULL) unless the batch changed it."""
 
 
 def _values(row: RunRow) -> tuple[Any, ...]:
@@ -103,10 +104,11 @@ def write(
         _research(conn, run_id)
         return row
     if row is not None:
-        v = _values(row)
-        updated = conn.execute(
-            _ADVANCE, (v[2], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], run_id, expected)
-        )
+        ended = None if row.ended_at is None else sortable(row.ended_at)
+        search = row.search_text if search_changed else None
+        values = (row.status, sortable(row.updated_at), ended, row.event_count, row.duration_ms, row.cost_usd)
+        values += (row.input_tokens, row.output_tokens, row.to_json(), search, run_id, expected)
+        updated = conn.execute(_ADVANCE, values)
         if updated.rowcount == 1:
             if search_changed:
                 _research(conn, run_id)
