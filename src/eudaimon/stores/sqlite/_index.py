@@ -106,8 +106,8 @@ def write(
     if row is not None:
         ended = None if row.ended_at is None else sortable(row.ended_at)
         search = row.search_text if search_changed else None
-        values = (row.status, sortable(row.updated_at), ended, row.event_count, row.duration_ms, row.cost_usd)
-        values += (row.input_tokens, row.output_tokens, row.to_json(), search, run_id, expected)
+        values: tuple[Any, ...] = (row.status, sortable(row.updated_at), ended, row.event_count, row.duration_ms)
+        values += (row.cost_usd, row.input_tokens, row.output_tokens, row.to_json(), search, run_id, expected)
         updated = conn.execute(_ADVANCE, values)
         if updated.rowcount == 1:
             if search_changed:
