@@ -74,9 +74,9 @@ async def main(path, waiting, ended):
         await store.append(run, 0, [Event.of(run, n, at + timedelta(milliseconds=300 * n), p)
                                     for n, p in enumerate([start, asked, tail])])
 
-    jobs = [one(i, i < waiting) for i in range(waiting + ended)]
-    for at in range(0, len(jobs), 2000):
-        await asyncio.gather(*jobs[at:at + 2000])
+    total, step = waiting + ended, 2000 if isinstance(store, SqliteStore) else 50
+    for at in range(0, total, step):  # PostgreSQL: no more appends at once than its pool serves soon
+        await asyncio.gather(*(one(i, i < waiting) for i in range(at, min(at + step, total))))
     await store.close()
 
 asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))
