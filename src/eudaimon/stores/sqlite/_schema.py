@@ -1,10 +1,11 @@
 """The SQLite journal's tables, and the upgrade of files made by older versions.
 
 Pages written per commit are what an fsync'ed commit costs: events live in one B-tree keyed by
-(run, seq) (WITHOUT ROWID), and an append touches nothing else. A run's row in `runs` is
-written when it starts and once more when it ends (`ended_at`, indexed); its last update, next
-seq and last type are read from its last event. So `list_runs` reads the runs still going (few)
-and the newest ended ones through the index, never every run. Files made with the first layout
+(run, seq) (WITHOUT ROWID), and an append touches besides them only the run's row of the run
+index (`_index`, one UPDATE). A run's row in `runs` is written when it starts and once more
+when it ends (`ended_at`, indexed); its last update, next seq and last type are read from its
+last event. So `list_runs` reads the runs still going (few) and the newest ended ones through
+the index, never every run; listings by status, search and the dashboard read `run_index`. Files made with the first layout
 (a rowid events table) read the same; older files are upgraded when first opened.
 """
 

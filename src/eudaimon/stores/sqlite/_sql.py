@@ -6,8 +6,8 @@ across processes), which it may share with others' writes (`_worker._run_writes`
 
 - The expected-seq check reads the run's last seq (one seek in the `events` key) after
   `BEGIN IMMEDIATE`, so two processes cannot both win a seq; the PRIMARY KEY (run_id, seq) of
-  `events` is the hard fence behind that check. An append writes nothing else (`_schema`): a
-  run's summary is read from its last event.
+  `events` is the hard fence behind that check. An append writes besides its events only the
+  run's row of the run index (`_index`); `list_runs`' summary is read from the last event.
 - The check and the insert are one statement (`_guarded_insert`: rows that land only if the
   run's last seq is the one before them). `sqlite3` lets go of the GIL around every step of a
   statement, and with runs busy on the event loop each step waits to get it back: one append
