@@ -124,16 +124,17 @@ def write(
     return row
 
 
-_has_search: dict[int, bool] = {}
-"""Per connection (by id): whether the file has `run_search` (SQLite built with FTS5)."""
+_has_search: dict[int, tuple[sqlite3.Connection, bool]] = {}
+"""Per connection: whether the file has `run_search` (a SQLite built with FTS5), asked once. The
+entry holds its connection, so that no later connection can take its id (one per worker)."""
 
 
 def has_search(conn: sqlite3.Connection) -> bool:
     known = _has_search.get(id(conn))
-    if known is None:
+    if known is None or known[0] is not conn:
         sql = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_search'"
-        known = _has_search[id(conn)] = conn.execute(sql).fetchone() is not None
-    return known
+        known = _has_search[id(conn)] = (conn, conn.execute(sql).fetchone() is not None)
+    return known[1]
 
 
 def create_search(conn: sqlite3.Connection) -> None:
