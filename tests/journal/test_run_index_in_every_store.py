@@ -128,6 +128,9 @@ async def test_queries_filter_search_and_page_like_the_reference(store: EventSto
         RunQuery(q='r01 "z'),
         RunQuery(q="%"),
         RunQuery(q="of r01 zürich\nmodel"),
+        RunQuery(q="output of r04\n"),  # a line break at a part's end: still inside the part
+        RunQuery(q="broke\x1flookup"),  # the parts' separator: dropped, so no match spans parts
+        RunQuery(q="call-r0"),  # in the ids part (FTS of the ids)
         RunQuery(since=T0 + timedelta(days=1)),
         RunQuery(until=T0 + timedelta(days=1)),
         RunQuery(statuses=("running", "queued", "awaiting_approval")),

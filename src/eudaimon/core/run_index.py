@@ -154,10 +154,28 @@ class RunRow:
 
     @property
     def search_text(self) -> str:
-        """What `q` searches, lower-cased: input, outcome, tool names, run, thread and call ids."""
+        """What `q` searches, lower-cased: `text_part`, `SEARCH_SEPARATOR`, `ids_part`. A query's
+        text goes through `searchable` too, which drops the separator's `\x1f`, so a match is
+        one inside either part, never across them: stores may index the parts apart."""
+        return self.text_part + SEARCH_SEPARATOR + self.ids_part
+
+    @property
+    def text_part(self) -> str:
+        """Run and thread ids, input, outcome: written when the run starts and when it ends."""
         parts = [self.run_id, self.thread_id or "", self.input_text, self.output_text or "", self.error_text or ""]
-        text = "\n".join([*parts, *self.tools, *self.call_ids]).lower().replace("\x00", "")
-        return text.encode("utf-8", "replace").decode("utf-8")  # no lone surrogate: stores keep UTF-8
+        return searchable("\n".join(parts))
+
+    @property
+    def ids_part(self) -> str:
+        """Tool names and call ids: longer with every step that calls a tool."""
+        return searchable("\n".join([*self.tools, *self.call_ids]))
+
+    def text_key(self) -> tuple[object, ...]:
+        """What `text_part` is made of: equal keys, equal texts (cheaper to compare)."""
+        return (self.thread_id, self.input_text, self.output_text, self.error_text)
+
+    def ids_key(self) -> tuple[object, ...]:
+        return (self.tools, self.call_ids)
 
     # -- the fold ------------------------------------------------------------------------------
 
@@ -170,10 +188,6 @@ class RunRow:
         for event in events:
             state.update(_apply(state, event))
         return RunRow(**state)
-
-    def search_key(self) -> tuple[object, ...]:
-        """What `search_text` is made of: equal keys, equal texts (cheaper to compare)."""
-        return (self.thread_id, self.input_text, self.output_text, self.error_text, self.tools, self.call_ids)
 
     # -- storage -------------------------------------------------------------------------------
 
@@ -358,6 +372,16 @@ def _added(kept: tuple[str, ...], new: Iterable[str]) -> tuple[str, ...]:
         if name not in added and len(added) < MAX_IDS:
             added.append(name)
     return tuple(added)
+
+
+SEARCH_SEPARATOR = "\x1f"
+"""Between the parts: `searchable` drops it from every text, so no match can span it."""
+
+
+def searchable(text: str) -> str:
+    """Lower-cased, without NUL, lone surrogates or the separator: what every store can keep."""
+    text = text.lower().replace("\x00", "").replace("\x1f", "")
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _utc(at: datetime) -> datetime:

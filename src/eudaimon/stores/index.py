@@ -18,7 +18,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Protocol, runtime_checkable
 
 from eudaimon.core.events import Event
-from eudaimon.core.run_index import ENDED, ERRORED, RunRow, sortable
+from eudaimon.core.run_index import ENDED, ERRORED, RunRow, searchable, sortable
 from eudaimon.stores.base import EventStore
 
 
@@ -73,6 +73,11 @@ class RunQuery:
     statuses: tuple[str, ...] = ()
     """Any of these statuses (with `status`, both must hold); the recovery sweep's."""
 
+    @property
+    def needle(self) -> str:
+        """`q` as the stores look it up: lower-cased, as `RunRow.search_text` is (`searchable`)."""
+        return searchable(self.q or "")
+
     def matches(self, row: RunRow) -> bool:
         """The filters in Python, for the stores that keep rows in memory (and the fallback)."""
         if self.status is not None and row.status != self.status:
@@ -83,7 +88,7 @@ class RunQuery:
             return False
         if self.thread_id is not None and row.thread_id != self.thread_id:
             return False
-        if self.q and self.q.lower() not in row.search_text:
+        if self.q and self.needle not in row.search_text:
             return False
         created = sortable(row.created_at)
         if self.since is not None and created < sortable(self.since):
@@ -225,10 +230,13 @@ class LastRows:
             return None
         return kept.advance(events)
 
-    def search_changed(self, row: RunRow) -> bool:
-        """Whether `row`'s search text differs from the one kept for its run (or none is kept)."""
+    def search_changed(self, row: RunRow) -> tuple[bool, bool]:
+        """Whether `row`'s text part and ids part (`RunRow.search_text`) differ from the kept row's
+        (both, when none is kept)."""
         kept = self._rows.get(row.run_id)
-        return kept is None or kept.search_key() != row.search_key()
+        if kept is None:
+            return True, True
+        return kept.text_key() != row.text_key(), kept.ids_key() != row.ids_key()
 
     def keep(self, row: RunRow) -> None:
         self._rows.pop(row.run_id, None)

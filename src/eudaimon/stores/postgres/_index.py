@@ -116,7 +116,7 @@ def params(row: RunRow) -> dict[str, Any]:
         "ix_cost": row.cost_usd,
         "ix_in": row.input_tokens,
         "ix_out": row.output_tokens,
-        "ix_search": row.search_text.replace("\x00", ""),  # text refuses NUL; search never needs one
+        "ix_search": row.search_text,
         "ix_body": row.to_json(),
     }
 
@@ -137,7 +137,7 @@ def query(s: str, q: RunQuery) -> tuple[str, list[Any]]:
         args.append(list(q.statuses))
     if q.q:
         clauses.append("search LIKE %s")
-        escaped = q.q.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        escaped = q.needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         args.append(f"%{escaped}%")
     if q.since is not None:
         clauses.append("created_at >= %s")

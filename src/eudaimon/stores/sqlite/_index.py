@@ -8,11 +8,13 @@ in the append's own transaction, read by listings, search, the recovery sweep an
 - Columns are what the queries filter, order and add up; `body` is the whole row as JSON.
   Indexes lead with each filter and end with the listing's order (updated_at, run_id), so a
   filtered page is a range scan of its index.
-- `search` is the row's lower-cased search text (`RunRow.search_text`), also kept in an FTS5
-  table with the trigram tokenizer (`run_search`, rowid = the run's rowid in `run_index`),
-  rewritten only by the appends that change it (a new call, the outcome). A `q` of three
-  characters or more is a phrase match there, which for trigrams is exactly "a substring of";
-  a shorter one (no trigram to look up), or a SQLite built without FTS5, scans `search` (`instr`).
+- `search` is the row's lower-cased search text (`RunRow.search_text`); its two parts are also
+  kept in FTS5 tables with the trigram tokenizer, rowid = the run's rowid in `run_index`:
+  `run_search` (ids, input, outcome: written when the run starts and ends) and `run_search_ids`
+  (tool names and call ids: short, rewritten by the steps that call a tool; kept apart so that
+  such a step does not re-index the input). A `q` of three characters or more is a phrase match
+  in either, which for trigrams is exactly "a substring of"; a shorter one (no trigram to look
+  up), or a SQLite built without FTS5, scans `search` (`instr`).
 """
 
 from __future__ import annotations
@@ -56,9 +58,13 @@ _UPSERT = (
     f" ON CONFLICT (run_id) DO UPDATE SET {_SET_ALL}"
 )
 """An upsert that keeps the run's rowid (which `run_search` rows are keyed by)."""
-SEARCH_SCHEMA = "CREATE VIRTUAL TABLE IF NOT EXISTS run_search USING fts5(search, tokenize='trigram case_sensitive 1')"
-"""`search` is lower-cased already: case-sensitive trigrams match exactly what `instr` would."""
-_RESEARCH = "INSERT OR REPLACE INTO run_search (rowid, search) SELECT rowid, search FROM run_index WHERE run_id = ?"
+SEARCH_SCHEMA = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS run_search USING fts5(text, tokenize='trigram case_sensitive 1')",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS run_search_ids USING fts5(ids, tokenize='trigram case_sensitive 1')",
+)
+"""The search text is lower-cased already: case-sensitive trigrams match exactly what `instr` would."""
+_RESEARCH_TEXT = "INSERT OR REPLACE INTO run_search (rowid, text) SELECT rowid, ? FROM run_index WHERE run_id = ?"
+_RESEARCH_IDS = "INSERT OR REPLACE INTO run_search_ids (rowid, ids) SELECT rowid, ? FROM run_index WHERE run_id = ?"
 _ADVANCE = (
     "UPDATE run_index SET status = ?, updated_at = ?, ended_at = ?, next_seq = ?, duration_ms = ?, cost_usd = ?,"
     " input_tokens = ?, output_tokens = ?, body = ?, search = coalesce(?, search) WHERE run_id = ? AND next_seq = ?"
@@ -93,25 +99,24 @@ def write(
     row: RunRow | None,
     load: Callable[[sqlite3.Connection, str], list[Event]],
     *,
-    search_changed: bool = True,
+    search_changed: tuple[bool, bool] = (True, True),
 ) -> RunRow:
     """Write the run's row after `events` (appended at `expected` in this transaction); `row`
-    is that row if the caller could compute it, and `search_changed` whether its search text
-    differs from the row before. Returns the row written."""
+    is that row if the caller could compute it, and `search_changed` whether its search text's
+    two parts differ from the row before. Returns the row written."""
     if expected == 0:
         row = row if row is not None else RunRow(run_id).advance(events)
         conn.execute(_UPSERT, (run_id, *_values(row)))
-        _research(conn, run_id)
+        _research(conn, row)
         return row
     if row is not None:
         ended = None if row.ended_at is None else sortable(row.ended_at)
-        search = row.search_text if search_changed else None
+        search = row.search_text if any(search_changed) else None
         values: tuple[Any, ...] = (row.status, sortable(row.updated_at), ended, row.event_count, row.duration_ms)
         values += (row.cost_usd, row.input_tokens, row.output_tokens, row.to_json(), search, run_id, expected)
         updated = conn.execute(_ADVANCE, values)
         if updated.rowcount == 1:
-            if search_changed:
-                _research(conn, run_id)
+            _research(conn, row, *search_changed)
             return row
     kept = conn.execute("SELECT body FROM run_index WHERE run_id = ?", (run_id,)).fetchone()
     before = _parsed(kept[0]) if kept is not None else None
@@ -120,7 +125,7 @@ def write(
     else:  # no row (an upgrade that could not read the run), or one out of step: rebuilt
         row = RunRow.of(load(conn, run_id)) or RunRow(run_id).advance(events)
     conn.execute(_UPSERT, (run_id, *_values(row)))
-    _research(conn, run_id)
+    _research(conn, row)
     return row
 
 
@@ -138,23 +143,33 @@ def has_search(conn: sqlite3.Connection) -> bool:
 
 
 def create_search(conn: sqlite3.Connection) -> None:
-    """Create `run_search` and fill it from `run_index`; a SQLite without FTS5 goes without."""
+    """Create the search tables and fill them from `run_index`; a SQLite without FTS5 goes without."""
     try:
-        conn.execute(SEARCH_SCHEMA)
+        for statement in SEARCH_SCHEMA:
+            conn.execute(statement)
     except sqlite3.OperationalError:  # no fts5 module: `q` scans `search`
         return
-    conn.execute("INSERT OR REPLACE INTO run_search (rowid, search) SELECT rowid, search FROM run_index")
+    _has_search.pop(id(conn), None)
+    for (body,) in conn.execute("SELECT body FROM run_index").fetchall():
+        row = _parsed(body)
+        if row is not None:
+            _research(conn, row)
 
 
-def _research(conn: sqlite3.Connection, run_id: str) -> None:
+def _research(conn: sqlite3.Connection, row: RunRow, text: bool = True, ids: bool = True) -> None:
     if has_search(conn):
-        conn.execute(_RESEARCH, (run_id,))
+        if text:
+            conn.execute(_RESEARCH_TEXT, (row.text_part, row.run_id))
+        if ids:
+            conn.execute(_RESEARCH_IDS, (row.ids_part, row.run_id))
 
 
 def forget(conn: sqlite3.Connection, run_id: str) -> None:
     """Drop the run's row (retention)."""
     if has_search(conn):
-        conn.execute("DELETE FROM run_search WHERE rowid = (SELECT rowid FROM run_index WHERE run_id = ?)", (run_id,))
+        for table in ("run_search", "run_search_ids"):
+            sql = f"DELETE FROM {table} WHERE rowid = (SELECT rowid FROM run_index WHERE run_id = ?)"
+            conn.execute(sql, (run_id,))
     conn.execute("DELETE FROM run_index WHERE run_id = ?", (run_id,))
 
 
@@ -200,7 +215,7 @@ def folded(conn: sqlite3.Connection, load: Callable[[sqlite3.Connection, str], l
 
 
 def query(conn: sqlite3.Connection, q: RunQuery) -> list[RunRow]:
-    where, args = _where(q, fts=len(q.q or "") >= 3 and has_search(conn))
+    where, args = _where(q, fts=len(q.needle) >= 3 and has_search(conn))
     sql = f"SELECT body FROM run_index{where} ORDER BY updated_at DESC, run_id DESC LIMIT ?"
     return [RunRow.from_json(body) for (body,) in conn.execute(sql, (*args, q.limit))]
 
@@ -216,11 +231,15 @@ def _where(q: RunQuery, *, fts: bool) -> tuple[str, list[Any]]:
         clauses.append(f"status IN ({', '.join('?' * len(q.statuses))})")
         args.extend(q.statuses)
     if q.q and fts:
-        clauses.append("rowid IN (SELECT rowid FROM run_search WHERE run_search MATCH ?)")
-        args.append('"' + q.q.lower().replace('"', '""') + '"')
+        clauses.append(
+            "(rowid IN (SELECT rowid FROM run_search WHERE run_search MATCH ?)"
+            " OR rowid IN (SELECT rowid FROM run_search_ids WHERE run_search_ids MATCH ?))"
+        )
+        phrase = '"' + q.needle.replace('"', '""') + '"'
+        args.extend((phrase, phrase))
     elif q.q:
         clauses.append("instr(search, ?) > 0")
-        args.append(q.q.lower())
+        args.append(q.needle)
     if q.since is not None:
         clauses.append("created_at >= ?")
         args.append(sortable(q.since))

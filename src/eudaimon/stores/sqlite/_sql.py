@@ -44,7 +44,7 @@ def append(
     snapshot: Snapshot | None,
     row: RunRow | None = None,
     *,
-    search_changed: bool = True,
+    search_changed: tuple[bool, bool] = (True, True),
 ) -> RunRow:
     """One compare-and-append and the run's row of the index (`row`, if the caller computed
     it); raising undoes it (the worker rolls it back). Returns the row written."""

@@ -126,7 +126,7 @@ class SqliteStore:
             packed = pack(batch)
 
             row = self._rows.following(run_id, expected_seq, batch)
-            search_changed = row is None or self._rows.search_changed(row)
+            search_changed = (True, True) if row is None else self._rows.search_changed(row)
 
             def write(conn: sqlite3.Connection) -> tuple[float | None, RunRow]:
                 """This append's part of the transaction; the monotonic time it began at if its
