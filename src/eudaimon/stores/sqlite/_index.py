@@ -6,8 +6,9 @@ in the append's own transaction, read by listings, search, the recovery sweep an
   statement. A store that did not write the run's last append (another process, a restart)
   reads the row back in the transaction, or, failing that, folds the run's events into it.
 - Columns are what the queries filter, order and add up; `body` is the whole row as JSON.
-  Indexes lead with each filter and end with the listing's order (updated_at, run_id), so a
-  filtered page is a range scan of its index.
+  The listing's order (updated_at, run_id) is an index, and so is the status filter's, so a page
+  of runs waiting for approval is a range scan; the other indexes hold columns no append
+  changes, so an append moves the run in two indexes only (pages written per commit).
 - `search` is the row's lower-cased search text (`RunRow.search_text`); its two parts are also
   kept in FTS5 tables with the trigram tokenizer, rowid = the run's rowid in `run_index`:
   `run_search` (ids, input, outcome: written when the run starts and ends) and `run_search_ids`
@@ -38,14 +39,14 @@ SCHEMA = (
         created_at TEXT NOT NULL, updated_at TEXT NOT NULL, ended_at TEXT, next_seq INTEGER NOT NULL,
         duration_ms INTEGER, cost_usd REAL NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
         search TEXT NOT NULL, body TEXT NOT NULL)""",
+    # Every append moves the run in the indexes holding updated_at (the listing's order, and the
+    # status filter's): only those two do, so an append writes few index pages. A thread's runs
+    # are few and an agent's page is read off `run_index_by_update` or sorted: neither needs it.
     "CREATE INDEX IF NOT EXISTS run_index_by_update ON run_index (updated_at, run_id)",
     "CREATE INDEX IF NOT EXISTS run_index_by_status ON run_index (status, updated_at, run_id)",
-    "CREATE INDEX IF NOT EXISTS run_index_by_agent ON run_index (agent, updated_at, run_id)",
-    "CREATE INDEX IF NOT EXISTS run_index_by_thread ON run_index (thread_id, updated_at, run_id)",
-    # The dashboard's and `since`/`until`'s: covering, so a window's figures are read from the
-    # index alone, not from rows that carry each run's body.
-    "CREATE INDEX IF NOT EXISTS run_index_by_creation ON run_index"
-    " (created_at, agent, status, duration_ms, cost_usd, input_tokens, output_tokens)",
+    "CREATE INDEX IF NOT EXISTS run_index_by_agent ON run_index (agent)",
+    "CREATE INDEX IF NOT EXISTS run_index_by_thread ON run_index (thread_id)",
+    "CREATE INDEX IF NOT EXISTS run_index_by_creation ON run_index (created_at)",
 )
 
 _COLUMNS = (
@@ -254,14 +255,13 @@ def _where(q: RunQuery, *, fts: bool) -> tuple[str, list[Any]]:
 
 _DAYS = """WITH w AS (
     SELECT agent, substr(created_at, 1, 10) AS day, status, cost_usd, input_tokens, output_tokens, duration_ms
-    FROM run_index INDEXED BY run_index_by_creation WHERE created_at >= ?{agent})
+    FROM run_index WHERE created_at >= ?{agent})
 SELECT agent, day, status, COUNT(*), SUM(cost_usd), SUM(input_tokens), SUM(output_tokens) FROM w
 GROUP BY agent, day, status"""
 
 _DURATIONS = """SELECT agent, substr(created_at, 1, 10), duration_ms
-FROM run_index INDEXED BY run_index_by_creation WHERE created_at >= ?{agent} AND duration_ms IS NOT NULL"""
-"""The ended runs' durations, read from the covering index; their nearest-rank percentiles are
-taken in Python (`stores.index.nearest_rank`): SQLite has no percentile function, and ranking
+FROM run_index WHERE created_at >= ?{agent} AND duration_ms IS NOT NULL"""
+"""The ended runs' durations; their nearest-rank percentiles are taken in Python (`stores.index.nearest_rank`): SQLite has no percentile function, and ranking
 with window functions cost several times the scan."""
 
 
