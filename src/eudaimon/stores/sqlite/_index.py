@@ -261,7 +261,8 @@ GROUP BY agent, day, status"""
 
 _DURATIONS = """SELECT agent, substr(created_at, 1, 10), duration_ms
 FROM run_index WHERE created_at >= ?{agent} AND duration_ms IS NOT NULL"""
-"""The ended runs' durations; their nearest-rank percentiles are taken in Python (`stores.index.nearest_rank`): SQLite has no percentile function, and ranking
+"""The ended runs' durations; their nearest-rank percentiles are taken in Python
+(`stores.index.nearest_rank`): SQLite has no percentile function, and ranking
 with window functions cost several times the scan."""
 
 
