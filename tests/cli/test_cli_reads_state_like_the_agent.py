@@ -19,8 +19,9 @@ from eudaimon.stores.sqlite import SqliteStore
 
 def test_runs_state_show_and_list_read_the_snapshot_agent_state_reads(cli: Invoke, db_path: Path) -> None:
     """Bug: the CLI folded raw events itself, a second path beside `agent.state()`. A snapshot
-    that is marked (its step count set to 42) shows the CLI takes the same path: `runs state`,
-    `runs show` and `runs list` report what `agent.state()` reports."""
+    that is marked (its step count set to 42) shows the CLI takes the same path: `runs state`
+    and `runs show` report what `agent.state()` reports. `runs list` reads the store's run index
+    (kept with the journal, never from a snapshot): the journal's own step count."""
 
     async def setup() -> tuple[str, int]:
         store = SqliteStore(str(db_path))
@@ -45,4 +46,4 @@ def test_runs_state_show_and_list_read_the_snapshot_agent_state_reads(cli: Invok
     listed = cli("runs", "list", "--store", url)
     assert listed.exit_code == 0, listed.output
     row = next(line for line in listed.output.splitlines() if run_id[:20] in line)
-    assert " 42 " in row, row
+    assert " 42 " not in row and " 1 " in row, row

@@ -95,7 +95,9 @@ async def test_a_version_2_file_keeps_its_summaries_order_and_fence(tmp_path: Pa
 
     conn = sqlite3.connect(path)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone() == (3,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (4,)
+        indexed = dict(conn.execute("SELECT run_id, status FROM run_index").fetchall())
+        assert indexed == {"a": "running", "b": "running", "c": "running", "d": "completed"}
         columns = [row[1] for row in conn.execute("PRAGMA table_info(runs)")]
         assert columns == ["run_id", "agent", "thread_id", "created_at", "ended_at"]
         ended = dict(conn.execute("SELECT run_id, ended_at FROM runs").fetchall())
@@ -108,8 +110,9 @@ async def test_a_version_2_file_keeps_its_summaries_order_and_fence(tmp_path: Pa
 
 
 async def test_an_append_writes_only_the_events_it_adds(tmp_path: Path, samples: Any) -> None:
-    """Invariant: after a run's first append, an append changes no row but its own events (no
-    summary row, no index on update time): each durable commit writes as few pages as it can."""
+    """Invariant: after a run's first append, an append changes no row but its own events and
+    the run's row of the run index (`runs` stays as written): each durable commit writes as few
+    pages as it can."""
     store = SqliteStore(tmp_path / "lean.db")
     try:
         events = samples.make_events("r", [samples.started(), samples.attempt(0), samples.attempt(1)])
@@ -120,6 +123,7 @@ async def test_an_append_writes_only_the_events_it_adds(tmp_path: Path, samples:
             await store.append("r", 1, events[1:2])
             await store.append("r", 2, events[2:])
             assert conn.execute("SELECT rowid, * FROM runs").fetchall() == before
+            assert conn.execute("SELECT run_id, next_seq FROM run_index").fetchall() == [("r", 3)]
         finally:
             conn.close()
         (summary,) = await store.list_runs()

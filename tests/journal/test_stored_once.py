@@ -103,7 +103,7 @@ def _another(store: EventStore) -> EventStore:
 
 
 def _assert_empty(store: EventStore) -> None:
-    for table in ("texts", "messages", "message_refs", "events"):
+    for table in ("texts", "messages", "message_refs", "events", "run_index"):
         assert _count(store, f"SELECT COUNT(*) FROM {table}") == 0, table
 
 
@@ -219,7 +219,7 @@ async def test_a_version_1_file_reads_its_inline_rows_and_takes_new_ones(tmp_pat
         more = samples.make_events("old", [RunCompleted(output=LONG)], start=1)
         await store.append("old", 1, more)
         assert await store.load("old") == [started, *more]
-        assert _count(store, "PRAGMA user_version") == 3
+        assert _count(store, "PRAGMA user_version") == 4
     finally:
         await store.close()
 
@@ -329,7 +329,8 @@ async def test_a_version_1_postgres_schema_is_upgraded_in_place(store: EventStor
     assert await store.load("old") == [started, *more]
     runs = await _write_thread(store, samples, 2)
     assert await store.load("run-1") == runs[1]
-    assert _sql(store, "SELECT value FROM meta WHERE name = 'schema_version'") == [(2,)]
+    assert _sql(store, "SELECT value FROM meta WHERE name = 'schema_version'") == [(3,)]
+    assert _sql(store, "SELECT status FROM run_index WHERE run_id = 'old'") == [("completed",)]
     for run in ("old", "run-0", "run-1"):
         await store.delete_run(run)
     _assert_empty(store)

@@ -75,6 +75,10 @@ def test_a_bad_cursor_is_422_never_500(server: Server) -> None:
             answer = client.get("/v1/runs", params={"cursor": cursor})
             assert answer.status_code == 422, (cursor[:20], answer.status_code, answer.text)
             assert "cursor" in answer.text
+        for name in ("q", "thread_id", "agent"):
+            answer = client.get("/v1/runs", params={name: "a\x00b"})
+            assert answer.status_code == 422 and "NUL" in answer.text, (name, answer.text)
+        assert client.get("/v1/dashboard", params={"agent": "a\x00b"}).status_code == 422
 
 
 def test_pages_keep_their_place_when_a_run_is_updated(server: Server) -> None:

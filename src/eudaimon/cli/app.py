@@ -9,7 +9,7 @@ Errors a user can fix (an unknown run, a corrupt row, a bad URL) print one messa
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -51,9 +51,10 @@ from eudaimon.cli._tree import TreeView, load_tree, parent_line, render_tree
 from eudaimon.core.codec import event_to_json
 from eudaimon.core.errors import EudaimonError
 from eudaimon.core.events import Event
-from eudaimon.core.state import RunState
-from eudaimon.runtime.operations import load_state
+from eudaimon.core.run_index import RunRow
+from eudaimon.core.state import RunState, Status
 from eudaimon.server import _cli as _serve
+from eudaimon.stores import index
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
 from eudaimon.temporal import _cli as _temporal_cli
@@ -80,6 +81,10 @@ _temporal_cli.register(app)
 # -- runs ----------------------------------------------------------------------------------
 
 
+_FOLD_STATUSES = frozenset(status.value for status in Status)
+"""The statuses `status_text` styles; the index may hold others (`queued`)."""
+
+
 @runs_app.command("list")
 def runs_list(
     store: StoreOption = None,
@@ -89,14 +94,8 @@ def runs_list(
     """List runs, most recently updated first."""
     url = resolve_store_url(store)
 
-    async def work(journal: EventStore) -> list[tuple[Any, RunState | str]]:
-        rows: list[tuple[Any, RunState | str]] = []
-        for summary in await journal.list_runs(limit=limit, thread_id=thread):
-            try:
-                rows.append((summary, await load_state(journal, summary.run_id)))
-            except EudaimonError as exc:  # one broken run must not hide the others
-                rows.append((summary, str(exc)))
-        return rows
+    async def work(journal: EventStore) -> list[RunRow]:
+        return await index.query_runs(journal, index.RunQuery(limit=limit, thread_id=thread))
 
     rows = run_async(with_store(url, work, read_only=True))
     console = out()
@@ -104,8 +103,8 @@ def runs_list(
         console.print(shown(f"No runs in {shown_url(url)}. Try `eudaimon demo`."))
         return
     table = Table(title=shown(f"Runs in {shown_url(url)}", newlines=False), title_justify="left")
-    threads = any(summary.thread_id for summary, _ in rows)
-    table.add_column("run", no_wrap=True, min_width=max(len(summary.run_id) for summary, _ in rows))
+    threads = any(row.thread_id for row in rows)
+    table.add_column("run", no_wrap=True, min_width=max(len(row.run_id) for row in rows))
     table.add_column("agent", min_width=5)
     table.add_column("status", no_wrap=True)
     if threads:
@@ -113,28 +112,18 @@ def runs_list(
     table.add_column("steps", justify="right", no_wrap=True)
     table.add_column("events", justify="right", no_wrap=True)
     table.add_column("updated", no_wrap=True)
-    for summary, state_or_error in rows:
-        status = (
-            status_text(state_or_error.status)
-            if isinstance(state_or_error, RunState)
-            else Text("corrupt", style="bold red")
-        )
-        steps = str(state_or_error.steps) if isinstance(state_or_error, RunState) else "?"
-        updated = summary.updated_at.astimezone().strftime("%m-%d %H:%M")
-        thread_cell = [shown(summary.thread_id or "-", newlines=False)] if threads else []
+    for row in rows:  # from the store's run index: no run is folded to list it
+        thread_cell = [shown(row.thread_id or "-", newlines=False)] if threads else []
         table.add_row(
-            shown(summary.run_id, newlines=False),
-            shown(summary.agent, newlines=False),
-            status,
+            shown(row.run_id, newlines=False),
+            shown(row.agent, newlines=False),
+            status_text(row.status) if row.status in _FOLD_STATUSES else Text(row.status),
             *thread_cell,
-            steps,
-            str(summary.event_count),
-            updated,
+            str(row.steps),
+            str(row.event_count),
+            row.updated_at.astimezone().strftime("%m-%d %H:%M"),
         )
     console.print(table)
-    for summary, state_or_error in rows:
-        if isinstance(state_or_error, str):
-            console.print(shown(f"{summary.run_id}: {state_or_error}", "red"))
 
 
 @runs_app.command("show")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -154,20 +154,40 @@ class RunRow:
 
     @property
     def search_text(self) -> str:
-        """What `q` searches, lower-cased: input, outcome, tool names, run, thread and call ids."""
+        """What `q` searches, lower-cased: `text_part`, `SEARCH_SEPARATOR`, `ids_part`. A query's
+        text goes through `searchable` too, which drops the separator's `\x1f`, so a match is
+        one inside either part, never across them: stores may index the parts apart."""
+        return self.text_part + SEARCH_SEPARATOR + self.ids_part
+
+    @property
+    def text_part(self) -> str:
+        """Run and thread ids, input, outcome: written when the run starts and when it ends."""
         parts = [self.run_id, self.thread_id or "", self.input_text, self.output_text or "", self.error_text or ""]
-        return "\n".join([*parts, *self.tools, *self.call_ids]).lower()
+        return searchable("\n".join(parts))
+
+    @property
+    def ids_part(self) -> str:
+        """Tool names and call ids: longer with every step that calls a tool."""
+        return searchable("\n".join([*self.tools, *self.call_ids]))
+
+    def text_key(self) -> tuple[object, ...]:
+        """What `text_part` is made of: equal keys, equal texts (cheaper to compare)."""
+        return (self.thread_id, self.input_text, self.output_text, self.error_text)
+
+    def ids_key(self) -> tuple[object, ...]:
+        return (self.tools, self.call_ids)
 
     # -- the fold ------------------------------------------------------------------------------
 
     def advance(self, events: Iterable[Event]) -> RunRow:
-        """The row after `events`, which follow on from this one (events `event_count`, … of the run)."""
-        changes: dict[str, Any] = {}
-        row = self
+        """The row after `events`, which follow on from this one (events `event_count`, … of the run).
+
+        The fields are changed in a dict and the row made once per batch (a `replace` per event
+        was most of an append's cost for the index)."""
+        state = {name: getattr(self, name) for name in _FIELDS}
         for event in events:
-            changes = _apply(row, event)
-            row = replace(row, **changes)
-        return row
+            state.update(_apply(state, event))
+        return RunRow(**state)
 
     # -- storage -------------------------------------------------------------------------------
 
@@ -195,7 +215,7 @@ class RunRow:
             "parent_run_id": self.parent_run_id,
             "batch": [list(pair) for pair in self.batch],
         }
-        return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(body, separators=(",", ":"))  # ASCII: a lone surrogate or a NUL stays escaped
 
     @classmethod
     def from_json(cls, text: str) -> RunRow:
@@ -227,10 +247,13 @@ class RunRow:
         )
 
 
-def _apply(row: RunRow, event: Event) -> dict[str, Any]:
+_FIELDS = tuple(f.name for f in fields(RunRow))
+
+
+def _apply(s: dict[str, Any], event: Event) -> dict[str, Any]:
     """The fields `event` changes, as `RunState.apply` would change the ones they mirror."""
     changes: dict[str, Any] = {
-        "event_count": row.event_count + 1,
+        "event_count": s["event_count"] + 1,
         "updated_at": event.at,
         "last_event_type": event.type,
     }
@@ -245,46 +268,46 @@ def _apply(row: RunRow, event: Event) -> dict[str, Any]:
                 thread_id=data.thread_id,
                 input_text=data.input[:SEARCH_CHARS],
                 parent_run_id=parent,
-                status=row.status if row.status in ENDED else "running",
+                status=s["status"] if s["status"] in ENDED else "running",
             )
-            if row.event_count == 0:
+            if s["event_count"] == 0:
                 changes["created_at"] = event.at
         case ModelCalled():
-            changes.update(_billed(row, data.usage, data.cost_usd), steps=row.steps + 1)
+            changes.update(_billed(s, data.usage, data.cost_usd), steps=s["steps"] + 1)
             calls = data.message.tool_calls
             batch: dict[str, str] = {}
             for call in calls:
                 batch.setdefault(call.id, _REQUESTED)
             changes["batch"] = tuple(batch.items())
             if calls:
-                changes["tools"] = _added(row.tools, (c.name for c in calls))
-                changes["call_ids"] = _added(row.call_ids, (c.id for c in calls))
+                changes["tools"] = _added(s["tools"], (c.name for c in calls))
+                changes["call_ids"] = _added(s["call_ids"], (c.id for c in calls))
         case ToolStarted():
-            changes.update(_set_call(row, data.call_id, _STARTED))
+            changes.update(_set_call(s, data.call_id, _STARTED))
         case ToolCompleted():
             if data.child_run_id is not None:
-                changes.update(_billed(row, data.usage, data.cost_usd))
-            changes.update(_set_call(row, data.call_id, _DONE))
+                changes.update(_billed(s, data.usage, data.cost_usd))
+            changes.update(_set_call(s, data.call_id, _DONE))
         case ApprovalRequested():
-            changes.update(_set_call(row, data.call_id, _AWAITING))
+            changes.update(_set_call(s, data.call_id, _AWAITING))
         case ApprovalDecided():
-            changes.update(_set_call(row, data.call_id, _APPROVED if data.approved else _REJECTED))
+            changes.update(_set_call(s, data.call_id, _APPROVED if data.approved else _REJECTED))
         case ToolDenied():
-            changes.update(_set_call(row, data.call_id, _DONE))
+            changes.update(_set_call(s, data.call_id, _DONE))
         case ToolOutcomeUnknown():
-            changes.update(_set_call(row, data.call_id, _UNKNOWN))
+            changes.update(_set_call(s, data.call_id, _UNKNOWN))
         case ToolReconciled():
-            changes.update(_set_call(row, data.call_id, _RETRY if data.retry else _DONE))
+            changes.update(_set_call(s, data.call_id, _RETRY if data.retry else _DONE))
         case ModelRetryScheduled():
             if data.observed_usage is not None:
                 changes.update(
-                    input_tokens=row.input_tokens + data.observed_usage.input_tokens,
-                    output_tokens=row.output_tokens + data.observed_usage.output_tokens,
+                    input_tokens=s["input_tokens"] + data.observed_usage.input_tokens,
+                    output_tokens=s["output_tokens"] + data.observed_usage.output_tokens,
                 )
         case ModelFailed():
-            changes.update(_billed(row, data.usage, data.cost_usd))
+            changes.update(_billed(s, data.usage, data.cost_usd))
         case GuardrailRejected():
-            changes.update(_billed(row, data.usage, data.cost_usd), steps=row.steps + 1)
+            changes.update(_billed(s, data.usage, data.cost_usd), steps=s["steps"] + 1)
         case RunCompleted():
             changes.update(_ended(event, "completed"), output_text=data.output[:SEARCH_CHARS], error_text=None)
         case RunFailed():
@@ -297,7 +320,7 @@ def _apply(row: RunRow, event: Event) -> dict[str, Any]:
             status = STATUS_OF_TYPE.get(event.type)
             if status is not None:
                 changes["status"] = status
-            if row.event_count == 0:  # a run opened by another kind of event (`run_queued`)
+            if s["event_count"] == 0:  # a run opened by another kind of event (`run_queued`)
                 changes.update(
                     created_at=event.at,
                     agent=str(getattr(data, "agent", "") or ""),
@@ -307,26 +330,26 @@ def _apply(row: RunRow, event: Event) -> dict[str, Any]:
     return changes
 
 
-def _billed(row: RunRow, usage: Usage, cost_usd: float | None) -> dict[str, Any]:
+def _billed(s: dict[str, Any], usage: Usage, cost_usd: float | None) -> dict[str, Any]:
     """The fold's `_bill`: tokens add up; a cost makes the run's cost known."""
     changes: dict[str, Any] = {
-        "input_tokens": row.input_tokens + usage.input_tokens,
-        "output_tokens": row.output_tokens + usage.output_tokens,
+        "input_tokens": s["input_tokens"] + usage.input_tokens,
+        "output_tokens": s["output_tokens"] + usage.output_tokens,
     }
     if cost_usd is not None:
-        changes.update(cost_usd=row.cost_usd + cost_usd, cost_known=True)
+        changes.update(cost_usd=s["cost_usd"] + cost_usd, cost_known=True)
     return changes
 
 
-def _set_call(row: RunRow, call_id: str, status: str) -> dict[str, Any]:
+def _set_call(s: dict[str, Any], call_id: str, status: str) -> dict[str, Any]:
     """The fold's `_set_call` and `_refresh_batch`: the call's status, then the run's. A call
     outside the batch (which the fold refuses as corrupt) changes nothing."""
-    batch = dict(row.batch)
+    batch = dict(s["batch"])
     if call_id not in batch:
         return {}
     batch[call_id] = status
     changes: dict[str, Any] = {"batch": tuple(batch.items())}
-    if row.status not in ENDED:
+    if s["status"] not in ENDED:
         statuses = set(batch.values())
         if _UNKNOWN in statuses:
             changes["status"] = "awaiting_reconciliation"
@@ -342,11 +365,23 @@ def _ended(event: Event, status: str) -> dict[str, Any]:
 
 
 def _added(kept: tuple[str, ...], new: Iterable[str]) -> tuple[str, ...]:
+    if len(kept) >= MAX_IDS:
+        return kept  # full: the same tuple, so the search text is seen unchanged at a glance
     added = list(kept)
     for name in new:
         if name not in added and len(added) < MAX_IDS:
             added.append(name)
     return tuple(added)
+
+
+SEARCH_SEPARATOR = "\x1f"
+"""Between the parts: `searchable` drops it from every text, so no match can span it."""
+
+
+def searchable(text: str) -> str:
+    """Lower-cased, without NUL, lone surrogates or the separator: what every store can keep."""
+    text = text.lower().replace("\x00", "").replace("\x1f", "")
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _utc(at: datetime) -> datetime:

@@ -1,12 +1,15 @@
 """A server that crashes loses no run: it resumes its agents' runs whose driver is gone.
 
 On start, and then every `interval_s`, the server looks for runs of the agents it serves that
-are `running` (not ended, not waiting for a human) and that it does not drive itself, and
-resumes each with `wait=False`: a run whose lease is live belongs to another process and is
-left alone (looked at again next sweep); one whose lease lapsed (its driver crashed) is taken
-over under the recovery rules of DESIGN §4, by the same loop as any resume. Runs still
-`queued` (journaled, never started) are handed to their thread's queue, which starts them in
-turn (`server.queueing`).
+are `running` or `queued` (not ended, not waiting for a human) and that it does not drive
+itself, and resumes each with `wait=False`: a run whose lease is live belongs to another
+process and is left alone (looked at again next sweep); one whose lease lapsed (its driver
+crashed) is taken over under the recovery rules of DESIGN §4, by the same loop as any resume.
+
+The runs are found in the store's run index (one query on its status), not by folding every
+run not yet ended: a store with thousands of runs waiting for approval costs a sweep nothing
+more. Queued runs come oldest first and are handed to their thread's queue, which starts them in
+turn (`server.queueing`). A fork made not to start waits for a person's resume.
 """
 
 from __future__ import annotations
@@ -15,39 +18,56 @@ import asyncio
 import logging
 
 from eudaimon.core.errors import EudaimonError
-from eudaimon.core.state import RunState, Status
+from eudaimon.core.run_index import RunRow, sortable
+from eudaimon.core.state import RunState
 from eudaimon.runtime.operations import load_state
-from eudaimon.runtime.queued import is_queued
 from eudaimon.server.context import ServerContext
+from eudaimon.stores import index
 
 logger = logging.getLogger("eudaimon.server")
 _ALL = 1_000_000_000
+RECOVERED = ("running", "queued")
+"""The statuses a run needs a driver in: not ended, not waiting for a human."""
 
 
 async def sweep(ctx: ServerContext) -> list[str]:
     """Resume the runs that need a driver; return their ids."""
     resumed: list[str] = []
-    for summary in await ctx.store.list_runs(limit=_ALL):
-        agent = ctx.agents.get(summary.agent)
-        if agent is None or summary.is_finished or ctx.runner.is_driving(summary.run_id):
+    for row in await runs_to_recover(ctx):
+        agent = ctx.agents.get(row.agent)
+        if agent is None or ctx.runner.is_driving(row.run_id):
             continue
-        if is_queued(summary):  # journaled, never started: its thread's queue starts it in turn
-            ctx.lines.poke(summary.agent, summary.run_id, summary.thread_id)
+        if row.status == "queued":  # journaled, never started: its thread's queue starts it in turn
+            ctx.lines.poke(row.agent, row.run_id, row.thread_id)
             continue
-        try:
-            state = await load_state(ctx.store, summary.run_id)
-        except EudaimonError as exc:
-            logger.warning("cannot read run %s to recover it: %s", summary.run_id, exc)
+        if row.parent_run_id is not None and await _held(ctx, row.run_id):
             continue
-        if state.status is Status.RUNNING and not _held(state):
-            ctx.runner.resume(agent, summary.run_id, wait=False)
-            resumed.append(summary.run_id)
+        ctx.runner.resume(agent, row.run_id, wait=False)
+        resumed.append(row.run_id)
     return resumed
 
 
-def _held(state: RunState) -> bool:
-    """A fork made not to start that nobody has resumed yet: it waits for a person."""
+async def _held(ctx: ServerContext, run_id: str) -> bool:
+    """A fork made not to start that nobody has resumed yet: it waits for a person. Only runs
+    with a parent are read to tell, so a sweep folds no other journal."""
+    try:
+        state: RunState = await load_state(ctx.store, run_id)
+    except EudaimonError as exc:
+        logger.warning("cannot read run %s to recover it: %s", run_id, exc)
+        return True
     return state.parent is not None and state.parent.held and state.next_seq == state.parent.seq + 1
+
+
+async def runs_to_recover(ctx: ServerContext) -> list[RunRow]:
+    """The runs of served agents the index says are running or queued: running ones first
+    (they were driven before), then queued ones oldest first."""
+    query = index.RunQuery(limit=_ALL, statuses=RECOVERED)
+    rows = [row for row in await index.query_runs(ctx.store, query) if row.agent in ctx.agents]
+    running = [row for row in rows if row.status != "queued"]
+    queued = sorted(
+        (row for row in rows if row.status == "queued"), key=lambda row: (sortable(row.created_at), row.run_id)
+    )
+    return running + queued
 
 
 async def recover_forever(ctx: ServerContext, interval_s: float) -> None:

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Response
 
 from eudaimon.core.errors import RunNotFound
-from eudaimon.core.state import RunState, Status
+from eudaimon.core.state import RunState
 from eudaimon.runtime.clock import new_run_id
 from eudaimon.runtime.operations import load_state
 from eudaimon.server import responses, starting
@@ -15,9 +15,8 @@ from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
 from eudaimon.server.responses import ERRORS
 from eudaimon.server.schemas import SEQ_MAX, StartRun
-from eudaimon.server.views import TERMINAL_STATUS, event_dict, row_dict, run_dict, state_dict
+from eudaimon.server.views import event_dict, row_dict, run_dict, state_dict
 from eudaimon.stores import index
-from eudaimon.stores.base import RunSummary
 
 ALL = 1_000_000_000
 
@@ -31,13 +30,6 @@ async def run_view(ctx: ServerContext, run_id: str) -> dict[str, Any]:
     view = run_dict(state, events)
     view["driven_here"] = ctx.runner.is_driving(run_id)
     return view
-
-
-async def status_of(ctx: ServerContext, summary: RunSummary) -> Status:
-    terminal = TERMINAL_STATUS.get(summary.last_event_type)
-    if terminal is not None:
-        return terminal
-    return (await load_state(ctx.store, summary.run_id)).status
 
 
 IndexStatus = Literal[

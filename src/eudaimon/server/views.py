@@ -20,17 +20,8 @@ from eudaimon.core.events import (
 )
 from eudaimon.core.messages import Message, Usage
 from eudaimon.core.run_index import RunRow
-from eudaimon.core.state import RunState, Status
-from eudaimon.stores.base import RunSummary
+from eudaimon.core.state import RunState
 from eudaimon.stores.index import DayRow
-
-TERMINAL_STATUS = {
-    "run_completed": Status.COMPLETED,
-    "run_failed": Status.FAILED,
-    "run_cancelled": Status.CANCELLED,
-    "budget_exceeded": Status.BUDGET_EXCEEDED,
-}
-"""The status of a run whose last event is terminal, known without folding it."""
 
 
 def usage_dict(usage: Usage) -> dict[str, int]:
@@ -125,19 +116,6 @@ def run_dict(state: RunState, events: Sequence[Event]) -> dict[str, Any]:
 
 def _decision(event: Event, kind: str, call_id: str | None, **fields: Any) -> dict[str, Any]:
     return {"kind": kind, "seq": event.seq, "at": event.at.isoformat(), "call_id": call_id, **fields}
-
-
-def summary_dict(summary: RunSummary, status: Status) -> dict[str, Any]:
-    return {
-        "run_id": summary.run_id,
-        "agent": summary.agent,
-        "thread_id": summary.thread_id,
-        "status": status.value,
-        "event_count": summary.event_count,
-        "last_event_type": summary.last_event_type,
-        "created_at": summary.created_at.isoformat(),
-        "updated_at": summary.updated_at.isoformat(),
-    }
 
 
 def row_dict(row: RunRow) -> dict[str, Any]:

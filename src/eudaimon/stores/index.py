@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Protocol, runtime_checkable
 
-from eudaimon.core.run_index import ENDED, ERRORED, RunRow, sortable
+from eudaimon.core.events import Event
+from eudaimon.core.run_index import ENDED, ERRORED, RunRow, searchable, sortable
 from eudaimon.stores.base import EventStore
 
 
@@ -73,6 +73,11 @@ class RunQuery:
     statuses: tuple[str, ...] = ()
     """Any of these statuses (with `status`, both must hold); the recovery sweep's."""
 
+    @property
+    def needle(self) -> str:
+        """`q` as the stores look it up: lower-cased, as `RunRow.search_text` is (`searchable`)."""
+        return searchable(self.q or "")
+
     def matches(self, row: RunRow) -> bool:
         """The filters in Python, for the stores that keep rows in memory (and the fallback)."""
         if self.status is not None and row.status != self.status:
@@ -83,7 +88,7 @@ class RunQuery:
             return False
         if self.thread_id is not None and row.thread_id != self.thread_id:
             return False
-        if self.q and self.q.lower() not in row.search_text:
+        if self.q and self.needle not in row.search_text:
             return False
         created = sortable(row.created_at)
         if self.since is not None and created < sortable(self.since):
@@ -123,12 +128,35 @@ class DayRow:
     """Runs that failed or exceeded their budget, over the day's runs."""
 
 
-def nearest_rank(sorted_values: Sequence[int], fraction: float) -> int | None:
-    """The nearest-rank percentile (PostgreSQL's `percentile_disc`): the smallest value with at
-    least `fraction` of the values at or below it."""
+def nearest_rank(sorted_values: Sequence[int], percent: int) -> int | None:
+    """The nearest-rank percentile (PostgreSQL's `percentile_disc`): the value at rank
+    ceil(percent / 100 * n), in integers, as the stores' SQL computes it."""
     if not sorted_values:
         return None
-    return sorted_values[max(0, math.ceil(fraction * len(sorted_values)) - 1)]
+    return sorted_values[(percent * len(sorted_values) + 99) // 100 - 1]
+
+
+def day_row(
+    agent: str,
+    day: str,
+    groups: Sequence[tuple[str, int, float, int, int]],
+    p50: int | None,
+    p95: int | None,
+) -> DayRow:
+    """A day's row from its (status, runs, cost, input tokens, output tokens) groups."""
+    runs = sum(g[1] for g in groups)
+    return DayRow(
+        agent=agent,
+        day=day,
+        runs=runs,
+        by_status={status: count for status, count, *_ in groups},
+        cost_usd=sum(g[2] for g in groups),
+        input_tokens=sum(g[3] for g in groups),
+        output_tokens=sum(g[4] for g in groups),
+        p50_duration_ms=p50,
+        p95_duration_ms=p95,
+        error_rate=sum(g[1] for g in groups if g[0] in ERRORED) / runs if runs else 0.0,
+    )
 
 
 def day_rows(rows: Iterable[RunRow], since: datetime, agent: str | None) -> list[DayRow]:
@@ -141,24 +169,21 @@ def day_rows(rows: Iterable[RunRow], since: datetime, agent: str | None) -> list
         groups.setdefault((row.agent, sortable(row.created_at)[:10]), []).append(row)
     days: list[DayRow] = []
     for (name, day), runs in sorted(groups.items(), key=lambda item: (item[0][1], item[0][0])):
-        by_status: dict[str, int] = {}
+        by_status: dict[str, list[RunRow]] = {}
         for run in runs:
-            by_status[run.status] = by_status.get(run.status, 0) + 1
+            by_status.setdefault(run.status, []).append(run)
         durations = sorted(d for run in runs if run.status in ENDED and (d := run.duration_ms) is not None)
-        days.append(
-            DayRow(
-                agent=name,
-                day=day,
-                runs=len(runs),
-                by_status=by_status,
-                cost_usd=sum(run.cost_usd for run in runs),
-                input_tokens=sum(run.input_tokens for run in runs),
-                output_tokens=sum(run.output_tokens for run in runs),
-                p50_duration_ms=nearest_rank(durations, 0.5),
-                p95_duration_ms=nearest_rank(durations, 0.95),
-                error_rate=sum(1 for run in runs if run.status in ERRORED) / len(runs),
+        found = [
+            (
+                status,
+                len(of),
+                sum(r.cost_usd for r in of),
+                sum(r.input_tokens for r in of),
+                sum(r.output_tokens for r in of),
             )
-        )
+            for status, of in by_status.items()
+        ]
+        days.append(day_row(name, day, found, nearest_rank(durations, 50), nearest_rank(durations, 95)))
     return days
 
 
@@ -183,6 +208,46 @@ def parse_bound(text: str, *, end: bool) -> datetime:
         return at + timedelta(days=1) if end else at
     at = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
     return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+
+
+class LastRows:
+    """The row a store wrote last for each run it appends to, so that the next append computes
+    its row without reading one back: a row is a pure function of the journal, so the row
+    kept at `event_count` n is the row of events 0..n-1 whoever wrote them. The store's write
+    is guarded by that count and reads the row back when the guard misses (another process
+    appended meanwhile). Runs that ended are dropped; so are the oldest beyond `size`."""
+
+    def __init__(self, size: int = 10_000) -> None:
+        self._rows: dict[str, RunRow] = {}
+        self._size = size
+
+    def following(self, run_id: str, expected_seq: int, events: Sequence[Event]) -> RunRow | None:
+        """The row after `events` appended at `expected_seq`, if known without reading."""
+        if expected_seq == 0:
+            return RunRow(run_id).advance(events)
+        kept = self._rows.get(run_id)
+        if kept is None or kept.event_count != expected_seq:
+            return None
+        return kept.advance(events)
+
+    def search_changed(self, row: RunRow) -> tuple[bool, bool]:
+        """Whether `row`'s text part and ids part (`RunRow.search_text`) differ from the kept row's
+        (both, when none is kept)."""
+        kept = self._rows.get(row.run_id)
+        if kept is None:
+            return True, True
+        return kept.text_key() != row.text_key(), kept.ids_key() != row.ids_key()
+
+    def keep(self, row: RunRow) -> None:
+        self._rows.pop(row.run_id, None)
+        if row.is_ended:
+            return
+        self._rows[row.run_id] = row
+        if len(self._rows) > self._size:
+            del self._rows[next(iter(self._rows))]
+
+    def forget(self, run_id: str) -> None:
+        self._rows.pop(run_id, None)
 
 
 @runtime_checkable

@@ -9,16 +9,22 @@ or schema into a new, empty journal.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 import psycopg
 
 from eudaimon.core.errors import JournalError
+from eudaimon.stores.postgres import _index
 from eudaimon.stores.postgres._dsn import Target
 from eudaimon.stores.postgres._pools import Connection
 from eudaimon.stores.postgres._sql import LOCK_CLASS, SCHEMA_VERSION, Statements
 
 
-async def create(conn: Connection, sql: Statements, target: Target) -> None:
-    """Create the schema's tables if missing and upgrade a version 1 schema in place.
+async def create(
+    conn: Connection, sql: Statements, target: Target, backfill: Callable[[Connection], Awaitable[None]]
+) -> None:
+    """Create the schema's tables if missing and upgrade an older schema in place (a version 2
+    one gains the run index, which `backfill` fills from the journal in the same transaction).
 
     Raises:
         JournalError: the database failed, or the schema is of a version this eudaimon cannot read.
@@ -30,10 +36,17 @@ async def create(conn: Connection, sql: Statements, target: Target) -> None:
             if exists is None or exists[0] is None:
                 for statement in sql.ddl:
                     await conn.execute(statement)
+                await _index.create_search(conn, sql.quoted)
             version = await _version(conn, sql)
             if version == 1:  # texts and messages inline: add their tables, the rows read as they are
                 for statement in sql.upgrade_from_1:
                     await conn.execute(statement)
+                version = await _version(conn, sql)
+            if version == 2:  # no run index: add it, filled from every run's journal
+                for statement in sql.upgrade_from_2:
+                    await conn.execute(statement)
+                await backfill(conn)
+                await _index.create_search(conn, sql.quoted)
                 version = await _version(conn, sql)
     except psycopg.Error as exc:
         raise target.failed(sql.schema, exc) from exc
@@ -59,9 +72,9 @@ async def check(conn: Connection, sql: Statements, target: Target) -> None:
         version = await _version(conn, sql)
     except psycopg.Error as exc:
         raise target.failed(sql.schema, exc) from exc
-    if version == 1:
+    if version in (1, 2):
         raise JournalError(
-            f"the PostgreSQL journal at {target} (schema {sql.schema}) has schema version 1, which is "
+            f"the PostgreSQL journal at {target} (schema {sql.schema}) has schema version {version}, which is "
             f"upgraded to {SCHEMA_VERSION} in place by the first store that opens it for writing; "
             "open it once without read_only"
         )

@@ -44,9 +44,11 @@ import re
 from dataclasses import dataclass
 
 from eudaimon.core.errors import ConfigurationError
+from eudaimon.stores.postgres import _index
 
-SCHEMA_VERSION = 2
-"""1: events inline. 2: long texts and history messages stored once (a 1 is upgraded in place)."""
+SCHEMA_VERSION = 3
+"""1: events inline. 2: long texts and history messages stored once. 3: the run index (`_index`).
+Older schemas are upgraded in place, the index filled from the journal, once."""
 LOCK_CLASS = 0x6575_6461  # "euda": the advisory-lock namespace of schema creation and of content
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
@@ -107,12 +109,18 @@ _DDL = (
         data    text   NOT NULL
     )""",
     *_CONTENT_DDL,
+    *_index.DDL,
     f"INSERT INTO {{s}}.meta (name, value) VALUES ('schema_version', {SCHEMA_VERSION}) ON CONFLICT DO NOTHING",
 )
 
 _UPGRADE_FROM_1 = (
     *_CONTENT_DDL,
     "UPDATE {s}.meta SET value = 2 WHERE name = 'schema_version' AND value = 1",
+)
+
+_UPGRADE_FROM_2 = (
+    *_index.DDL,
+    "UPDATE {s}.meta SET value = 3 WHERE name = 'schema_version' AND value = 2",
 )
 
 _FENCED = """(%(lease)s::text IS NULL OR EXISTS (SELECT 1 FROM {s}.leases
@@ -157,7 +165,7 @@ _INSERT_EVENTS = """ INSERT INTO {s}.events (run_id, seq, at, at_offset, type, p
     SELECT claimed.run_id, e.seq, e.at, e.at_offset, e.type, e.payload
     FROM claimed, unnest(%(seqs)s::bigint[], %(ats)s::timestamptz[], %(offsets)s::interval[],
                          %(types)s::text[], %(payloads)s::text[]) AS e(seq, at, at_offset, type, payload)
-    RETURNING EXISTS (SELECT FROM retaken)"""
+    RETURNING EXISTS (SELECT FROM retaken), EXISTS (SELECT FROM indexed)"""
 
 # The new messages in the order given, then the number of every message named (the main query
 # does not see the CTE's rows, so those come from its RETURNING). A row another transaction
@@ -185,6 +193,14 @@ class Statements:
     schema: str
     ddl: tuple[str, ...]
     upgrade_from_1: tuple[str, ...]
+    upgrade_from_2: tuple[str, ...]
+    quoted: str
+    """The schema's name, quoted, for the statements built per query (`_index.query`)."""
+    index_row: str
+    upsert_index: str
+    runs_unindexed: str
+    days: str
+    percentiles: str
     meta_table: str
     schema_version: str
     create_run: str
@@ -235,12 +251,26 @@ class Statements:
             schema=schema,
             ddl=tuple(statement.format(s=s) for statement in _DDL),
             upgrade_from_1=tuple(statement.format(s=s) for statement in _UPGRADE_FROM_1),
+            upgrade_from_2=tuple(statement.format(s=s) for statement in _UPGRADE_FROM_2),
+            quoted=s,
+            index_row=f"SELECT body FROM {s}.run_index WHERE run_id = %s",
+            upsert_index=_index.UPSERT.format(s=s),
+            runs_unindexed=(
+                f"SELECT r.run_id, r.agent, r.thread_id, r.created_at FROM {s}.runs r"
+                f" WHERE NOT EXISTS (SELECT FROM {s}.run_index ix WHERE ix.run_id = r.run_id)"
+            ),
+            days=_index.DAYS.format(s=s),
+            percentiles=_index.PERCENTILES.format(s=s),
             meta_table=f"{s}.meta",
             schema_version=f"SELECT value FROM {s}.meta WHERE name = 'schema_version'",
-            create_run=("WITH " + _RETAKE + _CREATE_RUN + _INSERT_EVENTS).format(s=s),
-            extend_run=("WITH " + _RETAKE + _EXTEND_RUN + _INSERT_EVENTS).format(s=s),
-            create_run_content=("WITH " + _RETAKE + _CREATE_RUN + _COUNT_CONTENT + _INSERT_EVENTS).format(s=s),
-            extend_run_content=("WITH " + _RETAKE + _EXTEND_RUN + _COUNT_CONTENT + _INSERT_EVENTS).format(s=s),
+            create_run=("WITH " + _RETAKE + _CREATE_RUN + _index.CREATE + _INSERT_EVENTS).format(s=s),
+            extend_run=("WITH " + _RETAKE + _EXTEND_RUN + _index.EXTEND + _INSERT_EVENTS).format(s=s),
+            create_run_content=(
+                "WITH " + _RETAKE + _CREATE_RUN + _COUNT_CONTENT + _index.CREATE + _INSERT_EVENTS
+            ).format(s=s),
+            extend_run_content=(
+                "WITH " + _RETAKE + _EXTEND_RUN + _COUNT_CONTENT + _index.EXTEND + _INSERT_EVENTS
+            ).format(s=s),
             share_content=f"SELECT pg_advisory_xact_lock_shared({content_key})",
             lock_content=f"SELECT pg_advisory_xact_lock({content_key})",
             insert_messages=_INSERT_MESSAGES.format(s=s),
@@ -272,7 +302,8 @@ class Statements:
             delete_run=(
                 f"WITH e AS (DELETE FROM {s}.events WHERE run_id = %(run)s RETURNING 1),"
                 f" n AS (DELETE FROM {s}.snapshots WHERE key = %(key)s RETURNING 1),"
-                f" r AS (DELETE FROM {s}.runs WHERE run_id = %(run)s RETURNING 1)"
+                f" r AS (DELETE FROM {s}.runs WHERE run_id = %(run)s RETURNING 1),"
+                f" ix AS (DELETE FROM {s}.run_index WHERE run_id = %(run)s RETURNING 1)"
                 " SELECT (SELECT count(*) FROM e) + (SELECT count(*) FROM n) + (SELECT count(*) FROM r)"
             ),
             take_lease=(

@@ -14,6 +14,7 @@ Why it is built this way:
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
@@ -26,20 +27,24 @@ from eudaimon.core.errors import (
     ConcurrencyConflict,
     ConfigurationError,
     CorruptEvent,
+    EudaimonError,
     JournalError,
     LeaseHeld,
     LeaseLost,
 )
 from eudaimon.core.events import Event
+from eudaimon.core.run_index import RunRow
 from eudaimon.stores.base import Fence, Lease, RunSummary, Snapshot, check_batch, summary_fields
+from eudaimon.stores.index import DayRow, LastRows, RunQuery
 from eudaimon.stores.packing import PackedBatch, Row, pack
-from eudaimon.stores.postgres import _content, _schema
+from eudaimon.stores.postgres import _content, _index, _schema
 from eudaimon.stores.postgres._dsn import parse_dsn
 from eudaimon.stores.postgres._pools import CONNECT_TIMEOUT_S, Connection, LoopPools
 from eudaimon.stores.postgres._sql import Statements
 
 STALLED_TRANSACTION_TIMEOUT_S = 5.0
 """Our transactions are a few statements sent back to back: a pause this long is a stall."""
+logger = logging.getLogger("eudaimon.stores")
 _LEASE_TRIES = 5
 """A lease seen held, then gone before we could read its holder, is taken again; this bounds it."""
 
@@ -107,6 +112,7 @@ class PostgresStore:
         )
         self._read_only = read_only
         self._commits = 0
+        self._rows = LastRows()
 
     @property
     def schema(self) -> str:
@@ -151,19 +157,24 @@ class PostgresStore:
             raise
         packed = pack(batch)  # encoded before any connection is taken
         params = _append_params(run_id, expected_seq, batch, packed)
+        row = self._rows.following(run_id, expected_seq, batch) or await self._row_after(run_id, expected_seq, batch)
+        params.update(_index.params(row))
         params["lease"], params["owner"] = (fence.name, fence.owner) if fence is not None else (None, None)
         params["lease_ttl"] = fence.ttl_s if fence is not None else 0.0
         async with self._connection() as conn:
             sent = time.monotonic()  # before the commit is sent: a lease it takes back holds from here
             try:
-                appended, retaken = await self._append(conn, params, packed, snapshot)
+                appended, retaken, indexed = await self._append(conn, params, packed, snapshot)
             except psycopg.errors.UniqueViolation:
                 # `runs` disagrees with `events` (a hand edit, a foreign writer): the key still fences.
                 top = await conn.execute(self._sql.top_seq, (run_id,))
-                row = await top.fetchone()
-                raise ConcurrencyConflict(run_id, expected_seq, int(row[0]) if row else 0) from None
+                found = await top.fetchone()
+                raise ConcurrencyConflict(run_id, expected_seq, int(found[0]) if found else 0) from None
         if appended:
             self._commits += 1
+            if not indexed:  # the index row was out of step (a hand edit, an interrupted upgrade)
+                row = await self._reindex(run_id)
+            self._rows.keep(row)
             if retaken and fence is not None and fence.taken_back is not None:
                 fence.taken_back(sent)
             return
@@ -195,10 +206,31 @@ class PostgresStore:
             for run, agent, thread, created, updated, count, last in rows
         ]
 
+    async def query_runs(self, query: RunQuery) -> list[RunRow]:
+        """The run index's rows `query` asks for, most recently updated first (one indexed query)."""
+        sql, args = _index.query(self._sql.quoted, query)
+        async with self._connection() as conn:
+            rows = await (await conn.execute(sql, args)).fetchall()
+        return [RunRow.from_json(body) for (body,) in rows]
+
+    async def run_row(self, run_id: str) -> RunRow | None:
+        async with self._connection() as conn:
+            found = await (await conn.execute(self._sql.index_row, (run_id,))).fetchone()
+        return None if found is None else RunRow.from_json(found[0])
+
+    async def dashboard(self, since: datetime, agent: str | None = None) -> list[DayRow]:
+        """Per agent and UTC day of creation since `since`, from the index (GROUP BY, percentile_disc)."""
+        args = {"since": since, "agent": agent}
+        async with self._connection() as conn:
+            groups = await (await conn.execute(self._sql.days, args)).fetchall()
+            ranks = await (await conn.execute(self._sql.percentiles, args)).fetchall()
+        return _index.day_rows(groups, ranks)
+
     async def delete_run(self, run_id: str) -> None:
         """Remove the run's events, summary and `run:<id>` snapshot, and the texts and messages
         no other run reaches, in one transaction."""
         self._check_writable()
+        self._rows.forget(run_id)
         async with self._connection() as conn, conn.transaction():
             released = await _content.release(conn, self._sql, run_id)
             row = await (await conn.execute(self._sql.delete_run, {"run": run_id, "key": f"run:{run_id}"})).fetchone()
@@ -293,7 +325,44 @@ class PostgresStore:
     async def _create_schema(self) -> None:
         conn = await self._pools.connect()
         async with conn:
-            await _schema.create(conn, self._sql, self._target)
+            await _schema.create(conn, self._sql, self._target, self._backfill)
+
+    async def _backfill(self, conn: Connection) -> None:
+        """Index every run the index lacks, from its journal (the upgrade of an older schema). A
+        run whose journal cannot be read is indexed from its `runs` row, so it stays listed."""
+        missing = await (await conn.execute(self._sql.runs_unindexed)).fetchall()
+        for run_id, agent, thread_id, created in missing:
+            try:
+                row = RunRow.of(await self._load_on(conn, run_id))
+            except EudaimonError as exc:
+                logger.warning("run %s cannot be read to index it (%s); it is listed from its summary", run_id, exc)
+                row = RunRow(run_id, agent=agent, thread_id=thread_id, created_at=created, updated_at=created)
+            if row is not None:
+                await conn.execute(self._sql.upsert_index, {"run": run_id, **_index.params(row)})
+
+    async def _load_on(self, conn: Connection, run_id: str) -> list[Event]:
+        rows = await (await conn.execute(self._sql.load, (run_id, -1))).fetchall()
+        return await _content.load(conn, self._sql, run_id, _written_rows(run_id, rows), -1)
+
+    async def _row_after(self, run_id: str, expected_seq: int, batch: Sequence[Event]) -> RunRow:
+        """The run's index row after `batch`, for a run this store did not append to last: the
+        stored row advanced, or the journal folded (raises `ConcurrencyConflict` if the journal
+        is not at `expected_seq`, as the claim would)."""
+        async with self._connection() as conn:
+            found = await (await conn.execute(self._sql.index_row, (run_id,))).fetchone()
+            before = _parsed(found[0]) if found is not None else None
+            if before is not None and before.event_count == expected_seq:
+                return before.advance(batch)
+            events = await self._load_on(conn, run_id)
+        if len(events) != expected_seq:
+            raise ConcurrencyConflict(run_id, expected_seq, len(events))
+        return (RunRow.of(events) or RunRow(run_id)).advance(batch)
+
+    async def _reindex(self, run_id: str) -> RunRow:
+        async with self._connection() as conn:
+            row = RunRow.of(await self._load_on(conn, run_id)) or RunRow(run_id)
+            await conn.execute(self._sql.upsert_index, {"run": run_id, **_index.params(row)})
+        return row
 
     async def _check_schema(self) -> None:
         conn = await self._pools.connect()
@@ -302,26 +371,28 @@ class PostgresStore:
 
     async def _append(
         self, conn: Connection, params: dict[str, Any], packed: PackedBatch, snapshot: Snapshot | None
-    ) -> tuple[bool, bool]:
+    ) -> tuple[bool, bool, bool]:
         """Claim the run and write the batch: whether the claim held (if not, nothing is
-        written), and whether its fence took a lapsed lease back."""
+        written), whether its fence took a lapsed lease back, and whether the index row was
+        advanced with it."""
         content = bool(packed.texts or packed.messages)
         first = params["expected"] == 0
         if not content and snapshot is None:  # most steps: one autocommit statement, one round trip
             sql = self._sql.create_run if first else self._sql.extend_run
             return await _claimed(await conn.execute(sql, params), len(params["seqs"]))
+        indexed = False
         async with conn.transaction():
             if content:
                 params = {**params, **await _content.store(conn, self._sql, packed)}
                 sql = self._sql.create_run_content if first else self._sql.extend_run_content
             else:
                 sql = self._sql.create_run if first else self._sql.extend_run
-            appended, retaken = await _claimed(await conn.execute(sql, params), len(params["seqs"]))
+            appended, retaken, indexed = await _claimed(await conn.execute(sql, params), len(params["seqs"]))
             if not appended:
                 raise psycopg.Rollback  # the messages inserted for the batch go too
             if snapshot is not None:
                 await conn.execute(self._sql.save_snapshot, (snapshot.key, snapshot.version, snapshot.data))
-        return appended, retaken
+        return appended, retaken, indexed
 
     async def _next_seq(self, run_id: str) -> int:
         async with self._connection() as conn:
@@ -329,12 +400,13 @@ class PostgresStore:
         return int(row[0]) if row else 0
 
 
-async def _claimed(cursor: psycopg.AsyncCursor[Any], events: int) -> tuple[bool, bool]:
-    """Whether an append statement inserted all its `events`, and whether it took its lease back."""
+async def _claimed(cursor: psycopg.AsyncCursor[Any], events: int) -> tuple[bool, bool, bool]:
+    """Whether an append statement inserted all its `events`, whether it took its lease back,
+    and whether it advanced the run's index row."""
     if cursor.rowcount != events:
-        return False, False
+        return False, False, False
     row = await cursor.fetchone()
-    return True, bool(row and row[0])
+    return True, bool(row and row[0]), bool(row and row[1])
 
 
 def _append_params(run_id: str, expected_seq: int, batch: Sequence[Event], packed: PackedBatch) -> dict[str, Any]:
@@ -356,6 +428,13 @@ def _append_params(run_id: str, expected_seq: int, batch: Sequence[Event], packe
         "types": [e.type for e in batch],
         "payloads": [] if packed.messages else packed.payloads(),  # with messages: once they are numbered
     }
+
+
+def _parsed(body: str) -> RunRow | None:
+    try:
+        return RunRow.from_json(body)
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def _written_rows(run_id: str, rows: Sequence[tuple[Any, ...]]) -> list[Row]:

@@ -1,10 +1,11 @@
 """The SQLite journal's tables, and the upgrade of files made by older versions.
 
 Pages written per commit are what an fsync'ed commit costs: events live in one B-tree keyed by
-(run, seq) (WITHOUT ROWID), and an append touches nothing else. A run's row in `runs` is
-written when it starts and once more when it ends (`ended_at`, indexed); its last update, next
-seq and last type are read from its last event. So `list_runs` reads the runs still going (few)
-and the newest ended ones through the index, never every run. Files made with the first layout
+(run, seq) (WITHOUT ROWID), and an append touches besides them only the run's row of the run
+index (`_index`, one UPDATE). A run's row in `runs` is written when it starts and once more
+when it ends (`ended_at`, indexed); its last update, next seq and last type are read from its
+last event. So `list_runs` reads the runs still going (few) and the newest ended ones through
+the index, never every run; listings by status, search and the dashboard read `run_index`. Files made with the first layout
 (a rowid events table) read the same; older files are upgraded when first opened.
 """
 
@@ -14,10 +15,11 @@ import sqlite3
 
 from eudaimon.core.errors import JournalError
 from eudaimon.core.events import TERMINAL_TYPES
-from eudaimon.stores.sqlite import _content
+from eudaimon.stores.sqlite import _content, _index, _sql
 
-VERSION = 3
-"""`PRAGMA user_version` of a file with these tables: 2 kept run summaries updated by every
+VERSION = 4
+"""`PRAGMA user_version` of a file with these tables: 3 lacked the run index (`_index`, filled
+from the journal when such a file is first opened), 2 kept run summaries updated by every
 append, 1 lacked the tables of texts and messages (`_content`)."""
 
 TABLES = (
@@ -31,6 +33,7 @@ TABLES = (
     "CREATE TABLE IF NOT EXISTS leases (name TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at REAL NOT NULL)",
     "CREATE TABLE IF NOT EXISTS snapshots (key TEXT PRIMARY KEY, version INTEGER NOT NULL, data TEXT NOT NULL)",
     *_content.SCHEMA,
+    *_index.SCHEMA,
 )
 
 
@@ -48,6 +51,8 @@ def ensure(conn: sqlite3.Connection) -> None:
         _drop_run_summaries(conn)
         for statement in TABLES:
             conn.execute(statement)
+        _index.backfill(conn, _sql.load_all)
+        _index.create_search(conn)
         conn.execute(f"PRAGMA user_version = {VERSION}")
         conn.execute("COMMIT")
 

@@ -6,8 +6,8 @@ across processes), which it may share with others' writes (`_worker._run_writes`
 
 - The expected-seq check reads the run's last seq (one seek in the `events` key) after
   `BEGIN IMMEDIATE`, so two processes cannot both win a seq; the PRIMARY KEY (run_id, seq) of
-  `events` is the hard fence behind that check. An append writes nothing else (`_schema`): a
-  run's summary is read from its last event.
+  `events` is the hard fence behind that check. An append writes besides its events only the
+  run's row of the run index (`_index`); `list_runs`' summary is read from the last event.
 - The check and the insert are one statement (`_guarded_insert`: rows that land only if the
   run's last seq is the one before them). `sqlite3` lets go of the GIL around every step of a
   statement, and with runs busy on the event loop each step waits to get it back: one append
@@ -24,9 +24,10 @@ from functools import cache
 
 from eudaimon.core.errors import ConcurrencyConflict, CorruptEvent
 from eudaimon.core.events import TERMINAL_TYPES, Event
+from eudaimon.core.run_index import RunRow
 from eudaimon.stores.base import RunSummary, Snapshot, check_batch, summary_fields
 from eudaimon.stores.packing import PackedBatch
-from eudaimon.stores.sqlite import _content
+from eudaimon.stores.sqlite import _content, _index
 
 SAVE_SNAPSHOT = (
     "INSERT INTO snapshots (key, version, data) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE"
@@ -41,8 +42,12 @@ def append(
     events: Sequence[Event],
     packed: PackedBatch,
     snapshot: Snapshot | None,
-) -> None:
-    """One compare-and-append; raising undoes it (the worker rolls it back)."""
+    row: RunRow | None = None,
+    *,
+    search_changed: tuple[bool, bool] = (True, True),
+) -> RunRow:
+    """One compare-and-append and the run's row of the index (`row`, if the caller computed
+    it); raising undoes it (the worker rolls it back). Returns the row written."""
     guarded = len(events) <= _GUARDED_ROWS
     if not guarded:
         _check_next(conn, run_id, expected)
@@ -70,8 +75,14 @@ def append(
     final = events[-1]
     if final.type in TERMINAL_TYPES:  # once per run: what lets `list_runs` read the newest ended runs alone
         conn.execute("UPDATE runs SET ended_at = ? WHERE run_id = ?", (sortable(final.at), run_id))
+    written = _index.write(conn, run_id, expected, events, row, load_all, search_changed=search_changed)
     if snapshot is not None:
         conn.execute(SAVE_SNAPSHOT, (snapshot.key, snapshot.version, snapshot.data))
+    return written
+
+
+def load_all(conn: sqlite3.Connection, run_id: str) -> list[Event]:
+    return load(conn, run_id, -1)
 
 
 _GUARDED_ROWS = 64
@@ -142,6 +153,7 @@ def delete_run(conn: sqlite3.Connection, run_id: str) -> None:
     _content.release(conn, run_id)
     conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
     conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+    _index.forget(conn, run_id)
     conn.execute("DELETE FROM snapshots WHERE key = ?", (f"run:{run_id}",))
 
 

@@ -30,13 +30,16 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import ClassVar, TypeVar
 
 from eudaimon.core.errors import ConfigurationError, JournalError
 from eudaimon.core.events import Event
+from eudaimon.core.run_index import RunRow
 from eudaimon.stores.base import Fence, Lease, RunSummary, Snapshot
+from eudaimon.stores.index import DayRow, LastRows, RunQuery, day_rows, select
 from eudaimon.stores.packing import pack
-from eudaimon.stores.sqlite import _leases, _sql, _worker
+from eudaimon.stores.sqlite import _index, _leases, _sql, _worker
 from eudaimon.stores.sqlite._worker import CommitWorker, Job, Synchronous
 
 T = TypeVar("T")
@@ -83,6 +86,7 @@ class SqliteStore:
             name=repr(self),
         )
         self._tally = _worker.Tally()
+        self._rows = LastRows()
         self._closed = False
         self._lease_writes = 0
 
@@ -121,15 +125,21 @@ class SqliteStore:
             # Encoded here, not in the transaction, so the cross-process write lock is held briefly.
             packed = pack(batch)
 
-            def write(conn: sqlite3.Connection) -> float | None:
+            row = self._rows.following(run_id, expected_seq, batch)
+            search_changed = (True, True) if row is None else self._rows.search_changed(row)
+
+            def write(conn: sqlite3.Connection) -> tuple[float | None, RunRow]:
                 """This append's part of the transaction; the monotonic time it began at if its
                 fence took the lease back (no later than the new expiry the store wrote)."""
                 started, sent = time.time(), time.monotonic()  # under the write lock
-                _sql.append(conn, run_id, expected_seq, batch, packed, snapshot)
+                written = _sql.append(
+                    conn, run_id, expected_seq, batch, packed, snapshot, row, search_changed=search_changed
+                )
                 retaken = fence is not None and _leases.check_fence(conn, fence, started)
-                return sent if retaken else None
+                return (sent if retaken else None), written
 
-            retaken_at = await self._do(True, write)
+            retaken_at, written = await self._do(True, write)
+            self._rows.keep(written)
             if retaken_at is not None and fence is not None and fence.taken_back is not None:
                 fence.taken_back(retaken_at)  # the commit landed
         else:
@@ -147,8 +157,39 @@ class SqliteStore:
         """Runs, most recently updated first (ties: oldest run first, as `MemoryStore`)."""
         return await self._do(False, lambda conn: _sql.list_runs(conn, limit, thread_id))
 
+    async def query_runs(self, query: RunQuery) -> list[RunRow]:
+        """The run index's rows `query` asks for, most recently updated first (one indexed query;
+        an older file opened read-only, which has no index, is folded run by run)."""
+
+        def read(conn: sqlite3.Connection) -> list[RunRow]:
+            if self._read_only and _index.missing(conn):
+                return select(_index.folded(conn, _sql.load_all), query)
+            return _index.query(conn, query)
+
+        return await self._do(False, read)
+
+    async def run_row(self, run_id: str) -> RunRow | None:
+        def read(conn: sqlite3.Connection) -> RunRow | None:
+            if self._read_only and _index.missing(conn):
+                return RunRow.of(_sql.load_all(conn, run_id))
+            found = conn.execute("SELECT body FROM run_index WHERE run_id = ?", (run_id,)).fetchone()
+            return None if found is None else RunRow.from_json(found[0])
+
+        return await self._do(False, read)
+
+    async def dashboard(self, since: datetime, agent: str | None = None) -> list[DayRow]:
+        """Per agent and UTC day of creation since `since`, from the index (GROUP BY, ranks)."""
+
+        def read(conn: sqlite3.Connection) -> list[DayRow]:
+            if self._read_only and _index.missing(conn):
+                return day_rows(_index.folded(conn, _sql.load_all), since, agent)
+            return _index.dashboard(conn, since, agent)
+
+        return await self._do(False, read)
+
     async def delete_run(self, run_id: str) -> None:
         """Remove a run's events, summary and snapshot (retention); unknown runs are ignored."""
+        self._rows.forget(run_id)
         await self._do(True, lambda conn: _sql.delete_run(conn, run_id))
 
     async def acquire_lease(self, name: str, owner: str, ttl_s: float) -> Lease:
