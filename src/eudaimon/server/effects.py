@@ -45,9 +45,11 @@ def router(ctx: ServerContext) -> APIRouter:
     ) -> dict[str, Any]:
         """Each call started after `after_seq` once, with its tool's effect class."""
         events = await ctx.store.load(run_id)
-        if not events or not isinstance(events[0].data, RunStarted):
+        if not events:
             raise RunNotFound(run_id)
-        first = events[0].data
+        first = next((e.data for e in events[:2] if isinstance(e.data, RunStarted)), None)
+        if first is None:  # queued, never started: it ran nothing
+            return {"calls": []}
         known = {record.name: record.effect for record in first.tools}
         agent = ctx.agents.get(first.agent)
         served = {name: tool.effect.value for name, tool in agent.tools.items()} if agent is not None else {}

@@ -57,7 +57,7 @@ def test_the_summary_column_reads_as_lines_not_a_word_per_line(page: Page, inspe
     page.set_viewport_size({"width": 1280, "height": 800})
     run_id = str(start_run(inspector, "payer", "pay 52 to WRAPS " + "with a rather long note " * 2)["run_id"])
     page.goto(f"{inspector.url}/runs/{run_id}")
-    cell = page.locator('[data-testid=event][data-seq="0"] [data-testid=summary]')
+    cell = page.locator("[data-testid=event][data-type=run_started] [data-testid=summary]")
     expect(cell).to_contain_text("WRAPS")
     line = float(cell.evaluate("(c) => parseFloat(getComputedStyle(c).lineHeight)"))
     box = cell.bounding_box()

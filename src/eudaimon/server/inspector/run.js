@@ -143,7 +143,7 @@ export function runPage(main, runId) {
       el("td", { class: "summary", "data-testid": "summary" }, revealed(summarize(event)), raw),
       el("td", { class: "buttons" },
         el("button", { "aria-label": "JSON of event " + event.seq, onclick: () => { raw.hidden = !raw.hidden; } }, "JSON"), " ",
-        mayOperate() ? el("button", { "data-action": "fork", "data-testid": "fork-here", onclick: () => askToFork(forkDialog, runId, event.seq) }, "Fork here") : null)));
+        mayOperate() && event.type !== "run_queued" ? el("button", { "data-action": "fork", "data-testid": "fork-here", onclick: () => askToFork(forkDialog, runId, event.seq) }, "Fork here") : null)));
     const atEnd = Number(slider.value) === Number(slider.max);
     slider.max = String(lastSeq);
     if (atEnd) slider.value = String(lastSeq);

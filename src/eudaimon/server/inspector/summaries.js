@@ -3,6 +3,7 @@ const cut = (text, n = 160) => String(text ?? "").slice(0, n);
 
 export function summarize(event) {
   switch (event.type) {
+    case "run_queued": return "queued" + (event.principal ? " by " + event.principal : "") + " · input: " + cut(event.input);
     case "run_started": return "input: " + cut(event.input);
     case "model_attempt_started": return "step " + event.step + " · " + (event.model || "model") + " asked";
     case "model_called": {
