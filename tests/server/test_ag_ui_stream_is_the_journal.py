@@ -109,6 +109,8 @@ def test_every_event_is_valid_in_order_and_says_what_the_journal_says(ag_ui: A2A
     assert (started["thread_id"], started["run_id"]) == (f"thread-{run_id}", run_id)
     assert events[1].type == EventType.STATE_SNAPSHOT
     journal = _journal(ag_ui, run_id)
+    assert [e["type"] for e in journal[:2]] == ["run_queued", "run_started"]  # journaled before the answer
+    assert events[1].model_dump()["snapshot"]["status"] == "queued"  # the stream opens on run_queued
     answers = [e["message"] for e in journal if e["type"] == "model_called"]
     assert [e["delta"] for e in _of(events, EventType.TEXT_MESSAGE_CONTENT)] == [
         m["content"] for m in answers if m["content"]
@@ -123,7 +125,7 @@ def test_every_event_is_valid_in_order_and_says_what_the_journal_says(ag_ui: A2A
     [finished] = _of(events, EventType.RUN_FINISHED)
     assert finished["result"] == journal[-1]["output"]
     status = [op["value"] for d in _of(events, EventType.STATE_DELTA) for op in d["delta"] if op["path"] == "/status"]
-    assert status == ["completed"]
+    assert status == ["running", "completed"]
     with ag_ui.client() as http:
         run = http.get(f"/v1/runs/{run_id}").json()
     assert run["thread_id"] == f"thread-{run_id}"
