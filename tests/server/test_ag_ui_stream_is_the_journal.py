@@ -109,6 +109,8 @@ def test_every_event_is_valid_in_order_and_says_what_the_journal_says(ag_ui: A2A
     assert (started["thread_id"], started["run_id"]) == (f"thread-{run_id}", run_id)
     assert events[1].type == EventType.STATE_SNAPSHOT
     journal = _journal(ag_ui, run_id)
+    assert [e["type"] for e in journal[:2]] == ["run_queued", "run_started"]  # journaled before the answer
+    assert events[1].model_dump()["snapshot"]["status"] == "queued"  # the stream opens on run_queued
     answers = [e["message"] for e in journal if e["type"] == "model_called"]
     assert [e["delta"] for e in _of(events, EventType.TEXT_MESSAGE_CONTENT)] == [
         m["content"] for m in answers if m["content"]
@@ -123,10 +125,32 @@ def test_every_event_is_valid_in_order_and_says_what_the_journal_says(ag_ui: A2A
     [finished] = _of(events, EventType.RUN_FINISHED)
     assert finished["result"] == journal[-1]["output"]
     status = [op["value"] for d in _of(events, EventType.STATE_DELTA) for op in d["delta"] if op["path"] == "/status"]
-    assert status == ["completed"]
+    assert status == ["running", "completed"]
     with ag_ui.client() as http:
         run = http.get(f"/v1/runs/{run_id}").json()
     assert run["thread_id"] == f"thread-{run_id}"
+
+
+def test_a_run_on_a_busy_thread_opens_queued_and_begins_when_the_run_before_it_ends(ag_ui: A2AServer) -> None:
+    """A second `runId` on a thread whose run is working: journaled at once (`run_queued`), its
+    stream opens with RUN_STARTED and a `queued` snapshot; it begins only after the first ends."""
+    first, second = (f"agui-{uuid.uuid4().hex[:12]}" for _ in range(2))
+    thread = f"thread-{first}"
+    opened = _run(ag_ui, _input(first, "ticks=100000"), stop_after=EventType.STATE_SNAPSHOT)
+    waiting = _run(ag_ui, {**_input(second, "ticks=1"), "threadId": thread}, stop_after=EventType.STATE_SNAPSHOT)
+    assert [e.type for e in waiting] == [EventType.RUN_STARTED, EventType.STATE_SNAPSHOT]
+    assert waiting[1].model_dump()["snapshot"]["status"] == "queued"
+    assert [e["type"] for e in _journal(ag_ui, second)] == ["run_queued"]
+    assert opened[0].model_dump()["run_id"] == first
+    with ag_ui.client() as http:
+        assert http.post(f"/v1/runs/{first}/cancel", json={}).status_code == 200
+    events = _run(ag_ui, {**_input(second), "threadId": thread})
+    check_order(events)
+    assert events[-1].type == EventType.RUN_FINISHED and events[-1].model_dump()["result"]
+    status = [op["value"] for d in _of(events, EventType.STATE_DELTA) for op in d["delta"] if op["path"] == "/status"]
+    assert status == ["running", "completed"]
+    began = next(e for e in _journal(ag_ui, second) if e["type"] == "run_started")
+    assert began["at"] >= _journal(ag_ui, first)[-1]["at"], "the second run began before the first ended"
 
 
 def test_a_client_that_reconnects_gets_the_run_from_the_journal_and_follows_it(ag_ui: A2AServer) -> None:
@@ -239,5 +263,7 @@ def test_keys_apply_a_viewer_may_replay_but_not_start_or_resume(tmp_path: Path) 
                 assert [e.model_dump() for e in _events(replayed)] == [e.model_dump() for e in paused]
             resume = [{"interruptId": "wire_1", "status": "resolved", "payload": {"approved": True}}]
             assert http.post(url, json=_input(run_id, resume=resume), headers=viewer).status_code == 403
+            queued = http.get(f"/v1/runs/{run_id}/events", headers=viewer).json()["events"][0]
+            assert (queued["type"], queued["principal"]) == ("run_queued", "alice")  # who started it
     finally:
         server.stop()

@@ -15,6 +15,7 @@ import contextlib
 import copy
 import hashlib
 from collections.abc import AsyncGenerator, AsyncIterator
+from datetime import datetime
 from typing import Any
 
 from a2a.helpers import get_data_parts, get_message_text
@@ -51,15 +52,16 @@ from a2a.utils.errors import (
 from a2a.utils.task import apply_history_length, validate_history_length
 from starlette.exceptions import HTTPException
 
-from eudaimon.a2a._tasks import TERMINAL, JournalTaskStore, artifacts_of, status_of, submitted, task_of, task_state
+from eudaimon.a2a._tasks import TERMINAL, JournalTaskStore, artifacts_of, status_of, task_of, task_state
 from eudaimon.agent import Agent
-from eudaimon.core.errors import EudaimonError
+from eudaimon.core.errors import ConcurrencyConflict, EudaimonError, GuardrailBlocked
 from eudaimon.core.events import Event
 from eudaimon.core.state import RunState, Status
 from eudaimon.runtime import operations
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext
 from eudaimon.server.following import journal_batches, settled
+from eudaimon.server.queueing import submit
 
 PRINCIPAL = "eudaimon.principal"
 """Where the request's principal (from its API key) sits in the `ServerCallContext`'s state."""
@@ -110,9 +112,9 @@ class JournalRequestHandler(RequestHandler):
     # -- acting -------------------------------------------------------------------------------
 
     async def on_message_send(self, params: SendMessageRequest, context: ServerCallContext) -> Task | Message:
-        run_id, context_id = await self._accept(params.message, _operator(context))
+        run_id = await self._accept(params.message, _operator(context))
         if params.configuration.return_immediately:
-            return await self._current(run_id, context_id)
+            return apply_history_length(task_of(*await self._journaled(run_id)), params.configuration)
         latest: tuple[RunState, list[Event]] | None = None
         async for latest in journal_batches(self.ctx, run_id, None):
             if settled(latest[0]):
@@ -124,11 +126,11 @@ class JournalRequestHandler(RequestHandler):
     async def on_message_send_stream(
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> AsyncGenerator[A2AEvent]:
-        run_id, context_id = await self._accept(params.message, _operator(context))
-        found = await self.tasks.load(run_id)
-        first = submitted(run_id, context_id) if found is None else task_of(*found)
+        run_id = await self._accept(params.message, _operator(context))
+        state, at = await self._journaled(run_id)
+        first = task_of(state, at)
         yield first
-        async for update in self._updates(run_id, None if found is None else found[0], first):
+        async for update in self._updates(run_id, state, first):
             yield update
 
     async def on_cancel_task(self, params: CancelTaskRequest, context: ServerCallContext) -> Task | None:
@@ -140,39 +142,58 @@ class JournalRequestHandler(RequestHandler):
         if state.status.is_terminal:
             raise TaskNotCancelableError(f"task {params.id} has ended ({state.status.value})")
         reason = "cancelled over A2A"
-        if self.ctx.runner.cancel(params.id, reason, principal.name):
+        # A queued run has no driver yet: the cancel is journaled here, unless its turn came
+        # meanwhile and the driver that took its lease journals the request at its next step.
+        if self.ctx.runner.cancel(params.id, reason, principal.name) or (
+            await operations.cancel(self.ctx.store, params.id, reason=reason, by=principal.name) is None
+        ):
             task = self.ctx.runner.task(params.id)
             if task is not None:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(task), CANCEL_WAIT_S)
-        else:
-            await operations.cancel(self.ctx.store, params.id, reason=reason, by=principal.name)
         return await self.tasks.get(params.id, context)
 
-    async def _accept(self, message: Message, principal: Principal) -> tuple[str, str]:
-        """Start the message's run, find the one it started before, or apply its answer to a task
-        waiting for input; return the run id and the task's context id."""
+    async def _accept(self, message: Message, principal: Principal) -> str:
+        """Journal the message's run (`run_queued`, before any answer: its thread's queue starts it
+        in its turn), find the one it started before, or apply its answer to a task waiting for
+        input; return the run id."""
         if message.task_id:
             return await self._answer(message, principal)
         text = get_message_text(message)
         if not text.strip():
             raise InvalidParamsError("the message has no text part; say what the agent should do")
         run_id = message_run_id(principal, self.agent.name, message.message_id)
-        thread_id = message.context_id or run_id
         existing = await self.ctx.store.load(run_id)
-        if existing:
-            state = RunState.from_events(existing)
-            assert state is not None
-            if state.agent != self.agent.name:
-                raise InvalidParamsError(f"message id {message.message_id!r} started a run of another agent")
-            if state.status is Status.RUNNING and not self.ctx.runner.is_driving(run_id):
-                self.ctx.runner.resume(self.agent, run_id, wait=False)  # after a crash: go on now
-            return run_id, state.thread_id or run_id
-        if self.ctx.runner.task(run_id) is None:
-            self.ctx.runner.start(self.agent, text, run_id=run_id, thread_id=thread_id)
-        return run_id, thread_id
+        if not existing:
+            thread_id = message.context_id or run_id
+            request = {"input": text, "thread_id": thread_id, "principal": principal.name}
+            try:
+                await submit(
+                    self.ctx,
+                    self.agent,
+                    text,
+                    run_id=run_id,
+                    thread_id=thread_id,
+                    principal=principal.name,
+                    request=request,
+                )
+            except GuardrailBlocked as exc:
+                raise InvalidParamsError(f"the message was refused by an input guardrail: {exc}") from None
+            except ConcurrencyConflict:  # the same message, sent again at once: its run
+                existing = await self.ctx.store.load(run_id)
+            else:
+                return run_id
+        state = RunState.from_events(existing)
+        assert state is not None
+        if state.agent != self.agent.name:
+            raise InvalidParamsError(f"message id {message.message_id!r} started a run of another agent")
+        if state.status is Status.QUEUED:  # after a restart, before the recovery sweep got to it
+            self.ctx.lines.poke(self.agent.name, run_id, state.thread_id)
+        elif state.status is Status.RUNNING and not self.ctx.runner.is_driving(run_id):
+            self.ctx.runner.resume(self.agent, run_id, wait=False)  # after a crash: go on now
+        return run_id
 
-    async def _answer(self, message: Message, principal: Principal) -> tuple[str, str]:
+    async def _answer(self, message: Message, principal: Principal) -> str:
         """A message on a task waiting for approval: `{"approved": bool, "call_id"?, "note"?}`."""
         found = await self.tasks.load(message.task_id)
         if found is None:
@@ -209,11 +230,14 @@ class JournalRequestHandler(RequestHandler):
                 waiting.discard(call)
         if state.status is Status.RUNNING:
             self.ctx.runner.resume(self.agent, state.run_id)
-        return state.run_id, state.thread_id or state.run_id
+        return state.run_id
 
-    async def _current(self, run_id: str, context_id: str) -> Task:
+    async def _journaled(self, run_id: str) -> tuple[RunState, datetime]:
+        """The state of a run `_accept` found or journaled (as `run_queued`, so it is never missing)."""
         found = await self.tasks.load(run_id)
-        return submitted(run_id, context_id) if found is None else task_of(*found)
+        if found is None:
+            raise TaskNotFoundError(f"agent {self.agent.name!r} has no task {run_id!r}")
+        return found
 
     # -- following ----------------------------------------------------------------------------
 

@@ -3,8 +3,8 @@
 Task id = run id, `contextId` = thread id. States follow the run's `Status`: `running` is
 `working`; a call waiting for approval (or an operator's reconciliation) is `input-required`,
 with a status message saying which calls wait and how to answer; `completed`, `failed`
-(`budget_exceeded` too) and `cancelled` are the terminal states. A run id known but not yet
-journaled (its thread is busy: the run is queued) is `submitted`. The answer is an artifact:
+(`budget_exceeded` too) and `cancelled` are the terminal states. A run journaled but not
+begun (`queued`: its thread is busy with an earlier run) is `submitted`. The answer is an artifact:
 its text as a text part and, for an agent with an `output_type`, the typed output as a data part.
 """
 
@@ -36,6 +36,7 @@ from eudaimon.core.state import RunState, Status
 from eudaimon.stores.base import EventStore
 
 STATES: dict[Status, TaskState] = {
+    Status.QUEUED: TaskState.TASK_STATE_SUBMITTED,
     Status.RUNNING: TaskState.TASK_STATE_WORKING,
     Status.AWAITING_APPROVAL: TaskState.TASK_STATE_INPUT_REQUIRED,
     Status.AWAITING_RECONCILIATION: TaskState.TASK_STATE_INPUT_REQUIRED,
@@ -48,8 +49,8 @@ TERMINAL = frozenset({TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILE
 
 
 def task_state(status: Status) -> TaskState:
-    """The A2A state of a run status; a status this mapping does not know (a run accepted but
-    not started, in a newer journal) is `submitted`."""
+    """The A2A state of a run status; a status this mapping does not know (from a newer
+    journal) is `submitted`, as a run accepted but not begun."""
     return STATES.get(status, TaskState.TASK_STATE_SUBMITTED)
 
 
@@ -138,11 +139,6 @@ def task_of(state: RunState, at: datetime | None = None) -> Task:
         artifacts=artifacts_of(state),
         history=history_of(state),
     )
-
-
-def submitted(run_id: str, context_id: str) -> Task:
-    """A task whose run is accepted but not journaled yet (queued behind its thread's run)."""
-    return Task(id=run_id, context_id=context_id, status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED))
 
 
 class JournalTaskStore(TaskStore):

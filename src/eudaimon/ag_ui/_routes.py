@@ -1,7 +1,10 @@
 """`POST /v1/agents/{agent}/ag-ui`: an AG-UI `RunAgentInput` in, the run's AG-UI events out (SSE).
 
 AG-UI's `threadId` is the thread, its `runId` the run. A new `runId` starts a run whose input
-is the last user message (earlier turns are the thread's memory). A `runId` that names a run
+is the last user message (earlier turns are the thread's memory): it is journaled as queued
+(`server.queueing`, with who asked) before the stream answers, and begins in its thread's turn,
+after a restart too. The stream opens (RUN_STARTED, a snapshot with status `queued`) on that
+first event, as AG-UI wants RUN_STARTED before anything else. A `runId` that names a run
 already (the client reconnected, or the page was reloaded) starts nothing: the stream replays the
 run from its journal and follows it on. The same `runId` with `resume` entries answers the
 interrupts a paused run ended with (`payload: {"approved": bool, "note"?}` per waiting call),
@@ -19,18 +22,18 @@ from fastapi import APIRouter, Depends, Header, HTTPException
 from fastapi.responses import StreamingResponse
 
 from eudaimon.ag_ui._events import delta, events_of, finished, started, view
-from eudaimon.core.errors import EudaimonError
+from eudaimon.core.errors import ConcurrencyConflict, EudaimonError, GuardrailBlocked
 from eudaimon.core.state import RunState, Status
 from eudaimon.runtime import operations
 from eudaimon.runtime.operations import load_state
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
 from eudaimon.server.following import journal_batches
+from eudaimon.server.queueing import submit
 from eudaimon.server.responses import ERRORS
 from eudaimon.server.schemas import RUN_ID_PATTERN
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-VISIBLE_WITHIN_S = 10.0
 
 
 def _last_user_text(body: RunAgentInput) -> str:
@@ -71,6 +74,23 @@ def router(ctx: ServerContext) -> APIRouter:
                 403, f"{principal.name} is a {principal.role.value}; starting or resuming a run needs an operator key"
             )
         after: RunState | None = None
+        if not existing:
+            text = _last_user_text(body)
+            request = {"input": text, "thread_id": body.thread_id, "principal": principal.name}
+            try:
+                await submit(
+                    ctx,
+                    driver,
+                    text,
+                    run_id=body.run_id,
+                    thread_id=body.thread_id,
+                    principal=principal.name,
+                    request=request,
+                )
+            except GuardrailBlocked as exc:
+                raise HTTPException(422, f"the input was refused by an input guardrail: {exc}") from None
+            except ConcurrencyConflict:  # the same runId, posted again at once: follow that run
+                existing = await ctx.store.load(body.run_id)
         if existing:
             state = RunState.from_events(existing)
             assert state is not None
@@ -82,16 +102,10 @@ def router(ctx: ServerContext) -> APIRouter:
                 )
             if body.resume:
                 after = await _resume(ctx, state, body, principal)
+            elif state.status is Status.QUEUED:  # after a restart, before the recovery sweep got to it
+                ctx.lines.poke(agent, body.run_id, state.thread_id)
             elif state.status is Status.RUNNING and not ctx.runner.is_driving(body.run_id):
                 ctx.runner.resume(driver, body.run_id, wait=False)
-        else:
-            text = _last_user_text(body)
-            task = ctx.runner.task(body.run_id) or ctx.runner.start(
-                driver, text, run_id=body.run_id, thread_id=body.thread_id
-            )
-            error = await _until_journaled(ctx, body.run_id, task)
-            if error is not None and not await ctx.store.load(body.run_id):
-                raise HTTPException(422, f"the run did not start: {error}")
         encoder = EventEncoder(accept=accept or "text/event-stream")
         return StreamingResponse(
             _encoded(encoder, _stream(ctx, body, after)),
@@ -133,8 +147,9 @@ async def _resume(ctx: ServerContext, state: RunState, body: RunAgentInput, prin
 
 
 async def _stream(ctx: ServerContext, body: RunAgentInput, after: RunState | None) -> AsyncIterator[BaseEvent]:
-    """RUN_STARTED and a state snapshot, the journal's events as AG-UI events from `after` on
-    (from the start when None), a state delta after each event that changed the state, and the end.
+    """RUN_STARTED and a state snapshot (on the journal's first event, `run_queued` for a run
+    started over HTTP), the journal's events as AG-UI events from `after` on (from the start
+    when None), a state delta after each event that changed the state, and the end.
 
     The state is folded here event by event (not per batch the store happened to return), so
     a replay gives exactly the events the live stream gave."""
@@ -166,20 +181,6 @@ async def _stream(ctx: ServerContext, body: RunAgentInput, after: RunState | Non
     if mine is None:
         mine = await load_state(ctx.store, run_id)
     yield finished(thread_id, run_id, mine)
-
-
-async def _until_journaled(ctx: ServerContext, run_id: str, task: asyncio.Task[Exception | None]) -> Exception | None:
-    """Wait until the run's first event is in the store, or its task ended (an input guardrail
-    refused it); a run still queued behind its thread after `VISIBLE_WITHIN_S` is streamed when it starts."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + VISIBLE_WITHIN_S
-    while loop.time() < deadline:
-        if task.done():
-            return task.result()
-        if await ctx.store.load(run_id):
-            return None
-        await asyncio.sleep(0.01)
-    return None
 
 
 async def _encoded(encoder: EventEncoder, events: AsyncIterator[BaseEvent]) -> AsyncIterator[str]:

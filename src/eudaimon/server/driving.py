@@ -1,8 +1,9 @@
 """The runs this server drives: background tasks around the one loop, one per run.
 
-Starting, resuming and cancelling go through here, so the server knows which runs it drives
-(to cancel them at once with their token, and never to drive one twice) and can publish their
-stream events to the hub. A task's outcome is in the journal; this only logs what is not.
+Resuming (a queued run's start too: `server.queueing` journals it first) and cancelling go
+through here, so the server knows which runs it drives (to cancel them at once with their token,
+and never to drive one twice) and can publish their stream events to the hub. A task's outcome
+is in the journal; this only logs what is not.
 """
 
 from __future__ import annotations
@@ -35,11 +36,6 @@ class Runner:
 
     def task(self, run_id: str) -> asyncio.Task[Exception | None] | None:
         return self._tasks.get(run_id)
-
-    def start(self, agent: Agent, input: str, *, run_id: str, thread_id: str | None) -> asyncio.Task[Exception | None]:
-        """Drive a new run of `agent` in the background."""
-        token = CancellationToken()
-        return self._spawn(run_id, token, agent.prompt_stream(input, run_id=run_id, thread_id=thread_id, cancel=token))
 
     def resume(self, agent: Agent, run_id: str, *, wait: bool = True) -> asyncio.Task[Exception | None]:
         """Continue `run_id` in the background (a no-op if this process drives it already).
