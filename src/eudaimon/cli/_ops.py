@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.text import Text
@@ -39,7 +39,9 @@ from eudaimon.core.messages import JsonObject, ToolCall
 from eudaimon.core.state import RunState, Status
 from eudaimon.runtime import operations
 from eudaimon.stores.base import EventStore
-from eudaimon.tools import Tool
+
+if TYPE_CHECKING:  # `eudaimon --help` loads no tools (and no pydantic)
+    from eudaimon.tools import Tool
 
 CallArgument = Annotated[str, typer.Argument(help="The tool call id, as `eudaimon runs show RUN` lists it.")]
 ByOption = Annotated[str | None, typer.Option("--by", help="Who decides (default: your login name).")]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from eudaimon.core.codec import state_from_json
 from eudaimon.core.errors import ConcurrencyConflict, InvalidOperation, LeaseHeld, RunNotFound
@@ -27,11 +28,12 @@ from eudaimon.core.state import CallStatus, RunState
 from eudaimon.runtime.cancel_requests import CancelRequest, request_cancel
 from eudaimon.runtime.clock import new_run_id as fresh_run_id
 from eudaimon.runtime.clock import now
-from eudaimon.runtime.edited_arguments import checked_edit
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.leases import LeaseKeeper
 from eudaimon.stores.base import EventStore
-from eudaimon.tools import Tool
+
+if TYPE_CHECKING:  # the CLI reads journals with this module; tools (pydantic) load only for an edit
+    from eudaimon.tools import Tool
 
 Decide = Callable[[RunState], EventData]
 
@@ -113,6 +115,8 @@ def approval(
     if arguments is not None:
         if not approved:
             raise InvalidOperation(f"call {call_id!r}: edited arguments go with an approval, not a denial")
+        from eudaimon.runtime.edited_arguments import checked_edit
+
         arguments = checked_edit(state, call_id, arguments, tool)
     return ApprovalDecided(call_id=call_id, approved=approved, by=by, note=note, arguments=arguments)
 
