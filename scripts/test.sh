@@ -148,6 +148,8 @@ fi
 if [ -n "${EUDAIMON_TEST_REDIS_URL:-}" ]; then say "Redis: using EUDAIMON_TEST_REDIS_URL as set"; else ensure_redis; fi
 export EUDAIMON_TEST_PG_DSN=${EUDAIMON_TEST_PG_DSN:-postgresql://postgres@$PG_HOST:$PG_PORT/postgres}
 export EUDAIMON_TEST_REDIS_URL=${EUDAIMON_TEST_REDIS_URL:-redis://$REDIS_HOST:$REDIS_PORT/0}
+# The browser tests' screenshots (the inspector's pages at each step) are kept here after a run.
+export EUDAIMON_TEST_ARTIFACTS=${EUDAIMON_TEST_ARTIFACTS:-$PWD/tests/server/artifacts}
 
 ensure_venv "[dev]"
 ensure_chromium
