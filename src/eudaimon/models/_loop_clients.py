@@ -85,6 +85,68 @@ class LoopClients(Generic[C]):
             await self._close(client)
 
 
+class ClientSource(Generic[C]):
+    """Where a provider model gets the running loop's SDK client: the ones it builds, one per
+    loop, or the one the user gave it (on its first loop only).
+
+    The first client is built when the model is (so a missing key is said at once) and kept as
+    a spare until a loop takes it; later loops get clients `rebuild` makes.
+    """
+
+    def __init__(
+        self,
+        first: C,
+        *,
+        owner: str,
+        rebuild: Callable[[], C] | None,
+        close: Callable[[C], Awaitable[None]],
+    ) -> None:
+        self._given = first
+        self._given_on: UsedOn | None = None
+        self._clients: LoopClients[C] | None = None
+        self._spare: C | None = None
+        self._close = close
+        if rebuild is None:  # the user's client: never copied, never closed
+            self._given_on = UsedOn(owner)
+        else:
+            self._spare = first
+            self._clients = LoopClients(lambda: self._take_spare() or rebuild(), close)
+
+    @classmethod
+    def built(cls, first: C, rebuild: Callable[[], C], close: Callable[[C], Awaitable[None]]) -> ClientSource[C]:
+        """Clients this model builds and closes: `first`, then one from `rebuild` per loop."""
+        return cls(first, owner="", rebuild=rebuild, close=close)
+
+    @classmethod
+    def given(cls, client: C, owner: str) -> ClientSource[C]:
+        """A client the user gave `owner` (e.g. `"OpenAIModel('gpt-4o', client=...)"`)."""
+
+        async def never_closed(_client: C) -> None:
+            return None
+
+        return cls(client, owner=owner, rebuild=None, close=never_closed)
+
+    async def get(self) -> C:
+        """The running loop's client (a given one is refused on a second loop)."""
+        if self._clients is not None:
+            return await self._clients.get()
+        assert self._given_on is not None
+        self._given_on.check()
+        return self._given
+
+    async def aclose(self) -> None:
+        """Close the clients this source built, every loop's and the spare no loop took."""
+        if self._clients is not None:
+            await self._clients.aclose()
+            spare = self._take_spare()
+            if spare is not None:
+                await self._close(spare)
+
+    def _take_spare(self) -> C | None:
+        spare, self._spare = self._spare, None
+        return spare
+
+
 class UsedOn:
     """The loop a client given by the user first served; another loop is refused, clearly.
 

@@ -34,7 +34,7 @@ from eudaimon.models._anthropic_convert import (
     to_anthropic,
     to_anthropic_tools,
 )
-from eudaimon.models._loop_clients import LoopClients, UsedOn
+from eudaimon.models._loop_clients import ClientSource
 from eudaimon.models._provider_errors import (
     ErrorContext,
     from_status,
@@ -97,13 +97,8 @@ class AnthropicModel:
     ) -> None:
         self._model = model
         self._default_max_tokens = default_max_tokens
-        self._clients: LoopClients[AsyncAnthropic] | None = None
-        """One client per event loop, when this model builds them (see `_loop_clients`)."""
-        self._given_on: UsedOn | None = None
-        self._spare: AsyncAnthropic | None = None
-        """The first client built, until a loop takes it."""
         if client is None:
-            client = self._spare = _build_client(model, api_key, base_url, timeout)
+            client = _build_client(model, api_key, base_url, timeout)
             # Later loops' clients get what this one resolved, not what the environment says then.
             resolved = {
                 "api_key": client.api_key,
@@ -111,11 +106,11 @@ class AnthropicModel:
                 "credentials": client.credentials,
                 "base_url": str(client.base_url),
             }
-            self._clients = LoopClients(lambda: self._spare_client() or _rebuild(resolved, timeout), _close_client)
+            self._clients = ClientSource.built(client, lambda: _rebuild(resolved, timeout), _close_client)
         else:
-            self._given_on = UsedOn(f"AnthropicModel({model!r}, client=...)")
             retries_off = {"max_retries": 0} if timeout is None else {"max_retries": 0, "timeout": timeout}
             client = client.with_options(**retries_off)
+            self._clients = ClientSource.given(client, f"AnthropicModel({model!r}, client=...)")
         self._client = client
         """The client given, or the first one built (checked for credentials at once, then the first loop's)."""
         self._base_url = display_url(str(client.base_url))
@@ -172,24 +167,12 @@ class AnthropicModel:
     async def aclose(self) -> None:
         """Close the HTTP clients this model built, one per event loop (a client passed in is
         left to its owner)."""
-        if self._clients is not None:
-            await self._clients.aclose()
-            spare, self._spare = self._spare, None
-            if spare is not None:
-                await spare.close()
+        await self._clients.aclose()
 
     async def _loop_client(self) -> AsyncAnthropic:
         """The running loop's client: its own when this model built them, else the one given
         (refused on a second loop: its connections belong to the first)."""
-        if self._clients is not None:
-            return await self._clients.get()
-        assert self._given_on is not None
-        self._given_on.check()
-        return self._client
-
-    def _spare_client(self) -> AsyncAnthropic | None:
-        spare, self._spare = self._spare, None
-        return spare
+        return await self._clients.get()
 
     def _stream_params(self, request: ChatRequest) -> MessageCreateParamsStreaming:
         params: MessageCreateParamsStreaming = {

@@ -35,7 +35,7 @@ with needs("openai", "OpenAIModel"):
 
 from eudaimon.core.errors import ConfigurationError, ModelError
 from eudaimon.core.settings import ModelSettings
-from eudaimon.models._loop_clients import LoopClients, UsedOn
+from eudaimon.models._loop_clients import ClientSource
 from eudaimon.models._openai_body import message_cache, request_body
 from eudaimon.models._openai_convert import OpenAIStream, from_completion, to_openai_tools
 from eudaimon.models._provider_errors import (
@@ -95,22 +95,15 @@ class OpenAIModel:
     ) -> None:
         self._model = model
         self._provider = provider
-        self._clients: LoopClients[AsyncOpenAI] | None = None
-        """One client per event loop, when this model builds them (see `_loop_clients`)."""
-        self._given_on: UsedOn | None = None
-        self._spare: AsyncOpenAI | None = None
-        """The first client built, until a loop takes it."""
         if client is None:
-            client = self._spare = _build_client(model, api_key, base_url, timeout)
+            client = _build_client(model, api_key, base_url, timeout)
             # Later loops' clients get the key and URL this one resolved, not the environment's.
             key, url = client.api_key, str(client.base_url)
-            self._clients = LoopClients(
-                lambda: self._spare_client() or _build_client(model, key, url, timeout), _close_client
-            )
+            self._clients = ClientSource.built(client, lambda: _build_client(model, key, url, timeout), _close_client)
         else:
-            self._given_on = UsedOn(f"OpenAIModel({model!r}, client=...)")
             retries_off = {"max_retries": 0} if timeout is None else {"max_retries": 0, "timeout": timeout}
             client = client.with_options(**retries_off)
+            self._clients = ClientSource.given(client, f"OpenAIModel({model!r}, client=...)")
         self._client = client
         """The client given, or the first one built (checked for a key at once, then the first loop's)."""
         self._base_url = display_url(str(client.base_url))
@@ -173,24 +166,12 @@ class OpenAIModel:
     async def aclose(self) -> None:
         """Close the HTTP clients this model built, one per event loop (a client passed in is
         left to its owner)."""
-        if self._clients is not None:
-            await self._clients.aclose()
-            spare, self._spare = self._spare, None
-            if spare is not None:
-                await spare.close()
+        await self._clients.aclose()
 
     async def _loop_client(self) -> AsyncOpenAI:
         """The running loop's client: its own when this model built them, else the one given
         (refused on a second loop: its connections belong to the first)."""
-        if self._clients is not None:
-            return await self._clients.get()
-        assert self._given_on is not None
-        self._given_on.check()
-        return self._client
-
-    def _spare_client(self) -> AsyncOpenAI | None:
-        spare, self._spare = self._spare, None
-        return spare
+        return await self._clients.get()
 
     def _stream_params(self, request: ChatRequest) -> CompletionCreateParamsStreaming:
         # include_usage: without it a streamed answer reports no tokens, and costs nothing.
