@@ -67,7 +67,9 @@ def page(browser: Browser) -> Iterator[Page]:
 def _waiting_run(server: Server) -> tuple[str, str]:
     """A run waiting for approval of a wire transfer: (run id, call id)."""
     with server.client() as client:
-        run = client.post("/v1/agents/payer/runs", json={"input": "pay 5000 to MALLORY"}).json()
+        run = client.post(
+            "/v1/agents/payer/runs", params={"wait": "true"}, json={"input": "pay 5000 to MALLORY"}
+        ).json()
     assert run["status"] == "awaiting_approval", run
     return run["run_id"], run["pending_approvals"][0]["call_id"]
 
