@@ -65,10 +65,11 @@ async def main(spec: str, run_id: str, marker: Path, where: str) -> dict[str, An
 
         real = _sql.append
 
-        def stalled(conn: Any, run: str, expected: int, events: Any, *args: Any) -> None:
-            real(conn, run, expected, events, *args)
+        def stalled(conn: Any, run: str, expected: int, events: Any, *args: Any, **kwargs: Any) -> Any:
+            written = real(conn, run, expected, events, *args, **kwargs)
             if carries_intent(events):
                 _stop()  # inside BEGIN IMMEDIATE … COMMIT: the write lock is held
+            return written
 
         _sql.append = stalled  # type: ignore[assignment]
     agent = Agent(FunctionModel(_answer), tools=[pay], store=store)
