@@ -37,6 +37,10 @@ def test_a_caller_killed_mid_call_gets_the_same_remote_task_on_resume(tmp_path: 
                 return [r["run_id"] for r in runs]
 
             [task_id] = wait_until(remote_runs, "the remote task to start")
+            wait_until(
+                lambda: remote_http.get(f"/v1/runs/{task_id}").json()["status"] == "running",
+                "the remote task to leave the queue",
+            )
             caller.kill()  # mid-call: the remote task is working, the caller's call has no result
             assert remote_http.get(f"/v1/runs/{task_id}").json()["status"] == "running"
             caller.start()

@@ -32,7 +32,7 @@ def payer_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 def _paused(client: httpx2.Client, text: str) -> str:
-    run = client.post("/v1/agents/payer/runs", json={"input": text}).json()
+    run = client.post("/v1/agents/payer/runs", params={"wait": "true"}, json={"input": text}).json()
     assert run["status"] == "awaiting_approval", run
     return str(run["run_id"])
 

@@ -106,7 +106,7 @@ def A2AAgent(  # named as the thing it stands for, as DESIGN §9 names it
                 card.append(await A2ACardResolver(http, url).get_agent_card())
             client = ClientFactory(ClientConfig(httpx_client=http, streaming=True)).create(card[0])
             try:
-                task = await _send_and_follow(client, input, ctx.idempotency_key)
+                task = await _send_and_follow(client, input, ctx.idempotency_key, resend=idempotent)
             finally:
                 await client.close()
         return _answer(task, url)
@@ -144,20 +144,30 @@ def _name_from(url: str) -> str:
     return cleaned
 
 
-async def _send_and_follow(client: Client, text: str, message_id: str) -> Task:
+async def _send_and_follow(client: Client, text: str, message_id: str, *, resend: bool) -> Task:
     """Send the message (the same id on every attempt), then follow its task until it settles:
     the send's own stream usually carries it to the end; when the stream breaks or stops early,
-    `GetTask` and `SubscribeToTask` take over."""
+    `GetTask` and `SubscribeToTask` take over. With `resend` (an idempotent tool: the remote
+    dedupes message ids), a send the remote dropped unanswered is sent again."""
     message = Message(message_id=message_id, role=Role.ROLE_USER, parts=[Part(text=text)])
     seen = Task()
-    try:
-        async for response in client.send_message(SendMessageRequest(message=message)):
-            _fold(seen, response)
-            if seen.status.state in SETTLED:
-                return seen
-    except A2AClientError as exc:
-        if not seen.id or not _transient(exc):
-            raise  # nothing was started that we know of: the next attempt sends the same id again
+    while True:
+        try:
+            async for response in client.send_message(SendMessageRequest(message=message)):
+                _fold(seen, response)
+                if seen.status.state in SETTLED:
+                    return seen
+            break
+        except A2AClientError as exc:
+            if not _transient(exc):
+                raise
+            if seen.id:
+                break  # the task is known: follow it
+            if not resend:
+                raise  # the remote may have taken the message; only a person can tell
+            # The remote went before it answered, perhaps after it journaled the message: the
+            # same message id again finds that task on a remote that dedupes (eudaimon does).
+            await asyncio.sleep(FOLLOW_PAUSE_S)
     if not seen.id:
         raise A2AToolError("the remote agent answered without a task; nothing to follow")
     while True:
