@@ -176,7 +176,15 @@ def test_cors_is_answered_only_for_the_allowed_origin(served: A2AServer, front_e
             assert answer.headers["access-control-allow-origin"] == allowed
             assert {"GET", "POST"} <= set(answer.headers["access-control-allow-methods"].split(", "))
             sent = {h.strip().lower() for h in answer.headers["access-control-allow-headers"].split(",")}
-            want = {"content-type", "authorization", "x-api-key", "idempotency-key", "last-event-id", "accept"}
+            want = {
+                "content-type",
+                "authorization",
+                "x-api-key",
+                "idempotency-key",
+                "last-event-id",
+                "accept",
+                "a2a-version",
+            }
             assert want <= sent, sent
             refused = client.options(path, headers={"Origin": stranger, **PREFLIGHT})
             assert "access-control-allow-origin" not in refused.headers, path
@@ -215,3 +223,54 @@ def test_serve_refuses_a_wildcard_without_keys_and_a_malformed_origin(tmp_path: 
         assert refused.process is not None
         assert refused.process.wait(60) != 0
         assert why in refused.output(), refused.output()
+
+
+SEND_MESSAGE = """async ([agent, request, readCard]) => {
+  try {
+    const card = readCard ? await (await fetch(agent + "/.well-known/agent-card.json")).json() : {};
+    const response = await fetch(agent, {
+      method: "POST",
+      headers: {"Content-Type": "application/json", "A2A-Version": "1.0"},
+      body: JSON.stringify({jsonrpc: "2.0", id: 1, method: "SendMessage", params: request}),
+    });
+    return {card: card.name, status: response.status, answer: await response.json()};
+  } catch (error) {
+    return {failed: error.name + ": " + error.message};
+  }
+}"""
+
+
+def test_a_browser_a2a_client_on_an_allowed_origin_reads_the_card_and_sends_a_message(
+    served: A2AServer, front_ends: tuple[FrontEnd, FrontEnd], page: Page
+) -> None:
+    """Invariant: a page on the allowed origin reads the agent's card and sends an A2A 1.0
+    `SendMessage` (JSON-RPC, with the `A2A-Version` header a 1.0 client sends): the task is a
+    journaled run. The same page on another origin cannot send it (its preflight is refused):
+    no run on its context."""
+    from a2a.types.a2a_pb2 import Message, Part, Role, SendMessageRequest
+    from google.protobuf import json_format
+
+    context = f"ctx-{uuid.uuid4().hex[:12]}"
+    message = Message(
+        message_id=uuid.uuid4().hex, role=Role.ROLE_USER, parts=[Part(text="ticks=1")], context_id=context
+    )
+    request = json_format.MessageToDict(SendMessageRequest(message=message))
+    page.goto(front_ends[0].origin + "/")
+    result = page.evaluate(SEND_MESSAGE, [served.agent_url("ticker"), request, True])
+    assert result.get("card") == "ticker" and result["status"] == 200, result
+    task = result["answer"]["result"]["task"]
+    assert task["contextId"] == context, result
+    with served.client() as client:
+        assert client.get(f"/v1/runs/{task['id']}").json()["thread_id"] == context
+        assert [run["run_id"] for run in client.get("/v1/runs", params={"thread_id": context}).json()["runs"]] == [
+            task["id"]
+        ]
+    page.goto(front_ends[1].origin + "/")
+    other = f"ctx-{uuid.uuid4().hex[:12]}"
+    message.context_id, message.message_id = other, uuid.uuid4().hex
+    refused = page.evaluate(
+        SEND_MESSAGE, [served.agent_url("ticker"), json_format.MessageToDict(SendMessageRequest(message=message))]
+    )
+    assert refused.get("failed", "").startswith("TypeError"), refused
+    with served.client() as client:
+        assert client.get("/v1/runs", params={"thread_id": other}).json()["runs"] == []

@@ -48,9 +48,12 @@ SAME_ORIGIN_FETCH = frozenset({"same-origin", "none"})
 """`Sec-Fetch-Site` values of a request this server's own page (or the user, typing a URL) made."""
 DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 CORS_METHODS = ("GET", "POST")
-CORS_HEADERS = ("Content-Type", "Authorization", "X-API-Key", "Idempotency-Key", "Last-Event-ID", "Accept")
-"""What a front end on an allowed origin may send: JSON bodies, a key, an idempotency key, and
-a stream cursor (`EventSource` cannot set headers, but a `fetch`-based SSE reader can)."""
+CORS_HEADERS = (
+    "Content-Type", "Authorization", "X-API-Key", "Idempotency-Key", "Last-Event-ID", "Accept", "A2A-Version",
+)  # fmt: skip
+"""What a front end on an allowed origin may send: JSON bodies, a key, an idempotency key, a
+stream cursor (`EventSource` cannot set headers, but a `fetch`-based SSE reader can), and the
+A2A protocol version (an A2A 1.0 client sends it; without it the SDK reads the request as 0.3)."""
 
 
 def host_name(authority: str) -> str:
