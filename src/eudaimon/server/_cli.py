@@ -61,6 +61,13 @@ def register(app: typer.Typer) -> None:
                 help="A host name clients use to reach the server, besides loopback ones and --host (repeatable; '*': any).",
             ),
         ] = None,
+        allowed_origin: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--allowed-origin",
+                help="A web front end's origin, scheme://host[:port], that may call the API from a browser (CORS; repeatable).",
+            ),
+        ] = None,
         shared_thread: Annotated[
             list[str] | None,
             typer.Option(
@@ -114,6 +121,7 @@ def register(app: typer.Typer) -> None:
                 journal,
                 auth=keys,
                 allowed_hosts=[host, *(allowed_host or [])],
+                allowed_origins=allowed_origin or (),
                 shared_threads=shared_thread or (),
             )
         except ConfigurationError as exc:

@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 
 from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
 
 from eudaimon._extras import needs
 from eudaimon.agent import Agent
@@ -21,7 +22,8 @@ from eudaimon.server.errors import MAX_BODY_BYTES, BodyLimit, install_error_hand
 from eudaimon.server.hub import Hub
 from eudaimon.server.ids import VisibleNames
 from eudaimon.server.logs import install as install_safe_logs
-from eudaimon.server.origin import BrowserGuard, document_json_bodies
+from eudaimon.server.origin import CORS_HEADERS, CORS_METHODS, BrowserGuard, document_json_bodies
+from eudaimon.server.origin import allowed_origins as allowed_origins_of
 from eudaimon.server.recovery import recover_forever
 from eudaimon.stores.base import EventStore
 
@@ -37,6 +39,7 @@ def create_app(
     recovery_interval_s: float | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
     allowed_hosts: Iterable[str] = (),
+    allowed_origins: Iterable[str] = (),
     shared_threads: Sequence[str] = (),
 ) -> FastAPI:
     """The eudaimon server as an ASGI app: `/v1` API, `/openapi.json`, the inspector at `/`.
@@ -59,16 +62,21 @@ def create_app(
         allowed_hosts: the host names served besides loopback ones (`"*"`: any); a request for
             another `Host` is refused (421). Requests that change something are refused unless
             they come from this server's own origin and are sent as JSON (see `server.origin`).
+        allowed_origins: web front ends on other origins, each exactly `scheme://host[:port]`
+            (e.g. a React dev server, `http://localhost:3000`): their requests pass the origin
+            check and are answered with CORS; other origins stay refused and get no CORS
+            header. `"*"` (any origin) only with `auth`: without keys every page could act.
         shared_threads: names of agents served as one shared conversation: a start that names
             no `thread_id` joins the agent's default thread (`"{name}:default"`, one run at a
             time, every client seeing its history). Otherwise such a start gets a thread of its
             own, and such runs run side by side.
 
     Raises:
-        ConfigurationError: no agent, two agents with one name, or agents on different stores
-            with no `store` given.
+        ConfigurationError: no agent, two agents with one name, agents on different stores
+            with no `store` given, or an allowed origin that is not an origin (or `"*"` without keys).
     """
     served = _by_name(agents)
+    origins = allowed_origins_of(allowed_origins, keyed=auth is not None)
     if store is None:
         stores = {id(a.store): a.store for a in served.values()}
         if len(stores) != 1:
@@ -119,7 +127,11 @@ def create_app(
     app.mount("/inspector", pages.static_files(), name="inspector")
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.add_middleware(VisibleNames)
-    app.add_middleware(BrowserGuard, allowed_hosts=tuple(allowed_hosts))
+    if origins:  # inside the guard: the Host rule still comes first, refused origins get no CORS header
+        app.add_middleware(
+            CORSMiddleware, allow_origins=origins, allow_methods=CORS_METHODS, allow_headers=CORS_HEADERS
+        )
+    app.add_middleware(BrowserGuard, allowed_hosts=tuple(allowed_hosts), allowed_origins=origins)
     document_json_bodies(app)
     app.state.eudaimon = ctx
     add_protocols(app, a2a=a2a, ag_ui=ag_ui)

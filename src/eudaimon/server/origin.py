@@ -19,6 +19,13 @@ for every request before any route runs, with or without keys:
   cannot send that type, so no "simple" cross-origin request can act even in a browser that
   sends no `Origin`.
 
+**Front ends on other origins.** A web front end served from elsewhere (an AG-UI client on a
+React dev server, a browser A2A client) is let in by naming its origin exactly:
+`create_app(allowed_origins=["http://localhost:3000"])` or `eudaimon serve --allowed-origin
+http://localhost:3000`. Its requests pass the origin rule, and the server answers CORS for it
+(Starlette's `CORSMiddleware`, inside this guard, so the `Host` rule still comes first); every
+other origin is still refused and gets no CORS header. Keys and roles apply as to any client.
+
 The guard is pure ASGI and sits outside every other layer, so a refused request reaches no
 route, no dependency and no store.
 """
@@ -33,11 +40,20 @@ from typing import Any
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from eudaimon.core.errors import ConfigurationError
+
 LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost", "ip6-loopback"})
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 SAME_ORIGIN_FETCH = frozenset({"same-origin", "none"})
 """`Sec-Fetch-Site` values of a request this server's own page (or the user, typing a URL) made."""
 DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+CORS_METHODS = ("GET", "POST")
+CORS_HEADERS = (
+    "Content-Type", "Authorization", "X-API-Key", "Idempotency-Key", "Last-Event-ID", "Accept", "A2A-Version",
+)  # fmt: skip
+"""What a front end on an allowed origin may send: JSON bodies, a key, an idempotency key, a
+stream cursor (`EventSource` cannot set headers, but a `fetch`-based SSE reader can), and the
+A2A protocol version (an A2A 1.0 client sends it; without it the SDK reads the request as 0.3)."""
 
 
 def host_name(authority: str) -> str:
@@ -90,15 +106,93 @@ def same_origin(origin: str, host: str) -> bool:
     return origin_name == name and origin_port == (port or DEFAULT_PORTS.get(scheme))
 
 
+def allowed_origins(values: Iterable[str], *, keyed: bool) -> tuple[str, ...]:
+    """The origins given, checked and written as a browser writes its `Origin` (lowercase, no
+    default port), so that comparing strings is comparing origins.
+
+    Raises:
+        ConfigurationError: a value that is not exactly `scheme://host[:port]` (a path, a
+            wildcard in a name, `null`, …), or `"*"` on a server without keys.
+    """
+    if isinstance(values, str):
+        values = (values,)
+    checked: list[str] = []
+    for value in values:
+        origin = _origin_form(value)
+        if origin == "*" and not keyed:
+            raise ConfigurationError(
+                "allowed origin '*' on a server without API keys would let any web page the user opens start, "
+                "approve and cancel runs here (every keyless request is an operator); name each front end's "
+                "origin exactly (e.g. http://localhost:3000), or serve with API keys"
+            )
+        if origin not in checked:
+            checked.append(origin)
+    return tuple(checked)
+
+
+def _origin_form(value: str) -> str:
+    """`value` as an origin (`scheme://host[:port]`, normalised), or a ConfigurationError saying what is wrong."""
+    text = value.strip()
+    shown = text[:100].encode("ascii", "backslashreplace").decode()
+    if text == "*":
+        return "*"
+
+    def wrong(why: str) -> ConfigurationError:
+        return ConfigurationError(
+            f"allowed origin {shown!r} {why}; write an origin as scheme://host[:port], e.g. http://localhost:3000"
+        )
+
+    scheme, sep, rest = text.lower().partition("://")
+    if not sep:
+        raise wrong("has no scheme://")
+    if scheme not in DEFAULT_PORTS or scheme.startswith("ws"):
+        raise wrong(f"has the scheme {scheme!r}: a browser page's origin is http or https")
+    if any(mark in rest for mark in "/?#"):
+        raise wrong("has a path, query or fragment (or a trailing '/'): an origin ends at the host or port")
+    if "@" in rest:
+        raise wrong("has user information: an origin is only scheme, host and port")
+    if "*" in rest:
+        raise wrong("has a wildcard: each origin is named exactly (only '*' alone, with API keys, means any)")
+    if rest.startswith("["):
+        name, _, after = rest[1:].partition("]")
+        if after and not after.startswith(":"):
+            raise wrong("has something after its bracketed address other than :port")
+        port_text, has_port = after[1:], bool(after)
+    elif rest.count(":") > 1:
+        raise wrong("has an IPv6 address without brackets: write it as http://[::1]:3000")
+    else:
+        name, colon, port_text = rest.partition(":")
+        has_port = bool(colon)
+    if has_port and not (port_text.isascii() and port_text.isdigit() and 0 < int(port_text) < 65536):
+        raise wrong(f"has the port {port_text!r}: a port is a number from 1 to 65535")
+    if not name or not all(c.isascii() and (c.isalnum() or c in "-._:") for c in name):
+        raise wrong("has no valid host name (write an internationalised name in its xn-- form)")
+    port = int(port_text) if has_port else DEFAULT_PORTS[scheme]
+    host = f"[{name}]" if ":" in name else name.rstrip(".")
+    return f"{scheme}://{host}" + (f":{port}" if port != DEFAULT_PORTS[scheme] else "")
+
+
 class BrowserGuard:
     """Refuse requests for other host names (421), cross-origin requests that may change
     something (403), and such requests not sent as JSON (415). See the module's rules."""
 
-    def __init__(self, app: ASGIApp, allowed_hosts: Iterable[str] = ()) -> None:
+    def __init__(self, app: ASGIApp, allowed_hosts: Iterable[str] = (), allowed_origins: Iterable[str] = ()) -> None:
         self.app = app
         names = {host_name(name) for name in allowed_hosts if name.strip()}
         self.any_host = "*" in names
         self.allowed_hosts = frozenset(names - {"*"})
+        origins = frozenset(allowed_origins)  # as `allowed_origins()` wrote them
+        self.any_origin = "*" in origins
+        self.allowed_origins = origins - {"*"}
+
+    def lets_in(self, origin: str) -> bool:
+        """Whether `origin` is one of the front ends this server was told to answer."""
+        if self.any_origin:
+            return origin.strip().lower() != "null"
+        try:
+            return _origin_form(origin) in self.allowed_origins
+        except ConfigurationError:
+            return False
 
     def serves(self, name: str) -> bool:
         return self.any_host or name in self.allowed_hosts or is_loopback(name)
@@ -148,12 +242,16 @@ class BrowserGuard:
                 )
             return None
         server = scope.get("server") or ("", None)
-        if same_origin(origin, headers.get("host") or f"{server[0]}:{server[1]}"):
+        if same_origin(origin, headers.get("host") or f"{server[0]}:{server[1]}") or self.lets_in(origin):
             return None
         shown = origin[:100].encode("ascii", "backslashreplace").decode()
+        try:
+            hint = f"; if it is your front end, start the server with `--allowed-origin {_origin_form(origin)}`"
+        except ConfigurationError:
+            hint = ""
         return (
             f"cross-origin request refused: a page on {shown!r} may not change anything on this server; "
-            "only its own pages (or clients that are not browsers) may"
+            f"only its own pages (or clients that are not browsers) may{hint}"
         )
 
 
