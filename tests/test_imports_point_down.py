@@ -18,8 +18,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 import eudaimon
 
 SRC = Path(eudaimon.__file__).parent
@@ -178,14 +176,12 @@ def test_every_folder_has_a_layer() -> None:
     assert folders <= set(LAYERS), f"give these a layer in LAYERS: {sorted(folders - set(LAYERS))}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 29: the upward imports are removed in the next commits")
 def test_no_import_points_up() -> None:
     """Invariant: no module imports a higher layer, or a shell it is not listed as using."""
     bad = upward(all_imports())
     assert not bad, f"{len(bad)} upward imports:\n" + "\n".join(map(str, bad))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 29: the upward imports are removed in the next commits")
 def test_no_circle_across_folders() -> None:
     """Invariant: folders form no circle of imports (files within one folder may)."""
     imports = all_imports()

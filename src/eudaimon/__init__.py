@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from eudaimon import errors
     from eudaimon.agent import Agent
-    from eudaimon.agent.response import AgentResponse
     from eudaimon.core.effects import Effect
     from eudaimon.core.events import Event
     from eudaimon.core.messages import (
@@ -51,6 +50,7 @@ if TYPE_CHECKING:
     from eudaimon.extensions.retry import ToolRetryPolicy
     from eudaimon.memory import ThreadState
     from eudaimon.runtime.cancel import CancellationToken
+    from eudaimon.runtime.response import AgentResponse
     from eudaimon.tools import Tool, ToolContext, ToolPolicy, ToolSpec, tool
 
 # Every public name and the module it lives in. `import eudaimon` loads none of them: a name
@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 _HOMES: dict[str, str] = {
     "Agent": "eudaimon.agent",
     "AgentHook": "eudaimon.extensions.hooks",
-    "AgentResponse": "eudaimon.agent.response",
+    "AgentResponse": "eudaimon.runtime.response",
     "AnthropicCostModel": "eudaimon.extensions.cost",
     "BudgetExceeded": "eudaimon.errors",
     "CancellationToken": "eudaimon.runtime.cancel",
