@@ -3,16 +3,16 @@
     benchmarks/peers/setup.sh                        # once: the separate venv benchmarks/.peers
     benchmarks/.peers/bin/python benchmarks/compare.py
 
-Runs every workload of issues 7 and 20 in one process run (frameworks alternating within each
+Runs every workload, (1)-(12), in one process run (frameworks alternating within each
 round, medians of several rounds), checks each framework's final output and tool-call count are equal
 before accepting a figure, prints the tables with ratios (eudaimon ÷ peer) and the machine, marks
 each target met or missed, profiles eudaimon for every miss, and writes benchmarks/RESULTS.md.
 Everything runs offline: every model is a fake driven by one transcript (peers/transcript.py).
 `--quick` shrinks every workload for a smoke test (its figures are not for RESULTS.md);
 `--repeat-scale 0.5` halves every workload's rounds (said in RESULTS.md's header) when time is short.
-The issue-20 workloads (8)-(12) run the scripts `benchmarks/durable_step.py`, `provider_step.py`,
+The durable workloads (8)-(12) run the scripts `benchmarks/durable_step.py`, `provider_step.py`,
 `loop_lateness.py`, `concurrent_runs.py` and `postgres_step.py` through their own functions
-(`peers/issue20.py`); PostgreSQL is the server at $EUDAIMON_TEST_PG_DSN (default 127.0.0.1:5432).
+(`peers/durable_workloads.py`); PostgreSQL is the server at $EUDAIMON_TEST_PG_DSN (default 127.0.0.1:5432).
 RESULTS.md is rewritten after every workload, marked partial until the run ends.
 """
 
@@ -30,9 +30,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "peers"))
 
-import issue20  # noqa: E402
+import durable_workloads  # noqa: E402
 import report  # noqa: E402
-import report_issue20  # noqa: E402
+import report_durable_workloads  # noqa: E402
 import runner  # noqa: E402
 from common import CpuWatch  # noqa: E402
 
@@ -116,21 +116,23 @@ def main() -> None:
             except Exception as exc:  # the partial page must never stop the run
                 print(f"    (could not write the partial RESULTS.md: {exc!r})", flush=True)
 
-    # Issue 20's workloads first: they are what its targets are judged on.
-    run("w8", lambda: issue20.durable_step_vs_commit(k=20 if quick else 100, rounds=2 if quick else rs(7, 3)))
+    # The durable workloads first: their targets are judged on them.
+    run("w8", lambda: durable_workloads.durable_step_vs_commit(k=20 if quick else 100, rounds=2 if quick else rs(7, 3)))
     run(
         "w9",
-        lambda: issue20.provider_overhead([10, 100] if quick else [10, 100, 1000], rounds=1 if quick else rs(5, 3)),
+        lambda: durable_workloads.provider_overhead(
+            [10, 100] if quick else [10, 100, 1000], rounds=1 if quick else rs(5, 3)
+        ),
     )
-    run("w12", lambda: issue20.postgres([10] if quick else [10, 100], repeat=1 if quick else rs(3)))
+    run("w12", lambda: durable_workloads.postgres([10] if quick else [10, 100], repeat=1 if quick else rs(3)))
     run(
         "w10",
-        lambda: issue20.timer_lateness(
+        lambda: durable_workloads.timer_lateness(
             1 if quick else rs(2), seconds=1.0 if quick else 4.0, runs=200 if quick else 1000
         ),
     )
     conc_ns = [200, 1000] if quick else [1000, 10000]
-    run("w11", lambda: issue20.concurrent(conc_ns, ["memory", "sqlite"], rounds=1 if quick else rs(3)))
+    run("w11", lambda: durable_workloads.concurrent(conc_ns, ["memory", "sqlite"], rounds=1 if quick else rs(3)))
 
     run("w1", lambda: runner.w1_construct(rounds=5 if quick else rs(25, 5)))
     ks = [10, 100] if quick else [10, 100, 1000]
@@ -143,7 +145,7 @@ def main() -> None:
     run("w5", lambda: runner.w5_concurrency([200] if quick else [1000, 10000], 0.05, timeout_s=60 if quick else 300))
 
     verdicts = report.targets(res)  # type: ignore[arg-type]
-    verdicts20 = report_issue20.targets(res)
+    durable_verdicts = report_durable_workloads.targets(res)
     profiles: list[str] = []
     if not args.no_profile and not quick:
         import profile_eudaimon
@@ -171,7 +173,7 @@ def main() -> None:
             "the in-process workloads ran the code loaded at the start; the concurrency subprocesses and profiles may not)"
         )
     )
-    doc = render(res, verdicts, profiles, versions, fsync, elapsed, quick, source, scale, None, verdicts20)
+    doc = render(res, verdicts, profiles, versions, fsync, elapsed, quick, source, scale, None, durable_verdicts)
     print()
     print(doc)
     (HERE / "out").mkdir(exist_ok=True)
@@ -203,11 +205,11 @@ def render(
     source: str,
     scale: float = 1.0,
     partial: str | None = None,
-    verdicts20: list[dict[str, object]] | None = None,
+    durable_verdicts: list[dict[str, object]] | None = None,
 ) -> str:
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    if verdicts20 is None:
-        verdicts20 = report_issue20.targets(res)
+    if durable_verdicts is None:
+        durable_verdicts = report_durable_workloads.targets(res)
     note = []
     if partial:
         note = ["", f"**{partial}. The figures below are those of the finished workloads only.**"]
@@ -237,14 +239,14 @@ def render(
         *report.machine(versions, fsync, source),
         *report.noise_lines(res),  # type: ignore[arg-type]
         "",
-        "## Issue 20 targets",
+        "## Targets of the durable workloads (8)-(12)",
         "",
         "Each judged on the workloads (8)-(12) below (and (2), (4) for the kept ones), ratios taken side by side "
         "in this one run on a shared machine.",
         "",
-        *report_issue20.verdict_lines(verdicts20),
+        *report_durable_workloads.verdict_lines(durable_verdicts),
         "",
-        "## Issue 7 targets",
+        "## Targets against the peers, workloads (1)-(7)",
         "",
         *report.verdict_lines(verdicts),  # type: ignore[arg-type]
         "",
@@ -253,7 +255,7 @@ def render(
         "Ratios are eudaimon ÷ the other framework: below 1 means eudaimon is cheaper (1/20 = twenty times cheaper).",
         "",
         *report.tables(res),  # type: ignore[arg-type]
-        *report_issue20.tables(res),
+        *report_durable_workloads.tables(res),
         "## How the comparison is kept fair",
         "",
         *FAIRNESS,

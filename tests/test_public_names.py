@@ -154,3 +154,24 @@ def test_agents_calling_agents_names() -> None:
     assert {"name", "description"} <= set(inspect.signature(eudaimon.Agent.as_tool).parameters)
     assert "handoffs" in inspect.signature(eudaimon.Agent).parameters
     assert "tracer_provider" in inspect.signature(importlib.import_module("eudaimon.telemetry").instrument).parameters
+
+
+def test_the_type_checking_imports_are_the_public_table() -> None:
+    """Invariant: `eudaimon/__init__.py` writes each public name once in `_PUBLIC`; the block mypy
+    reads (`from M import X as X` under TYPE_CHECKING) names the same names from the same homes,
+    so what mypy accepts is what `import eudaimon` resolves."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(eudaimon.__file__).read_text())
+    guarded = next(n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING")
+    typed = {
+        alias.name: "eudaimon.errors" if alias.name == "errors" else str(node.module)
+        for node in guarded.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if alias.asname == alias.name
+    }
+    homes: dict[str, str] = vars(eudaimon)["_HOMES"]
+    assert typed == homes
+    assert list(homes) == eudaimon.__all__

@@ -7,110 +7,123 @@ approval and time travel.
 
 from typing import TYPE_CHECKING, Any
 
+# For mypy only: `__all__` below is computed, which mypy cannot read, so each re-export is spelt
+# `X as X` (PEP 484's explicit re-export). tests/test_public_names.py pins it equal to `_PUBLIC`.
 if TYPE_CHECKING:
-    from eudaimon import errors
-    from eudaimon.agent import Agent
-    from eudaimon.agent.response import AgentResponse
-    from eudaimon.core.effects import Effect
-    from eudaimon.core.events import Event
-    from eudaimon.core.messages import (
-        ContentPart,
-        DocumentPart,
-        ImagePart,
-        Message,
-        Role,
-        TextPart,
-        ThinkingPart,
-        ToolCall,
-        Usage,
-    )
-    from eudaimon.core.settings import ModelSettings
-    from eudaimon.core.state import PendingCall, RunState, Status
-    from eudaimon.errors import (
-        BudgetExceeded,
-        Cancelled,
-        ConcurrencyConflict,
-        ConfigurationError,
-        EudaimonError,
-        GuardrailBlocked,
-        InvalidOperation,
-        LeaseHeld,
-        MaxIterations,
-        MissingExtra,
-        ModelRetry,
-        OutputRejected,
-        RunFailedError,
-        RunNotFound,
-    )
-    from eudaimon.extensions.cost import AnthropicCostModel, CostModel, OpenAICostModel
-    from eudaimon.extensions.guardrails import InputGuardrail, OutputGuardrail
-    from eudaimon.extensions.hitl import HumanInputHandler, HumanInputRequest
-    from eudaimon.extensions.hooks import AgentHook, LoopState
-    from eudaimon.extensions.middleware import Middleware, MiddlewareAction
-    from eudaimon.extensions.prompts import PromptBuilder, PromptTemplate
-    from eudaimon.extensions.retry import ToolRetryPolicy
-    from eudaimon.memory import ThreadState
-    from eudaimon.runtime.cancel import CancellationToken
-    from eudaimon.tools import Tool, ToolContext, ToolPolicy, ToolSpec, tool
+    from eudaimon import errors as errors
+    from eudaimon.agent import Agent as Agent
+    from eudaimon.core.effects import Effect as Effect
+    from eudaimon.core.events import Event as Event
+    from eudaimon.core.messages import ContentPart as ContentPart
+    from eudaimon.core.messages import DocumentPart as DocumentPart
+    from eudaimon.core.messages import ImagePart as ImagePart
+    from eudaimon.core.messages import Message as Message
+    from eudaimon.core.messages import Role as Role
+    from eudaimon.core.messages import TextPart as TextPart
+    from eudaimon.core.messages import ThinkingPart as ThinkingPart
+    from eudaimon.core.messages import ToolCall as ToolCall
+    from eudaimon.core.messages import Usage as Usage
+    from eudaimon.core.settings import ModelSettings as ModelSettings
+    from eudaimon.core.state import PendingCall as PendingCall
+    from eudaimon.core.state import RunState as RunState
+    from eudaimon.core.state import Status as Status
+    from eudaimon.errors import BudgetExceeded as BudgetExceeded
+    from eudaimon.errors import Cancelled as Cancelled
+    from eudaimon.errors import ConcurrencyConflict as ConcurrencyConflict
+    from eudaimon.errors import ConfigurationError as ConfigurationError
+    from eudaimon.errors import EudaimonError as EudaimonError
+    from eudaimon.errors import GuardrailBlocked as GuardrailBlocked
+    from eudaimon.errors import InvalidOperation as InvalidOperation
+    from eudaimon.errors import LeaseHeld as LeaseHeld
+    from eudaimon.errors import MaxIterations as MaxIterations
+    from eudaimon.errors import MissingExtra as MissingExtra
+    from eudaimon.errors import ModelRetry as ModelRetry
+    from eudaimon.errors import OutputRejected as OutputRejected
+    from eudaimon.errors import RunFailedError as RunFailedError
+    from eudaimon.errors import RunNotFound as RunNotFound
+    from eudaimon.extensions.cost import AnthropicCostModel as AnthropicCostModel
+    from eudaimon.extensions.cost import CostModel as CostModel
+    from eudaimon.extensions.cost import OpenAICostModel as OpenAICostModel
+    from eudaimon.extensions.guardrails import InputGuardrail as InputGuardrail
+    from eudaimon.extensions.guardrails import OutputGuardrail as OutputGuardrail
+    from eudaimon.extensions.hitl import HumanInputHandler as HumanInputHandler
+    from eudaimon.extensions.hitl import HumanInputRequest as HumanInputRequest
+    from eudaimon.extensions.hooks import AgentHook as AgentHook
+    from eudaimon.extensions.hooks import LoopState as LoopState
+    from eudaimon.extensions.middleware import Middleware as Middleware
+    from eudaimon.extensions.middleware import MiddlewareAction as MiddlewareAction
+    from eudaimon.extensions.prompts import PromptBuilder as PromptBuilder
+    from eudaimon.extensions.prompts import PromptTemplate as PromptTemplate
+    from eudaimon.extensions.retry import ToolRetryPolicy as ToolRetryPolicy
+    from eudaimon.memory import ThreadState as ThreadState
+    from eudaimon.runtime.cancel import CancellationToken as CancellationToken
+    from eudaimon.runtime.response import AgentResponse as AgentResponse
+    from eudaimon.tools import Tool as Tool
+    from eudaimon.tools import ToolContext as ToolContext
+    from eudaimon.tools import ToolPolicy as ToolPolicy
+    from eudaimon.tools import ToolSpec as ToolSpec
+    from eudaimon.tools import tool as tool
 
-# Every public name and the module it lives in. `import eudaimon` loads none of them: a name
-# is imported when first asked for (PEP 562), so a script that only needs the core, or a
-# command that only prints its help, never pays for the agent, pydantic or an SDK.
-_HOMES: dict[str, str] = {
-    "Agent": "eudaimon.agent",
-    "AgentHook": "eudaimon.extensions.hooks",
-    "AgentResponse": "eudaimon.agent.response",
-    "AnthropicCostModel": "eudaimon.extensions.cost",
-    "BudgetExceeded": "eudaimon.errors",
-    "CancellationToken": "eudaimon.runtime.cancel",
-    "Cancelled": "eudaimon.errors",
-    "ConcurrencyConflict": "eudaimon.errors",
-    "ConfigurationError": "eudaimon.errors",
-    "ContentPart": "eudaimon.core.messages",
-    "CostModel": "eudaimon.extensions.cost",
-    "DocumentPart": "eudaimon.core.messages",
-    "Effect": "eudaimon.core.effects",
-    "errors": "eudaimon.errors",
-    "EudaimonError": "eudaimon.errors",
-    "Event": "eudaimon.core.events",
-    "GuardrailBlocked": "eudaimon.errors",
-    "HumanInputHandler": "eudaimon.extensions.hitl",
-    "HumanInputRequest": "eudaimon.extensions.hitl",
-    "ImagePart": "eudaimon.core.messages",
-    "InputGuardrail": "eudaimon.extensions.guardrails",
-    "InvalidOperation": "eudaimon.errors",
-    "LeaseHeld": "eudaimon.errors",
-    "LoopState": "eudaimon.extensions.hooks",
-    "MaxIterations": "eudaimon.errors",
-    "MissingExtra": "eudaimon.errors",
-    "Message": "eudaimon.core.messages",
-    "Middleware": "eudaimon.extensions.middleware",
-    "MiddlewareAction": "eudaimon.extensions.middleware",
-    "ModelRetry": "eudaimon.errors",
-    "ModelSettings": "eudaimon.core.settings",
-    "OpenAICostModel": "eudaimon.extensions.cost",
-    "OutputGuardrail": "eudaimon.extensions.guardrails",
-    "OutputRejected": "eudaimon.errors",
-    "PendingCall": "eudaimon.core.state",
-    "PromptBuilder": "eudaimon.extensions.prompts",
-    "PromptTemplate": "eudaimon.extensions.prompts",
-    "Role": "eudaimon.core.messages",
-    "RunFailedError": "eudaimon.errors",
-    "RunNotFound": "eudaimon.errors",
-    "RunState": "eudaimon.core.state",
-    "Status": "eudaimon.core.state",
-    "TextPart": "eudaimon.core.messages",
-    "ThinkingPart": "eudaimon.core.messages",
-    "ThreadState": "eudaimon.memory",
-    "Tool": "eudaimon.tools",
-    "tool": "eudaimon.tools",
-    "ToolCall": "eudaimon.core.messages",
-    "ToolContext": "eudaimon.tools",
-    "ToolPolicy": "eudaimon.tools",
-    "ToolRetryPolicy": "eudaimon.extensions.retry",
-    "ToolSpec": "eudaimon.tools",
-    "Usage": "eudaimon.core.messages",
+# Every public name, written once, by the module it lives in; `__all__` and the lazy lookup below
+# are derived from it. `import eudaimon` loads none of them: a name is imported when first asked for
+# (PEP 562), so a script that only needs the core, or a command that only prints its help,
+# never pays for the agent, pydantic or an SDK. A name that is its home's last part (`errors`)
+# is that module.
+_PUBLIC: dict[str, tuple[str, ...]] = {
+    # agent
+    "eudaimon.agent": ("Agent",),
+    "eudaimon.runtime.response": ("AgentResponse",),
+    "eudaimon.runtime.cancel": ("CancellationToken",),
+    "eudaimon.core.settings": ("ModelSettings",),
+    # tools
+    "eudaimon.core.effects": ("Effect",),
+    "eudaimon.tools": ("Tool", "ToolContext", "ToolPolicy", "ToolSpec", "tool"),
+    # extensions
+    "eudaimon.extensions.hooks": ("AgentHook", "LoopState"),
+    "eudaimon.extensions.cost": ("AnthropicCostModel", "CostModel", "OpenAICostModel"),
+    "eudaimon.extensions.hitl": ("HumanInputHandler", "HumanInputRequest"),
+    "eudaimon.extensions.guardrails": ("InputGuardrail", "OutputGuardrail"),
+    "eudaimon.extensions.middleware": ("Middleware", "MiddlewareAction"),
+    "eudaimon.extensions.prompts": ("PromptBuilder", "PromptTemplate"),
+    "eudaimon.memory": ("ThreadState",),
+    "eudaimon.extensions.retry": ("ToolRetryPolicy",),
+    # messages and state
+    "eudaimon.core.messages": (
+        "ContentPart",
+        "DocumentPart",
+        "ImagePart",
+        "Message",
+        "Role",
+        "TextPart",
+        "ThinkingPart",
+        "ToolCall",
+        "Usage",
+    ),
+    "eudaimon.core.events": ("Event",),
+    "eudaimon.core.state": ("PendingCall", "RunState", "Status"),
+    # errors
+    "eudaimon.errors": (
+        "BudgetExceeded",
+        "Cancelled",
+        "ConcurrencyConflict",
+        "ConfigurationError",
+        "EudaimonError",
+        "GuardrailBlocked",
+        "InvalidOperation",
+        "LeaseHeld",
+        "MaxIterations",
+        "MissingExtra",
+        "ModelRetry",
+        "OutputRejected",
+        "RunFailedError",
+        "RunNotFound",
+        "errors",
+    ),
 }
+
+_HOMES: dict[str, str] = {name: home for home, names in _PUBLIC.items() for name in names}
+
+__all__ = list(_HOMES)
 
 
 if not TYPE_CHECKING:  # mypy reads the imports above, and still flags a misspelt name
@@ -122,7 +135,7 @@ if not TYPE_CHECKING:  # mypy reads the imports above, and still flags a misspel
         import importlib
 
         module = importlib.import_module(home)
-        value = module if name == "errors" else getattr(module, name)
+        value = module if home.rpartition(".")[2] == name else getattr(module, name)
         globals()[name] = value
         return value
 
@@ -130,65 +143,3 @@ if not TYPE_CHECKING:  # mypy reads the imports above, and still flags a misspel
 def __dir__() -> list[str]:
     # The public names, loaded or not, and no helper (`TYPE_CHECKING`, `Any`).
     return sorted(__all__)
-
-
-__all__ = [
-    # agent
-    "Agent",
-    "AgentResponse",
-    "CancellationToken",
-    "ModelSettings",
-    # tools
-    "Effect",
-    "Tool",
-    "ToolContext",
-    "ToolPolicy",
-    "ToolSpec",
-    "tool",
-    # extensions
-    "AgentHook",
-    "AnthropicCostModel",
-    "CostModel",
-    "HumanInputHandler",
-    "HumanInputRequest",
-    "InputGuardrail",
-    "LoopState",
-    "Middleware",
-    "MiddlewareAction",
-    "OpenAICostModel",
-    "OutputGuardrail",
-    "PromptBuilder",
-    "PromptTemplate",
-    "ThreadState",
-    "ToolRetryPolicy",
-    # messages and state
-    "ContentPart",
-    "DocumentPart",
-    "Event",
-    "ImagePart",
-    "Message",
-    "PendingCall",
-    "Role",
-    "RunState",
-    "Status",
-    "TextPart",
-    "ThinkingPart",
-    "ToolCall",
-    "Usage",
-    # errors
-    "BudgetExceeded",
-    "Cancelled",
-    "ConcurrencyConflict",
-    "ConfigurationError",
-    "EudaimonError",
-    "GuardrailBlocked",
-    "InvalidOperation",
-    "LeaseHeld",
-    "MaxIterations",
-    "MissingExtra",
-    "ModelRetry",
-    "OutputRejected",
-    "RunFailedError",
-    "RunNotFound",
-    "errors",
-]

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from _server_support import OPERATOR, VIEWER, Server, free_port
 
+from eudaimon.cli._serve import is_loopback
 from eudaimon.errors import ConfigurationError
 from eudaimon.server import ApiKeys, Principal, Role
-from eudaimon.server._cli import is_loopback
 
 
 def test_no_key_or_a_wrong_key_is_401_and_the_key_is_not_echoed(keyed: Server) -> None:

@@ -77,7 +77,10 @@ def test_a_bad_cursor_is_422_never_500(server: Server) -> None:
             assert "cursor" in answer.text
         for name in ("q", "thread_id", "agent"):
             answer = client.get("/v1/runs", params={name: "a\x00b"})
-            assert answer.status_code == 422 and "U+0000" in answer.text, (name, answer.text)  # refused before the index
+            assert answer.status_code == 422 and "U+0000" in answer.text, (
+                name,
+                answer.text,
+            )  # refused before the index
         assert client.get("/v1/dashboard", params={"agent": "a\x00b"}).status_code == 422
 
 

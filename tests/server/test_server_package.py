@@ -23,8 +23,8 @@ def test_the_cli_imports_without_loading_fastapi() -> None:
 
 
 def test_the_serve_module_imports_before_the_cli() -> None:
-    """Bug guarded: importing `eudaimon.server._cli` first imported the CLI, which imported the
+    """Bug guarded: importing `eudaimon.cli._serve` first imported the CLI, which imported the
     half-made module back to register `serve` (AttributeError, circular import)."""
-    code = "import eudaimon.server._cli, eudaimon.cli; assert 'serve' in [c.name for c in eudaimon.cli.app.registered_commands]"
+    code = "import eudaimon.cli._serve, eudaimon.cli; assert 'serve' in [c.name for c in eudaimon.cli.app.registered_commands]"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -43,7 +43,7 @@ from a2a.types.a2a_pb2 import (
 from a2a.utils.errors import UnsupportedOperationError
 
 from eudaimon.core.effects import Effect
-from eudaimon.core.errors import ConfigurationError
+from eudaimon.core.errors import ConfigurationError, EudaimonError
 from eudaimon.tools import Tool, ToolContext
 
 SETTLED = frozenset(
@@ -60,7 +60,7 @@ FOLLOW_PAUSE_S = 0.5
 """How long the tool waits before it looks at a task again after its stream broke."""
 
 
-class A2AToolError(Exception):
+class A2AToolError(EudaimonError):
     """The remote agent's task did not complete (it failed, was cancelled or rejected, or waits
     for input); the message, shown to the model as the call's error result, says which and names
     the task."""

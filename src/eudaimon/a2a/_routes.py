@@ -26,6 +26,7 @@ from eudaimon.a2a._handler import PRINCIPAL, JournalRequestHandler
 from eudaimon.agent import Agent
 from eudaimon.server.auth import ANONYMOUS, Principal, presented_key
 from eudaimon.server.context import ServerContext
+from eudaimon.server.protocols import register_protocol
 
 PREFIX = "/a2a"
 
@@ -81,3 +82,6 @@ def _install_agent(app: FastAPI, ctx: ServerContext, name: str, agent: Agent[Any
 
     app.add_route(path, rpc, methods=["POST"], include_in_schema=False)
     app.add_route(path + AGENT_CARD_WELL_KNOWN_PATH, card, methods=["GET"], include_in_schema=False)
+
+
+register_protocol("a2a", install)

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 from ag_ui.core import BaseEvent, RunAgentInput, StateDeltaEvent, UserMessage
 from ag_ui.encoder import EventEncoder
-from fastapi import APIRouter, Depends, Header, HTTPException
+from fastapi import APIRouter, Depends, FastAPI, Header, HTTPException
 from fastapi.responses import StreamingResponse
 
 from eudaimon.ag_ui._events import delta, events_of, finished, started, view
@@ -29,6 +29,7 @@ from eudaimon.runtime.operations import load_state
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
 from eudaimon.server.following import journal_batches
+from eudaimon.server.protocols import register_protocol
 from eudaimon.server.queueing import submit
 from eudaimon.server.responses import ERRORS
 from eudaimon.server.schemas import RUN_ID_PATTERN
@@ -187,3 +188,11 @@ async def _encoded(encoder: EventEncoder, events: AsyncIterator[BaseEvent]) -> A
     async for event in events:
         yield encoder.encode(event)
         await asyncio.sleep(0)
+
+
+def install(app: FastAPI, ctx: ServerContext) -> None:
+    """Answer AG-UI runs at /v1/agents/AGENT/ag-ui for the agents `ctx` serves."""
+    app.include_router(router(ctx))
+
+
+register_protocol("ag_ui", install)

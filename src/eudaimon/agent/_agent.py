@@ -21,7 +21,6 @@ from eudaimon.agent._options import InitSignature, refuse_unknown_options
 from eudaimon.agent._queued import begin_queued
 from eudaimon.agent._start import begin_prompt
 from eudaimon.agent._stored_runs import StoredRuns
-from eudaimon.agent.response import AgentResponse, OutputT
 from eudaimon.core.decide import DecideConfig
 from eudaimon.core.errors import EudaimonError, InvalidOperation
 from eudaimon.core.events import ToolRecord
@@ -40,13 +39,15 @@ from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.config import ApprovalPolicy, RuntimeConfig
 from eudaimon.runtime.engines import Engine, open_engine
 from eudaimon.runtime.journal import RunJournal
+from eudaimon.runtime.response import AgentResponse, OutputT
 from eudaimon.runtime.runs import RunDriver
+from eudaimon.runtime.toolset_binding import ToolsetBinding
 from eudaimon.runtime.tree import waiting_calls
 from eudaimon.stores.base import EventStore
 from eudaimon.streaming import StreamEvent
 from eudaimon.tools import Tool
 from eudaimon.tools._context import DepsT
-from eudaimon.tools.toolsets import Toolset, ToolsetBinding
+from eudaimon.tools.toolsets import Toolset
 
 
 class _Default(Enum):

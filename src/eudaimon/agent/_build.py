@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from eudaimon.agent._contracts import check_model
-from eudaimon.agent._output import OutputCheck, OutputSchema
 from eudaimon.core.decide import DecideConfig
 from eudaimon.core.digest import digest
 from eudaimon.core.errors import ConfigurationError, ToolRetryIgnored
@@ -25,6 +24,7 @@ from eudaimon.extensions.prompts import PromptBuilder, PromptTemplate
 from eudaimon.models.base import Model, check_model_settings
 from eudaimon.models.registry import infer_model
 from eudaimon.runtime.config import Pricer, RuntimeConfig
+from eudaimon.runtime.output import OutputCheck, OutputSchema
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
 from eudaimon.stores.url import open_store

@@ -16,7 +16,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from eudaimon.cli import _cancel, _ops, _threads
+from eudaimon.cli import _cancel, _ops, _serve, _threads
+from eudaimon.cli import _worker as _temporal_cli
 from eudaimon.cli._common import (
     JsonOption,
     RunArgument,
@@ -53,11 +54,9 @@ from eudaimon.core.errors import EudaimonError
 from eudaimon.core.events import Event
 from eudaimon.core.run_index import RunRow
 from eudaimon.core.state import RunState, Status
-from eudaimon.server import _cli as _serve
 from eudaimon.stores import index
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
-from eudaimon.temporal import _cli as _temporal_cli
 
 if TYPE_CHECKING:  # `eudaimon --help` does not load the agent surface; commands import what they run
     from eudaimon.agent import Agent

@@ -16,6 +16,7 @@
     │   │   └── ModelUnavailable  5xx, timeouts, dropped connections
     │   ├── ContextTooLong
     │   ├── ModelRequestRejected  400/401/403: retrying will not help
+    │   │   └── ScriptExhausted   a ScriptedModel was called past its script (eudaimon.models)
     │   └── ModelResponseInvalid  a malformed body or a truncated stream
     ├── JournalError
     │   ├── ConcurrencyConflict   another writer appended first
@@ -28,13 +29,21 @@
     ├── InvalidOperation          an approval, reconciliation or resume the run's state forbids
     │   ├── InvalidArguments      an approver's edited arguments the tool's schema refuses
     │   └── QueuedBehind          a queued run's turn on its thread has not come
-    └── MissingExtra              also an ImportError: a part whose optional dependencies are not installed
+    ├── MissingExtra              also an ImportError: a part whose optional dependencies are not installed
+    │   (defined beside the part that raises them:)
+    ├── ToolArgumentsError        also a ValueError: a call's arguments were unusable (eudaimon.tools)
+    ├── BadCursor                 also a ValueError: a listing cursor this store did not make (eudaimon.stores.index)
+    ├── MCPConnectionError        an MCP server could not be started or reached (eudaimon.mcp)
+    ├── MCPConnectionLost         an MCP request was in flight when the connection failed (eudaimon.mcp)
+    ├── MCPToolError              an MCP server ran a tool and reported an error (eudaimon.mcp)
+    └── A2AToolError              a remote A2A agent's task did not complete (eudaimon.a2a)
 
     EudaimonWarning (a UserWarning)
     └── ToolRetryIgnored          tool_retry_policy will not re-run some tools; names them
 
-    ModelRetry                    (not an EudaimonError) raised by a tool or an output
-                                  validator to hand the model a correction
+    Signals user code raises to steer a run, not errors (so not EudaimonErrors):
+    ModelRetry                    raised by a tool or an output validator to hand the model a correction
+    ToolSuspended                 raised by a tool whose call cannot finish now: the run waits (eudaimon.tools)
 
 Messages say what happened and what to do; they never contain secrets. A run error raised in
 the process where user code raised carries that exception as its `__cause__`.

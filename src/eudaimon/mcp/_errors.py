@@ -15,5 +15,8 @@ class MCPConnectionError(EudaimonError):
         self.detail = detail
 
 
-class MCPConnectionLost(Exception):
-    """The connection failed while a request was in flight: whether the server acted is unknown."""
+class MCPConnectionLost(EudaimonError):
+    """The connection failed while a request was in flight: whether the server acted is unknown.
+    Raised inside `MCPTools`, which turns it into the call's error result or a reconciliation
+    wait (a tool that is not safe to send twice); user code sees it only when calling a
+    connection directly."""

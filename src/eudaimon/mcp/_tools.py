@@ -17,7 +17,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from eudaimon.core.effects import Effect, ToolTraits
-from eudaimon.core.errors import ConfigurationError
+from eudaimon.core.errors import ConfigurationError, EudaimonError
 from eudaimon.core.events import ToolRecord
 from eudaimon.mcp._connection import Connection
 from eudaimon.mcp._effects import EffectOverride, as_traits, check_overrides, from_annotations
@@ -32,7 +32,7 @@ _CTX = "_eudaimon_ctx"
 """Where the bound tool receives its `ToolContext`: a name no JSON Schema property will take."""
 
 
-class MCPToolError(Exception):
+class MCPToolError(EudaimonError):
     """The MCP server ran the tool and reported an error (`isError`); its text is the call's error
     result, shown to the model. Nothing to do in code: the model reads it and may try again."""
 

@@ -4,11 +4,16 @@ An engine is chosen with `Agent(..., engine=...)` and named by URL in the run's 
 (`temporal://host:port/queue?namespace=…`), so that anyone holding the store — the CLI, a
 server, another agent — reaches the process driving the run. The loop is the same one:
 an engine only decides where `drive` runs and how a decision reaches it.
+
+The runtime does not import the shells that provide engines: each registers an opener for its
+URL scheme (`register_engine`) when its module loads, and `open_engine` loads the module a
+built-in scheme names (`PROVIDERS`) the first time a URL asks for it.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import importlib
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Protocol
 
 from eudaimon.core.errors import ConfigurationError
@@ -41,15 +46,32 @@ class Engine(Protocol):
         ...
 
 
+EngineOpener = Callable[[str], Engine]
+"""Builds the engine a URL of its scheme names (`TemporalEngine.from_url`)."""
+
+PROVIDERS: dict[str, tuple[str, str]] = {"temporal": ("eudaimon.temporal._engine", "temporal")}
+"""Scheme -> (the module that registers its opener when loaded, the extra that module needs)."""
+
+_openers: dict[str, EngineOpener] = {}
+
+
+def register_engine(scheme: str, opener: EngineOpener) -> None:
+    """Make `open_engine` answer URLs of `scheme` with `opener(url)`; a shell calls it on import."""
+    _openers[scheme.lower()] = opener
+
+
 def open_engine(url: str) -> Engine:
     """The engine a URL names: `temporal://host:port/task-queue[?namespace=N]`."""
     scheme = url.split("://", 1)[0].lower() if "://" in url else ""
-    if scheme == "temporal":
+    if scheme not in _openers and scheme in PROVIDERS:
+        module, extra = PROVIDERS[scheme]
         try:
-            from eudaimon.temporal import TemporalEngine
+            importlib.import_module(module)
         except ImportError as exc:
             raise ConfigurationError(
-                f"{url!r} names a Temporal engine, which needs the extra: pip install 'eudaimon[temporal]' ({exc})"
+                f"{url!r} names a Temporal engine, which needs the extra: pip install 'eudaimon[{extra}]' ({exc})"
             ) from exc
-        return TemporalEngine.from_url(url)
-    raise ConfigurationError(f"unsupported engine {url!r}; use 'temporal://host:port/task-queue'")
+    opener = _openers.get(scheme)
+    if opener is None:
+        raise ConfigurationError(f"unsupported engine {url!r}; use 'temporal://host:port/task-queue'")
+    return opener(url)

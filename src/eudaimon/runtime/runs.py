@@ -13,8 +13,6 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
-from eudaimon.agent._output import OutputSchema
-from eudaimon.agent.response import AgentResponse
 from eudaimon.core.errors import (
     BudgetExceeded,
     Cancelled,
@@ -41,6 +39,8 @@ from eudaimon.runtime.leases import LeaseKeeper, lease_ttl_s
 from eudaimon.runtime.loop import drive
 from eudaimon.runtime.observe import observers
 from eudaimon.runtime.operations import load_state
+from eudaimon.runtime.output import OutputSchema
+from eudaimon.runtime.response import AgentResponse
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
 from eudaimon.streaming import Done, StreamEvent

@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
-from eudaimon._extras import needs
 from eudaimon.agent import Agent
 from eudaimon.core.errors import ConfigurationError
 from eudaimon.runtime.leases import lease_ttl_s
@@ -24,6 +23,7 @@ from eudaimon.server.ids import VisibleNames
 from eudaimon.server.logs import install as install_safe_logs
 from eudaimon.server.origin import CORS_HEADERS, CORS_METHODS, BrowserGuard, document_json_bodies
 from eudaimon.server.origin import allowed_origins as allowed_origins_of
+from eudaimon.server.protocols import add_protocols
 from eudaimon.server.recovery import recover_forever
 from eudaimon.stores.base import EventStore
 
@@ -136,20 +136,6 @@ def create_app(
     app.state.eudaimon = ctx
     add_protocols(app, a2a=a2a, ag_ui=ag_ui)
     return app
-
-
-def add_protocols(app: FastAPI, *, a2a: bool = False, ag_ui: bool = False) -> None:
-    """Add the A2A endpoints and the AG-UI endpoint to an app `create_app` built; each needs
-    its extra (`MissingExtra` names it)."""
-    ctx: ServerContext = app.state.eudaimon
-    if a2a:
-        with needs("a2a", "create_app(a2a=True)"):
-            from eudaimon.a2a._routes import install as install_a2a
-        install_a2a(app, ctx)
-    if ag_ui:
-        with needs("ag-ui", "create_app(ag_ui=True)"):
-            from eudaimon.ag_ui._routes import router as ag_ui_router
-        app.include_router(ag_ui_router(ctx))
 
 
 def _by_name(agents: Mapping[str, Agent] | Sequence[Agent] | Agent) -> dict[str, Agent]:

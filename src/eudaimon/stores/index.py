@@ -17,13 +17,15 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Protocol, runtime_checkable
 
+from eudaimon.core.errors import EudaimonError
 from eudaimon.core.events import Event
 from eudaimon.core.run_index import ENDED, ERRORED, RunRow, searchable, sortable
 from eudaimon.stores.base import EventStore
 
 
-class BadCursor(ValueError):
-    """A cursor this module did not make."""
+class BadCursor(EudaimonError, ValueError):
+    """A listing's cursor this module did not make (cut, edited, or from another server); pass the
+    `next_cursor` of the previous page unchanged, or leave it out to start from the first page."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ and on every machine of the fleet:
 signatures and results. Deps that serialize travel with a run to its tools; live ones (a
 database pool) are the workers' own: `eudaimon worker ... --deps myapp:deps` (`_deps`).
 Needs the extra: `pip install 'eudaimon[temporal]'`. Names are imported on first use, so
-`eudaimon.temporal._cli` (the `worker` command) loads without it.
+`eudaimon.cli._worker` (the `worker` command) loads without it.
 """
 
 from __future__ import annotations

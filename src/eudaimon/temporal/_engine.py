@@ -37,6 +37,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from eudaimon.core.errors import ConfigurationError, InvalidOperation, RunError
 from eudaimon.core.events import ApprovalDecided, ToolReconciled
+from eudaimon.runtime.engines import register_engine
 from eudaimon.runtime.operations import load_state
 from eudaimon.stores.base import EventStore
 from eudaimon.streaming import Done, Error, StreamEvent
@@ -268,3 +269,6 @@ async def _cancel_on(cancel: CancellationToken, handle: WorkflowHandle[object, s
     await cancel.wait()
     with contextlib.suppress(RPCError):
         await handle.cancel()
+
+
+register_engine("temporal", TemporalEngine.from_url)

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError, to_json
 
 from eudaimon.core.effects import Effect, ToolTraits
-from eudaimon.core.errors import ConfigurationError
+from eudaimon.core.errors import ConfigurationError, EudaimonError
 from eudaimon.core.messages import PART_TYPES, ContentPart, JsonObject, TextPart, ToolSpec, Usage, describe_part
 from eudaimon.tools._context import ToolContext
 from eudaimon.tools._schema import function_schema
@@ -35,7 +35,7 @@ class ToolPolicy(StrEnum):
     REQUIRE_APPROVAL = "require_approval"
 
 
-class ToolArgumentsError(ValueError):
+class ToolArgumentsError(EudaimonError, ValueError):
     """The model's arguments for a call were unusable (not JSON, or not what the tool's schema
     says); the message is the call's error result, shown to the model so it can correct them.
     A tool raises it (or `ModelRetry`) to reject arguments its schema cannot express."""

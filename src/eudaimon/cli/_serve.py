@@ -127,7 +127,7 @@ def register(app: typer.Typer) -> None:
         except ConfigurationError as exc:
             fail(str(exc))
         try:
-            from eudaimon.server.app import add_protocols
+            from eudaimon.server.protocols import add_protocols
 
             add_protocols(application, a2a=a2a, ag_ui=ag_ui)
         except MissingExtra as exc:

@@ -1,8 +1,9 @@
-"""The workloads of issue 20, driven from compare.py through the benchmark scripts' own functions.
+"""The durable workloads (8)-(12) — durable step, provider step, timer lateness, concurrency, PostgreSQL —
+driven from compare.py through the benchmark scripts' own functions.
 
 Each function here runs one script's measurement (`benchmarks/durable_step.py`,
 `provider_step.py`, `loop_lateness.py`, `concurrent_runs.py`, `postgres_step.py`) and returns
-plain data for `report_issue20.py`. The measuring code stays in the scripts (run alone they
+plain data for `report_durable_workloads.py`. The measuring code stays in the scripts (run alone they
 print the same figures); this module only schedules it inside one compare.py run, so that the
 ratios are taken side by side with the peers' figures. Every run gets a fresh OS thread (or
 subprocess) and a conversation thread of its own, and every script checks the work its runs did

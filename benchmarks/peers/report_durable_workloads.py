@@ -1,4 +1,4 @@
-"""Issue 20's targets and tables, as Markdown, from the data `issue20.py` returns."""
+"""The durable workloads' targets and tables, as Markdown, from the data `durable_workloads.py` returns."""
 
 from __future__ import annotations
 
@@ -176,7 +176,7 @@ def _lateness(res: dict[str, Any]) -> dict[str, Any]:
 
 
 def _kept(res: dict[str, Any]) -> list[dict[str, Any]]:
-    """The targets of issue 7 that issue 20 keeps, judged on workloads (2) and (4)."""
+    """The targets against the peers that still stand, judged on workloads (2) and (4)."""
     out = []
     name = "in-memory step ≤ 1/20 of the fastest peer at K=10 (kept)"
     w = res.get("w2")
