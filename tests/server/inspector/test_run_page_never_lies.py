@@ -12,7 +12,7 @@ from pathlib import Path
 from _server_support import HERE, OPERATOR, Server
 from playwright.sync_api import Browser, Page, expect
 
-from conftest import inspector_server, start_run
+from conftest import inspector_server, open_page, start_run
 
 
 def _cli_approve(db: object, run_id: str, call_id: str, note: str) -> None:
@@ -40,7 +40,6 @@ def test_an_approval_from_the_cli_shows_on_an_open_page(page: Page, inspector: S
 
 def test_an_approval_from_another_browser_shows_here(browser: Browser, page: Page, inspector: Server) -> None:
     """Invariant: two pages on one run: approving in one completes the run in the other."""
-    from conftest import open_page
 
     run_id = str(start_run(inspector, "payer", "pay 32 to TWO-TABS")["run_id"])
     page.goto(f"{inspector.url}/runs/{run_id}")
@@ -79,7 +78,6 @@ def test_the_offline_banner_disables_actions_and_the_page_catches_up(browser: Br
     """Invariant: with the server killed, the page says so and its actions are off; a decision
     made meanwhile (the CLI, on the same store) shows once the server is back on its port, with
     no reload, and the actions come back."""
-    from conftest import open_page
 
     server = inspector_server(tmp_path / "runs.db").start()
     page = None
