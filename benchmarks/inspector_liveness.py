@@ -18,11 +18,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests" / "server" / "inspector"), str(ROOT / "tests" / "server")]
 
-from _server_support import OPERATOR, Server  # noqa: E402
+from _server_support import (  # noqa: E402
+    ARGS,
+    OPERATOR,
+    Server,
+)
 from playwright.sync_api import sync_playwright  # noqa: E402
 from test_run_page_never_lies import _cli_approve  # noqa: E402
 
-from conftest import ARGS, inspector_server, open_page, start_run  # noqa: E402
+from conftest import inspector_server, open_page, start_run  # noqa: E402
 
 d = Path(tempfile.mkdtemp())
 s = inspector_server(d / "runs.db").start()

@@ -93,11 +93,11 @@ def main() -> None:
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [str(ROOT / "scripts"), str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]
     )
-    from _server_support import OPERATOR, Server
+    from _server_support import ARGS, CHROMIUM, OPERATOR, Server
     from inspector_screenshots import fill_store
     from playwright.sync_api import expect, sync_playwright
 
-    from conftest import ARGS, CHROMIUM, open_page
+    from conftest import open_page
 
     db = Path(tempfile.mkdtemp(prefix="inspector-load-")) / "runs.db"
     began = time.perf_counter()

@@ -20,6 +20,14 @@ from typing import Any
 
 import httpx2
 
+CHROMIUM = os.environ.get("EUDAIMON_TEST_CHROMIUM", "/usr/bin/chromium")
+"""Debian's chromium, which the browser tests drive (Playwright's own download is not used)."""
+ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+"""Without the background-networking flags, Chromium's calls out are refused by the closed network."""
+
 HERE = Path(__file__).parent
 AGENTS = ("payer", "ticker", "charger")
 KEYS = "op-key-1:alice:operator,view-key-2:victor:viewer"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 from _queue_support import backend  # noqa: F401  (a SQLite or PostgreSQL journal for a test)
-from _server_support import KEYS, Server
+from _server_support import ARGS, CHROMIUM, KEYS, Server
+from playwright.sync_api import Browser, Page, sync_playwright
 
 
 @pytest.fixture(scope="module")
@@ -32,3 +33,22 @@ def fresh(tmp_path: Path) -> Iterator[Server]:
     made = Server(tmp_path / "runs.db")
     yield made
     made.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Headless Chromium for a module's browser tests."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (scripts/test.sh does it)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A page in a browser context of its own (no cookies or storage shared between tests)."""
+    context = browser.new_context()
+    yield context.new_page()
+    context.close()

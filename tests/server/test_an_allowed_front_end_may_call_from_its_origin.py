@@ -19,8 +19,7 @@ from typing import Any
 import pytest
 from _a2a_support import A2AServer
 from _server_support import KEYS, OPERATOR, VIEWER, Server
-from playwright.sync_api import Browser, Page, sync_playwright
-from test_inspector_in_a_browser import ARGS, CHROMIUM
+from playwright.sync_api import Page
 
 RUN_AGENT = """async ([url, body]) => {
   try {
@@ -97,21 +96,6 @@ def served(tmp_path_factory: pytest.TempPathFactory, front_ends: tuple[FrontEnd,
     ).start()
     yield running
     running.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context()
-    yield context.new_page()
-    context.close()
 
 
 def _run_input(run_id: str) -> dict[str, Any]:

@@ -7,24 +7,13 @@ but 127.0.0.1 is aborted (and recorded), and the page must still render every op
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import httpx2
-import pytest
 from _server_support import Server
-from playwright.sync_api import Browser, Route, expect, sync_playwright
-from test_inspector_in_a_browser import ARGS, CHROMIUM
+from playwright.sync_api import Browser, Route, expect
 
 from eudaimon.server.pages import CSP
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        yield launched
-        launched.close()
 
 
 def test_docs_render_offline_under_the_inspectors_csp(server: Server, browser: Browser) -> None:

@@ -15,8 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 from _server_support import Server, free_port
-from playwright.sync_api import Browser, Page, sync_playwright
-from test_inspector_in_a_browser import ARGS, CHROMIUM
+from playwright.sync_api import Page
 
 from eudaimon.server.origin import same_origin
 
@@ -47,21 +46,6 @@ def attacker() -> Iterator[str]:
     yield f"http://127.0.0.1:{served.server_address[1]}"
     served.shutdown()
     served.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context()
-    yield context.new_page()
-    context.close()
 
 
 def _waiting_run(server: Server) -> tuple[str, str]:

@@ -17,25 +17,10 @@ from pathlib import Path
 import httpx2
 import pytest
 from _server_support import KEYS, OPERATOR, Server, wait_until
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 from test_decisions_over_http import _stranded_charge
 
-CHROMIUM = os.environ.get("EUDAIMON_TEST_CHROMIUM", "/usr/bin/chromium")
-ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
-]  # fmt: skip
 ARTIFACTS = Path(os.environ.get("EUDAIMON_TEST_ARTIFACTS") or Path(__file__).parent / "artifacts")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (scripts/test.sh does it)")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="module")

@@ -17,13 +17,8 @@ from typing import Any
 import httpx2
 import pytest
 from _server_support import KEYS, OPERATOR, Server
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
-CHROMIUM = os.environ.get("EUDAIMON_TEST_CHROMIUM", "/usr/bin/chromium")
-ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
-]  # fmt: skip
 EXTRA_AGENTS = ("family", "refunder", "twins", "broken")
 
 
@@ -37,16 +32,6 @@ def artifacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = Path(os.environ.get("EUDAIMON_TEST_ARTIFACTS") or tmp_path_factory.getbasetemp() / "inspector-artifacts")
     folder.mkdir(parents=True, exist_ok=True)
     return folder
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (scripts/test.sh does it)")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="module")
