@@ -5,7 +5,9 @@ its end, its id journaled with the call."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 from _a2a_support import A2AServer
@@ -18,66 +20,68 @@ from eudaimon.core.messages import Role
 from eudaimon.models import ScriptedModel
 
 
-def test_a_caller_killed_mid_call_gets_the_same_remote_task_on_resume(tmp_path: Path) -> None:
+@contextlib.contextmanager
+def _caller_of_remote(tmp_path: Path, caller_agent: str) -> Iterator[tuple[A2AServer, A2AServer]]:
+    """(caller, remote): a remote ticker (0.3 s a tick) and a caller server whose agent
+    `caller_agent` asks it over A2A; both stopped at the end, however the test ends."""
     remote = A2AServer(tmp_path / "remote.db", agents=("server_agents:ticker",), env={"EUDAIMON_TEST_STEP_S": "0.3"})
     remote.start()
     caller = A2AServer(
         tmp_path / "caller.db",
-        agents=("a2a_agents:delegator",),
+        agents=(f"a2a_agents:{caller_agent}",),
         args=(),
         env={"EUDAIMON_TEST_A2A_REMOTE": remote.agent_url("ticker")},
     )
-    caller.start()
     try:
-        with caller.client() as http, remote.client() as remote_http:
-            run_id = http.post("/v1/agents/delegator/runs", json={"input": "ticks=6"}).json()["run_id"]
-
-            def remote_runs() -> list[str]:
-                runs = remote_http.get("/v1/runs", params={"agent": "ticker"}).json()["runs"]
-                return [r["run_id"] for r in runs]
-
-            [task_id] = wait_until(remote_runs, "the remote task to start")
-            wait_until(
-                lambda: remote_http.get(f"/v1/runs/{task_id}").json()["status"] == "running",
-                "the remote task to leave the queue",
-            )
-            caller.kill()  # mid-call: the remote task is working, the caller's call has no result
-            assert remote_http.get(f"/v1/runs/{task_id}").json()["status"] == "running"
-            caller.start()
-            with caller.client() as again:
-
-                def finished() -> dict[str, object] | None:
-                    run: dict[str, object] = again.get(f"/v1/runs/{run_id}").json()
-                    return run if run["status"] == "completed" else None
-
-                run = wait_until(finished, "the caller's run to complete after its restart", tries=1200)
-                events = again.get(f"/v1/runs/{run_id}/events").json()["events"]
-            assert remote_runs() == [task_id], "the remote agent got a second task"
-            started = [e for e in events if e["type"] == "tool_started"]
-            assert len(started) == 2 and {e["idempotency_key"] for e in started} == {started[0]["idempotency_key"]}
-            [completed] = [e for e in events if e["type"] == "tool_completed"]
-            assert completed["output"].endswith(f"[A2A task {task_id}]")
-            assert "Ticked 6 times" in completed["output"]
-            assert "Ticked 6 times" in str(run["output"])
+        caller.start()
+        yield caller, remote
     finally:
         caller.stop()
         remote.stop()
+
+
+def test_a_caller_killed_mid_call_gets_the_same_remote_task_on_resume(tmp_path: Path) -> None:
+    with (
+        _caller_of_remote(tmp_path, "delegator") as (caller, remote),
+        caller.client() as http,
+        remote.client() as remote_http,
+    ):
+        run_id = http.post("/v1/agents/delegator/runs", json={"input": "ticks=6"}).json()["run_id"]
+
+        def remote_runs() -> list[str]:
+            runs = remote_http.get("/v1/runs", params={"agent": "ticker"}).json()["runs"]
+            return [r["run_id"] for r in runs]
+
+        [task_id] = wait_until(remote_runs, "the remote task to start")
+        wait_until(
+            lambda: remote_http.get(f"/v1/runs/{task_id}").json()["status"] == "running",
+            "the remote task to leave the queue",
+        )
+        caller.kill()  # mid-call: the remote task is working, the caller's call has no result
+        assert remote_http.get(f"/v1/runs/{task_id}").json()["status"] == "running"
+        caller.start()
+        with caller.client() as again:
+
+            def finished() -> dict[str, object] | None:
+                run: dict[str, object] = again.get(f"/v1/runs/{run_id}").json()
+                return run if run["status"] == "completed" else None
+
+            run = wait_until(finished, "the caller's run to complete after its restart", tries=1200)
+            events = again.get(f"/v1/runs/{run_id}/events").json()["events"]
+        assert remote_runs() == [task_id], "the remote agent got a second task"
+        started = [e for e in events if e["type"] == "tool_started"]
+        assert len(started) == 2 and {e["idempotency_key"] for e in started} == {started[0]["idempotency_key"]}
+        [completed] = [e for e in events if e["type"] == "tool_completed"]
+        assert completed["output"].endswith(f"[A2A task {task_id}]")
+        assert "Ticked 6 times" in completed["output"]
+        assert "Ticked 6 times" in str(run["output"])
 
 
 def test_a_remote_killed_mid_task_is_followed_through_its_restart(tmp_path: Path) -> None:
     """The remote server dies mid-task and comes back on the same store: the caller's call
     (never interrupted itself) follows the same task with GetTask/SubscribeToTask to its end;
     one call, one remote task."""
-    remote = A2AServer(tmp_path / "remote.db", agents=("server_agents:ticker",), env={"EUDAIMON_TEST_STEP_S": "0.3"})
-    remote.start()
-    caller = A2AServer(
-        tmp_path / "caller.db",
-        agents=("a2a_agents:delegator",),
-        args=(),
-        env={"EUDAIMON_TEST_A2A_REMOTE": remote.agent_url("ticker")},
-    )
-    caller.start()
-    try:
+    with _caller_of_remote(tmp_path, "delegator") as (caller, remote):
         with caller.client() as http, remote.client() as remote_http:
             run_id = http.post("/v1/agents/delegator/runs", json={"input": "ticks=8"}).json()["run_id"]
 
@@ -101,9 +105,6 @@ def test_a_remote_killed_mid_task_is_followed_through_its_restart(tmp_path: Path
         assert [e["type"] for e in events].count("tool_started") == 1
         [completed] = [e for e in events if e["type"] == "tool_completed"]
         assert completed["output"].endswith(f"[A2A task {task_id}]") and "Ticked 8 times" in completed["output"]
-    finally:
-        caller.stop()
-        remote.stop()
 
 
 async def test_the_remote_servers_keys_apply_and_a_refusal_is_a_result_the_model_reads(tmp_path: Path) -> None:
@@ -137,16 +138,7 @@ async def test_the_remote_servers_keys_apply_and_a_refusal_is_a_result_the_model
 def test_declared_not_idempotent_a_call_cut_by_a_crash_is_an_unknown_outcome(tmp_path: Path) -> None:
     """`A2AAgent(..., idempotent=False)` is a plain WRITE: its caller killed mid-call is not
     sent again on resume; the call's outcome is unknown, for an operator to settle."""
-    remote = A2AServer(tmp_path / "remote.db", agents=("server_agents:ticker",), env={"EUDAIMON_TEST_STEP_S": "0.3"})
-    remote.start()
-    caller = A2AServer(
-        tmp_path / "caller.db",
-        agents=("a2a_agents:strict_delegator",),
-        args=(),
-        env={"EUDAIMON_TEST_A2A_REMOTE": remote.agent_url("ticker")},
-    )
-    caller.start()
-    try:
+    with _caller_of_remote(tmp_path, "strict_delegator") as (caller, remote):
         with caller.client() as http, remote.client() as remote_http:
             run_id = http.post("/v1/agents/strict_delegator/runs", json={"input": "ticks=6"}).json()["run_id"]
 
@@ -168,6 +160,3 @@ def test_declared_not_idempotent_a_call_cut_by_a_crash_is_an_unknown_outcome(tmp
             assert remote_runs() == [task_id]
         assert [e["type"] for e in events].count("tool_started") == 1
         assert [e["call_id"] for e in events if e["type"] == "tool_outcome_unknown"] == ["ask_1"]
-    finally:
-        caller.stop()
-        remote.stop()
