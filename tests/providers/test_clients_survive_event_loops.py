@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from _fake_providers import FakeAnthropic, FakeOpenAI, FakeProvider
 from _wire import ask
 from openai import AsyncOpenAI
 
@@ -28,7 +29,6 @@ from eudaimon.models.registry import infer_model
 
 OPENAI_KEY = "sk-test-openai-loops"
 ANTHROPIC_KEY = "sk-ant-test-loops"
-FakeOpenAI = FakeAnthropic = FakeProvider = Any  # the fixtures' servers (conftest)
 
 
 def settled_open(server: FakeProvider) -> int:

@@ -5,7 +5,7 @@ Anthropic's streams as `partial_json` pieces). Before: `ToolCall.arguments` reac
 approval policy as that raw text, so the policy of docs/concepts/approvals.md ("refunds over
 $100 need a human") read the amount as 0 and a $550 refund ran with nobody asked.
 
-Here the fake provider servers of `conftest.py` speak the wire formats through the official
+Here the fake provider servers of `_fake_providers.py` speak the wire formats through the official
 SDKs: middleware `on_tool_call` sees the decoded dict; the approval policy, the human
 (`approval_requested`, `pending_approvals`), hooks `on_tool_call` / `on_tool_result` and the
 `tool_started` intent see the validated dict; `model_called` keeps the model's text as sent.
@@ -14,18 +14,16 @@ SDKs: middleware `on_tool_call` sees the decoded dict; the approval policy, the 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
+from _fake_providers import FakeAnthropic, FakeOpenAI, Received, Reply
 
 from eudaimon import Agent, Tool, ToolCall, ToolPolicy, tool
 from eudaimon.core.events import ApprovalRequested, ModelCalled, ToolStarted
 from eudaimon.hooks import AgentHook
 from eudaimon.middleware import Middleware, ToolCallRequest
 from eudaimon.stores import MemoryStore
-
-if TYPE_CHECKING:  # the fakes of conftest.py, reached through their fixtures
-    from conftest import FakeAnthropic, FakeOpenAI, Received, Reply
 
 PIECES = ['{"order": "A-', '7", "amou', 'nt_usd": 550}']
 """The refund's arguments as a provider streams them: JSON text in pieces."""

@@ -11,9 +11,9 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from _fake_providers import FakeOpenAI
 from typer.testing import CliRunner
 
-from conftest import FakeOpenAI
 from eudaimon import Agent
 from eudaimon.cli import app
 from eudaimon.core.errors import RunFailedError

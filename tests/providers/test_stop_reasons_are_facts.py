@@ -8,17 +8,15 @@ and Anthropic's `pause_turn` read as `end_turn`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
+from _fake_providers import FakeAnthropic, FakeOpenAI, Received, Reply
 
 from eudaimon import Agent, Tool, ToolCall, ToolPolicy, tool
 from eudaimon.core.events import ApprovalRequested, ModelCalled, ToolStarted
 from eudaimon.models import StopReason
 from eudaimon.stores import MemoryStore
-
-if TYPE_CHECKING:  # the fakes of conftest.py, reached through their fixtures
-    from conftest import FakeAnthropic, FakeOpenAI, Received, Reply
 
 
 def _openai_text(server: FakeOpenAI, text: str, finish: str) -> Any:

@@ -16,29 +16,13 @@ import os
 import subprocess
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from _real_model import RealModelServer
 
 _ROOT = Path(__file__).resolve().parents[2]
 _SCRIPT = Path(os.environ.get("EUDAIMON_LLM_SERVER_SCRIPT", _ROOT.parent / "shared" / "tools" / "llm-server.sh"))
-MODEL_NAME = "smollm2-135m"
-
-
-@dataclass(frozen=True)
-class RealModelServer:
-    """Where the real model answers: `base_url` ends in `/v1`, as the OpenAI SDK wants it."""
-
-    port: int
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    @property
-    def model_string(self) -> str:
-        return f"openai-compatible:{MODEL_NAME}"
 
 
 def _answers(port: int) -> bool:

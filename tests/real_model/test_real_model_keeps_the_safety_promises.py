@@ -14,8 +14,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from _real_model import RealModelServer
 
-from conftest import RealModelServer
 from eudaimon import Agent, Tool, ToolCall, ToolPolicy, tool
 from eudaimon.core.events import ApprovalRequested, ModelCalled, ToolCompleted, ToolStarted
 from eudaimon.errors import RunError

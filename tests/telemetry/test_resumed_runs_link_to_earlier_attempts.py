@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from conftest import Spans
+from _spans import Spans
+
 from eudaimon import Agent, tool
 from eudaimon.core.messages import Message, ToolCall
 from eudaimon.models import ScriptedModel

@@ -3,7 +3,8 @@ cost and run id; content only when opted in; never an idempotency key."""
 
 from __future__ import annotations
 
-from conftest import Spans
+from _spans import Spans
+
 from eudaimon import Agent, tool
 from eudaimon.core.digest import idempotency_key
 from eudaimon.core.messages import Message, ToolCall, Usage

@@ -3,10 +3,9 @@ apart, and arguments an approver may edit (checked by the server) before the cal
 
 from __future__ import annotations
 
+from _inspector_support import start_run
 from _server_support import OPERATOR, Server
 from playwright.sync_api import Page, expect
-
-from conftest import start_run
 
 
 def test_a_bidi_override_in_an_argument_is_shown_and_flagged(page: Page, inspector: Server, shot) -> None:

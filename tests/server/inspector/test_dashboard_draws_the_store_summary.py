@@ -3,10 +3,9 @@ rate as SVG drawn by the page, from `GET /v1/dashboard`."""
 
 from __future__ import annotations
 
+from _inspector_support import start_run
 from _server_support import OPERATOR, Server
 from playwright.sync_api import Page, expect
-
-from conftest import start_run
 
 
 def test_the_dashboard_charts_each_agent_per_day(page: Page, inspector: Server, shot) -> None:

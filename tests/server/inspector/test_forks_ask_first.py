@@ -7,10 +7,9 @@ import os
 import subprocess
 import sys
 
+from _inspector_support import start_run
 from _server_support import HERE, OPERATOR, Server, wait_until
 from playwright.sync_api import Page, expect
-
-from conftest import start_run
 
 
 def _finished_refund(server: Server) -> str:

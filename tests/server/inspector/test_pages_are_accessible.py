@@ -4,11 +4,10 @@ pages: the runs list, a run waiting for approval, the dashboard and the threads.
 from __future__ import annotations
 
 import pytest
+from _inspector_support import start_run
 from _server_support import Server
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page, expect
-
-from conftest import start_run
 
 SEVERE = {"serious", "critical"}
 

@@ -9,10 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from _inspector_support import inspector_server, open_page, start_run
 from _server_support import HERE, OPERATOR, Server
 from playwright.sync_api import Browser, Page, expect
-
-from conftest import inspector_server, open_page, start_run
 
 
 def _cli_approve(db: object, run_id: str, call_id: str, note: str) -> None:

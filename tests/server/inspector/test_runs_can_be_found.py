@@ -7,10 +7,9 @@ import re
 import uuid
 from datetime import UTC, datetime, timedelta
 
+from _inspector_support import start_run
 from _server_support import Server
 from playwright.sync_api import Page, expect
-
-from conftest import start_run
 
 
 def test_search_finds_a_run_by_its_input_and_the_url_keeps_it(page: Page, inspector: Server, shot) -> None:

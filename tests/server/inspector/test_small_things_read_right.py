@@ -4,10 +4,9 @@ that shows all that is typed."""
 
 from __future__ import annotations
 
+from _inspector_support import start_run
 from _server_support import OPERATOR, Server, wait_until
 from playwright.sync_api import Page, expect
-
-from conftest import start_run
 
 
 def test_call_ids_are_cased_as_they_are_everywhere(page: Page, inspector: Server) -> None:

@@ -6,11 +6,10 @@ import asyncio
 import concurrent.futures
 
 import httpx2
+from _inspector_support import open_page, start_run
 from _server_support import OPERATOR, VIEWER, Server, wait_until
 from playwright.sync_api import Browser, Page, expect
 from test_decisions_over_http import _stranded_charge
-
-from conftest import open_page, start_run
 
 ACTIONS = "[data-action]"
 

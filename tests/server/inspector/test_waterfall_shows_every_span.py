@@ -5,10 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import httpx2
+from _inspector_support import start_run
 from _server_support import OPERATOR, Server, wait_until
 from playwright.sync_api import Page, expect
-
-from conftest import start_run
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
