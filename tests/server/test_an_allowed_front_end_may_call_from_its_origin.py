@@ -145,6 +145,36 @@ def test_the_same_page_on_another_origin_is_refused_and_nothing_is_journaled(
         assert client.get(f"/v1/runs/{run_id}").status_code == 404
 
 
+SEND_AS_TEXT = """async (url) => {
+  try {
+    const response = await fetch(url, {method: "POST", body: "{}", headers: {"Content-Type": "text/plain"}});
+    return {status: response.status, answer: await response.json()};
+  } catch (error) {
+    return {failed: error.name + ": " + error.message};
+  }
+}"""
+
+
+def test_an_allowed_front_end_reads_why_the_guard_refused_it(
+    served: A2AServer, front_ends: tuple[FrontEnd, FrontEnd], page: Page
+) -> None:
+    """Invariant: a refusal by the guard itself (here 415, a body not sent as JSON: a "simple"
+    request, so no preflight) reaches an allowed front end with its CORS header, so the page
+    reads the status and what to do instead of an opaque network error; a stranger's page
+    still reads nothing."""
+    url = f"{served.url}/v1/agents/ticker/runs"
+    page.goto(front_ends[0].origin + "/")
+    result = page.evaluate(SEND_AS_TEXT, url)
+    assert result.get("status") == 415, result
+    assert "application/json" in result["answer"]["detail"], result
+    page.goto(front_ends[1].origin + "/")
+    assert page.evaluate(SEND_AS_TEXT, url).get("failed", "").startswith("TypeError")
+    with served.client() as client:
+        answer = client.post(url, content=b"{}", headers={"Origin": front_ends[0].origin, "Content-Type": "text/plain"})
+        assert answer.status_code == 415 and answer.headers["access-control-allow-origin"] == front_ends[0].origin
+        assert answer.headers["vary"] == "Origin"
+
+
 PREFLIGHT = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type,authorization"}
 
 

@@ -202,11 +202,13 @@ class BrowserGuard:
             await self.app(scope, receive, send)
             return
         headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope.get("headers", ())}
+        readable_by = self._readable_by(headers.get("origin"))
         host = headers.get("host")
         if host is not None and not self.serves(host_name(host)) and not _is_probe(scope):
             shown = host_name(host)[:100].encode("ascii", "backslashreplace").decode()
             await _refuse(
                 send,
+                readable_by,
                 421,
                 f"this server does not serve the host name {shown!r}; if it is yours, start the server with "
                 f"`--allowed-host {shown}` (create_app(..., allowed_hosts=[{shown!r}]))",
@@ -217,18 +219,26 @@ class BrowserGuard:
             return
         refusal = self._cross_origin(scope, headers)
         if refusal is not None:
-            await _refuse(send, 403, refusal)
+            await _refuse(send, None, 403, refusal)
             return
         media_type = headers.get("content-type", "").partition(";")[0].strip().lower()
         if media_type != "application/json":
             await _refuse(
                 send,
+                readable_by,
                 415,
                 "a request that changes something must be sent as JSON: set `Content-Type: application/json` "
                 "(an empty body counts as {})",
             )
             return
         await self.app(scope, _empty_as_object(receive), send)
+
+    def _readable_by(self, origin: str | None) -> str | None:
+        """The origin a refusal is shown to: an allowed front end reads why it was refused (the
+        CORS middleware inside never sees a request refused here), a stranger gets no header."""
+        if origin is None or not self.lets_in(origin):
+            return None
+        return "*" if self.any_origin else origin
 
     def _cross_origin(self, scope: Scope, headers: dict[str, str]) -> str | None:
         """Why the request came from another origin, or None when it is this server's own."""
@@ -282,15 +292,12 @@ def _empty_as_object(receive: Receive) -> Receive:
     return receiving
 
 
-async def _refuse(send: Send, status: int, detail: str) -> None:
+async def _refuse(send: Send, readable_by: str | None, status: int, detail: str) -> None:
     body = json.dumps({"detail": detail}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
-        }
-    )
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if readable_by is not None:
+        headers += [(b"access-control-allow-origin", readable_by.encode("latin-1")), (b"vary", b"Origin")]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
