@@ -13,6 +13,8 @@ import httpx2
 import pytest
 from _server_support import HERE, Server, wait_until
 
+from eudaimon import Message, ToolCall
+from eudaimon.models import ChatRequest
 from eudaimon.runtime import operations
 from eudaimon.stores import SqliteStore
 
@@ -74,13 +76,23 @@ def test_wait_true_answers_when_the_run_ends(server: Server) -> None:
         assert answer.json()["status"] == "completed" and answer.json()["steps"] == 3
 
 
+def _charge_as_a_provider_sends_it(request: ChatRequest) -> Message | str:
+    """`server_agents._charge`, with the arguments as JSON text (a real provider's wire form)."""
+    import server_agents
+
+    answer = server_agents._charge(request)
+    if isinstance(answer, str):
+        return answer
+    return Message.assistant(tool_calls=[ToolCall("charge_1", "charge_card", '{"amount_usd": 42}')])
+
+
 async def _stranded_charge(db: Path) -> str:
     """A `charger` run stopped mid-call (its `tool_started` journaled, no result), as after a crash."""
     import server_agents
 
     store = SqliteStore(str(db))
     agent = server_agents.Agent(
-        server_agents.FunctionModel(server_agents._charge, "charger-model"),
+        server_agents.FunctionModel(_charge_as_a_provider_sends_it, "charger-model"),
         tools=[server_agents.charge_card],
         name="charger",
         store=store,
@@ -101,14 +113,15 @@ async def _stranded_charge(db: Path) -> str:
 
 def test_an_unknown_outcome_is_reconciled_and_the_run_completes(fresh: Server) -> None:
     """Invariant: a WRITE call interrupted mid-call is not re-run: the recovering server marks its
-    outcome unknown; an operator's reconciliation (with the output it had) completes the run and
+    outcome unknown and shows the arguments the tool was started with (an object, not the model's
+    JSON text); an operator's reconciliation (with the output it had) completes the run and
     journals `by`. Reconciling it again is 409; output and retry together are 422."""
     run_id = asyncio.run(_stranded_charge(fresh.db))
     fresh.start()
     with fresh.client() as client:
         waiting = _status(client, run_id, "awaiting_reconciliation")
         [call] = waiting["unknown_outcomes"]
-        assert call["call_id"] == "charge_1"
+        assert call["call_id"] == "charge_1" and call["arguments"] == {"amount_usd": 42}, call
         both = client.post(f"/v1/runs/{run_id}/reconcile/charge_1", json={"output": "x", "retry": True})
         assert both.status_code == 422 and "exactly one" in both.text
         settled = client.post(f"/v1/runs/{run_id}/reconcile/charge_1", json={"output": "charged $42.00 (bank says)"})

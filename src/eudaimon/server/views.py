@@ -6,6 +6,7 @@ a tool wrote goes out as plain JSON strings: the inspector renders it as text, n
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,8 +18,9 @@ from eudaimon.core.events import (
     ModelCalled,
     RunCancelled,
     ToolReconciled,
+    ToolStarted,
 )
-from eudaimon.core.messages import Message, Usage
+from eudaimon.core.messages import JsonObject, Message, Usage
 from eudaimon.core.run_index import RunRow
 from eudaimon.core.state import RunState
 from eudaimon.stores.index import DayRow
@@ -68,6 +70,7 @@ def run_dict(state: RunState, events: Sequence[Event]) -> dict[str, Any]:
     """A run as `GET /v1/runs/{id}` answers it: its state plus what only the events tell (when,
     usage per step, why a call waits, who decided what)."""
     reasons: dict[str, str] = {}
+    ran_with: dict[str, Any] = {}
     steps: list[dict[str, Any]] = []
     decisions: list[dict[str, Any]] = []
     for event in events:
@@ -85,6 +88,8 @@ def run_dict(state: RunState, events: Sequence[Event]) -> dict[str, Any]:
             )
         elif isinstance(data, ApprovalRequested):
             reasons[data.call_id] = data.reason
+        elif isinstance(data, ToolStarted) and data.arguments:  # journals before the field read {}
+            ran_with[data.call_id] = data.arguments
         elif isinstance(data, ApprovalDecided):
             decisions.append(
                 _decision(event, "approval", data.call_id, by=data.by, approved=data.approved, note=data.note)
@@ -105,13 +110,27 @@ def run_dict(state: RunState, events: Sequence[Event]) -> dict[str, Any]:
             {"call_id": c.id, "tool": c.name, "arguments": c.arguments, "reason": reasons.get(c.id, "")}
             for c in state.awaiting_approval()
         ],
+        # An operator reconciles what the tool was started with (after middleware), as an object.
         unknown_outcomes=[
-            {"call_id": c.id, "tool": c.name, "arguments": c.arguments} for c in state.unknown_outcomes()
+            {"call_id": c.id, "tool": c.name, "arguments": _as_object(ran_with.get(c.id, c.arguments))}
+            for c in state.unknown_outcomes()
         ],
         step_usage=steps,
         decisions=decisions,
     )
     return view
+
+
+def _as_object(arguments: JsonObject | str) -> JsonObject | str:
+    """Arguments journaled as the model's JSON text, decoded: a call was started only once its
+    arguments decoded to an object, so that is what the tool got."""
+    if isinstance(arguments, str):
+        try:
+            decoded = json.loads(arguments)
+        except ValueError:
+            return arguments
+        return decoded if isinstance(decoded, dict) else arguments
+    return arguments
 
 
 def _decision(event: Event, kind: str, call_id: str | None, **fields: Any) -> dict[str, Any]:
