@@ -4,6 +4,7 @@ not the process."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,38 @@ def test_two_servers_take_turns_on_one_thread(backend: Backend, tmp_path: Path) 
             if line.startswith("begin desk-") and line != "begin desk-1":
                 before = f"end desk-{int(line[-1]) - 1}"
                 assert before in lines[:index], lines
+    finally:
+        one.stop()
+        if two is not None:
+            two.stop()
+
+
+def test_wait_true_answers_when_the_run_ends_on_another_server(backend: Backend, tmp_path: Path) -> None:
+    """Invariant: `?wait=true` answers when the run ends or waits, also when another server on
+    the journal drives it: the start sent again (same `run_id`) to a second server while the
+    first drives the run answers with the run completed, not still running."""
+    one = QueueServer(tmp_path / "runs.db", backend=backend).start()
+    two: QueueServer | None = None
+    try:
+        two = one.again()
+        start = {"input": "desk-9", "thread_id": "desk-9", "run_id": "desk-9-run"}
+        with one.client() as first:
+            assert first.post("/v1/agents/gated/runs", json=start).status_code == 202
+        begun(one, "desk-9")
+        answers: list[httpx2.Response] = []
+
+        def wait_on_two() -> None:
+            assert two is not None
+            with two.client() as second:
+                answers.append(second.post("/v1/agents/gated/runs?wait=true", json=start))
+
+        waiter = threading.Thread(target=wait_on_two)
+        waiter.start()
+        waiter.join(1.0)  # a start answered at once (the bug) has answered by now
+        one.open_gate()
+        waiter.join(60)
+        [answer] = answers
+        assert answer.status_code == 200 and answer.json()["status"] == "completed", answer.text
     finally:
         one.stop()
         if two is not None:

@@ -137,17 +137,22 @@ class Lines:
             self._drainers[thread_id] = asyncio.create_task(self._drain(thread_id), name=f"eudaimon thread {thread_id}")
 
     async def settled(self, run_id: str) -> None:
-        """Wait until the run has ended or paused here, or is no longer queued and not driven here."""
+        """Wait until the run has ended or paused, wherever it is driven: here (its task), or by
+        another server or worker on the store (read every `POLL_S`). A task here may also end
+        without the run (its lease was another's): the journal says which."""
         while True:
             task = self._ctx.runner.task(run_id)
             if task is not None:
                 await asyncio.shield(task)
+            status = (await load_state(self._ctx.store, run_id)).status
+            if status is Status.QUEUED:
+                begun = self._begun.setdefault(run_id, asyncio.get_running_loop().create_future())
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(begun), POLL_S)
+            elif status is Status.RUNNING:
+                await asyncio.sleep(POLL_S)
+            else:
                 return
-            if (await load_state(self._ctx.store, run_id)).status is not Status.QUEUED:
-                return
-            begun = self._begun.setdefault(run_id, asyncio.get_running_loop().create_future())
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(begun), POLL_S)
 
     async def _drain(self, thread_id: str) -> None:
         ctx = self._ctx
