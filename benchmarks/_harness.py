@@ -278,9 +278,11 @@ def loop_agent(k: int, *, store: Any = None, effect: str = "read", **options: An
 
 
 def checked(response: Any, k: int) -> Any:
-    """`response` if its run completed after exactly K steps; the work is checked before a figure is kept."""
-    if response.status != "completed" or response.iterations != k:
-        raise RuntimeError(f"run ended {response.status} after {response.iterations} steps, expected {k}")
+    """`response` if its run completed after exactly K steps and K-1 tool results: the work is
+    checked before a figure is kept."""
+    tools = sum(1 for m in response.messages if m.role.value == "tool")
+    if response.status != "completed" or response.iterations != k or tools != k - 1:
+        raise RuntimeError(f"run ended {response.status} after {response.iterations} steps and {tools} tool calls")
     return response
 
 
