@@ -77,4 +77,7 @@ async def appends(runs: int, steps: int, path: str) -> dict[str, float]:
 def measure(quick: bool) -> dict[str, Any]:
     runs, steps = (50, 5) if quick else (200, 10)
     with h.scratch("append-") as tmp:
-        return {f"{runs} runs × {steps} steps at once / {k}": v for k, v in h.run_on_thread(lambda: appends(runs, steps, str(tmp / "runs.db"))).items()}
+        return {
+            f"{runs} runs × {steps} steps at once / {k}": v
+            for k, v in h.run_on_thread(lambda: appends(runs, steps, str(tmp / "runs.db"))).items()
+        }

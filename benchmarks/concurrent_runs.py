@@ -3,8 +3,9 @@
 N runs start at once through `Agent.prompt` on one store, each on a conversation thread of its
 own; each makes 6 model calls (a `FunctionModel` sleeping 50 ms, as a remote model would), the
 first five asking for one READ tool call. One run alone is the same run with a model that
-answers at once, 200 of them one after another: the step's own CPU, nothing else in flight. Every run's answer and tool count are checked as it ends, and only that verdict is kept
-(a kept response would grow the heap the collector walks). Each (store, N) runs in a fresh
+answers at once, 200 of them one after another: the step's own CPU, nothing else in flight.
+Every run's answer and tool count are checked as it ends, and only that verdict is kept (a kept
+response would grow the heap the collector walks). Each (store, N) runs in a fresh
 subprocess, memory (`MemoryStore`) and SQLite (`SqliteStore`, `synchronous=full`). Reported:
 process CPU per step (all threads, the collector and SQLite's worker included), the part spent
 collecting garbage, wall time, fsynced commits per step, and the p99 lateness of a 10 ms timer

@@ -88,7 +88,9 @@ async def variants(k: int, rounds: int, a2a_url: str) -> dict[str, list[float]]:
 
     def parent(name: str, tools: list[Any]) -> Agent:
         args: Callable[[int], dict[str, Any]] = (lambda i: {"i": i}) if name == "echo" else (lambda i: {"input": "q"})
-        script: list[Message | str] = [Message.assistant(None, [ToolCall(f"c{i}", name, args(i))]) for i in range(k - 1)]
+        script: list[Message | str] = [
+            Message.assistant(None, [ToolCall(f"c{i}", name, args(i))]) for i in range(k - 1)
+        ]
         return Agent(ScriptedModel([*script, "done"]), tools=tools, store=MemoryStore(), max_iterations=k)
 
     mcp = MCPTools(command=[sys.executable, str(h.HERE / "_echo_mcp_server.py")], trusted=True)

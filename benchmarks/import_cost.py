@@ -35,7 +35,10 @@ def measure(quick: bool) -> dict[str, Any]:
         "python -c pass": ([python, "-c", "pass"], bare),
         "import eudaimon": ([python, "-c", "import eudaimon"], tree),
         "from eudaimon import Agent": ([python, "-c", "from eudaimon import Agent"], tree),
-        "eudaimon --help": ([python, "-c", "import sys; from eudaimon.cli import app; sys.exit(app())", "--help"], tree),
+        "eudaimon --help": (
+            [python, "-c", "import sys; from eudaimon.cli import app; sys.exit(app())", "--help"],
+            tree,
+        ),
         "python -m eudaimon --help": ([python, "-m", "eudaimon", "--help"], tree),
     }
     for module in ("pydantic_ai", "agents"):

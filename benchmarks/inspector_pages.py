@@ -53,9 +53,10 @@ def timed_ms(samples: dict[str, list[float]], name: str, action: Callable[[], ob
 def pages(quick: bool, samples: dict[str, list[float]]) -> None:
     import httpx2
     from _server_support import ARGS, CHROMIUM, OPERATOR, Server
-    from conftest import open_page
     from inspector_screenshots import fill_store
     from playwright.sync_api import expect, sync_playwright
+
+    from conftest import open_page
 
     runs, repeat = (1000, 2) if quick else (10_000, 5)
     with h.scratch("inspector-") as scratch:
@@ -78,7 +79,11 @@ def pages(quick: bool, samples: dict[str, list[float]]) -> None:
                         ("GET /v1/dashboard?days=14", "/v1/dashboard", {"days": 14}),
                         ("GET /v1/runs?limit=50", "/v1/runs", {"limit": 50}),
                     ):
-                        timed_ms(samples, f"{runs:,} runs: {name}", lambda: client.get(url, params=params).raise_for_status())
+                        timed_ms(
+                            samples,
+                            f"{runs:,} runs: {name}",
+                            lambda u=url, p=params: client.get(u, params=p).raise_for_status(),
+                        )
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
                 expect.set_options(timeout=300_000)
@@ -110,9 +115,10 @@ def pages(quick: bool, samples: dict[str, list[float]]) -> None:
 
 def liveness(quick: bool, samples: dict[str, list[float]]) -> None:
     from _server_support import ARGS, CHROMIUM, OPERATOR, Server
-    from conftest import inspector_server, open_page, start_run
     from playwright.sync_api import sync_playwright
     from test_run_page_never_lies import _cli_approve
+
+    from conftest import inspector_server, open_page, start_run
 
     with h.scratch("liveness-") as scratch:
         server = inspector_server(scratch / "runs.db").start()
@@ -132,7 +138,9 @@ def liveness(quick: bool, samples: dict[str, list[float]]) -> None:
                     )
                 for _ in range(1 if quick else 3):
                     server.kill()
-                    timed_ms(samples, "server killed → offline banner", lambda: page.get_by_test_id("offline").wait_for())
+                    timed_ms(
+                        samples, "server killed → offline banner", lambda: page.get_by_test_id("offline").wait_for()
+                    )
                     server = Server(server.db, port=server.port, env=server.env, args=server.args, log=server.log)
                     server.start()
                     timed_ms(

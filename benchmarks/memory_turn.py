@@ -136,7 +136,9 @@ def measure(quick: bool) -> dict[str, Any]:
     with h.scratch("memory-") as directory:
         for name, factory in factories(directory, REDIS_URL).items():
             for n in sizes:
-                figures[f"{name} / {n:,} stored µs/turn"] = h.run_on_thread(lambda f=factory, n=n: per_turn_us(f, n, 40 if quick else 100))
+                figures[f"{name} / {n:,} stored µs/turn"] = h.run_on_thread(
+                    lambda f=factory, n=n: per_turn_us(f, n, 40 if quick else 100)
+                )
     figures["largest stored"] = sizes[-1]
     return figures
 
@@ -147,5 +149,9 @@ def targets(f: dict[str, Any]) -> list[h.Target]:
     for key in [k for k in f if k.endswith(" / 100 stored µs/turn") and "unbounded" not in k]:
         name = key.rsplit(" / ", 1)[0]
         small, big = f[key], f[f"{name} / {large} stored µs/turn"]
-        out.append(h.Target(f"{name}: turn flat in what is stored ({large} ÷ 100)", big / small, 1.5, f"{big:.0f} ÷ {small:.0f} µs"))
+        out.append(
+            h.Target(
+                f"{name}: turn flat in what is stored ({large} ÷ 100)", big / small, 1.5, f"{big:.0f} ÷ {small:.0f} µs"
+            )
+        )
     return out

@@ -59,6 +59,7 @@ async def store_steps(make: Callable[[], Any], steps: int, repeat: int) -> tuple
     finally:
         await store.close()
 
+
 # -- commits counted by the server -----------------------------------------------------------
 
 
@@ -213,6 +214,7 @@ async def measure_langgraph(dsn: str, schema: str, steps: int, repeat: int) -> t
 def measure(quick: bool) -> dict[str, Any]:
     h.requires("psycopg", "langgraph.checkpoint.postgres")
     import psycopg
+
     from eudaimon.stores import MemoryStore
     from eudaimon.stores.postgres import PostgresStore
     from eudaimon.stores.sqlite import SqliteStore
@@ -231,10 +233,10 @@ def measure(quick: bool) -> dict[str, Any]:
                     "PostgreSQL": lambda: PostgresStore(DSN, schema=schema),
                 }
                 for name, make in stores.items():
-                    us, _ = h.run_on_thread(lambda make=make: store_steps(make, k, repeat))
+                    us, _ = h.run_on_thread(lambda make=make, k=k: store_steps(make, k, repeat))
                     figures[f"K={k} / eudaimon, {name} µs/step"] = us
-                lg, lg_commits = h.run_on_thread(lambda: measure_langgraph(DSN, lg_schema, k, repeat))
-                server, own = h.run_on_thread(lambda: eudaimon_pg_commits(DSN, counted, k))
+                lg, lg_commits = h.run_on_thread(lambda k=k: measure_langgraph(DSN, lg_schema, k, repeat))
+                server, own = h.run_on_thread(lambda k=k: eudaimon_pg_commits(DSN, counted, k))
                 figures[f"K={k} / LangGraph, PostgreSQL µs/step"] = lg
                 figures[f"K={k} / eudaimon, PostgreSQL commits/step (server; store)"] = f"{server:.2f}; {own:.2f}"
                 figures[f"K={k} / LangGraph, PostgreSQL commits/step (server)"] = lg_commits

@@ -285,8 +285,18 @@ def targets(f: dict[str, Any]) -> list[h.Target]:
     first, end = f["N=10 / eudaimon overhead CPU µs/step"], f[f"N={last} / eudaimon overhead CPU µs/step"]
     peer = f[f"N={last} / pydantic-ai overhead CPU µs/step"]
     return [
-        h.Target(f"provider step overhead flat in the history (N={last} ÷ N=10)", end / first, 1.5, f"{end:.0f} ÷ {first:.0f} µs CPU"),
-        h.Target(f"provider step overhead ≤ 1/3 of Pydantic AI's at N={last}", end / peer, 1 / 3, f"{end:.0f} ÷ {peer:.0f} µs CPU"),
+        h.Target(
+            f"provider step overhead flat in the history (N={last} ÷ N=10)",
+            end / first,
+            1.5,
+            f"{end:.0f} ÷ {first:.0f} µs CPU",
+        ),
+        h.Target(
+            f"provider step overhead ≤ 1/3 of Pydantic AI's at N={last}",
+            end / peer,
+            1 / 3,
+            f"{end:.0f} ÷ {peer:.0f} µs CPU",
+        ),
     ]
 
 

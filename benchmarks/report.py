@@ -34,9 +34,7 @@ def render(results: dict[str, Any]) -> str:
             for t in verdicts:
                 quick = " (--quick)" if entry.get("quick") else ""
                 mark = "met" if t["met"] else "**missed**"
-                lines.append(
-                    f"| {t['name']} | {name}{quick} | {tree} | {t['value']:.3g} | {t['limit']:g} | {mark} |"
-                )
+                lines.append(f"| {t['name']} | {name}{quick} | {tree} | {t['value']:.3g} | {t['limit']:g} | {mark} |")
     skipped = [f"`{name}` ({entry['skipped']})" for name, entry in workloads.items() if "skipped" in entry]
     if skipped:
         lines += ["", "Skipped: " + "; ".join(skipped) + "."]
@@ -58,7 +56,7 @@ def section(name: str, entry: dict[str, Any]) -> list[str]:
         f"- Load average (1 min) while it ran: {load.get('min', float('nan')):.1f} to {load.get('max', float('nan')):.1f}",
         "- Trees: " + "; ".join(f"{tree} = {where}" for tree, where in entry["trees"].items()),
         f"- Command: `{entry['command']}`",
-        f"- Rounds: " + ", ".join(f"{tree} {len(rows)}" for tree, rows in entry["rounds"].items()),
+        "- Rounds: " + ", ".join(f"{tree} {len(rows)}" for tree, rows in entry["rounds"].items()),
     ]
     for error in entry.get("errors", []):
         lines.append(f"- Failed: {error}")

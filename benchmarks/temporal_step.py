@@ -56,8 +56,9 @@ Condition = Callable[[str, int, int, Path], Awaitable[list[float]]]
 
 
 async def eudaimon_local(target: str, steps: int, runs: int, tmp: Path) -> list[float]:
-    from eudaimon.stores.sqlite import SqliteStore
     from peers import temporal_loop
+
+    from eudaimon.stores.sqlite import SqliteStore
 
     agent = temporal_loop.make(store=SqliteStore(tmp / "local.db"))
     await agent.prompt("steps=1")  # warm up
@@ -72,11 +73,11 @@ async def eudaimon_local(target: str, steps: int, runs: int, tmp: Path) -> list[
 
 
 async def eudaimon_temporal(target: str, steps: int, runs: int, tmp: Path) -> list[float]:
+    from peers import temporal_loop
     from temporalio.client import Client
 
     from eudaimon.stores.sqlite import SqliteStore
     from eudaimon.temporal import TemporalEngine, create_worker
-    from peers import temporal_loop
 
     client = await Client.connect(target)
     queue = f"bench-{uuid.uuid4().hex[:8]}"
@@ -97,11 +98,10 @@ async def eudaimon_temporal(target: str, steps: int, runs: int, tmp: Path) -> li
 
 
 async def pydantic_ai_temporal(target: str, steps: int, runs: int, tmp: Path) -> list[float]:
+    from peers import temporal_loop
     from pydantic_ai.durable_exec.temporal import AgentPlugin, PydanticAIPlugin
     from temporalio.client import Client
     from temporalio.worker import Worker
-
-    from peers import temporal_loop
 
     client = await Client.connect(target, plugins=[PydanticAIPlugin()])
     queue = f"pai-{uuid.uuid4().hex[:8]}"

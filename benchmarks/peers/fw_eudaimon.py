@@ -88,5 +88,3 @@ async def durable_loop(transcript: Any, path: Path, k: int) -> tuple[float, Outc
     commits = store.commit_count - commits
     await store.close()
     return elapsed, outcome, commits / k
-
-

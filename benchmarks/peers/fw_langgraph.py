@@ -35,6 +35,7 @@ try:  # LangGraph 1.x warns that create_react_agent moved to langchain.agents; i
 except ImportError:  # pragma: no cover
     pass
 
+
 async def echo(i: int) -> str:
     """Return a short token for `i`."""
     return echo_output(i)

@@ -32,7 +32,6 @@ async def echo(i: int) -> str:
     return echo_output(i)
 
 
-
 def _latest(items: str | list[Any]) -> tuple[str | None, list[Result]]:
     if isinstance(items, str):
         return items, []

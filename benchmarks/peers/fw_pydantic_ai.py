@@ -32,7 +32,6 @@ async def echo(i: int) -> str:
     return echo_output(i)
 
 
-
 def _latest(messages: list[ModelMessage]) -> tuple[str | None, list[Result]]:
     last = messages[-1]
     assert isinstance(last, ModelRequest)
