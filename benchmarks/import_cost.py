@@ -47,7 +47,7 @@ def measure(quick: bool) -> dict[str, Any]:
     for argv, env in cases.values():  # warm the OS caches and the .pyc files once
         timed(argv, env)
     times: dict[str, list[float]] = {label: [] for label in cases}
-    rounds = 2 if quick else 7
+    rounds = 2 if quick else 5
     for r in range(rounds):
         for label in h.rotate(list(cases), r):
             times[label].append(timed(*cases[label]))

@@ -154,7 +154,7 @@ def liveness(quick: bool, samples: dict[str, list[float]]) -> None:
 
 
 def measure(quick: bool) -> dict[str, Any]:
-    h.requires("playwright", "uvicorn", "fastapi")
+    h.requires("playwright", "pytest", "uvicorn", "fastapi")
     samples: dict[str, list[float]] = {}
     pages(quick, samples)
     liveness(quick, samples)

@@ -34,7 +34,7 @@ def measure(quick: bool) -> dict[str, Any]:
     from peers.transcript import Loop
 
     e, pa, oa, lg = (load(name) for name in ("eudaimon", "pydantic_ai", "openai_agents", "langgraph"))
-    rounds = 3 if quick else 30
+    rounds = 3 if quick else 20
     t = Loop(K)
     stamps: list[float] = []
     memory: dict[str, tuple[Callable[..., Any], Any, bool]] = {

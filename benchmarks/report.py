@@ -34,7 +34,7 @@ def render(results: dict[str, Any]) -> str:
             for t in verdicts:
                 quick = " (--quick)" if entry.get("quick") else ""
                 mark = "met" if t["met"] else "**missed**"
-                lines.append(f"| {t['name']} | {name}{quick} | {tree} | {t['value']:.3g} | {t['limit']:g} | {mark} |")
+                lines.append(f"| {t['name']} | {name}{quick} | {tree} | {t['value']:.3g} | {t['limit']:.3g} | {mark} |")
     skipped = [f"`{name}` ({entry['skipped']})" for name, entry in workloads.items() if "skipped" in entry]
     if skipped:
         lines += ["", "Skipped: " + "; ".join(skipped) + "."]
@@ -63,7 +63,7 @@ def section(name: str, entry: dict[str, Any]) -> list[str]:
     for tree, verdicts in entry.get("targets", {}).items():
         for t in verdicts:
             lines.append(
-                f"- Target ({tree}): {t['name']}: {t['value']:.3g} against {t['limit']:g}, "
+                f"- Target ({tree}): {t['name']}: {t['value']:.3g} against {t['limit']:.3g}, "
                 f"{'met' if t['met'] else '**missed**'} ({t['how']})"
             )
     figures: dict[str, dict[str, Any]] = entry.get("figures", {})

