@@ -8,20 +8,17 @@ new run on a conversation thread of its own and is checked: K tool calls, K resu
 Each configuration runs on an OS thread of its own (its pool bound to that loop), after a
 warm-up run that opens the pool and creates the schema; figures are medians.
 
-Commits per step are counted by the server, the same way for both: a statement trigger on every
-table of the framework's schema records the id of each transaction that wrote (a pass apart
-from the timed ones; eudaimon's own `commit_count` is set beside it). PostgreSQL is
-`$EUDAIMON_TEST_PG_DSN` (default 127.0.0.1:5432, user postgres), in throwaway schemas.
+eudaimon's commits per step are its store's `commit_count`. PostgreSQL is `$EUDAIMON_TEST_PG_DSN`
+(default 127.0.0.1:5432, user postgres), in throwaway schemas.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 import uuid
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -58,70 +55,6 @@ async def store_steps(make: Callable[[], Any], steps: int, repeat: int) -> tuple
         return h.median(timings), h.median(commits)
     finally:
         await store.close()
-
-
-# -- commits counted by the server -----------------------------------------------------------
-
-
-def mark_commits(dsn: str, schema: str) -> None:
-    """Make every write to `schema`'s tables record its transaction's id in `commit_marks`."""
-    import psycopg
-
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        tables = [
-            row[0]
-            for row in conn.execute(
-                "SELECT tablename FROM pg_tables WHERE schemaname = %s AND tablename <> 'commit_marks'", (schema,)
-            )
-        ]
-        s = f'"{schema}"'
-        conn.execute(f"CREATE TABLE IF NOT EXISTS {s}.commit_marks (xid xid8 PRIMARY KEY)")
-        conn.execute(
-            f"CREATE OR REPLACE FUNCTION {s}.mark_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-            f"INSERT INTO {s}.commit_marks VALUES (pg_current_xact_id()) ON CONFLICT DO NOTHING; RETURN NULL; END $$"
-        )
-        for table in tables:
-            conn.execute(
-                f'CREATE OR REPLACE TRIGGER mark_commit AFTER INSERT OR UPDATE OR DELETE ON {s}."{table}" '
-                f"FOR EACH STATEMENT EXECUTE FUNCTION {s}.mark_commit()"
-            )
-
-
-def commits_marked(dsn: str, schema: str) -> int:
-    import psycopg
-
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        row = conn.execute(f'SELECT count(*) FROM "{schema}".commit_marks').fetchone()
-        conn.execute(f'DELETE FROM "{schema}".commit_marks')
-    return int(row[0]) if row else 0
-
-
-async def counted_commits(
-    dsn: str, schema: str, run: Callable[[int], Awaitable[Any]], steps: int, warm: Callable[[], Awaitable[Any]]
-) -> float:
-    """Server-counted write transactions per step of one run of `steps` steps."""
-    await warm()  # the schema exists, so its tables can carry the trigger
-    mark_commits(dsn, schema)
-    commits_marked(dsn, schema)
-    await run(steps)
-    return commits_marked(dsn, schema) / steps
-
-
-async def eudaimon_pg_commits(dsn: str, schema: str, steps: int) -> tuple[float, float]:
-    """(server-counted, store-counted) commits per step of one eudaimon run on PostgreSQL."""
-    from eudaimon.stores.postgres import PostgresStore
-
-    store = PostgresStore(dsn, schema=schema)
-    own: list[int] = []
-
-    async def run(k: int) -> None:
-        own.append((await one_run(store, k))[1])
-
-    try:
-        server = await counted_commits(dsn, schema, run, steps, lambda: store.list_runs(limit=1))
-    finally:
-        await store.close()
-    return server, own[0] / steps
 
 
 # -- LangGraph with AsyncPostgresSaver -------------------------------------------------------
@@ -202,13 +135,11 @@ class LangGraphLoop:
         return elapsed
 
 
-async def measure_langgraph(dsn: str, schema: str, steps: int, repeat: int) -> tuple[float, float]:
-    """Median µs per step, and server-counted commits per step, of LangGraph on PostgreSQL."""
+async def measure_langgraph(dsn: str, schema: str, steps: int, repeat: int) -> float:
+    """Median µs per step of LangGraph on PostgreSQL."""
     async with LangGraphLoop(dsn, schema) as loop:
         await loop.run(5)
-        timings = [await loop.run(steps) / steps * 1e6 for _ in range(repeat)]
-        commits = await counted_commits(dsn, schema, loop.run, steps, lambda: asyncio.sleep(0))
-    return h.median(timings), commits
+        return h.median([await loop.run(steps) / steps * 1e6 for _ in range(repeat)])
 
 
 def measure(quick: bool) -> dict[str, Any]:
@@ -220,7 +151,7 @@ def measure(quick: bool) -> dict[str, Any]:
     from eudaimon.stores.sqlite import SqliteStore
 
     tag = uuid.uuid4().hex[:12]
-    schema, counted, lg_schema = f"eudaimon_bench_{tag}", f"eudaimon_bench_{tag}_n", f"eudaimon_bench_{tag}_lg"
+    schema, lg_schema = f"eudaimon_bench_{tag}", f"eudaimon_bench_{tag}_lg"
     repeat = 1 if quick else 3
     figures: dict[str, Any] = {}
     try:
@@ -233,16 +164,15 @@ def measure(quick: bool) -> dict[str, Any]:
                     "PostgreSQL": lambda: PostgresStore(DSN, schema=schema),
                 }
                 for name, make in stores.items():
-                    us, _ = h.run_on_thread(lambda make=make, k=k: store_steps(make, k, repeat))
+                    us, commits = h.run_on_thread(lambda make=make, k=k: store_steps(make, k, repeat))
                     figures[f"K={k} / eudaimon, {name} µs/step"] = us
-                lg, lg_commits = h.run_on_thread(lambda k=k: measure_langgraph(DSN, lg_schema, k, repeat))
-                server, own = h.run_on_thread(lambda k=k: eudaimon_pg_commits(DSN, counted, k))
+                    if name != "memory":
+                        figures[f"K={k} / eudaimon, {name} commits/step"] = commits
+                lg = h.run_on_thread(lambda k=k: measure_langgraph(DSN, lg_schema, k, repeat))
                 figures[f"K={k} / LangGraph, PostgreSQL µs/step"] = lg
-                figures[f"K={k} / eudaimon, PostgreSQL commits/step (server; store)"] = f"{server:.2f}; {own:.2f}"
-                figures[f"K={k} / LangGraph, PostgreSQL commits/step (server)"] = lg_commits
     finally:
         with psycopg.connect(DSN, autocommit=True) as conn:
-            for name in (schema, counted, lg_schema):
+            for name in (schema, lg_schema):
                 conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
     return figures
 
