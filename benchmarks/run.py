@@ -167,7 +167,7 @@ def run_workload(name: str, trees: dict[str, Path], rounds: int, quick: bool) ->
         print(f"{name}: skipped: {entry['skipped']}", flush=True)
         return entry
     print(f"{name}: {entry['about']}", flush=True)
-    rounds = 1 if quick else rounds or getattr(module, "ROUNDS", 1)
+    rounds = rounds or (1 if quick else getattr(module, "ROUNDS", 1))
     with LoadWatch() as watch:
         for r in range(rounds):
             for tree in h.rotate(list(trees), r):
@@ -228,7 +228,7 @@ def main() -> None:
     parser.add_argument("workloads", nargs="*", metavar="workload", help=f"any of: {', '.join(WORKLOADS)}")
     parser.add_argument("--quick", action="store_true", help="small N, one round: a smoke run, not for quoting")
     parser.add_argument("--src", action="append", default=[], metavar="NAME=PATH", help="a source tree (repeat)")
-    parser.add_argument("--rounds", type=int, default=0, help="rounds per workload (default: each its own)")
+    parser.add_argument("--rounds", type=int, default=0, help="rounds per workload (default: each its own; 1 with --quick)")
     parser.add_argument("--no-report", action="store_true", help="leave RESULTS.md alone")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
