@@ -133,22 +133,21 @@ def percentile(values: Sequence[float], q: float) -> float:
 # -- subprocesses ----------------------------------------------------------------------------
 
 
-def in_subprocess(function: str, *args: Any, timeout_s: float = 900.0, env: dict[str, str] | None = None) -> Any:
+def in_subprocess(function: str, *args: Any, timeout_s: float = 900.0) -> Any:
     """Call `module:function(*args)` (a module of benchmarks/) in a fresh interpreter of the same
     tree; its JSON result comes back on the last line of stdout."""
     cmd = [sys.executable, str(Path(__file__)), function, json.dumps(args)]
-    full_env = {**os.environ, **(env or {})}
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=full_env, cwd=HERE)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=HERE)
     if proc.returncode != 0:
         tail = " / ".join((proc.stderr or proc.stdout).strip().splitlines()[-4:])
         raise RuntimeError(f"{function}{tuple(args)} failed: {tail}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def tree_env(src: Path | str = SRC, *extra: Path | str) -> dict[str, str]:
-    """The environment of a child that imports eudaimon from `src` (and `extra` folders first)."""
-    path = os.pathsep.join([*map(str, extra), str(src), os.environ.get("PYTHONPATH", "")])
-    return {**os.environ, "PYTHONPATH": path.rstrip(os.pathsep)}
+def tree_env(src: Path) -> dict[str, str]:
+    """The environment of a child that imports eudaimon from `src`, and says so in `BENCH_SRC`."""
+    path = os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return {**os.environ, "PYTHONPATH": path, "BENCH_SRC": str(src)}
 
 
 def free_port() -> int:

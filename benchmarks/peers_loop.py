@@ -29,7 +29,7 @@ K = 20
 
 
 def measure(quick: bool) -> dict[str, Any]:
-    h.requires("langgraph", "pydantic_ai", "agents", "langgraph.checkpoint.sqlite", "aiosqlite")
+    h.requires("langgraph", "pydantic_ai", "agents", "langgraph.checkpoint.sqlite")
     from peers import load
     from peers.transcript import Loop
 
@@ -79,9 +79,6 @@ def measure(quick: bool) -> dict[str, Any]:
             ),
             "LangGraph SqliteSaver, durability=async (default)": lambda: h.on_thread(
                 lambda: lg.durable_loop_sync(t, db(), K, "async")
-            ),
-            "LangGraph AsyncSqliteSaver, durability=async (default)": lambda: h.run_on_thread(
-                lambda: lg.durable_loop_async(t, db(), K, "async")
             ),
         }
 

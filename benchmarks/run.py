@@ -202,9 +202,8 @@ def run_workload(name: str, trees: dict[str, Path], rounds: int, quick: bool) ->
 
 def run_round(name: str, src: Path, quick: bool) -> dict[str, Any]:
     cmd = [sys.executable, str(Path(__file__)), "--child", name, *(["--quick"] if quick else [])]
-    env = {**h.tree_env(src), "BENCH_SRC": str(src)}
     try:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, env=env, cwd=h.HERE, timeout=1800)
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, env=h.tree_env(src), cwd=h.HERE, timeout=1800)
     except subprocess.TimeoutExpired:
         return {"error": "timed out after 30 minutes"}
     lines = proc.stdout.strip().splitlines()
@@ -228,7 +227,9 @@ def main() -> None:
     parser.add_argument("workloads", nargs="*", metavar="workload", help=f"any of: {', '.join(WORKLOADS)}")
     parser.add_argument("--quick", action="store_true", help="small N, one round: a smoke run, not for quoting")
     parser.add_argument("--src", action="append", default=[], metavar="NAME=PATH", help="a source tree (repeat)")
-    parser.add_argument("--rounds", type=int, default=0, help="rounds per workload (default: each its own; 1 with --quick)")
+    parser.add_argument(
+        "--rounds", type=int, default=0, help="rounds per workload (default: each its own; 1 with --quick)"
+    )
     parser.add_argument("--no-report", action="store_true", help="leave RESULTS.md alone")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()

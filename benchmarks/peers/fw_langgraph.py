@@ -1,10 +1,10 @@
 """LangGraph driven by the shared transcript: a `BaseChatModel` subclass (tool calls "bound" by
 returning itself from `bind_tools`) inside `langgraph.prebuilt.create_react_agent`.
 
-In memory: no checkpointer, and `InMemorySaver`. Durable: the sync `SqliteSaver` (its own
-`invoke` path, sync model and tool) and `AsyncSqliteSaver` (aiosqlite), each on a connection set
-to `PRAGMA synchronous=FULL` (checked by reading it back), so every commit is an fsync as it
-is for eudaimon's `SqliteStore`. `recursion_limit = 2K+5`, so that a K-step loop is not cut.
+In memory: no checkpointer, and `InMemorySaver`. Durable: `SqliteSaver` (its `invoke` path,
+sync model and tool; its async saver, on aiosqlite, is slower) on a connection set to
+`PRAGMA synchronous=FULL` (checked by reading it back), so every commit is an fsync as it is
+for eudaimon's `SqliteStore`. `recursion_limit = 2K+5`, so that a K-step loop is not cut.
 """
 
 from __future__ import annotations
@@ -160,24 +160,4 @@ def durable_loop_sync(transcript: Any, path: Path, k: int, durability: str = "as
     outcome = run_sync(agent, transcript.question(), max_steps=k, durability=durability)
     elapsed = time.perf_counter() - start
     conn.close()
-    return elapsed, outcome
-
-
-async def durable_loop_async(transcript: Any, path: Path, k: int, durability: str = "async") -> tuple[float, Outcome]:
-    """LangGraph's `AsyncSqliteSaver` (aiosqlite) with `ainvoke`."""
-    import aiosqlite
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-    conn = await aiosqlite.connect(str(path))
-    saver = AsyncSqliteSaver(conn)
-    await saver.setup()
-    await conn.execute("PRAGMA synchronous=FULL")
-    async with conn.execute("PRAGMA synchronous") as cur:
-        row = await cur.fetchone()
-    assert row is not None and row[0] == 2, "synchronous is not FULL"
-    agent = make(transcript, checkpointer=saver)
-    start = time.perf_counter()
-    outcome = await run(agent, transcript.question(), max_steps=k, durability=durability)
-    elapsed = time.perf_counter() - start
-    await conn.close()
     return elapsed, outcome
