@@ -91,7 +91,7 @@ async def runs(store_kind: str, n: int, path: str) -> dict[str, Any]:
     await store.close()
     return {
         "CPU µs/step": cpu / steps * 1e6,
-        "of which collecting garbage": collections.cpu_s / steps * 1e6,
+        "of which collecting garbage µs/step": collections.cpu_s / steps * 1e6,
         "wall s": wall,
         "commits/step": commits / steps,
         "timer p99 ms": ticker.p99_ms(),
