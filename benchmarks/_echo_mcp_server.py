@@ -1,4 +1,4 @@
-"""A one-tool MCP server (stdio) for `delegation_overhead.py`: `echo(i)` returns `i`."""
+"""A one-tool MCP server (stdio) for `delegation.py`: `echo(i)` returns `i`."""
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations

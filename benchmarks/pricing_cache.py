@@ -1,4 +1,4 @@
-"""What pricing one model call costs, before and after prices were cached per model (issue 15).
+"""What pricing one model call costs: prices cached per model, against walking genai-prices' data.
 
 Before, every call's price walked genai-prices' data: `has_price` asked for today's prices twice
 (input and output rate), then `calc_price` looked them up a third time (about 110 µs a call,
@@ -9,32 +9,32 @@ the day and prices a call from it.
 - cached: `OpenAICostModel().price(model, usage)`, as the runtime calls it.
 
 Each side runs in a thread of its own, repeats alternate between them so drift hits both
-alike, and the figures are medians in µs per call with their ratio.
-
-    .venv/bin/python benchmarks/pricing_cache.py [--calls 2000] [--repeats 9] [--model gpt-4o]
+alike, and the figures are medians in µs per call. Both paths must give the same price.
+(`tests/extensions/test_prices_cached_per_model.py` checks they agree for every model.)
 """
 
 from __future__ import annotations
 
-import argparse
-import platform
-import statistics
-import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
-from genai_prices import Usage as PricesUsage
+import _harness as h
 
-from eudaimon.core.messages import Usage
-from eudaimon.cost import OpenAICostModel
+ROUNDS = 1
+MODEL = "gpt-4o"
 
 
-def uncached(model_id: str) -> Callable[[Usage], float | None]:
-    """The pre-cache pricing path: three price lookups and a provider-level `calc_price` per call."""
+def uncached(model_id: str) -> Callable[[Any], float | None]:
+    """The uncached path: three price lookups and a provider-level `calc_price` per call."""
+    from genai_prices import Usage as PricesUsage
+
+    from eudaimon.cost import OpenAICostModel
+
     cost_model = OpenAICostModel()
 
-    def price(usage: Usage) -> float | None:
+    def price(usage: Any) -> float | None:
         found = cost_model._lookup(model_id)
         if found is None:
             return None
@@ -48,51 +48,37 @@ def uncached(model_id: str) -> Callable[[Usage], float | None]:
     return price
 
 
-def cached(model_id: str) -> Callable[[Usage], float | None]:
+def cached(model_id: str) -> Callable[[Any], float | None]:
+    from eudaimon.cost import OpenAICostModel
+
     cost_model = OpenAICostModel()
     return lambda usage: cost_model.price(model_id, usage)
 
 
-def _time(price: Callable[[Usage], float | None], calls: int) -> float:
-    """µs per call, measured in a thread of its own."""
-    result: list[float] = []
+def per_call_us(price: Callable[[Any], float | None], calls: int) -> float:
+    """µs per call, measured on a thread of its own."""
+    from eudaimon.core.messages import Usage
+
     usages = [Usage(1000 + i, 200 + i) for i in range(calls)]
 
-    def body() -> None:
+    def body() -> float:
         start = time.perf_counter()
         for usage in usages:
             price(usage)
-        result.append((time.perf_counter() - start) / calls * 1e6)
+        return (time.perf_counter() - start) / calls * 1e6
 
-    thread = threading.Thread(target=body, name="pricing-bench")
-    thread.start()
-    thread.join()
-    return result[0]
+    return h.on_thread(body)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--calls", type=int, default=2000)
-    parser.add_argument("--repeats", type=int, default=9)
-    parser.add_argument("--model", default="gpt-4o")
-    args = parser.parse_args()
-    sides = {"uncached": uncached(args.model), "cached": cached(args.model)}
+def measure(quick: bool) -> dict[str, float]:
+    h.requires("genai_prices")
+    from eudaimon.core.messages import Usage
+
+    sides = {"uncached": uncached(MODEL), "cached": cached(MODEL)}
     probe = Usage(1234, 567)
     assert sides["uncached"](probe) == sides["cached"](probe), "both paths must price alike"
     times: dict[str, list[float]] = {name: [] for name in sides}
-    for _ in range(args.repeats):
-        for name, price in sides.items():
-            times[name].append(_time(price, args.calls))
-    before, after = statistics.median(times["uncached"]), statistics.median(times["cached"])
-    print(
-        f"Python {platform.python_version()}, {platform.machine()}; model {args.model}; {args.calls} calls x {args.repeats}"
-    )
-    print("| path | µs/call (median) | µs/call (best) |")
-    print("|---|---:|---:|")
-    for name in sides:
-        print(f"| {name} | {statistics.median(times[name]):.1f} | {min(times[name]):.1f} |")
-    print(f"cached is {before / after:.1f}x faster than uncached")
-
-
-if __name__ == "__main__":
-    main()
+    for r in range(3 if quick else 9):
+        for name in h.rotate(list(sides), r):
+            times[name].append(per_call_us(sides[name], 200 if quick else 2000))
+    return {f"{name} µs/call ({MODEL})": h.median(values) for name, values in times.items()}

@@ -1,54 +1,44 @@
-"""What a step with a real provider costs the framework, as the history grows (issue 20).
+"""A step with a real provider (the `openai` SDK) as the history grows, beside Pydantic AI's.
 
 `OpenAIModel` and Pydantic AI's `OpenAIChatModel` (both on the official `openai` SDK) talk to a
-zero-latency Chat Completions server on 127.0.0.1, in a process of its own so its work does
-not share the client's interpreter. Each run carries a history of N messages and plays K model
-turns that each call one READ tool `echo`, then answers "done". A step's cost is the marginal
-one, (T(K2) − T(K1)) / (K2 − K1), so run start and end (and the first conversion of the
-history) are left out. The overhead is that minus a raw `httpx2` POST of the same body to the
-same server (the server's own time and the transport), measured in the same run. Two clocks:
-the CPU time of the run's thread (the server runs in another process, so this is the client's
-own work, and other processes on a shared machine barely move it: the figure the targets are
-judged on) and wall time (reported beside it; noisy when the machine is shared).
+zero-latency Chat Completions server on 127.0.0.1, in a process of its own (this file, run as a
+script). Each run carries a history of N messages and plays K model turns that each call one
+READ tool `echo`, then answers "done". A step's cost is the marginal one, (T(K2) − T(K1)) /
+(K2 − K1), so run start and end are left out; its overhead is that minus a raw `httpx2` POST of
+the same body to the same server, measured in the same round. Judged on the CPU time of the
+run's thread (the server is another process, so other processes barely move it); wall time is
+reported beside it. Each run on a thread of its own, frameworks alternating within each round;
+a figure is kept only when both answered "done" after K-1 tool calls. Also: what 1,000 runs of
+100 fresh messages leave in one model's message cache.
 
-Each run has a thread of its own (`asyncio.run` in a fresh thread), frameworks alternate
-within each round, and a figure is accepted only when both answered "done" after the same
-number of tool calls and the server saw the requests it should have.
-
-`--memory` also pushes 1,000 runs of 100 fresh messages through one `OpenAIModel`'s cache and
-reports what it holds (entries, bytes, traced memory).
-
-    benchmarks/.peers/bin/python benchmarks/provider_step.py [--ns 10 100 1000] [--rounds 5]
-    .venv/bin/python benchmarks/provider_step.py --no-peer      # eudaimon alone
+Targets: eudaimon's overhead flat in the history (N=1000 ÷ N=10 ≤ 1.5); ≤ 1/3 of Pydantic AI's.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import functools
 import json
-import os
-import platform
 import re
-import statistics
 import subprocess
 import sys
-import threading
 import time
 import tracemalloc
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
-FLAT_RATIO = 1.5
-PEER_SHARE = 1 / 3
+import _harness as h
+
+ROUNDS = 1
+
 K1 = 2
 K2 = {"eudaimon": 22, "pydantic-ai": 8}
 """Turns of the long run: more for eudaimon, whose steps are short enough for noise to dominate
 fewer; a step's marginal cost does not depend on K."""
 
 
-# --- the server (run with --serve, in its own process) -------------------------------------------
+# --- the server (this file run as a script, in its own process) ----------------------------------
 
 _PATH = re.compile(rb"^POST /(\w+)/(\d+)/v1/chat/completions ")
 
@@ -198,19 +188,6 @@ async def raw_calls(base_url: str, body: bytes, calls: int) -> tuple[float, floa
         return (time.perf_counter() - start) / calls, (time.thread_time() - cpu) / calls
 
 
-def in_thread(coro: Callable[[], Awaitable[Any]]) -> Any:
-    """Run `coro()` with `asyncio.run` in a fresh thread: each run its own thread and loop."""
-    out: list[Any] = []
-
-    def body() -> None:
-        out.append(asyncio.run(coro()))  # type: ignore[arg-type]
-
-    thread = threading.Thread(target=body, name="bench-run")
-    thread.start()
-    thread.join()
-    return out[0]
-
-
 def timed_run(run: Run, url: str, n: int, k: int) -> tuple[float, float]:
     """(wall, CPU of the run's thread) seconds of one run, checked to have done the work."""
 
@@ -222,14 +199,13 @@ def timed_run(run: Run, url: str, n: int, k: int) -> tuple[float, float]:
             raise RuntimeError(f"{run.__name__} n={n} k={k}: answered {text!r} after {calls} tool calls")
         return elapsed
 
-    result: tuple[float, float] = in_thread(go)
-    return result
+    return h.run_on_thread(go)
 
 
 # --- memory -------------------------------------------------------------------------------------
 
 
-def memory_report(runs: int = 1000, n: int = 100) -> str:
+def cache_memory(runs: int = 1000, n: int = 100) -> dict[str, float]:
     from eudaimon import Message
     from eudaimon.models._openai_body import encode_messages, message_cache
 
@@ -242,112 +218,87 @@ def memory_report(runs: int = 1000, n: int = 100) -> str:
         del history
     current, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    return (
-        f"memory: {runs} runs x {n} messages through one OpenAIModel's cache: {len(cache)} entries kept, "
-        f"{cache.nbytes / 2**20:.1f} MiB of JSON; traced {current / 2**20:.1f} MiB held after, peak {peak / 2**20:.1f} MiB"
-    )
+    return {
+        "cache after 1,000 runs × 100 messages / entries": len(cache),
+        "cache after 1,000 runs × 100 messages / MiB of JSON": cache.nbytes / 2**20,
+        "cache after 1,000 runs × 100 messages / MiB traced, held after": current / 2**20,
+        "cache after 1,000 runs × 100 messages / MiB traced, peak": peak / 2**20,
+    }
 
 
-# --- main ---------------------------------------------------------------------------------------
+# --- the workload ------------------------------------------------------------------------------
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--ns", type=int, nargs="+", default=[10, 100, 1000], help="history lengths")
-    parser.add_argument("--rounds", type=int, default=5, help="rounds; medians are reported")
-    parser.add_argument("--no-peer", action="store_true", help="eudaimon only (no Pydantic AI installed)")
-    parser.add_argument("--memory", action="store_true", help="also report the cache's memory after 1,000 runs")
-    args = parser.parse_args()
-    if args.serve:
-        serve()
-        return
+def measure(quick: bool) -> dict[str, Any]:
+    h.requires("openai", "pydantic_ai")
     server = subprocess.Popen(
-        [sys.executable, __file__, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        [sys.executable, str(Path(__file__))], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
     try:
         assert server.stdout is not None
         port = int(server.stdout.readline())
-        report(port, args)
+        figures = steps(port, [10, 100] if quick else [10, 100, 1000], 1 if quick else 5)
     finally:
         assert server.stdin is not None
         server.stdin.close()
         server.wait(timeout=10)
+    return figures if quick else {**figures, **cache_memory()}
 
 
-def report(port: int, args: argparse.Namespace) -> None:
-    from importlib.metadata import version
-
-    frameworks: dict[str, Run] = {"eudaimon": eudaimon_run}
-    if not args.no_peer:
-        frameworks["pydantic-ai"] = pydantic_run
-    names = ", ".join(
-        f"{n} {version(d)}"
-        for n, d in [("eudaimon", "eudaimon"), ("openai", "openai")]
-        + ([("pydantic-ai", "pydantic-ai-slim")] if not args.no_peer else [])
-    )
-    import eudaimon
-
-    print(f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores (shared); {names}")
-    print(f"eudaimon from {os.path.dirname(eudaimon.__file__)}")
-    print(f"K1={K1}, K2={K2} model turns a run; {args.rounds} rounds; figures are medians in µs per step")
+def steps(port: int, ns: list[int], rounds: int) -> dict[str, Any]:
     from eudaimon.models._openai_convert import to_openai_messages
 
-    def dumps(value: Any) -> bytes:  # as the SDK encodes a body (and runs on main's eudaimon too)
+    frameworks: dict[str, Run] = {"eudaimon": eudaimon_run, "pydantic-ai": pydantic_run}
+
+    def dumps(value: Any) -> bytes:  # as the SDK encodes a body
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
-    wall: dict[tuple[str, int], float] = {}
-    cpu: dict[tuple[str, int], float] = {}
-    for n in args.ns:
+    figures: dict[str, Any] = {"N": ns}
+    for n in ns:
+        h.say(f"history of {n}")
         body = dumps({"messages": to_openai_messages(eudaimon_history(n)), "model": "gpt-4o"})
         for name, run in frameworks.items():  # warm up: imports, schema builds
             timed_run(run, f"http://127.0.0.1:{port}/warm{name.replace('-', '')}/{K1}/v1", n, K1)
         samples: dict[str, list[tuple[float, float]]] = {name: [] for name in frameworks}
         raw: list[tuple[float, float]] = []
-        for _ in range(args.rounds):
-            raw.append(in_thread(functools.partial(raw_calls, f"http://127.0.0.1:{port}/raw/1/v1", body, 20)))
-            for name, run in frameworks.items():
+        for r in range(rounds):
+            raw.append(h.run_on_thread(functools.partial(raw_calls, f"http://127.0.0.1:{port}/raw/1/v1", body, 20)))
+            for name, run in h.rotate(list(frameworks.items()), r):
                 prefix = name.replace("-", "")
                 short = timed_run(run, f"http://127.0.0.1:{port}/{prefix}/{K1}/v1", n, K1)
                 k2 = K2[name]
                 long = timed_run(run, f"http://127.0.0.1:{port}/{prefix}/{k2}/v1", n, k2)
                 samples[name].append(((long[0] - short[0]) / (k2 - K1), (long[1] - short[1]) / (k2 - K1)))
-        wall[("raw", n)] = statistics.median(r[0] for r in raw)
-        cpu[("raw", n)] = statistics.median(r[1] for r in raw)
+        raw_wall, raw_cpu = h.median([w for w, _ in raw]) * 1e6, h.median([c for _, c in raw]) * 1e6
+        figures[f"N={n} / raw POST CPU µs"] = raw_cpu
         for name in frameworks:
-            wall[(name, n)] = statistics.median(s[0] for s in samples[name])
-            cpu[(name, n)] = statistics.median(s[1] for s in samples[name])
-        print(
-            f"  n={n}: raw POST {wall[('raw', n)] * 1e6:.0f} µs wall / {cpu[('raw', n)] * 1e6:.0f} µs CPU; "
-            + ", ".join(f"{f} {wall[(f, n)] * 1e6:.0f} / {cpu[(f, n)] * 1e6:.0f} µs a step" for f in frameworks),
-            flush=True,
-        )
-    for label, figures in (("CPU of the client thread", cpu), ("wall", wall)):
-        print(f"\n{label}, µs per step (overhead = step − raw POST of the same body)")
-        print("| history | raw POST | " + " | ".join(f"{f} step | {f} overhead" for f in frameworks) + " |")
-        print("|---:|---:|" + "---:|---:|" * len(frameworks))
-        for n in args.ns:
-            raw_us = figures[("raw", n)] * 1e6
-            cells = [f"{figures[(f, n)] * 1e6:.0f} | {figures[(f, n)] * 1e6 - raw_us:.0f}" for f in frameworks]
-            print(f"| {n} | {raw_us:.0f} | " + " | ".join(cells) + " |")
-        first, last = args.ns[0], args.ns[-1]
+            cpu = h.median([c for _, c in samples[name]]) * 1e6
+            figures[f"N={n} / {name} overhead CPU µs/step"] = cpu - raw_cpu
+            figures[f"N={n} / {name} overhead wall µs/step"] = h.median([w for w, _ in samples[name]]) * 1e6 - raw_wall
+    del figures["N"]
+    figures["largest N"] = ns[-1]
+    return figures
 
-        def overhead(f: str, n: int, figures: dict[tuple[str, int], float] = figures) -> float:
-            return figures[(f, n)] - figures[("raw", n)]
 
-        ratio = overhead("eudaimon", last) / overhead("eudaimon", first)
-        verdict = "PASS" if ratio <= FLAT_RATIO else "MISS"
-        print(f"eudaimon flat ({label}): overhead n={last} / n={first} = {ratio:.2f} (≤ {FLAT_RATIO}): {verdict}")
-        if "pydantic-ai" in frameworks:
-            for n in args.ns:
-                share = overhead("eudaimon", n) / overhead("pydantic-ai", n)
-                verdict = "PASS" if share <= PEER_SHARE else "MISS"
-                print(
-                    f"eudaimon / pydantic-ai overhead ({label}) at n={n}: {share:.3f} (≤ {PEER_SHARE:.3f}): {verdict}"
-                )
-    if args.memory:
-        print(memory_report())
+def targets(f: dict[str, Any]) -> list[h.Target]:
+    last = int(f["largest N"])
+    first, end = f["N=10 / eudaimon overhead CPU µs/step"], f[f"N={last} / eudaimon overhead CPU µs/step"]
+    peer = f[f"N={last} / pydantic-ai overhead CPU µs/step"]
+    return [
+        h.Target(
+            f"provider step overhead flat in the history (N={last} ÷ N=10)",
+            end / first,
+            1.5,
+            f"{end:.0f} ÷ {first:.0f} µs CPU",
+        ),
+        h.Target(
+            f"provider step overhead ≤ 1/3 of Pydantic AI's at N={last}",
+            end / peer,
+            1 / 3,
+            f"{end:.0f} ÷ {peer:.0f} µs CPU",
+        ),
+    ]
 
 
 if __name__ == "__main__":
-    main()
+    serve()

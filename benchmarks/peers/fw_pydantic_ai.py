@@ -1,17 +1,13 @@
 """Pydantic AI driven by the shared transcript through `FunctionModel` (its fake-model hook).
 
-No durable store ships with Pydantic AI, so it takes part in the in-memory workloads only.
+No durable store ships with Pydantic AI, so it takes part in the in-memory loop only.
 `UsageLimits(request_limit=None)` lifts the default cap of 50 model requests per run.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
-from importlib.metadata import version as _dist_version
 from typing import Any
 
-from common import Outcome
 from pydantic_ai import Agent
 from pydantic_ai.messages import (
     ModelMessage,
@@ -24,27 +20,16 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import UsageLimits
-from transcript import Result, Turn, echo_output, fetch_output
 
-NAME = "pydantic-ai"
+from peers import Outcome
+from peers.transcript import Result, Turn, echo_output
+
 _NO_LIMIT = UsageLimits(request_limit=None)
-
-
-def version() -> str:
-    return f"pydantic-ai-slim {_dist_version('pydantic-ai-slim')}"
 
 
 async def echo(i: int) -> str:
     """Return a short token for `i`."""
     return echo_output(i)
-
-
-async def fetch(n: int) -> str:
-    """Return the 4 KB record `n`."""
-    return fetch_output(n)
-
-
-_TOOLS = {"echo": echo, "fetch": fetch}
 
 
 def _latest(messages: list[ModelMessage]) -> tuple[str | None, list[Result]]:
@@ -66,31 +51,12 @@ def _response(turn: Turn) -> ModelResponse:
     return ModelResponse(parts=[TextPart(turn.text)])
 
 
-def _model(transcript: Any, latency_s: float) -> FunctionModel:
-    def answer(messages: list[ModelMessage]) -> ModelResponse:
+def make(transcript: Any, **_: Any) -> Agent:
+    async def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         question, results = _latest(messages)
         return _response(transcript.first(question) if question is not None else transcript.after_tools(results))
 
-    async def function(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if latency_s:
-            await asyncio.sleep(latency_s)
-        return answer(messages)
-
-    async def stream_function(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
-        for piece in transcript.pieces:
-            yield piece
-
-    return FunctionModel(function, stream_function=stream_function if hasattr(transcript, "pieces") else None)
-
-
-def construct() -> Any:
-    """Workload 1: an agent with one tool (a plain async function)."""
-    return Agent(FunctionModel(lambda m, i: ModelResponse(parts=[TextPart("ok")])), tools=[echo])
-
-
-def make(transcript: Any, *, latency_s: float = 0.0, **_: Any) -> Agent:
-    tools = [_TOOLS[transcript.tool]] if getattr(transcript, "tool", None) else []
-    return Agent(_model(transcript, latency_s), tools=tools)
+    return Agent(FunctionModel(answer), tools=[echo])
 
 
 async def run(agent: Agent, question: str, **_: Any) -> Outcome:
@@ -103,14 +69,3 @@ async def run(agent: Agent, question: str, **_: Any) -> Outcome:
         if isinstance(p, ToolReturnPart)
     )
     return Outcome(str(result.output), tools)
-
-
-async def stream(agent: Agent, question: str) -> tuple[int, Outcome]:
-    deltas = 0
-    text: list[str] = []
-    async with agent.run_stream(question, usage_limits=_NO_LIMIT) as result:
-        # debounce_by=None: every delta the model produced, not batches of 100 ms.
-        async for piece in result.stream_text(delta=True, debounce_by=None):
-            deltas += 1
-            text.append(piece)
-    return deltas, Outcome("".join(text), 0)

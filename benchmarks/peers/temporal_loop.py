@@ -1,4 +1,4 @@
-"""The scripted tool loop `benchmarks/temporal_overhead.py` measures, for eudaimon and Pydantic AI.
+"""The scripted tool loop `benchmarks/temporal_step.py` measures, for eudaimon and Pydantic AI.
 
 The user's input is `steps=N`: the model calls the READ tool `lookup` N times, one call per
 step, then answers. Both frameworks get the same script, the same tool and a model that is a

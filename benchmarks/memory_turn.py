@@ -1,40 +1,34 @@
-"""Cost of one turn of memory (`get_messages` then `add_message`) against how much is stored.
+"""One turn of memory (`get_messages` then `add_message`) against how much is stored, per backend.
 
 A run reads its thread's history once and feeds its new messages back, so this is the memory
-work on every prompt. Window backends must cost the same with 10 or 10,000 messages stored;
+work on every prompt. Window backends must cost the same with 100 or 10,000 messages stored;
 the unbounded persistent backends (no `max_messages`) return everything, so theirs grows.
+Redis is `$EUDAIMON_TEST_REDIS_URL` (default redis://127.0.0.1:6379/0).
 
-    .venv/bin/python benchmarks/memory_bench.py [--sizes 10,10000] [--redis-url redis://127.0.0.1:6379/0]
+Target: each window backend's turn with 10,000 messages stored ≤ 1.5 × its turn with 100
+(both more than its window holds).
 """
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import tempfile
+import os
 import time
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
-import redis.asyncio
+import _harness as h
 
-from eudaimon.core.messages import Message, ToolCall
-from eudaimon.memory import (
-    Memory,
-    RedisMemory,
-    SlidingWindowMemory,
-    SqliteMemory,
-    SummaryMemory,
-    TokenWindowMemory,
-)
-from eudaimon.models import FunctionModel
-
-Factory = Callable[[], Awaitable[tuple[Memory, Callable[[], Awaitable[None]]]]]
+ROUNDS = 1
+REDIS_URL = os.environ.get("EUDAIMON_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+Factory = Callable[[], Awaitable[tuple[Any, Callable[[], Awaitable[None]]]]]
 
 
-def conversation(start: int, count: int) -> list[Message]:
+def conversation(start: int, count: int) -> list[Any]:
     """`count` messages of a realistic thread: user turns, tool calls with results, answers."""
+    from eudaimon.core.messages import Message, ToolCall
+
     out: list[Message] = []
     i = start
     while len(out) < count:
@@ -56,6 +50,11 @@ async def _noop() -> None:
 
 
 def factories(directory: Path, redis_url: str) -> dict[str, Factory]:
+    import redis.asyncio
+
+    from eudaimon.memory import Memory, RedisMemory, SlidingWindowMemory, SqliteMemory, SummaryMemory, TokenWindowMemory
+    from eudaimon.models import FunctionModel
+
     summariser = FunctionModel(lambda request: "a summary of " + str(len(request.messages[-1].content)) + " chars")
 
     def in_process(make: Callable[[], Memory]) -> Factory:
@@ -104,14 +103,13 @@ def factories(directory: Path, redis_url: str) -> dict[str, Factory]:
     }
 
 
-async def per_turn_us(factory: Factory, stored: int) -> float:
+async def per_turn_us(factory: Factory, stored: int, turns: int) -> float:
     """Mean µs of one `get_messages` + `add_message` on a thread holding `stored` messages.
 
     Small sizes use one thread per measured turn, so every turn really sees `stored` messages;
-    large ones measure 200 turns on one thread (at 10,000 stored it grows by 2%).
+    large ones measure `turns` turns on one thread (at 10,000 stored it grows by 1%).
     """
     small = stored < 1000
-    turns = 200
     threads = [f"t{i}" for i in range(turns)] if small else ["t"]
     memory, close = await factory()
     try:
@@ -131,23 +129,29 @@ async def per_turn_us(factory: Factory, stored: int) -> float:
         await close()
 
 
-async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="10,10000", help="comma-separated numbers of messages stored first")
-    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
-    args = parser.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",")]
-    with tempfile.TemporaryDirectory() as directory:
-        rows = []
-        for name, factory in factories(Path(directory), args.redis_url).items():
-            rows.append((name, [await per_turn_us(factory, n) for n in sizes]))
-    width = max(len(name) for name, _ in rows)
-    header = f"| {'backend':<{width}} | " + " | ".join(f"{f'{n:,} stored':>14}" for n in sizes) + " |"
-    print(header)
-    print("|" + "-" * (width + 2) + "|" + "|".join("-" * 16 for _ in sizes) + "|")
-    for name, cells in rows:
-        print(f"| {name:<{width}} | " + " | ".join(f"{c:>11,.0f} µs" for c in cells) + " |")
+def measure(quick: bool) -> dict[str, Any]:
+    h.requires("redis")
+    sizes = [100, 1000] if quick else [100, 10000]
+    figures: dict[str, Any] = {}
+    with h.scratch("memory-") as directory:
+        for name, factory in factories(directory, REDIS_URL).items():
+            for n in sizes:
+                figures[f"{name} / {n:,} stored µs/turn"] = h.run_on_thread(
+                    lambda f=factory, n=n: per_turn_us(f, n, 40 if quick else 100)
+                )
+    figures["largest stored"] = sizes[-1]
+    return figures
 
 
-if __name__ == "__main__":
-    asyncio.run(main())
+def targets(f: dict[str, Any]) -> list[h.Target]:
+    large = f"{int(f['largest stored']):,}"
+    out = []
+    for key in [k for k in f if k.endswith(" / 100 stored µs/turn") and "unbounded" not in k]:
+        name = key.rsplit(" / ", 1)[0]
+        small, big = f[key], f[f"{name} / {large} stored µs/turn"]
+        out.append(
+            h.Target(
+                f"{name}: turn flat in what is stored ({large} ÷ 100)", big / small, 1.5, f"{big:.0f} ÷ {small:.0f} µs"
+            )
+        )
+    return out
