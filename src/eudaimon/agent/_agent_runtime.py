@@ -74,10 +74,12 @@ class AgentRuntime:
         """For a run already journaled: the config with the tools it recorded (None: the agent's)."""
         return await self.toolsets.resumed(state.tools, state.status.is_terminal)
 
-    async def render_instructions(self, ctx: ToolContext[Any]) -> str | None:
-        """The system prompt for a run: the static one, or the function's text for this run."""
+    async def render_instructions(self, run_id: str, deps: Any) -> str | None:
+        """The system prompt for run `run_id`: the static one, or the function's text for this
+        run (called with a `ToolContext` carrying `deps`)."""
         if self._instructions is None:
             return self._system_prompt
+        ctx: ToolContext[Any] = ToolContext(run_id, "", "", 0, deps, 0)
         rendered = await call_with_context(self._instructions, ctx)
         if rendered is not None and not isinstance(rendered, str):
             raise ConfigurationError(

@@ -16,7 +16,6 @@ from eudaimon.agent._input import (
     check_deps,
     check_history,
     check_input,
-    with_instructions,
 )
 from eudaimon.core.events import ToolRecord
 from eudaimon.core.messages import Message
@@ -63,8 +62,8 @@ async def begin_prompt(
     check_deps(agent.name, agent.deps_type, deps, "prompt(...)")
     runtime.check_run_settings(model_settings)
     run_id = run_id or new_run_id()
-    ctx: ToolContext[Any] = ToolContext(run_id, "", "", 0, deps, 0)
     if agent.input_guardrails:
+        ctx: ToolContext[Any] = ToolContext(run_id, "", "", 0, deps, 0)
         user = user.with_text(await run_input_guardrails(agent.input_guardrails, user.text, ctx))
     records, config = await runtime.fresh_tools()
     thread = thread_id or agent.default_thread
@@ -108,7 +107,6 @@ async def assemble(
     caller), the thread's guardrail streak and the rendered instructions. The caller holds the
     thread's lease: these depend on the thread's earlier runs. A `queued` run's journal goes on
     from its `run_queued`."""
-    ctx: ToolContext[Any] = ToolContext(run_id, "", "", 0, deps, 0)
     if history_given is not None:
         history = history_given
     else:
@@ -116,10 +114,11 @@ async def assemble(
     carried = 0
     if runtime.carries_rejections and thread is not None:
         carried = (await thread_state(agent.store, thread)).guardrail_retries
-    system = await runtime.render_instructions(ctx)
+    system = await runtime.render_instructions(run_id, deps)
     # Ids given here, at construction, spare `start` a copy of each message to give one.
+    first = [Message.system(system, id=new_message_id())] if system else []
     return runtime.driver.start(
-        [*with_instructions([], system, new_message_id()), *history, user.message(new_message_id())],
+        [*first, *history, user.message(new_message_id())],
         input=user.text,
         thread_id=thread,
         run_id=run_id,
