@@ -206,6 +206,7 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
 
     @property
     def _driver(self) -> RunDriver:
+        """`self._runtime.driver`, for the agent's own methods."""
         return self._runtime.driver
 
     @property
