@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
-from enum import Enum
-from typing import Any, Final, Generic, Literal, Self
+from typing import Any, Generic, Literal, Self
 
-from eudaimon.agent._build import build_runtime_config, check_settings
+from eudaimon.agent._agent_runtime import AgentRuntime
+from eudaimon.agent._build import build_runtime_config
 from eudaimon.agent._contracts import check_memory
 from eudaimon.agent._delegation import agent_tool, handoff_tool
 from eudaimon.agent._input import (
@@ -19,14 +19,14 @@ from eudaimon.agent._input import (
 )
 from eudaimon.agent._options import InitSignature, refuse_unknown_options
 from eudaimon.agent._queued import begin_queued
+from eudaimon.agent._settings import DEFAULT_MEMORY, AgentSettings, _Default
 from eudaimon.agent._start import begin_prompt
 from eudaimon.agent._stored_runs import StoredRuns
 from eudaimon.core.decide import DecideConfig
 from eudaimon.core.errors import EudaimonError, InvalidOperation
-from eudaimon.core.events import ToolRecord
 from eudaimon.core.messages import Message
 from eudaimon.core.settings import ModelSettings
-from eudaimon.core.state import CallStatus, RunState, Status
+from eudaimon.core.state import CallStatus, Status
 from eudaimon.extensions.cost import CostModel
 from eudaimon.extensions.guardrails import Guardrail
 from eudaimon.extensions.hitl import HumanInputHandler
@@ -36,7 +36,7 @@ from eudaimon.memory import Memory, SlidingWindowMemory
 from eudaimon.models.base import Model
 from eudaimon.runtime.admission import run_slot
 from eudaimon.runtime.cancel import CancellationToken
-from eudaimon.runtime.config import ApprovalPolicy, RuntimeConfig
+from eudaimon.runtime.config import ApprovalPolicy
 from eudaimon.runtime.engines import Engine, open_engine
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.response import AgentResponse, OutputT
@@ -48,16 +48,6 @@ from eudaimon.streaming import StreamEvent
 from eudaimon.tools import Tool
 from eudaimon.tools._context import DepsT
 from eudaimon.tools.toolsets import Toolset
-
-
-class _Default(Enum):
-    """The type of `DEFAULT_MEMORY`: "not passed" differs from `memory=None` (no memory)."""
-
-    MEMORY = "default memory"
-
-
-DEFAULT_MEMORY: Final = _Default.MEMORY
-"""`Agent(memory=...)` when not passed: a `SlidingWindowMemory(50)`, as in Daimon."""
 
 
 class Agent(StoredRuns, Generic[DepsT, OutputT]):
@@ -131,6 +121,8 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
     """
 
     __signature__ = InitSignature()
+    _runtime: AgentRuntime
+    """What its helpers and engines use of it (`runtime_of`): driver, toolsets, instructions."""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Self:
         # Only to say where a keyword `__init__` does not take belongs (`base_url=` is the
@@ -171,39 +163,11 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         handoffs: Sequence[Agent[Any, Any]] = (),
         engine: Engine | str | None = None,
     ) -> None:
-        if handoffs:
-            tools = [*tools, *(handoff_tool(a) for a in handoffs)]
-        built = build_runtime_config(
-            model=model,
-            name=name,
-            system_prompt=system_prompt,
-            prompt_template=prompt_template,
-            tools=tools,
-            hooks=hooks,
-            max_iterations=max_iterations,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            validate_tool_inputs=validate_tool_inputs,
-            middleware=middleware,
-            output_guardrails=output_guardrails,
-            cost_model=cost_model,
-            max_budget=max_budget,
-            max_budget_tokens=max_budget_tokens,
-            tool_retry_policy=tool_retry_policy,
-            human_input=human_input,
-            output_type=output_type,
-            store=store,
-            approval_policy=approval_policy,
-            model_settings=model_settings,
-            output_validators=output_validators,
-            max_output_retries=max_output_retries,
-            tool_timeout_s=tool_timeout_s,
-        )
+        settings = AgentSettings.of(locals())  # first: `locals()` is the arguments, and only them
+        built = build_runtime_config(settings, handoffs=[handoff_tool(a, a._runtime) for a in handoffs])
         self.name = name
         self.model = built.config.model
         self.system_prompt = built.system_prompt
-        self._instructions = built.instructions
-        self._output_instruction = built.output_instruction
         self.tools = dict(built.config.tools)
         self.memory: Memory | None = SlidingWindowMemory(50) if memory is DEFAULT_MEMORY else memory
         if self.memory is not None:
@@ -211,15 +175,21 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         self.default_thread: str | None = f"{name}:default" if self.memory is not None else None
         """The thread of prompts that name none; None (no thread) for an agent without memory."""
         self.deps_type = deps_type
-        self._carries_rejections = bool(output_guardrails)
         self.store: EventStore = built.store
         self._owns_store = store is None or isinstance(store, str)
         self._owns_model = isinstance(model, str)
         self.input_guardrails = tuple(input_guardrails)
-        self._driver = RunDriver(built.config, self.store, self.memory, built.output, built.config_digest)
-        self._driver.engine = open_engine(engine) if isinstance(engine, str) else engine
+        driver = RunDriver(built.config, self.store, self.memory, built.output, built.config_digest)
+        driver.engine = open_engine(engine) if isinstance(engine, str) else engine
         self.toolsets = built.toolsets
-        self._toolsets = ToolsetBinding(self._driver.config, self.toolsets)
+        self._runtime = AgentRuntime(
+            driver,
+            ToolsetBinding(built.config, self.toolsets),
+            system_prompt=built.system_prompt,
+            instructions=built.instructions,
+            output_instruction=built.output_instruction,
+            carries_rejections=bool(output_guardrails),
+        )
 
     def as_tool(self, *, name: str | None = None, description: str | None = None) -> Tool:
         """This agent as another agent's tool, taking one string parameter, `input`.
@@ -232,7 +202,12 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
             name: the tool's name (default: the agent's name).
             description: what the calling model reads about it.
         """
-        return agent_tool(self, name=name, description=description)
+        return agent_tool(self, self._runtime, name=name, description=description)
+
+    @property
+    def _driver(self) -> RunDriver:
+        """`self._runtime.driver`, for the agent's own methods."""
+        return self._runtime.driver
 
     @property
     def decide_config(self) -> DecideConfig:
@@ -285,7 +260,7 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         """
         async with run_slot(self._driver.max_active_runs):  # before the thread's lease: a queued prompt holds none
             keeper, journal, config = await begin_prompt(
-                self, input, thread_id, run_id, wait, deps, model_settings, message_history
+                self, self._runtime, input, thread_id, run_id, wait, deps, model_settings, message_history
             )
             try:
                 await self._driver.run(journal, cancel, config=config)
@@ -309,7 +284,7 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         per iteration and `Done`. A run that ends badly yields `Error` before `Done`."""
         async with run_slot(self._driver.max_active_runs):
             keeper, journal, config = await begin_prompt(
-                self, input, thread_id, run_id, wait, deps, model_settings, message_history
+                self, self._runtime, input, thread_id, run_id, wait, deps, model_settings, message_history
             )
             try:
                 async for event in self._driver.drive(journal, cancel, stream_model=True, config=config):
@@ -334,8 +309,8 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         if not history:
             raise InvalidOperation("prompt_with_messages needs at least one message")
         check_deps(self.name, self.deps_type, deps, "prompt_with_messages(...)")
-        self._check_run_settings(model_settings)
-        records, config = await self._fresh_tools()
+        self._runtime.check_run_settings(model_settings)
+        records, config = await self._runtime.fresh_tools()
         journal = self._driver.start(
             history,
             input=history[-1].content,
@@ -357,19 +332,6 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         except RuntimeError:
             return asyncio.run(self.prompt(input, **options))
         raise EudaimonError("prompt_sync was called inside a running event loop; use `await agent.prompt(...)`")
-
-    def _check_run_settings(self, model_settings: ModelSettings | None) -> None:
-        if model_settings is None:
-            return
-        if not isinstance(model_settings, ModelSettings):
-            raise TypeError(f"model_settings must be a ModelSettings, got {type(model_settings).__name__}")
-        check_settings(self.model, self.model_settings.merged(model_settings), self.tools)
-
-    async def _fresh_tools(self) -> tuple[tuple[ToolRecord, ...], RuntimeConfig | None]:
-        return await self._toolsets.fresh()
-
-    async def _resumed_tools(self, state: RunState) -> RuntimeConfig | None:
-        return await self._toolsets.resumed(state.tools, state.status.is_terminal)
 
     async def _respond(self, journal: RunJournal) -> AgentResponse[OutputT]:
         """The response, with the approvals its child runs wait for in place of the calls
@@ -414,13 +376,15 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
             check_deps(self.name, self.deps_type, deps, f"resume({run_id!r}, deps=...)")
         if journal.state.status is Status.QUEUED:
             async with run_slot(self._driver.max_active_runs):
-                keeper, journal, config = await begin_queued(self, journal.state, wait=wait, deps=deps, cancel=cancel)
+                keeper, journal, config = await begin_queued(
+                    self, self._runtime, journal.state, wait=wait, deps=deps, cancel=cancel
+                )
                 try:
                     await self._driver.run(journal, cancel, wait=wait, config=config)
                 finally:
                     await keeper.release()
             return await self._respond(journal)
-        config = await self._resumed_tools(journal.state)
+        config = await self._runtime.resumed_tools(journal.state)
         await self._driver.run(journal, cancel, wait=wait, config=config)
         return await self._respond(journal)
 
@@ -431,7 +395,9 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         journal = await self._driver.reopen(run_id)
         if journal.state.status is Status.QUEUED:
             async with run_slot(self._driver.max_active_runs):
-                keeper, journal, config = await begin_queued(self, journal.state, wait=wait, deps=None, cancel=cancel)
+                keeper, journal, config = await begin_queued(
+                    self, self._runtime, journal.state, wait=wait, deps=None, cancel=cancel
+                )
                 try:
                     async for event in self._driver.drive(journal, cancel, stream_model=True, wait=wait, config=config):
                         yield event
@@ -461,3 +427,9 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={self.model.model_id!r}, tools={sorted(self.tools)!r})"
+
+
+def runtime_of(agent: Agent[Any, Any]) -> AgentRuntime:
+    """The runtime side of `agent` (its driver, toolset configs, instructions), for the engines
+    and shells that run it (the Temporal worker and workflow) instead of its private attributes."""
+    return agent._runtime

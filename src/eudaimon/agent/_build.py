@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eudaimon.agent._contracts import check_model
+from eudaimon.agent._settings import AgentSettings
 from eudaimon.core.decide import DecideConfig
 from eudaimon.core.digest import digest
 from eudaimon.core.errors import ConfigurationError, ToolRetryIgnored
@@ -49,103 +50,77 @@ class BuiltAgent:
     toolsets: tuple[Toolset, ...] = ()
 
 
-def build_runtime_config(
-    *,
-    model: Model | str,
-    name: str,
-    system_prompt: str | Instructions | None,
-    prompt_template: Any,
-    tools: Sequence[Tool | Toolset | Callable[..., Any]],
-    hooks: Any,
-    max_iterations: int,
-    temperature: float | None,
-    max_tokens: int | None,
-    validate_tool_inputs: bool,
-    middleware: Any,
-    output_guardrails: Sequence[Any],
-    cost_model: Any,
-    max_budget: float | None,
-    max_budget_tokens: int | None,
-    tool_retry_policy: Any,
-    human_input: Any,
-    output_type: Any,
-    store: EventStore | str | None,
-    approval_policy: Any,
-    model_settings: ModelSettings | None = None,
-    output_validators: Sequence[Any] = (),
-    max_output_retries: int = 2,
-    tool_timeout_s: float | None = None,
-) -> BuiltAgent:
-    if max_iterations < 1:
-        raise ConfigurationError(f"max_iterations must be at least 1, got {max_iterations}")
-    if max_output_retries < 0:
-        raise ConfigurationError(f"max_output_retries must be 0 or more, got {max_output_retries}")
-    if tool_timeout_s is not None and not tool_timeout_s > 0:
-        raise ConfigurationError(f"tool_timeout_s must be a positive number of seconds, got {tool_timeout_s!r}")
-    resolved = infer_model(model)
+def build_runtime_config(settings: AgentSettings, *, handoffs: Sequence[Tool] = ()) -> BuiltAgent:
+    """The agent `settings` describe, checked and compiled; `handoffs` are its `transfer_to_…`
+    tools, built by the agent from `settings.handoffs`.
+
+    Raises:
+        ConfigurationError: an argument that cannot work, saying which and what to do instead.
+    """
+    _check_limits(settings)
+    system_prompt = settings.system_prompt
+    resolved = infer_model(settings.model)
     check_model(resolved)
+    tools = [*settings.tools, *handoffs]
     toolsets = tuple(t for t in tools if isinstance(t, Toolset))
-    compiled = _compile_tools([t for t in tools if not isinstance(t, Toolset)], human_input)
-    if tool_retry_policy is not None:
-        _warn_unretried(tool_retry_policy, compiled)
+    compiled = _compile_tools([t for t in tools if not isinstance(t, Toolset)], settings.human_input)
+    if settings.tool_retry_policy is not None:
+        _warn_unretried(settings.tool_retry_policy, compiled)
     instructions = system_prompt if callable(system_prompt) else None
-    if instructions is not None and prompt_template is not None:
+    if instructions is not None and settings.prompt_template is not None:
         raise ConfigurationError("give either a system_prompt function or a prompt_template, not both")
-    prompt = _system_prompt(system_prompt if isinstance(system_prompt, str) else None, prompt_template)
-    output = OutputSchema.of(output_type) if output_type is not None else None
+    prompt = _system_prompt(system_prompt if isinstance(system_prompt, str) else None, settings.prompt_template)
+    output = OutputSchema.of(settings.output_type) if settings.output_type is not None else None
     if output is not None and instructions is None:
         prompt = f"{prompt}\n\n{output.instruction}" if prompt else output.instruction
-    if model_settings is not None and not isinstance(model_settings, ModelSettings):
-        raise ConfigurationError(f"model_settings must be a ModelSettings, got {type(model_settings).__name__}")
-    settings = ModelSettings(temperature=temperature, max_tokens=max_tokens).merged(model_settings)
-    if settings == NO_SETTINGS:
-        settings = NO_SETTINGS  # the shared value: a step then skips settings work by identity
-    check_settings(resolved, settings, compiled)
-    price = _pricer(cost_model, max_budget, resolved)
-    hook_set = HookSet(hooks) if hooks else None
-    stack = MiddlewareStack(middleware) if middleware else None
+    model_settings = _model_settings(settings)
+    check_settings(resolved, model_settings, compiled)
+    price = _pricer(settings.cost_model, settings.max_budget, resolved)
+    limits = (settings.max_budget, settings.max_budget_tokens)
+    hook_set = HookSet(settings.hooks) if settings.hooks else None
+    stack = MiddlewareStack(settings.middleware) if settings.middleware else None
     config = RuntimeConfig(
-        agent=name,
+        agent=settings.name,
         model=resolved,
         tools=compiled,
         tool_specs=tuple(t.spec for t in compiled.values()),
         decide=DecideConfig(
-            max_iterations=max_iterations,
+            max_iterations=settings.max_iterations,
             tools={n: t.traits for n, t in compiled.items()},
-            max_finish_rejections=max_output_retries + 1,
+            max_finish_rejections=settings.max_output_retries + 1,
         ),
-        temperature=settings.temperature,
-        max_tokens=settings.max_tokens,
-        validate_tool_inputs=validate_tool_inputs,
+        temperature=model_settings.temperature,
+        max_tokens=model_settings.max_tokens,
+        validate_tool_inputs=settings.validate_tool_inputs,
         hooks=hook_set or None,
         middleware=stack or None,
-        output_guardrails=tuple(output_guardrails),
+        output_guardrails=tuple(settings.output_guardrails),
         price=price,
-        budget=None if max_budget is None and max_budget_tokens is None else Budget(max_budget, max_budget_tokens),
-        tool_retry_policy=tool_retry_policy,
-        approval_policy=approval_policy,
-        output_validator=OutputCheck.of(output, output_validators),
-        model_settings=settings,
+        budget=None if limits == (None, None) else Budget(*limits),
+        tool_retry_policy=settings.tool_retry_policy,
+        approval_policy=settings.approval_policy,
+        output_validator=OutputCheck.of(output, settings.output_validators),
+        model_settings=model_settings,
         prepared=any(t.prepare is not None for t in compiled.values()),
-        tool_timeout_s=tool_timeout_s,
+        tool_timeout_s=settings.tool_timeout_s,
     )
     described: dict[str, Any] = {"toolsets": [t.source for t in toolsets]} if toolsets else {}
     config_digest = digest(
         {
             **described,
-            "agent": name,
+            "agent": settings.name,
             "model": resolved.model_id,
             "system_prompt": prompt if instructions is None else _qualname(instructions),
             "tools": [(t.name, t.parameters, t.effect.value, t.idempotent) for t in compiled.values()],
-            "max_iterations": max_iterations,
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-            **({"model_settings": settings.as_dict()} if settings != NO_SETTINGS else {}),
+            "max_iterations": settings.max_iterations,
+            "temperature": settings.temperature,
+            "max_tokens": settings.max_tokens,
+            **({"model_settings": model_settings.as_dict()} if model_settings != NO_SETTINGS else {}),
         }
     )
     return BuiltAgent(
         config,
-        _store(store),
+        _store(settings.store),
         prompt,
         output,
         config_digest,
@@ -153,6 +128,25 @@ def build_runtime_config(
         output_instruction=output.instruction if output is not None else None,
         toolsets=toolsets,
     )
+
+
+def _check_limits(settings: AgentSettings) -> None:
+    if settings.max_iterations < 1:
+        raise ConfigurationError(f"max_iterations must be at least 1, got {settings.max_iterations}")
+    if settings.max_output_retries < 0:
+        raise ConfigurationError(f"max_output_retries must be 0 or more, got {settings.max_output_retries}")
+    timeout = settings.tool_timeout_s
+    if timeout is not None and not timeout > 0:
+        raise ConfigurationError(f"tool_timeout_s must be a positive number of seconds, got {timeout!r}")
+
+
+def _model_settings(settings: AgentSettings) -> ModelSettings:
+    """`model_settings`, with the `temperature` and `max_tokens` shorthands under it."""
+    given = settings.model_settings
+    if given is not None and not isinstance(given, ModelSettings):
+        raise ConfigurationError(f"model_settings must be a ModelSettings, got {type(given).__name__}")
+    merged = ModelSettings(temperature=settings.temperature, max_tokens=settings.max_tokens).merged(given)
+    return NO_SETTINGS if merged == NO_SETTINGS else merged  # the shared value: a step skips settings work by identity
 
 
 def check_settings(model: Model, settings: ModelSettings, tools: Mapping[str, Tool]) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from eudaimon.agent._agent_runtime import AgentRuntime
 from eudaimon.core.errors import RunNotFound
 from eudaimon.core.events import CallRef
 from eudaimon.core.messages import Message, Role
@@ -23,7 +24,6 @@ from eudaimon.extensions.cost import Budget
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.operations import load_state
-from eudaimon.runtime.runs import RunDriver
 from eudaimon.runtime.scope import CallScope, child_run_id, current_call
 from eudaimon.tools import Tool, ToolContext, ToolReturn, ToolSuspended
 
@@ -33,11 +33,13 @@ if TYPE_CHECKING:
 _NO_PARAMETERS: dict[str, object] = {"type": "object", "properties": {}, "additionalProperties": False}
 
 
-def agent_tool(agent: Agent[Any, Any], *, name: str | None = None, description: str | None = None) -> Tool:
+def agent_tool(
+    agent: Agent[Any, Any], runtime: AgentRuntime, *, name: str | None = None, description: str | None = None
+) -> Tool:
     """`agent.as_tool(...)`: a tool taking one string, `input`, answered by a child run of `agent`."""
 
     async def ask(input: str, ctx: ToolContext) -> ToolReturn:
-        return await run_child(agent, ctx, input=input, history=None)
+        return await run_child(agent, runtime, ctx, input=input, history=None)
 
     return Tool(
         name=name or agent.name,
@@ -55,12 +57,12 @@ def agent_tool(agent: Agent[Any, Any], *, name: str | None = None, description: 
     ).compiled()
 
 
-def handoff_tool(agent: Agent[Any, Any]) -> Tool:
+def handoff_tool(agent: Agent[Any, Any], runtime: AgentRuntime) -> Tool:
     """A tool `transfer_to_{name}` that hands the conversation to `agent`: its run continues
     with the history, its own tools and instructions, and its answer ends the parent's run."""
 
     async def transfer(ctx: ToolContext) -> ToolReturn:
-        return await run_child(agent, ctx, input=None, history=_history(_scope()))
+        return await run_child(agent, runtime, ctx, input=None, history=_history(_scope()))
 
     return Tool(
         name=f"transfer_to_{agent.name}",
@@ -89,18 +91,18 @@ def _history(scope: CallScope) -> list[Message]:
 
 
 async def run_child(
-    agent: Agent[Any, Any], ctx: ToolContext, *, input: str | None, history: list[Message] | None
+    agent: Agent[Any, Any], runtime: AgentRuntime, ctx: ToolContext, *, input: str | None, history: list[Message] | None
 ) -> ToolReturn:
     """Start the child run for this call, or resume it; report how it ended."""
     scope = _scope()
     store = scope.store
     run_id = child_run_id(ctx.run_id, ctx.call_id)
-    driver = RunDriver(agent._driver.config, store, None, agent._driver.output, agent._driver.config_digest)
+    driver = runtime.driver_in(store)
     try:
         journal = RunJournal(store, await load_state(store, run_id), snapshot_every=driver.snapshot_every)
-        config = await agent._resumed_tools(journal.state)
+        config = await runtime.resumed_tools(journal.state)
     except RunNotFound:
-        records, config = await agent._fresh_tools()
+        records, config = await runtime.fresh_tools()
         messages = [Message.system(agent.system_prompt)] if agent.system_prompt else []
         messages += history if history is not None else [Message.user(input or "")]
         journal = driver.start(

@@ -110,11 +110,6 @@ def check_deps(agent: str, deps_type: Any, deps: Any, call: str) -> None:
         raise ConfigurationError(f"agent {agent!r} declares deps_type={name}, but deps is a {type(deps).__name__}")
 
 
-def with_instructions(messages: list[Message], system: str | None, id: str) -> list[Message]:
-    """`[system] + messages`, the system prompt first when there is one."""
-    return [Message.system(system, id=id), *messages] if system else messages
-
-
 def check_messages(messages: Sequence[object]) -> list[Message]:
     """`messages` for `prompt_with_messages`, each a `Message`.
 

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Any
 
+from eudaimon.agent._agent_runtime import AgentRuntime
 from eudaimon.agent._input import UserInput
 from eudaimon.agent._start import _NoThread, assemble
 from eudaimon.core.errors import EudaimonError
@@ -29,7 +30,13 @@ if TYPE_CHECKING:
 
 
 async def begin_queued(
-    agent: Agent[Any, Any], state: RunState, *, wait: bool, deps: Any, cancel: CancellationToken | None
+    agent: Agent[Any, Any],
+    runtime: AgentRuntime,
+    state: RunState,
+    *,
+    wait: bool,
+    deps: Any,
+    cancel: CancellationToken | None,
 ) -> tuple[LeaseKeeper | _NoThread, RunJournal, RuntimeConfig | None]:
     """The queued run's journal with its `run_started` recorded, holding its thread's lease; or,
     when it is no longer queued, its journal as it stands (the lease then already given back).
@@ -43,11 +50,11 @@ async def begin_queued(
     store = agent.store
     keeper: LeaseKeeper | _NoThread = _NoThread()
     if state.thread_id is not None:
-        held = LeaseKeeper(store, snapshot_key(state.thread_id), ttl_s=agent._driver.lease_ttl_s)
+        held = LeaseKeeper(store, snapshot_key(state.thread_id), ttl_s=runtime.driver.lease_ttl_s)
         if not await _acquire_unless_cancelled(held, wait, cancel):
             assert cancel is not None
             await _cancel(agent, state.run_id, cancel)
-            return _NoThread(), await agent._driver.reopen(state.run_id, deps), None
+            return _NoThread(), await runtime.driver.reopen(state.run_id, deps), None
         keeper = held
     try:
         now = await operations.load_state(store, state.run_id)
@@ -56,13 +63,14 @@ async def begin_queued(
             now = await operations.load_state(store, state.run_id)
         if now.status is not Status.QUEUED:
             await keeper.release()
-            return _NoThread(), await agent._driver.reopen(state.run_id, deps), await agent._resumed_tools(now)
+            return _NoThread(), await runtime.driver.reopen(state.run_id, deps), await runtime.resumed_tools(now)
         ahead = await run_ahead(store, now)
         if ahead is not None:
             raise QueuedBehind(now.run_id, ahead, now.thread_id or "")
-        records, config = await agent._fresh_tools()
+        records, config = await runtime.fresh_tools()
         journal = await assemble(
             agent,
+            runtime,
             UserInput(now.input),
             run_id=now.run_id,
             thread=now.thread_id,

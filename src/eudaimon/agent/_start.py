@@ -9,15 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from eudaimon.agent._agent_runtime import AgentRuntime
 from eudaimon.agent._input import (
     PromptInput,
     UserInput,
     check_deps,
     check_history,
     check_input,
-    with_instructions,
 )
-from eudaimon.core.errors import ConfigurationError
 from eudaimon.core.events import ToolRecord
 from eudaimon.core.messages import Message
 from eudaimon.core.settings import ModelSettings
@@ -28,7 +27,7 @@ from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.leases import LeaseKeeper
 from eudaimon.runtime.threads import hold_thread, thread_state
-from eudaimon.tools import ToolContext, call_with_context
+from eudaimon.tools import ToolContext
 
 if TYPE_CHECKING:
     from eudaimon.agent._agent import Agent
@@ -43,6 +42,7 @@ class _NoThread:
 
 async def begin_prompt(
     agent: Agent[Any, Any],
+    runtime: AgentRuntime,
     input: PromptInput,
     thread_id: str | None,
     run_id: str | None,
@@ -54,24 +54,26 @@ async def begin_prompt(
     """One prompt's start: checks, guardrails, toolsets listed, then, holding the thread,
     history and `run_started`.
 
-    The caller drives the run with the config returned and then releases the thread's lease.
+    The caller (`agent`, handing its `runtime`) drives the run with the config returned and
+    then releases the thread's lease.
     """
     user = check_input(input)
     history_given = check_history(message_history) if message_history is not None else None
     check_deps(agent.name, agent.deps_type, deps, "prompt(...)")
-    agent._check_run_settings(model_settings)
+    runtime.check_run_settings(model_settings)
     run_id = run_id or new_run_id()
-    ctx: ToolContext[Any] = ToolContext(run_id, "", "", 0, deps, 0)
     if agent.input_guardrails:
+        ctx: ToolContext[Any] = ToolContext(run_id, "", "", 0, deps, 0)
         user = user.with_text(await run_input_guardrails(agent.input_guardrails, user.text, ctx))
-    records, config = await agent._fresh_tools()
+    records, config = await runtime.fresh_tools()
     thread = thread_id or agent.default_thread
     keeper: LeaseKeeper | _NoThread = _NoThread()
     if thread is not None:
-        keeper = await hold_thread(agent.store, thread, wait=wait, ttl_s=agent._driver.lease_ttl_s)
+        keeper = await hold_thread(agent.store, thread, wait=wait, ttl_s=runtime.driver.lease_ttl_s)
     try:
         journal = await assemble(
             agent,
+            runtime,
             user,
             run_id=run_id,
             thread=thread,
@@ -89,6 +91,7 @@ async def begin_prompt(
 
 async def assemble(
     agent: Agent[Any, Any],
+    runtime: AgentRuntime,
     user: UserInput,
     *,
     run_id: str,
@@ -104,18 +107,18 @@ async def assemble(
     caller), the thread's guardrail streak and the rendered instructions. The caller holds the
     thread's lease: these depend on the thread's earlier runs. A `queued` run's journal goes on
     from its `run_queued`."""
-    ctx: ToolContext[Any] = ToolContext(run_id, "", "", 0, deps, 0)
     if history_given is not None:
         history = history_given
     else:
         history = await agent.memory.get_messages(memory_thread) if agent.memory is not None else []
     carried = 0
-    if agent._carries_rejections and thread is not None:
+    if runtime.carries_rejections and thread is not None:
         carried = (await thread_state(agent.store, thread)).guardrail_retries
-    system = await render_instructions(agent, ctx)
+    system = await runtime.render_instructions(run_id, deps)
     # Ids given here, at construction, spare `start` a copy of each message to give one.
-    return agent._driver.start(
-        [*with_instructions([], system, new_message_id()), *history, user.message(new_message_id())],
+    first = [Message.system(system, id=new_message_id())] if system else []
+    return runtime.driver.start(
+        [*first, *history, user.message(new_message_id())],
         input=user.text,
         thread_id=thread,
         run_id=run_id,
@@ -127,16 +130,3 @@ async def assemble(
         tools=tools,
         queued=queued,
     )
-
-
-async def render_instructions(agent: Agent[Any, Any], ctx: ToolContext[Any]) -> str | None:
-    """The system prompt for a run: the static one, or the function's text for this run."""
-    if agent._instructions is None:
-        return agent.system_prompt
-    rendered = await call_with_context(agent._instructions, ctx)
-    if rendered is not None and not isinstance(rendered, str):
-        raise ConfigurationError(
-            f"the system_prompt function returned {type(rendered).__name__}; return the text (or None)"
-        )
-    parts = [p for p in (rendered, agent._output_instruction) if p]
-    return "\n\n".join(parts) or None

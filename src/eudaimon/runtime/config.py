@@ -15,7 +15,7 @@ from eudaimon.tools import Tool, ToolContext, ToolPolicy
 
 if TYPE_CHECKING:
     from eudaimon.extensions.cost import Budget
-    from eudaimon.extensions.guardrails import OutputGuardrail
+    from eudaimon.extensions.guardrails import Guardrail
     from eudaimon.extensions.hooks import HookSet
     from eudaimon.extensions.middleware import MiddlewareStack
     from eudaimon.extensions.retry import ToolRetryPolicy
@@ -39,7 +39,7 @@ class RuntimeConfig:
     validate_tool_inputs: bool = True
     hooks: HookSet | None = None
     middleware: MiddlewareStack | None = None
-    output_guardrails: Sequence[OutputGuardrail] = ()
+    output_guardrails: Sequence[Guardrail] = ()
     price: Pricer | None = None
     budget: Budget | None = None
     tool_retry_policy: ToolRetryPolicy | None = None

@@ -18,6 +18,7 @@ from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from eudaimon.agent import Agent
+from eudaimon.agent._agent import runtime_of
 from eudaimon.agent._input import check_deps
 from eudaimon.stores.base import EventStore
 from eudaimon.temporal import _served
@@ -73,7 +74,7 @@ def create_worker(
     if agent.deps_type is not None:
         check_deps(agent.name, agent.deps_type, deps, "create_worker(..., deps=...) (`eudaimon worker --deps`)")
     _served.serve(agent.name, spec, has_deps=deps is not None)
-    driver = agent._driver
+    driver = runtime_of(agent).driver
     activities = Activities(
         driver.config,
         store,

@@ -39,6 +39,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 import eudaimon
 from eudaimon.agent import Agent
+from eudaimon.agent._agent import runtime_of
 from eudaimon.core.codec import event_from_json, state_from_json, state_to_json
 from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, InvalidOperation, JournalError
 from eudaimon.core.events import Event, FailureKind, RunCancelled, RunFailed
@@ -164,7 +165,7 @@ class RunWorkflow:
     def _configure(self) -> tuple[RuntimeConfig, str | None]:
         """The loop's configuration, and why the run cannot go on here if it cannot."""
         agent = _agent(self._start)
-        self._snapshot_every = agent._driver.snapshot_every
+        self._snapshot_every = runtime_of(agent).driver.snapshot_every
         sent = self._start.deps
         problem = missing_deps(sent, _served.has_deps(self._start.agent))
         if sent is not None and not sent.kept:
@@ -366,7 +367,7 @@ class _StepEnd:
 
 def _runtime_config(agent: Agent, run: RunWorkflow, start: RunInput) -> RuntimeConfig:
     """The agent's configuration with its model and tools replaced by activities."""
-    config: RuntimeConfig = agent._driver.config
+    config: RuntimeConfig = runtime_of(agent).config
     hooks = HookSet([*(config.hooks.hooks if config.hooks is not None else ()), _StepEnd(run)])
     return replace(
         config,
