@@ -11,7 +11,8 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, MutableSequence, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Any
 
 from eudaimon.core.decide import (
     AwaitApproval,
@@ -38,7 +39,7 @@ from eudaimon.core.events import (
 )
 from eudaimon.core.groups import estimate_tokens, fit_to_budget
 from eudaimon.core.messages import Message, ToolSpec, Usage
-from eudaimon.core.state import RunState
+from eudaimon.core.state import TERMINAL_STATUSES, RunState
 from eudaimon.extensions.guardrails import Block, RetryWithFeedback, Transform, run_output_guardrails
 from eudaimon.extensions.hooks import LoopState
 from eudaimon.models.base import ChatRequest, ChatResponse
@@ -50,7 +51,9 @@ from eudaimon.runtime.clock import no_wait
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.context import offered_specs, run_context
 from eudaimon.runtime.journal import RunJournal
-from eudaimon.runtime.model_calls import ContextRejected, attempt, call
+from eudaimon.runtime.model_calls import ContextRejected, attempt
+from eudaimon.runtime.model_calls import call as model_call
+from eudaimon.runtime.signals import _LoopSignal
 from eudaimon.runtime.tool_calls import OutcomeLost, run_alone, run_together
 from eudaimon.streaming import Done, Error, StreamEvent
 from eudaimon.streaming import Usage as UsageEvent
@@ -72,144 +75,220 @@ async def drive(
     """Run until the run completes, fails or waits for a human; yield what happens.
 
     `stream_model` asks the model for deltas (`prompt_stream`); otherwise each model call is
-    one `generate`. With `emit=False` (a caller that wants only the outcome) nothing is built
-    or yielded. Either way the events journaled are the same.
+    one `generate`. With `emit=False` (a caller that wants only the outcome) nothing is
+    yielded. Either way the events journaled are the same.
     """
     state = journal.state
-    # A cancel during a model call closes it (`call_watch`). Not in a Temporal workflow: its
-    # replayed history must hold every command, and a cancelled activity would be a new one.
-    watch = CallWatch(journal, cancel) if journal.clock.turn is not no_wait else None
+    run = _Run(journal, cfg, cancel, _watch(journal, cancel), stream_model, emit)
     try:
         while True:
             await journal.clock.turn()  # the loop's other callbacks and timers go first if steps ran long
             step = next_step(state, cfg.decide)
             if isinstance(step, CallModel):
-                if (cancel is not None or cfg.budget is not None) and _stopped_before_call(journal, cfg, cancel):
-                    break
-                # Left by another process (read now and then), or seen as a call ended.
-                requested = (watch and watch.request) or await journal.cancel_request()
-                if requested is not None:
-                    journal.record(RunCancelled(reason=requested.reason, by=requested.by))
-                    break
-                number = step.step
-                request, short, started = await _before_call(journal, cfg, number)
-                response = short[1] if short is not None else None
-                if response is None:
-                    try:
-                        if stream_model:
-                            async for item in attempt(
-                                journal,
-                                cfg.model,
-                                request,
-                                step=number,
-                                stream=True,
-                                retry=cfg.model_retry,
-                                offered=cfg.prepared,
-                                watch=watch,
-                            ):
-                                if isinstance(item, ChatResponse):
-                                    response = item
-                                elif emit:
-                                    yield item
-                        else:
-                            response = await call(
-                                journal,
-                                cfg.model,
-                                request,
-                                step=number,
-                                retry=cfg.model_retry,
-                                offered=cfg.prepared,
-                                watch=watch,
-                            )
-                    except ContextRejected as exc:
-                        if emit:
-                            yield Error(f"context too long, retrying with a smaller request: {exc}")
-                        continue
-                    except CallCancelled as exc:
-                        journal.record(RunCancelled(reason=exc.request.reason, by=exc.request.by))
-                        break
-                    finally:
-                        if watch is not None:
-                            watch.pause()
-                    assert response is not None
-                    await journal.clock.turn()  # a wave of answers arrives at once: judging them is steps' work
-                answered_by = short[0] if short is not None else ""
-                for event in await _after_call(journal, cfg, number, request, response, started, emit, answered_by):
-                    yield event
+                events = run.call_model(step.step)
             elif isinstance(step, RunTools):
-                ready, settled = await prepare_batch(journal, cfg, step)
-                if emit:
-                    for result in settled:
-                        yield result
-                try:
-                    if len(ready) == 1 and cancel is None:
-                        result = await run_alone(journal, cfg, ready[0])
-                        if emit:
-                            yield result
-                    elif ready:
-                        async for result in run_together(journal, cfg, ready, cancel):
-                            if emit:
-                                yield result
-                except OutcomeLost:
-                    continue  # the call is started and unfinished: `next_step` decides as after a crash
-                if cancel is not None and cancel.is_cancelled:
-                    journal.record(RunCancelled(reason=cancel.reason, by=cancel.by))
-                    break
-                if not state.pending and cfg.hooks is not None:
-                    await cfg.hooks.on_iteration_end(_loop_state(state, cfg, state.steps), run_context(journal))
+                events = run.run_tools(step)
             elif isinstance(step, Finish):
-                await _finish(journal, cfg, step.text)
-                if state.status.is_terminal and cfg.hooks is not None:
-                    await cfg.hooks.on_iteration_end(_loop_state(state, cfg, state.steps), run_context(journal))
-            elif isinstance(step, AwaitReconciliation):
-                for unknown in step.outcome_unknown:
-                    journal.record(ToolOutcomeUnknown(call_id=unknown.id, tool=unknown.name))
+                await run.finish(step.text)
+                continue
+            else:
+                run.halt(step)
                 break
-            elif isinstance(step, AwaitApproval | Stop):
-                break
-            elif isinstance(step, Fail):
-                journal.record(RunFailed(error=step.error, kind=step.kind, limit=step.limit))
-                break
+            async for event in events:
+                if emit:
+                    yield event
+            if state.status in TERMINAL_STATUSES:
+                break  # the step recorded the run's end (a cancel, a budget, a guardrail's block)
     except asyncio.CancelledError:
-        # Cut short from outside. By a cancelled parent run (the token says so): the journal
-        # says so too, unless the cut fell inside a commit (what landed is then unknown; whoever
-        # takes the run over reads it). Any other cut (a shutdown) leaves the run as a crash
-        # would: resumable.
-        if cancel is not None and cancel.is_cancelled and not journal.in_doubt:
-            if not state.status.is_terminal:
-                journal.record(RunCancelled(reason=cancel.reason, by=cancel.by))
-            await journal.flush()
+        await _cut_short(journal, cancel)
         raise
-    except JournalError:
-        raise  # another process owns the run now, or the store failed: nothing more may be written
+    except (JournalError, _LoopSignal):
+        # Another process owns the run now, or the store failed: nothing more may be written.
+        # Or a shell's signal (a Temporal run continuing as new), for the shell to act on.
+        raise
     except Exception as exc:
-        # A model that failed for good, or user code (a hook, middleware) that raised: record
-        # why the run ended, so the journal never shows a run that just stopped, and keep the
-        # exception, so the error `prompt` raises in this process has it as its cause.
-        journal.failure = exc
-        if isinstance(exc, ModelError):
-            logger.warning("run %s failed: the model failed: %s: %s", state.run_id, type(exc).__name__, exc)
-        else:
-            logger.error("run %s failed: %s raised", state.run_id, type(exc).__name__, exc_info=exc)
-        if not state.status.is_terminal:
-            journal.record(
-                RunFailed(error=f"{type(exc).__name__}: {exc}", kind=failure_kind(exc), exception=type(exc).__name__)
-            )
-        await journal.flush()
-        if not isinstance(exc, ModelError) and cfg.hooks is not None:
-            try:
-                await cfg.hooks.on_error(exc, run_context(journal))
-            except Exception:
-                logger.exception("an on_error hook raised while reporting %r", exc)
+        await _failed(journal, cfg, exc)
     finally:
-        if watch is not None:
-            watch.close()
+        if run.watch is not None:
+            run.watch.close()
     await journal.flush()
-    if not emit:
-        return
-    if state.error and state.status.is_terminal and state.status != "completed":
-        yield Error(state.error)
-    yield Done(state.run_id, state.status.value)
+    if emit:
+        if state.error and state.status.is_terminal and state.status != "completed":
+            yield Error(state.error)
+        yield Done(state.run_id, state.status.value)
+
+
+def _watch(journal: RunJournal, cancel: CancellationToken | None) -> CallWatch | None:
+    """A cancel during a model call closes it (`call_watch`). Not in a Temporal workflow: its
+    replayed history must hold every command, and a cancelled activity would be a new one."""
+    return CallWatch(journal, cancel) if journal.clock.turn is not no_wait else None
+
+
+async def _cut_short(journal: RunJournal, cancel: CancellationToken | None) -> None:
+    """Cut short from outside. By a cancelled parent run (the token says so): the journal says
+    so too, unless the cut fell inside a commit (what landed is then unknown; whoever takes the
+    run over reads it). Any other cut (a shutdown) leaves the run as a crash would: resumable."""
+    if cancel is not None and cancel.is_cancelled and not journal.in_doubt:
+        if not journal.state.status.is_terminal:
+            journal.record(RunCancelled(reason=cancel.reason, by=cancel.by))
+        await journal.flush()
+
+
+async def _failed(journal: RunJournal, cfg: RuntimeConfig, exc: Exception) -> None:
+    """A model that failed for good, or user code (a hook, middleware) that raised: record why
+    the run ended, so the journal never shows a run that just stopped, and keep the exception,
+    so the error `prompt` raises in this process has it as its cause."""
+    state = journal.state
+    journal.failure = exc
+    if isinstance(exc, ModelError):
+        logger.warning("run %s failed: the model failed: %s: %s", state.run_id, type(exc).__name__, exc)
+    else:
+        logger.error("run %s failed: %s raised", state.run_id, type(exc).__name__, exc_info=exc)
+    if not state.status.is_terminal:
+        journal.record(
+            RunFailed(error=f"{type(exc).__name__}: {exc}", kind=failure_kind(exc), exception=type(exc).__name__)
+        )
+    await journal.flush()
+    if not isinstance(exc, ModelError) and cfg.hooks is not None:
+        try:
+            await cfg.hooks.on_error(exc, run_context(journal))
+        except Exception:
+            logger.exception("an on_error hook raised while reporting %r", exc)
+
+
+@dataclass(slots=True)
+class _Call:
+    """A model call about to be made: its request, and the answer when middleware gave one.
+
+    Never changed once made, and not frozen: a frozen dataclass is made 2.5x slower, once a step.
+    """
+
+    step: int
+    request: ChatRequest
+    started: float
+    """When the call started (`Clock.monotonic_ms`), for its `duration_ms`."""
+    answer: ChatResponse | None = None
+    answered_by: str = ""
+    """The middleware layer that answered instead of the model: nothing was billed."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """One drive of the loop: each kind of step the loop takes, as a method.
+
+    A step that streams (a model call's deltas, tool results as they finish) yields what it
+    makes; a step ends the run only by recording its end, which `drive` reads from the state.
+    """
+
+    journal: RunJournal
+    cfg: RuntimeConfig
+    cancel: CancellationToken | None
+    watch: CallWatch | None
+    stream_model: bool
+    emit: bool
+
+    async def call_model(self, step: int) -> AsyncIterator[StreamEvent]:
+        """Ask the model for step `step`'s answer and journal it, unless the run stops first."""
+        journal, cfg, watch = self.journal, self.cfg, self.watch
+        if await self._stopped_before_call():
+            return
+        call = await _before_call(journal, cfg, step)
+        answer = call.answer
+        if answer is None:
+            try:
+                if self.stream_model:
+                    stream = attempt(
+                        journal,
+                        cfg.model,
+                        call.request,
+                        step=step,
+                        stream=True,
+                        retry=cfg.model_retry,
+                        offered=cfg.prepared,
+                        watch=watch,
+                    )
+                    async for item in stream:
+                        if isinstance(item, ChatResponse):
+                            answer = item
+                        else:
+                            yield item
+                else:
+                    answer = await model_call(
+                        journal,
+                        cfg.model,
+                        call.request,
+                        step=step,
+                        retry=cfg.model_retry,
+                        offered=cfg.prepared,
+                        watch=watch,
+                    )
+            except ContextRejected as exc:
+                yield Error(f"context too long, retrying with a smaller request: {exc}")
+                return
+            except CallCancelled as exc:
+                journal.record(RunCancelled(reason=exc.request.reason, by=exc.request.by))
+                return
+            finally:
+                if watch is not None:
+                    watch.pause()
+            assert answer is not None
+            await journal.clock.turn()  # a wave of answers arrives at once: judging them is steps' work
+        for event in await _after_call(journal, cfg, call, answer, self.emit):
+            yield event
+
+    async def _stopped_before_call(self) -> bool:
+        """Whether the run ended before its next model call (recorded): cancelled or over budget."""
+        journal, cfg, cancel = self.journal, self.cfg, self.cancel
+        state = journal.state
+        if cancel is not None and cancel.is_cancelled:
+            journal.record(RunCancelled(reason=cancel.reason, by=cancel.by))
+            return True
+        breach = cfg.budget.breach(state.cost_usd, state.usage.total_tokens) if cfg.budget is not None else None
+        if breach is not None:
+            journal.record(
+                BudgetExceeded(reason=breach.reason, spent=breach.spent, limit=breach.limit, unit=breach.unit)
+            )
+            return True
+        # Left by another process (read now and then), or seen as a call ended.
+        requested = (self.watch and self.watch.request) or await journal.cancel_request()
+        if requested is not None:
+            journal.record(RunCancelled(reason=requested.reason, by=requested.by))
+            return True
+        return False
+
+    async def run_tools(self, step: RunTools) -> AsyncIterator[StreamEvent]:
+        """Decide, journal and execute one batch of tool calls; yield each result as recorded."""
+        journal, cfg, cancel = self.journal, self.cfg, self.cancel
+        batch = await prepare_batch(journal, cfg, step)
+        for result in batch.settled:
+            yield result
+        try:
+            if len(batch.ready) == 1 and cancel is None:  # nothing to race: no task (a step costs 0.8x)
+                yield await run_alone(journal, cfg, batch.ready[0])
+            elif batch.ready:
+                async for result in run_together(journal, cfg, batch.ready, cancel):
+                    yield result
+        except OutcomeLost:
+            return  # the call is started and unfinished: `next_step` decides as after a crash
+        if cancel is not None and cancel.is_cancelled:
+            journal.record(RunCancelled(reason=cancel.reason, by=cancel.by))
+        elif not journal.state.pending and cfg.hooks is not None:
+            await cfg.hooks.on_iteration_end(_loop_state(journal.state, cfg, journal.state.steps), run_context(journal))
+
+    async def finish(self, text: str) -> None:
+        """Complete with the final answer, or ask for a corrected one."""
+        journal, cfg = self.journal, self.cfg
+        await _finish(journal, cfg, text)
+        if journal.state.status.is_terminal and cfg.hooks is not None:
+            await cfg.hooks.on_iteration_end(_loop_state(journal.state, cfg, journal.state.steps), run_context(journal))
+
+    def halt(self, step: AwaitApproval | AwaitReconciliation | Fail | Stop) -> None:
+        """The run stops here: it waits for a human or an operator, or it ended, or it fails."""
+        if isinstance(step, AwaitReconciliation):
+            for unknown in step.outcome_unknown:
+                self.journal.record(ToolOutcomeUnknown(call_id=unknown.id, tool=unknown.name))
+        elif isinstance(step, Fail):
+            self.journal.record(RunFailed(error=step.error, kind=step.kind, limit=step.limit))
 
 
 def failure_kind(exc: Exception) -> FailureKind:
@@ -219,18 +298,6 @@ def failure_kind(exc: Exception) -> FailureKind:
     if isinstance(exc, ModelError):
         return FailureKind.MODEL_ERROR
     return FailureKind.EXCEPTION
-
-
-def _stopped_before_call(journal: RunJournal, cfg: RuntimeConfig, cancel: CancellationToken | None) -> bool:
-    state = journal.state
-    if cancel is not None and cancel.is_cancelled:
-        journal.record(RunCancelled(reason=cancel.reason, by=cancel.by))
-        return True
-    breach = cfg.budget.breach(state.cost_usd, state.usage.total_tokens) if cfg.budget is not None else None
-    if breach is not None:
-        journal.record(BudgetExceeded(reason=breach.reason, spent=breach.spent, limit=breach.limit, unit=breach.unit))
-        return True
-    return False
 
 
 def _loop_state(state: RunState, cfg: RuntimeConfig, iteration: int) -> LoopState:
@@ -261,116 +328,86 @@ def build_request(state: RunState, cfg: RuntimeConfig, tools: Sequence[ToolSpec]
     return ChatRequest(messages, specs, settings.temperature, max_tokens, settings)
 
 
-async def _before_call(
-    journal: RunJournal, cfg: RuntimeConfig, step: int
-) -> tuple[ChatRequest, tuple[str, ChatResponse] | None, float]:
-    """The request for this step, and (layer, response) when middleware short-circuits the call."""
+async def _before_call(journal: RunJournal, cfg: RuntimeConfig, step: int) -> _Call:
+    """The call this step makes: its request, and the answer when middleware short-circuits it."""
     if cfg.hooks is not None:
         await cfg.hooks.on_iteration_start(_loop_state(journal.state, cfg, step), run_context(journal, step))
     offered = await offered_specs(journal, cfg, step) if cfg.prepared else None
     request = build_request(journal.state, cfg, offered)
     started = journal.clock.monotonic_ms()
-    short = await cfg.middleware.short_circuit_request(request) if cfg.middleware is not None else None
-    return request, short, started
+    if cfg.middleware is not None and (short := await cfg.middleware.short_circuit_request(request)) is not None:
+        return _Call(step, request, started, short[1], short[0])
+    return _Call(step, request, started)
 
 
 _NOTHING: tuple[StreamEvent, ...] = ()
 
 
 async def _after_call(
-    journal: RunJournal,
-    cfg: RuntimeConfig,
-    step: int,
-    request: ChatRequest,
-    response: ChatResponse,
-    started: float,
-    emit: bool,
-    answered_by: str = "",
+    journal: RunJournal, cfg: RuntimeConfig, call: _Call, answer: ChatResponse, emit: bool
 ) -> Sequence[StreamEvent]:
     """Judge and journal the model's answer; return the stream events it makes (if `emit`).
 
-    `answered_by` names the middleware layer that answered instead of the model: nothing was
-    billed. Otherwise the bill is what the provider reported, whatever `on_response` makes of
-    the response.
+    An answer from middleware (`call.answered_by`) was not billed. Otherwise the bill is what
+    the provider reported, whatever `on_response` makes of the response.
     """
-    billed = response
+    response = answer
     if cfg.middleware is not None:
         response = await cfg.middleware.run_on_response(response)
     if cfg.hooks is not None:
-        await cfg.hooks.on_model_response(response, run_context(journal, step))
-    if answered_by:
+        await cfg.hooks.on_model_response(response, run_context(journal, call.step))
+    if call.answered_by:
         served_by, usage, cost = "", _NO_USAGE, None
     else:
-        served_by, usage = billed.model or cfg.model.model_id, billed.usage or _NO_USAGE
+        served_by, usage = answer.model or cfg.model.model_id, answer.usage or _NO_USAGE
         cost = cfg.price(served_by, usage) if cfg.price is not None else None
     message = response.message
     if not message.tool_calls and cfg.output_guardrails:
-        verdict = await run_output_guardrails(cfg.output_guardrails, message.content, run_context(journal, step))
-        if isinstance(verdict, RetryWithFeedback):
-            journal.record(
-                GuardrailRejected(
-                    step=step,
-                    guardrail=verdict.guardrail,
-                    feedback=verdict.feedback,
-                    usage=usage,
-                    cost_usd=cost,
-                    model=served_by,
-                )
-            )
-            if not emit:
-                return _NOTHING
-            return (
-                Error(f"answer rejected by an output guardrail: {verdict.feedback}"),
-                _usage_event(cfg, served_by, step, request, billed, usage, cost),  # billed all the same
-            )
-        if isinstance(verdict, Block):
-            journal.record(
-                ModelFailed(
-                    step=step,
-                    error=f"blocked by an output guardrail: {verdict.reason}",
-                    usage=usage,
-                    cost_usd=cost,
-                    model=served_by,
-                )
-            )
-            journal.record(
-                RunFailed(error=verdict.reason, kind=FailureKind.GUARDRAIL_BLOCKED, guardrail=verdict.guardrail)
-            )
-            return (_usage_event(cfg, served_by, step, request, billed, usage, cost),) if emit else _NOTHING
+        verdict = await run_output_guardrails(cfg.output_guardrails, message.content, run_context(journal, call.step))
         if isinstance(verdict, Transform):
             message = replace(message, content=verdict.text)
+        elif isinstance(verdict, RetryWithFeedback | Block):
+            billed = {"usage": usage, "cost_usd": cost, "model": served_by}  # billed all the same
+            rejected = _rejected(journal, call.step, verdict, billed)
+            return (*rejected, _usage_event(cfg, call, answer, served_by, usage, cost)) if emit else _NOTHING
     journal.record(
         ModelCalled(
-            step=step,
+            step=call.step,
             request_id=journal.state.open_attempt or "",
             message=message,
             usage=usage,
             cost_usd=cost,
             model=served_by,
-            duration_ms=round(journal.clock.monotonic_ms() - started),
+            duration_ms=round(journal.clock.monotonic_ms() - call.started),
             stop_reason=str(response.stop_reason),
-            short_circuited_by=answered_by,
+            short_circuited_by=call.answered_by,
         )
     )
-    return (_usage_event(cfg, served_by, step, request, billed, usage, cost),) if emit else _NOTHING
+    return (_usage_event(cfg, call, answer, served_by, usage, cost),) if emit else _NOTHING
+
+
+def _rejected(
+    journal: RunJournal, step: int, verdict: RetryWithFeedback | Block, billed: dict[str, Any]
+) -> tuple[StreamEvent, ...]:
+    """Journal an answer an output guardrail rejected, with its bill: asked again, or the run fails."""
+    if isinstance(verdict, RetryWithFeedback):
+        journal.record(GuardrailRejected(step=step, guardrail=verdict.guardrail, feedback=verdict.feedback, **billed))
+        return (Error(f"answer rejected by an output guardrail: {verdict.feedback}"),)
+    journal.record(ModelFailed(step=step, error=f"blocked by an output guardrail: {verdict.reason}", **billed))
+    journal.record(RunFailed(error=verdict.reason, kind=FailureKind.GUARDRAIL_BLOCKED, guardrail=verdict.guardrail))
+    return ()
 
 
 def _usage_event(
-    cfg: RuntimeConfig,
-    served_by: str,
-    step: int,
-    request: ChatRequest,
-    response: ChatResponse,
-    usage: Usage,
-    cost: float | None,
+    cfg: RuntimeConfig, call: _Call, answer: ChatResponse, served_by: str, usage: Usage, cost: float | None
 ) -> UsageEvent:
-    if response.usage is None and served_by:
+    if answer.usage is None and served_by:
         # Estimated from characters when the model reported nothing, as the reference does, and
         # priced like a reported usage; the journal keeps only what was observed. The whole
         # request was sent, so the whole request counts: every message and the tool specs.
-        usage = Usage(request_tokens(request), estimate_tokens(response.message))
+        usage = Usage(request_tokens(call.request), estimate_tokens(answer.message))
         cost = cfg.price(served_by, usage) if cfg.price is not None else None
-    return UsageEvent(step, usage.input_tokens, usage.output_tokens, cost or 0.0)
+    return UsageEvent(call.step, usage.input_tokens, usage.output_tokens, cost or 0.0)
 
 
 def request_tokens(request: ChatRequest) -> int:

@@ -36,6 +36,7 @@ from eudaimon.core.validity import check_payload
 from eudaimon.models.base import ChatRequest, ChatResponse, Model, ModelStreamItem
 from eudaimon.runtime.call_watch import CallWatch
 from eudaimon.runtime.journal import RunJournal
+from eudaimon.runtime.signals import _LoopSignal
 from eudaimon.streaming import Error
 
 
@@ -57,7 +58,7 @@ class RetrySettings:
         return max(jittered, min(float(retry_after_s), self.max_delay * 4)) if retry_after_s else jittered
 
 
-class ContextRejected(Exception):
+class ContextRejected(_LoopSignal):
     """Internal: the provider refused the request as too long; the rejection is journaled."""
 
 

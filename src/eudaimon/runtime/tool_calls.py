@@ -30,6 +30,7 @@ from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.context import run_context
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.scope import CallScope, current_call
+from eudaimon.runtime.signals import _LoopSignal
 from eudaimon.streaming import ToolResult
 from eudaimon.tools import Tool, ToolArgumentsError, ToolContext, ToolReturn, ToolSuspended
 
@@ -39,7 +40,7 @@ CANCELLED_CALLS_WAIT_S = 5.0
 stops at its next await, a child run after journaling its own `run_cancelled`."""
 
 
-class OutcomeLost(Exception):
+class OutcomeLost(_LoopSignal):
     """Raised by a tool's executor when it lost track of a started call that may have acted
     (a Temporal worker died or timed out mid-activity, and the call may not run twice).
 
@@ -47,11 +48,6 @@ class OutcomeLost(Exception):
     call exactly as crash recovery does: `tool_outcome_unknown`, and the run waits for
     reconciliation.
     """
-
-
-async def run_alone(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> ToolResult:
-    """Execute one call and record its result."""
-    return await _finish_call(journal, cfg, item, await _run_one(journal, cfg, item))
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +63,12 @@ class Outcome:
     """A child run's result: its run id, usage and cost (an agent used as a tool, a handoff)."""
     suspended: ToolSuspended | None = None
     """The call must wait: for a human, or an operator settling an unknown outcome."""
+
+
+async def run_alone(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> ToolResult:
+    """Execute one call, with nothing to race it against, in the caller's task, and record its
+    result: `run_together` without a task, a queue and callbacks."""
+    return await _finish_call(journal, cfg, item, await _run_one(journal, cfg, item))
 
 
 async def run_together(
@@ -201,70 +203,75 @@ async def _run_one(
     reconcile (it may have acted, or may still act: a sync tool's thread cannot be stopped).
     """
     policy = None
-    rerunnable = item.tool.traits.rerunnable
     if cfg.tool_retry_policy is not None and item.tool.retries_on_error:
         policy = cfg.tool_retry_policy.policy_for(item.tool.name)
-    timeout_s = item.tool.timeout_s if item.tool.timeout_s is not None else cfg.tool_timeout_s
-    key = item.key
     attempt = item.attempt
-    clock = journal.clock
-    started = clock.monotonic_ms()
+    started = journal.clock.monotonic_ms()
     while True:
-        state = journal.state
-        ctx = ToolContext(
-            state.run_id, item.call.id, key, attempt, journal.deps, state.steps, fencing_token=journal.fencing_token
+        tried = await _attempt(journal, cfg, item, attempt, started, cancel)
+        if not isinstance(tried, Exception):
+            return tried
+        tries = attempt - item.attempt + 1
+        # Arguments the tool refused will not get better by waiting.
+        if policy is None or isinstance(tried, ToolArgumentsError) or not policy.should_retry(tried, tries):
+            return Outcome(_describe(tried), True, _ms_since(started, journal.clock))
+        await asyncio.sleep(policy.delay_for(tries))
+        attempt += 1
+        call = item.call
+        journal.record(
+            ToolStarted(
+                call_id=call.id, tool=call.name, idempotency_key=item.key, attempt=attempt, arguments=call.arguments
+            )
         )
-        if journal.effect_guard is not None and not rerunnable:
-            journal.effect_guard(journal.committed_at)  # the last moment to find out this process was replaced
-        deadline = asyncio.timeout(timeout_s) if timeout_s is not None else None  # a timeout costs 2 µs
-        token = current_call.set(_scope(journal, cfg, item.call.id, cancel))
-        try:
-            if deadline is None:
-                output, parts = await item.tool.execute(item.arguments, ctx)
-            else:
-                async with deadline:
-                    output, parts = await item.tool.execute(item.arguments, ctx)
-            if isinstance(output, ToolReturn):
-                return Outcome(output.output, output.is_error, _ms_since(started, clock), returned=output)
-            return Outcome(output, False, _ms_since(started, clock), parts)
-        except (asyncio.CancelledError, OutcomeLost):
-            raise
-        except ToolSuspended as exc:
-            return Outcome(exc.reason, True, _ms_since(started), suspended=exc)
-        except ModelRetry as exc:
-            return Outcome(exc.message, True, _ms_since(started, clock), retry=True)  # budget: `_correction`
-        except (SystemExit, KeyboardInterrupt) as exc:  # a tool may not end the host process
-            if cfg.hooks is not None:
-                await cfg.hooks.on_error(exc, ctx)
-            return Outcome(
-                f"{type(exc).__name__}: the tool tried to stop the process ({exc})", True, _ms_since(started, clock)
-            )
-        except Exception as exc:  # a tool's failure is the model's to see, never the run's end
-            if isinstance(exc, TimeoutError) and deadline is not None and deadline.expired():
-                if not rerunnable:
-                    return None
-                exc = TimeoutError(f"the tool did not finish within timeout_s={timeout_s:g}")
-            if cfg.hooks is not None:
-                await cfg.hooks.on_error(exc, ctx)
-            tries = attempt - item.attempt + 1
-            # Arguments the tool refused will not get better by waiting.
-            if policy is None or isinstance(exc, ToolArgumentsError) or not policy.should_retry(exc, tries):
-                return Outcome(_describe(exc), True, _ms_since(started, clock))
-            await asyncio.sleep(policy.delay_for(tries))
-            attempt += 1
-            journal.record(
-                ToolStarted(
-                    call_id=item.call.id,
-                    tool=item.call.name,
-                    idempotency_key=key,
-                    attempt=attempt,
-                    arguments=item.call.arguments,
-                )
-            )
-            if journal.replayed or must_commit_first(item.tool):
-                await journal.flush()
-        finally:
-            current_call.reset(token)
+        if journal.replayed or must_commit_first(item.tool):
+            await journal.flush()
+
+
+async def _attempt(
+    journal: RunJournal, cfg: RuntimeConfig, item: Ready, attempt: int, started: float, cancel: CancellationToken | None
+) -> Outcome | Exception | None:
+    """One execution of the call: what it gave; None when it outlived its timeout and may not
+    run twice; else the exception it raised (reported to `on_error`), for the retry policy."""
+    state, clock, tool = journal.state, journal.clock, item.tool
+    ctx = ToolContext(
+        state.run_id, item.call.id, item.key, attempt, journal.deps, state.steps, fencing_token=journal.fencing_token
+    )
+    if journal.effect_guard is not None and not tool.traits.rerunnable:
+        journal.effect_guard(journal.committed_at)  # the last moment to find out this process was replaced
+    timeout_s = tool.timeout_s if tool.timeout_s is not None else cfg.tool_timeout_s
+    deadline = asyncio.timeout(timeout_s) if timeout_s is not None else None  # a timeout costs 2 µs
+    token = current_call.set(_scope(journal, cfg, item.call.id, cancel))
+    try:
+        if deadline is None:
+            output, parts = await tool.execute(item.arguments, ctx)
+        else:
+            async with deadline:
+                output, parts = await tool.execute(item.arguments, ctx)
+        if isinstance(output, ToolReturn):
+            return Outcome(output.output, output.is_error, _ms_since(started, clock), returned=output)
+        return Outcome(output, False, _ms_since(started, clock), parts)
+    except (asyncio.CancelledError, OutcomeLost):
+        raise
+    except ToolSuspended as exc:
+        return Outcome(exc.reason, True, _ms_since(started, clock), suspended=exc)
+    except ModelRetry as exc:
+        return Outcome(exc.message, True, _ms_since(started, clock), retry=True)  # budget: `_correction`
+    except (SystemExit, KeyboardInterrupt) as exc:  # a tool may not end the host process
+        if cfg.hooks is not None:
+            await cfg.hooks.on_error(exc, ctx)
+        return Outcome(
+            f"{type(exc).__name__}: the tool tried to stop the process ({exc})", True, _ms_since(started, clock)
+        )
+    except Exception as exc:  # a tool's failure is the model's to see, never the run's end
+        if isinstance(exc, TimeoutError) and deadline is not None and deadline.expired():
+            if not tool.traits.rerunnable:
+                return None
+            exc = TimeoutError(f"the tool did not finish within timeout_s={timeout_s:g}")
+        if cfg.hooks is not None:
+            await cfg.hooks.on_error(exc, ctx)
+        return exc
+    finally:
+        current_call.reset(token)
 
 
 def _scope(journal: RunJournal, cfg: RuntimeConfig, call_id: str, cancel: CancellationToken | None) -> CallScope:

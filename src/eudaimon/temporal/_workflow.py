@@ -41,7 +41,7 @@ import eudaimon
 from eudaimon.agent import Agent
 from eudaimon.agent._agent import runtime_of
 from eudaimon.core.codec import event_from_json, state_from_json, state_to_json
-from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, InvalidOperation, JournalError
+from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, InvalidOperation
 from eudaimon.core.events import Event, FailureKind, RunCancelled, RunFailed
 from eudaimon.core.state import RunState
 from eudaimon.extensions.hooks import HookSet
@@ -50,6 +50,7 @@ from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.loop import drive
 from eudaimon.runtime.operations import approval, reconciliation
+from eudaimon.runtime.signals import _LoopSignal
 from eudaimon.temporal._deps import missing_deps, received_deps
 from eudaimon.temporal._payloads import (
     CONTINUED,
@@ -67,9 +68,10 @@ _UNSTASH_PATCH = "eudaimon.unstash"
 """Histories recorded before runs unstashed replay without the activity."""
 
 
-class _ContinueAsNew(JournalError):
+class _ContinueAsNew(_LoopSignal):
     """Raised at a step's end to leave the loop with everything committed: the run goes on
-    in a new execution of its workflow. A `JournalError`, so the loop records nothing for it."""
+    in a new execution of its workflow. A loop signal, so the loop records nothing for it and
+    lets it through to `run`, which continues as new."""
 
 
 with workflow.unsafe.imports_passed_through():
