@@ -210,12 +210,12 @@ class RunRow:
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "steps": self.steps,
-            "tools": list(self.tools),
-            "call_ids": list(self.call_ids),
+            "tools": self.tools,
+            "call_ids": self.call_ids,
             "parent_run_id": self.parent_run_id,
-            "batch": [list(pair) for pair in self.batch],
+            "batch": self.batch,
         }
-        return json.dumps(body, separators=(",", ":"))  # ASCII: a lone surrogate or a NUL stays escaped
+        return _encode(body)
 
     @classmethod
     def from_json(cls, text: str) -> RunRow:
@@ -248,6 +248,9 @@ class RunRow:
 
 
 _FIELDS = tuple(f.name for f in fields(RunRow))
+_encode = json.JSONEncoder(separators=(",", ":")).encode
+"""Made once, not per `json.dumps` call (an append writes a body). ASCII: a lone surrogate or a
+NUL stays escaped; tuples are written as arrays."""
 
 
 def _apply(s: dict[str, Any], event: Event) -> dict[str, Any]:
