@@ -8,9 +8,10 @@ loop tens of milliseconds (with 1,000 runs in flight, full collections took 77â€
 `gc.freeze()` moves every object alive at that moment to a permanent generation the collector
 never walks again; what it walks from then on is what the runs themselves keep alive.
 
-The collector's thresholds are left as CPython sets them: raising the youngest generation's
-threshold measured no better, because a run suspended on its model call keeps its objects
-alive across young collections whatever their period (`benchmarks/process_lateness.py`).
+The collector's thresholds are left as CPython sets them: a run suspended on its model call
+keeps its objects alive across young collections whatever their period, so what shortens full
+collections is fewer objects per run (`MemoryStore` keeps ended runs encoded); no threshold
+was measured to help (`benchmarks/process_lateness.py` times the pauses in both commands).
 """
 
 from __future__ import annotations
