@@ -142,8 +142,10 @@ def register(app: typer.Typer) -> None:
             )
         from uvicorn.config import LOGGING_CONFIG
 
+        from eudaimon.cli._collector import freeze_start_up
         from eudaimon.server.logs import log_config
 
+        freeze_start_up()  # the app and the agents are built: no full collection walks them again
         uvicorn.run(
             application,
             host=host,

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import typer
 from rich.text import Text
 
+from eudaimon.cli._collector import freeze_start_up
 from eudaimon.cli._common import StoreOption, environ, fail, load_agent, out, resolve_store_url, run_async, shown_url
 from eudaimon.core.errors import ConfigurationError, MissingExtra
 
@@ -72,6 +73,7 @@ def worker(
             Text(f"worker for {agent} on {temporal}/{task_queue} (namespace {namespace}), journal {shown_url(url)}")
         )
         sys.stdout.flush()
+        freeze_start_up()  # connected, the agent and the worker built: no full collection walks them again
         try:
             await running.run()
         except asyncio.CancelledError:

@@ -214,12 +214,12 @@ class RunRow:
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "steps": self.steps,
-            "tools": list(self.tools),
-            "call_ids": list(self.call_ids),
+            "tools": self.tools,
+            "call_ids": self.call_ids,
             "parent_run_id": self.parent_run_id,
-            "batch": [list(pair) for pair in self.batch],
+            "batch": self.batch,
         }
-        return json.dumps(body, separators=(",", ":"))  # ASCII: a lone surrogate or a NUL stays escaped
+        return _encode(body)
 
     @classmethod
     def from_json(cls, text: str) -> RunRow:
@@ -256,6 +256,9 @@ _values = operator.attrgetter(*_FIELDS)
 """A row's fields in `_FIELDS` order, read in one call (a comprehension of `getattr`s cost 4x)."""
 _PUTS = tuple(RunRow.__dict__[name].__set__ for name in _FIELDS)
 """Each field's slot setter: a frozen row's `__init__` goes through `object.__setattr__` per field."""
+_encode = json.JSONEncoder(separators=(",", ":")).encode
+"""Made once, not per `json.dumps` call (an append writes a body). ASCII: a lone surrogate or a
+NUL stays escaped; tuples are written as arrays."""
 
 
 def _apply(s: dict[str, Any], event: Event) -> None:

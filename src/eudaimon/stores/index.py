@@ -234,11 +234,13 @@ class LastRows:
 
     def search_changed(self, row: RunRow) -> tuple[bool, bool]:
         """Whether `row`'s text part and ids part (`RunRow.search_text`) differ from the kept row's
-        (both, when none is kept)."""
+        (both, when none is kept). The ids part counts as changed when the run stops running,
+        too: a store may leave a running run's ids out of its search documents until then."""
         kept = self._rows.get(row.run_id)
         if kept is None:
             return True, True
-        return kept.text_key() != row.text_key(), kept.ids_key() != row.ids_key()
+        stopped = kept.status == "running" and row.status != "running"
+        return kept.text_key() != row.text_key(), stopped or kept.ids_key() != row.ids_key()
 
     def keep(self, row: RunRow) -> None:
         self._rows.pop(row.run_id, None)

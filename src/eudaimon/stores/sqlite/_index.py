@@ -12,10 +12,15 @@ in the append's own transaction, read by listings, search, the recovery sweep an
 - `search` is the row's lower-cased search text (`RunRow.search_text`); its two parts are also
   kept in FTS5 tables with the trigram tokenizer, rowid = the run's rowid in `run_index`:
   `run_search` (ids, input, outcome: written when the run starts and ends) and `run_search_ids`
-  (tool names and call ids: short, rewritten by the steps that call a tool; kept apart so that
-  such a step does not re-index the input). A `q` of three characters or more is a phrase match
-  in either, which for trigrams is exactly "a substring of"; a shorter one (no trigram to look
-  up), or a SQLite built without FTS5, scans `search` (`instr`).
+  (tool names and call ids: kept apart so that a step calling a tool does not re-index the
+  input). A `q` of three characters or more is a phrase match in either, which for trigrams is
+  exactly "a substring of"; a shorter one (no trigram to look up), or a SQLite built without
+  FTS5, scans `search` (`instr`).
+- A running run's ids are not written to `run_search_ids`: every step that calls a tool would
+  rewrite its document (the largest part of the index's cost to an append). They are written
+  when the run stops running (it waits, or ends); until then `q` reads a running run's ids off
+  its `search` column, running runs being few and found by the status index. A document left
+  from an earlier pause is never read while its run runs again.
 """
 
 from __future__ import annotations
@@ -32,6 +37,9 @@ from eudaimon.core.run_index import RunRow, sortable
 from eudaimon.stores.index import DayRow, RunQuery, day_row, nearest_rank
 
 logger = logging.getLogger("eudaimon.stores")
+
+RUNNING = "running"
+"""The status whose ids `run_search_ids` does not hold (module docstring)."""
 
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS run_index (
@@ -158,10 +166,11 @@ def create_search(conn: sqlite3.Connection) -> None:
 
 
 def _research(conn: sqlite3.Connection, row: RunRow, text: bool = True, ids: bool = True) -> None:
+    """Rewrite the row's search documents that changed; a running row's ids wait (module docstring)."""
     if has_search(conn):
         if text:
             conn.execute(_RESEARCH_TEXT, (row.text_part, row.run_id))
-        if ids:
+        if ids and row.status != RUNNING:
             conn.execute(_RESEARCH_IDS, (row.ids_part, row.run_id))
 
 
@@ -234,10 +243,11 @@ def _where(q: RunQuery, *, fts: bool) -> tuple[str, list[Any]]:
     if q.q and fts:
         clauses.append(
             "(rowid IN (SELECT rowid FROM run_search WHERE run_search MATCH ?)"
-            " OR rowid IN (SELECT rowid FROM run_search_ids WHERE run_search_ids MATCH ?))"
+            f" OR (status != '{RUNNING}' AND rowid IN (SELECT rowid FROM run_search_ids WHERE run_search_ids MATCH ?))"
+            f" OR (status = '{RUNNING}' AND instr(search, ?) > 0))"
         )
         phrase = '"' + q.needle.replace('"', '""') + '"'
-        args.extend((phrase, phrase))
+        args.extend((phrase, phrase, q.needle))
     elif q.q:
         clauses.append("instr(search, ?) > 0")
         args.append(q.needle)
