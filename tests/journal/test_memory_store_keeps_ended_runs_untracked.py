@@ -1,9 +1,10 @@
-"""An ended run in `MemoryStore` holds nothing the garbage collector walks, and reads back the same.
+"""The runs `MemoryStore` holds that ended longest ago hold nothing the garbage collector
+walks, and read back the same.
 
 A process that keeps thousands of ended runs in memory pays for every object they hold at each
-full collection, which stops the whole process (seconds at 10,000 runs). So an ended run's
-events are kept encoded; loading them, listing them, and a run that goes on after its end
-(a resume) see exactly the events that were appended.
+full collection, which stops the whole process (seconds at 10,000 runs). So all but the
+`KEEP_DECODED` runs that ended last are kept encoded; loading them, listing them, and a run that
+goes on after its end (a resume) see exactly the events that were appended.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from __future__ import annotations
 import gc
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from eudaimon.core.events import Event, ModelCalled, RunCompleted, RunStarted, ToolCompleted, ToolStarted
 from eudaimon.core.messages import Message, ToolCall, Usage
-from eudaimon.stores import MemoryStore
+from eudaimon.stores import MemoryStore, memory
 
 
 def _journal(run_id: str) -> list[Event]:
@@ -29,7 +32,8 @@ def _journal(run_id: str) -> list[Event]:
     return [Event.of(run_id, seq, at + timedelta(seconds=seq), d) for seq, d in enumerate(data)]
 
 
-async def test_an_ended_run_is_kept_untracked_and_reads_back_equal() -> None:
+async def test_an_ended_run_is_kept_untracked_and_reads_back_equal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory, "KEEP_DECODED", 0)
     store = MemoryStore()
     events = _journal("r1")
     await store.append("r1", 0, events[:2])
@@ -44,7 +48,18 @@ async def test_an_ended_run_is_kept_untracked_and_reads_back_equal() -> None:
     assert (summary.event_count, summary.last_event_type, summary.updated_at) == (5, "run_completed", events[-1].at)
 
 
-async def test_a_run_that_goes_on_after_its_end_appends_after_its_events() -> None:
+async def test_only_the_runs_that_ended_last_stay_objects(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory, "KEEP_DECODED", 2)
+    store = MemoryStore()
+    for n in range(5):
+        await store.append(f"r{n}", 0, _journal(f"r{n}"))
+    kept = {run_id: isinstance(events, list) for run_id, events in store._events.items()}
+    assert kept == {"r0": False, "r1": False, "r2": False, "r3": True, "r4": True}
+    assert [await store.load(f"r{n}") for n in range(5)] == [_journal(f"r{n}") for n in range(5)]
+
+
+async def test_a_run_that_goes_on_after_its_end_appends_after_its_events(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory, "KEEP_DECODED", 0)
     store = MemoryStore()
     events = _journal("r2")
     await store.append("r2", 0, events)

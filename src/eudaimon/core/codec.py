@@ -77,6 +77,13 @@ def payload_json(data: EventData) -> str:
     return _adapters()[data.type].serializer.to_json(data, exclude_defaults=True).decode()
 
 
+def payload_from_json(event_type: str, text: str | bytes) -> EventData:
+    """The payload `payload_json` wrote for an event of `event_type` (a store that keeps the
+    envelope apart). Raises pydantic's `ValidationError` (a `ValueError`) if it does not read."""
+    data: EventData = _adapters()[event_type].validate_json(text)
+    return data
+
+
 def encoding_problem(data: EventData) -> str | None:
     """Why `data` would not read back once written, or None: the writer in strict mode, where
     a value that does not match its declared type is an error rather than a warning."""

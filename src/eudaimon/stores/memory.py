@@ -1,10 +1,12 @@
 """`MemoryStore`: the journal in a dict, for tests and throwaway agents.
 
-An ended run's events are kept encoded (`_Ended`): a tuple of (seq, at, type, JSON bytes) per
-event holds nothing the garbage collector tracks, whereas the events themselves are a
+The runs that ended longest ago are kept encoded (`_Ended`): a tuple of (seq, at, type, JSON
+bytes) per event holds nothing the garbage collector tracks, whereas the events themselves are a
 hundred-odd objects a run that every full collection walks, for as long as the process lives:
 with 10,000 runs kept, collections walked 1.5 million objects and stopped the process for
-seconds. A run that goes on after its end (a resume) is decoded back first.
+seconds. The `KEEP_DECODED` that ended last stay objects: they are the ones read next (a
+response, `agent.state`, a fork), and a store that never holds more of them (a test, a script)
+never pays for the encoding. A run that goes on after its end (a resume) is decoded back first.
 """
 
 from __future__ import annotations
@@ -14,13 +16,16 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from eudaimon.core.codec import _adapters
+from eudaimon.core.codec import payload_from_json, payload_json
 from eudaimon.core.errors import ConcurrencyConflict, LeaseHeld, LeaseLost
 from eudaimon.core.events import TERMINAL_TYPES, Event, RunStarted, ToolCompleted
 from eudaimon.core.messages import ContentPart, DocumentPart, ImagePart
 from eudaimon.core.run_index import RunRow
 from eudaimon.stores.base import Fence, Lease, RunSummary, Snapshot, check_batch, summary_fields
 from eudaimon.stores.index import DayRow, RunQuery, day_rows, select
+
+KEEP_DECODED = 256
+"""Ended runs kept as objects, the most recently ended; older ones are encoded (`_Ended`)."""
 
 
 class MemoryStore:
@@ -31,11 +36,16 @@ class MemoryStore:
         self._runs: dict[str, tuple[str, str | None]] = {}
         """Each run's agent and thread; the rest of its summary is read off its events when asked."""
         self._index: dict[str, RunRow] = {}
-        """Each run's row of the index (`eudaimon.core.run_index`), advanced by every append."""
+        """Each run's row of the index (`eudaimon.core.run_index`), as of its last reading."""
+        self._unindexed: set[str] = set()
+        """The runs appended to since their row was advanced: rows are advanced when read (or
+        when the run is encoded), not on every append, which a step would pay for."""
         self._leases: dict[str, tuple[str, float]] = {}
         self._snapshots: dict[str, Snapshot] = {}
         self._blobs: dict[bytes, bytes] = {}
         """Each distinct image or document kept once: events that carry equal data share it."""
+        self._ended: dict[str, None] = {}
+        """The runs that ended and are still kept as objects, in the order they ended."""
 
     async def append(
         self,
@@ -68,11 +78,12 @@ class MemoryStore:
             journal = self._events[run_id] = []
             self._runs[run_id] = summary_fields(events)
         journal.extend(self._shared(event) for event in events)
-        self._index[run_id] = self._index.get(run_id, RunRow(run_id)).advance(events)
-        if events[-1].type in TERMINAL_TYPES and not any(_data_parts(e) for e in journal):
-            ended = _Ended.of(journal)
-            if ended is not None:
-                self._events[run_id] = ended
+        self._unindexed.add(run_id)
+        if events[-1].type in TERMINAL_TYPES:
+            self._ended.pop(run_id, None)
+            self._ended[run_id] = None
+            while len(self._ended) > KEEP_DECODED:
+                self._encode(next(iter(self._ended)))
         if snapshot is not None:
             await self.save_snapshot(snapshot)
 
@@ -97,6 +108,18 @@ class MemoryStore:
                 part = replace(part, data=self._blobs.setdefault(part.data, part.data))
             shared.append(part)
         return tuple(shared)
+
+    def _encode(self, run_id: str) -> None:
+        """Keep a run that ended, and has not gone on since, encoded (unless it carries data)."""
+        del self._ended[run_id]
+        journal = self._events.get(run_id)
+        if not isinstance(journal, list) or journal[-1].type not in TERMINAL_TYPES:
+            return
+        self._advance(run_id)
+        if not any(_data_parts(e) for e in journal):
+            ended = _Ended.of(journal)
+            if ended is not None:
+                self._events[run_id] = ended
 
     def _journal(self, run_id: str) -> list[Event] | None:
         """The run's events as objects (an ended run's decoded and kept so again), if any."""
@@ -128,19 +151,39 @@ class MemoryStore:
             first_at, last_at, last_type = events[0].at, events[-1].at, events[-1].type
         return RunSummary(run_id, agent, thread_id, first_at, last_at, len(events), last_type)
 
+    def _advance(self, run_id: str) -> None:
+        """Bring the run's row of the index up to its last event."""
+        if run_id in self._unindexed:
+            self._unindexed.discard(run_id)
+            row = self._index.get(run_id) or RunRow(run_id)
+            journal = self._events.get(run_id)
+            if isinstance(journal, _Ended):
+                events = journal.events(run_id, row.event_count - 1)
+            else:
+                events = (journal or [])[row.event_count :]
+            self._index[run_id] = row.advance(events)
+
+    def _rows(self) -> list[RunRow]:
+        for run_id in list(self._unindexed):
+            self._advance(run_id)
+        return list(self._index.values())
+
     async def query_runs(self, query: RunQuery) -> list[RunRow]:
         """The index's rows `query` asks for, most recently updated first."""
-        return select(self._index.values(), query)
+        return select(self._rows(), query)
 
     async def run_row(self, run_id: str) -> RunRow | None:
+        self._advance(run_id)
         return self._index.get(run_id)
 
     async def dashboard(self, since: datetime, agent: str | None = None) -> list[DayRow]:
         """Per agent and UTC day of creation since `since`: runs by status, cost, tokens, durations."""
-        return day_rows(self._index.values(), since, agent)
+        return day_rows(self._rows(), since, agent)
 
     async def delete_run(self, run_id: str) -> None:
         self._events.pop(run_id, None)
+        self._ended.pop(run_id, None)
+        self._unindexed.discard(run_id)
         self._index.pop(run_id, None)
         self._runs.pop(run_id, None)
         self._snapshots.pop(f"run:{run_id}", None)
@@ -204,22 +247,20 @@ class _Ended:
 
     __slots__ = ("rows",)
 
-    def __init__(self, rows: tuple[tuple[int, datetime, str, bytes], ...]) -> None:
+    def __init__(self, rows: tuple[tuple[int, datetime, str, str], ...]) -> None:
         self.rows = rows
 
     @classmethod
     def of(cls, events: Sequence[Event]) -> _Ended | None:
         """The events encoded; None if one does not encode (it is then kept as it is)."""
-        adapters = _adapters()
         try:
-            return cls(tuple((e.seq, e.at, e.type, adapters[e.type].dump_json(e.data)) for e in events))
+            return cls(tuple((e.seq, e.at, e.type, payload_json(e.data)) for e in events))
         except Exception:  # any failure to encode (pydantic raises several kinds): keep the objects
             return None
 
     def events(self, run_id: str, after_seq: int = -1) -> list[Event]:
-        adapters = _adapters()
         return [
-            Event(run_id, seq, at, tag, adapters[tag].validate_json(payload))
+            Event(run_id, seq, at, tag, payload_from_json(tag, payload))
             for seq, at, tag, payload in self.rows[after_seq + 1 :]
         ]
 
