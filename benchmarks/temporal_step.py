@@ -62,13 +62,19 @@ async def eudaimon_local(target: str, steps: int, runs: int, tmp: Path) -> list[
 
     agent = temporal_loop.make(store=SqliteStore(tmp / "local.db"))
     await agent.prompt("steps=1")  # warm up
+    times = await _timed_prompts(agent, steps, runs)
+    await agent.aclose()
+    return times
+
+
+async def _timed_prompts(agent: Any, steps: int, runs: int) -> list[float]:
+    """Seconds each of `runs` prompts of `steps` steps took, each checked to have done its work."""
     times = []
     for _ in range(runs):
         started = time.perf_counter()
         response = await agent.prompt(f"steps={steps}")
         times.append(time.perf_counter() - started)
         assert response.text() == f"looked up {steps} keys", response.text()
-    await agent.aclose()
     return times
 
 
@@ -85,14 +91,9 @@ async def eudaimon_temporal(target: str, steps: int, runs: int, tmp: Path) -> li
     served = temporal_loop.make(store=store)
     worker = create_worker(client, task_queue=queue, agent=served, spec="peers.temporal_loop:make", store=store)
     agent = temporal_loop.make(store=store, engine=TemporalEngine(target, task_queue=queue))
-    times = []
     async with worker:
         await agent.prompt("steps=1")
-        for _ in range(runs):
-            started = time.perf_counter()
-            response = await agent.prompt(f"steps={steps}")
-            times.append(time.perf_counter() - started)
-            assert response.text() == f"looked up {steps} keys", response.text()
+        times = await _timed_prompts(agent, steps, runs)
     await store.close()
     return times
 
