@@ -156,6 +156,17 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def stop(process: subprocess.Popen[bytes], timeout_s: float = 15.0) -> None:
+    """End a server the workload started: asked first, killed if it does not go in time."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 @contextlib.contextmanager
 def scratch(prefix: str) -> Iterator[Path]:
     """A fresh directory under benchmarks/out, removed afterwards."""

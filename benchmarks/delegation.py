@@ -127,8 +127,7 @@ def measure(quick: bool) -> dict[str, Any]:
     try:
         times = h.run_on_thread(lambda: variants(k, rounds, url))
     finally:
-        process.terminate()
-        process.wait(10)
+        h.stop(process, 10)
     us = {name: h.median(values) for name, values in times.items()}
     figures: dict[str, Any] = {f"{name} µs/step": value for name, value in us.items()}
     per_call = k / (k - 1)

