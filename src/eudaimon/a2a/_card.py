@@ -29,8 +29,13 @@ on it to call a remote agent again after a crash without doing the work twice.""
 
 
 def agent_card(agent: Agent[Any, Any], url: str, *, keys_required: bool) -> AgentCard:
-    """The card of `agent`, served at `url` (its JSON-RPC endpoint)."""
-    description = agent.system_prompt if isinstance(agent.system_prompt, str) and agent.system_prompt else None
+    """The card of `agent`, served at `url` (its JSON-RPC endpoint).
+
+    The card is public (discovery needs no key), so its description is `agent.description`, or
+    a line naming the agent: never the system prompt, which holds the operator's instructions
+    (and often what they would not publish). To publish it, pass it as `description=`.
+    """
+    description = agent.description
     skills = [
         AgentSkill(id=name, name=name, description=tool.description or name, tags=[tool.effect.value])
         for name, tool in sorted(agent.tools.items())

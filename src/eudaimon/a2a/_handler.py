@@ -52,7 +52,15 @@ from a2a.utils.errors import (
 from a2a.utils.task import apply_history_length, validate_history_length
 from starlette.exceptions import HTTPException
 
-from eudaimon.a2a._tasks import TERMINAL, JournalTaskStore, artifacts_of, status_of, task_of, task_state
+from eudaimon.a2a._tasks import (
+    TERMINAL,
+    JournalTaskStore,
+    artifacts_of,
+    refuse_bad_context,
+    status_of,
+    task_of,
+    task_state,
+)
 from eudaimon.agent import Agent
 from eudaimon.core.errors import ConcurrencyConflict, EudaimonError, GuardrailBlocked
 from eudaimon.core.events import Event
@@ -165,6 +173,8 @@ class JournalRequestHandler(RequestHandler):
         run_id = message_run_id(principal, self.agent.name, message.message_id)
         existing = await self.ctx.store.load(run_id)
         if not existing:
+            if message.context_id:
+                refuse_bad_context(message.context_id)
             thread_id = message.context_id or run_id
             request = {"input": text, "thread_id": thread_id, "principal": principal.name}
             try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import Any
 
 from a2a.helpers import new_data_part, new_text_part
 from a2a.server.context import ServerCallContext
@@ -31,8 +32,10 @@ from a2a.utils.errors import InvalidParamsError
 from a2a.utils.task import decode_page_token, encode_page_token, validate_page_size
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from eudaimon.core.edits import edit_text
 from eudaimon.core.messages import Role as MessageRole
-from eudaimon.core.state import RunState, Status
+from eudaimon.core.state import Edit, RunState, Status
+from eudaimon.server.ids import id_problem
 from eudaimon.stores.base import EventStore
 
 STATES: dict[Status, TaskState] = {
@@ -56,6 +59,14 @@ def task_state(status: Status) -> TaskState:
 
 ANSWER_ARTIFACT = "answer"
 """The artifact id (and name) of a completed task's answer: one per task, stable across reads."""
+
+
+def refuse_bad_context(context_id: str) -> None:
+    """`InvalidParamsError` for a `contextId` the API would refuse as a thread id (NUL, control,
+    bidi or format characters, over 256 characters): it becomes the run's thread id."""
+    problem = id_problem("contextId", context_id)
+    if problem is not None:
+        raise InvalidParamsError(f"{problem} (it becomes the eudaimon thread id)")
 
 
 def context_of(state: RunState) -> str:
@@ -131,14 +142,32 @@ def history_of(state: RunState) -> list[Message]:
 
 
 def task_of(state: RunState, at: datetime | None = None) -> Task:
-    """The whole task as `tasks/get` answers it."""
-    return Task(
+    """The whole task as `tasks/get` answers it; `metadata.edits` says who changed which
+    call's arguments, from what to what, before it ran."""
+    task = Task(
         id=state.run_id,
         context_id=context_of(state),
         status=status_of(state, at),
         artifacts=artifacts_of(state),
         history=history_of(state),
     )
+    if state.edits:
+        task.metadata.update({"edits": [edit_of(edit) for edit in state.edits]})
+    return task
+
+
+def edit_of(edit: Edit) -> dict[str, Any]:
+    """An approver's edit as a task's metadata shows it (JSON round trip: protobuf's Struct)."""
+    shown = {
+        "call_id": edit.call_id,
+        "tool": edit.tool,
+        "by": edit.by,
+        "original_arguments": edit.original,
+        "arguments": edit.arguments,
+        "edit": edit_text(edit.original, edit.arguments, 2000),
+    }
+    loaded: dict[str, Any] = json.loads(json.dumps(shown, default=str))
+    return loaded
 
 
 class JournalTaskStore(TaskStore):
@@ -176,6 +205,8 @@ class JournalTaskStore(TaskStore):
         if params.HasField("page_size"):
             validate_page_size(params.page_size)
         size = params.page_size or DEFAULT_LIST_TASKS_PAGE_SIZE
+        if params.context_id:
+            refuse_bad_context(params.context_id)
         summaries = await self.store.list_runs(limit=1_000_000_000, thread_id=params.context_id or None)
         summaries = [s for s in summaries if s.agent == self.agent]
         summaries.sort(key=lambda s: (s.updated_at, s.run_id), reverse=True)

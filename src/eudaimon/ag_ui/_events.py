@@ -36,6 +36,7 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
+from eudaimon.core.edits import edit_text
 from eudaimon.core.events import (
     ApprovalDecided,
     ApprovalRequested,
@@ -115,7 +116,14 @@ def _fields(data: ApprovalRequested | ApprovalDecided | ToolOutcomeUnknown) -> d
     if isinstance(data, ApprovalRequested):
         return {"call_id": data.call_id, "tool": data.tool, "arguments": data.arguments, "reason": data.reason}
     if isinstance(data, ApprovalDecided):
-        return {"call_id": data.call_id, "approved": data.approved, "by": data.by, "note": data.note}
+        fields = {"call_id": data.call_id, "approved": data.approved, "by": data.by, "note": data.note}
+        if data.arguments is not None:  # who changed what, from what to what
+            fields.update(
+                arguments=data.arguments,
+                original_arguments=data.original_arguments,
+                edit=edit_text(data.original_arguments, data.arguments, 2000),
+            )
+        return fields
     return {"call_id": data.call_id, "tool": data.tool}
 
 

@@ -29,6 +29,7 @@ from eudaimon.runtime.operations import load_state
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
 from eudaimon.server.following import journal_batches
+from eudaimon.server.ids import id_problem
 from eudaimon.server.protocols import register_protocol
 from eudaimon.server.queueing import submit
 from eudaimon.server.responses import ERRORS
@@ -69,6 +70,9 @@ def router(ctx: ServerContext) -> APIRouter:
         driver = ctx.agent(agent)
         if not re.fullmatch(RUN_ID_PATTERN, body.run_id):
             raise HTTPException(422, f"runId must match {RUN_ID_PATTERN} (it becomes the eudaimon run id)")
+        problem = id_problem("threadId", body.thread_id)
+        if problem is not None:
+            raise HTTPException(422, f"{problem} (it becomes the eudaimon thread id)")
         existing = await ctx.store.load(body.run_id)
         if (not existing or body.resume) and not principal.may_operate:
             raise HTTPException(
@@ -123,12 +127,11 @@ async def _resume(ctx: ServerContext, state: RunState, body: RunAgentInput, prin
         raise HTTPException(409, f"run {state.run_id} is {state.status.value}; nothing waits for a resume answer")
     waiting = {c.id for c in state.awaiting_approval()}
     before = state
-    for entry in body.resume or ():
+    answers = [(entry, _decision(entry)) for entry in body.resume or ()]  # all checked before any is recorded
+    for entry, _ in answers:
         if entry.interrupt_id not in waiting:
             raise HTTPException(409, f"no call {entry.interrupt_id!r} of run {state.run_id} waits for approval")
-        payload: Any = entry.payload if isinstance(entry.payload, dict) else {}
-        approved = entry.status == "resolved" and bool(payload.get("approved", False))
-        note = payload.get("note")
+    for entry, (approved, note) in answers:
         try:
             state = await operations.approve(
                 ctx.store,
@@ -136,7 +139,7 @@ async def _resume(ctx: ServerContext, state: RunState, body: RunAgentInput, prin
                 entry.interrupt_id,
                 approved,
                 by=principal.name,
-                note=None if note is None else str(note),
+                note=note,
             )
         except EudaimonError as exc:  # decided meanwhile by someone else, say
             raise HTTPException(409, str(exc)) from exc
@@ -145,6 +148,26 @@ async def _resume(ctx: ServerContext, state: RunState, body: RunAgentInput, prin
         if agent is not None:
             ctx.runner.resume(agent, state.run_id)
     return before
+
+
+def _decision(entry: Any) -> tuple[bool, str | None]:
+    """A `resume` entry as a decision: `status: "cancelled"` denies; `"resolved"` carries
+    `payload: {"approved": true|false, "note"?: "…"}`, a JSON boolean. Anything else is refused
+    (422 saying what to send): the string "false" is not read for its truth."""
+    payload: Any = entry.payload
+    if entry.status == "cancelled":
+        note = payload.get("note") if isinstance(payload, dict) else None
+        return False, None if note is None else str(note)
+    if not isinstance(payload, dict) or not isinstance(payload.get("approved"), bool):
+        got = payload.get("approved") if isinstance(payload, dict) else payload
+        raise HTTPException(
+            422,
+            f"resume entry {str(entry.interrupt_id)[:80]!r}: payload.approved must be a JSON boolean, got "
+            f'{type(got).__name__} {str(got)[:40]!r}; send {{"approved": true}} or {{"approved": false}} '
+            '(or status "cancelled" to deny); nothing was recorded',
+        )
+    note = payload.get("note")
+    return payload["approved"], None if note is None else str(note)
 
 
 async def _stream(ctx: ServerContext, body: RunAgentInput, after: RunState | None) -> AsyncIterator[BaseEvent]:

@@ -118,6 +118,8 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         engine: where runs are driven: None for this process, else an engine such as
             `eudaimon.temporal.TemporalEngine("host:7233", task_queue="agents")` or its URL
             `"temporal://host:7233/agents"`, whose workers serve this same agent module.
+        description: what the agent does, for those who call it (its A2A Agent Card): never
+            the system prompt, which is the operator's and is not published unless given here.
     """
 
     __signature__ = InitSignature()
@@ -162,6 +164,7 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         tool_timeout_s: float | None = None,
         handoffs: Sequence[Agent[Any, Any]] = (),
         engine: Engine | str | None = None,
+        description: str | None = None,
     ) -> None:
         settings = AgentSettings.of(locals())  # first: `locals()` is the arguments, and only them
         built = build_runtime_config(settings, handoffs=[handoff_tool(a, a._runtime) for a in handoffs])
@@ -169,6 +172,9 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         self.model = built.config.model
         self.system_prompt = built.system_prompt
         self.tools = dict(built.config.tools)
+        self.description = description
+        self.approval_policy = approval_policy
+        """What judges each call, and each approver's edit of one (`approve(arguments=…)`)."""
         self.memory: Memory | None = SlidingWindowMemory(50) if memory is DEFAULT_MEMORY else memory
         if self.memory is not None:
             check_memory(self.memory)

@@ -78,6 +78,7 @@ class AgentSettings:
     tool_timeout_s: float | None = None
     handoffs: Sequence[Agent[Any, Any]] = ()
     engine: Engine | str | None = None
+    description: str | None = None
 
     @classmethod
     def of(cls, arguments: Mapping[str, Any]) -> AgentSettings:

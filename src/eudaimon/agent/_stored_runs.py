@@ -8,6 +8,8 @@ server, a Temporal workflow).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from eudaimon.core.errors import InvalidOperation
 from eudaimon.core.messages import JsonObject
 from eudaimon.core.state import RunState
@@ -17,6 +19,9 @@ from eudaimon.runtime.threads import thread_state
 from eudaimon.stores.base import EventStore
 from eudaimon.tools import Tool
 
+if TYPE_CHECKING:
+    from eudaimon.runtime.config import ApprovalPolicy
+
 
 class StoredRuns:
     """The part of `Agent` that reads and decides runs already in `store`."""
@@ -24,6 +29,7 @@ class StoredRuns:
     store: EventStore
     default_thread: str | None
     tools: dict[str, Tool]
+    approval_policy: ApprovalPolicy | None
 
     async def thread(self, thread_id: str | None = None) -> ThreadState:
         """The thread's snapshot: turns, usage, consecutive guardrail rejections, cost.
@@ -53,13 +59,15 @@ class StoredRuns:
         """Record a human's decision on a call awaiting approval; `resume` then acts on it.
 
         `arguments` (with an approval) are the approver's edit: the call runs with them instead
-        of those it was asked about. They are checked against the tool's schema first, and
-        `approval_decided` journals them.
+        of those it was asked about. They are checked against the tool's schema first, then
+        judged by the approval policy as a new call, and `approval_decided` journals them with
+        the arguments they replace (`original_arguments`).
 
         Raises:
-            InvalidOperation: the call is unknown, already decided, or not awaiting approval.
-            InvalidArguments: the edited arguments are not what the tool accepts (nothing is
-                journaled; the message names the problem).
+            InvalidOperation: the call is unknown, already decided, or not awaiting approval;
+                or `approved` is not a bool (`"false"` is refused, not read as true).
+            InvalidArguments: the edited arguments are not what the tool accepts, or the approval
+                policy denies them (`EditDenied`); nothing is journaled, the call still waits.
         """
         tool = None
         if arguments is not None:
@@ -67,7 +75,15 @@ class StoredRuns:
             progress = state.calls.get(call_id)
             tool = self.tools.get(progress.call.name) if progress is not None else None
         return await operations.approve(
-            self.store, run_id, call_id, approved, by=by, note=note, arguments=arguments, tool=tool
+            self.store,
+            run_id,
+            call_id,
+            approved,
+            by=by,
+            note=note,
+            arguments=arguments,
+            tool=tool,
+            policy=self.approval_policy,
         )
 
     async def reconcile(

@@ -1,4 +1,5 @@
-"""`eudaimon runs approve|deny|reconcile|fork|gc|resume`: acting on runs from outside their loop.
+"""`eudaimon runs approve|deny|reconcile|fork|gc|resume`: acting on runs from outside their loop
+(`fork`, which asks first, in `_fork`).
 
 All but `resume` need only the store: a human can decide for a run days later, from a machine
 that never ran the agent. `resume` needs the agent (its model and tools) to go on.
@@ -33,6 +34,7 @@ from eudaimon.cli._common import (
     with_store,
 )
 from eudaimon.cli._escape import shown
+from eudaimon.cli._fork import fork
 from eudaimon.cli._render import call_text, status_text
 from eudaimon.cli._tree import TreeView
 from eudaimon.core.messages import JsonObject, ToolCall
@@ -59,7 +61,7 @@ def register(runs: typer.Typer) -> None:
     runs.command("approve")(approve)
     runs.command("deny")(deny)
     runs.command("reconcile")(reconcile)
-    runs.command("fork")(fork)
+    runs.command("fork")(fork)  # asks first: see `_fork`
     runs.command("gc")(gc)
     runs.command("resume")(resume)
 
@@ -175,19 +177,6 @@ def reconcile(
             )
         )
     _after_decision(run_id, url)
-
-
-def fork(
-    run_id: RunArgument,
-    at: Annotated[int, typer.Option("--at", help="The last seq of the parent the fork keeps.")],
-    store: StoreOption = None,
-) -> None:
-    """Start a new run whose history is this run's up to `--at SEQ`; resume it to go on live."""
-    url = resolve_store_url(store)
-    child = run_async(with_store(url, lambda journal: operations.fork(journal, run_id, at)))
-    console = out()
-    console.print(shown(f"forked {run_id} at seq {at} into {child}"))
-    console.print(shown(f"  eudaimon runs resume {child} --agent MODULE:ATTR{_store_flag(url)}", "cyan"))
 
 
 def gc(

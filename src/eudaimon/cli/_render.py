@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from eudaimon.cli._escape import shown, visible
+from eudaimon.core.edits import edit_text
 from eudaimon.core.events import (
     ApprovalDecided,
     ApprovalRequested,
@@ -164,6 +165,9 @@ def summarize(event: Event) -> str:
             verdict = "approved" if data.approved else "denied"
             by = f" by {data.by}" if data.by else ""
             note = f": {clip(data.note, 40)}" if data.note else ""
+            if data.arguments is not None:  # whole, as an approval request is: what was changed, and to what
+                edit = edit_text(data.original_arguments, data.arguments, 2000)
+                return f"{data.call_id}: {verdict}{by} with edited arguments ({visible(edit)}){note}"
             return f"{data.call_id}: {verdict}{by}{note}"
         case ToolDenied():
             return f"{data.call_id}: {data.tool} denied{': ' + clip(data.reason, 50) if data.reason else ''}"
@@ -424,3 +428,21 @@ class StreamPrinter:
         if self._in_text:
             self._console.print()
             self._in_text = False
+
+
+def edited_calls(events: Sequence[Event]) -> list[str]:
+    """A line per call a human approved with edited arguments: who changed what, from what to
+    what; the conversation shows the model's arguments, and these are what ran."""
+    asked: dict[str, Any] = {}
+    lines = []
+    for event in events:
+        data = event.data
+        if isinstance(data, ApprovalRequested):
+            asked[data.call_id] = (data.tool, data.arguments)
+        elif isinstance(data, ApprovalDecided) and data.arguments is not None:
+            tool, original = asked.get(data.call_id, ("?", None))
+            if data.original_arguments is not None:
+                original = data.original_arguments
+            change = edit_text(original, data.arguments, 2000)
+            lines.append(f"{data.call_id}: {tool} edited by {data.by or 'someone'} before it ran: {change}")
+    return lines

@@ -43,6 +43,14 @@ def register(app: typer.Typer) -> None:
         a2a: Annotated[
             bool, typer.Option("--a2a", help="Publish each agent over A2A at /a2a/AGENT (extra `a2a`).")
         ] = False,
+        a2a_description: Annotated[
+            str | None,
+            typer.Option(
+                "--a2a-description",
+                help="What the agents do, for their A2A Agent Cards (default: the agent's `description=`; "
+                "the system prompt is never published).",
+            ),
+        ] = None,
         ag_ui: Annotated[
             bool, typer.Option("--ag-ui", help="Answer AG-UI runs at /v1/agents/AGENT/ag-ui (extra `ag-ui`).")
         ] = False,
@@ -109,6 +117,11 @@ def register(app: typer.Typer) -> None:
         url = resolve_store_url(store)
         with environ("EUDAIMON_STORE", url):
             agents = [load_agent(target) for target in agent]
+        if a2a_description is not None:
+            if not a2a:
+                fail("--a2a-description describes the A2A Agent Cards: pass --a2a too, or leave it out")
+            for served in agents:
+                served.description = a2a_description
         try:
             shared = {id(a.store): a.store for a in agents}
             journal = next(iter(shared.values())) if len(shared) == 1 else None

@@ -41,6 +41,7 @@ from eudaimon.cli._escape import json_visible, shown
 from eudaimon.cli._render import (
     StreamPrinter,
     early_stops,
+    edited_calls,
     messages_table,
     overview,
     state_to_dict,
@@ -130,12 +131,13 @@ def runs_show(run_id: RunArgument, store: StoreOption = None) -> None:
     """Show a run: status, agent, thread, steps, usage, cost and its messages."""
     url = resolve_store_url(store)
 
-    async def read(journal: EventStore) -> tuple[RunState, TreeView, str | None, list[str]]:
+    async def read(journal: EventStore) -> tuple[RunState, TreeView, str | None, list[str], list[str]]:
         state = await read_state(journal, run_id)
-        stops = early_stops(await load_events(journal, run_id))
-        return state, await load_tree(journal, state), await parent_line(journal, state), stops
+        events = await load_events(journal, run_id)
+        stops = early_stops(events)
+        return state, await load_tree(journal, state), await parent_line(journal, state), stops, edited_calls(events)
 
-    state, tree, parent, stops = run_async(with_store(url, read, read_only=True))
+    state, tree, parent, stops, edits = run_async(with_store(url, read, read_only=True))
     console = out()
     console.print(overview(state, state.next_seq))
     for stop in stops:  # an answer cut by max_tokens must not look finished
@@ -146,6 +148,8 @@ def runs_show(run_id: RunArgument, store: StoreOption = None) -> None:
         console.print(Text("runs", style="bold"))
         console.print(render_tree(tree))
     console.print(messages_table(state.messages))
+    for line in edits:
+        console.print(shown(line, "yellow"))
     _ops.print_waiting(state, url, tree)
 
 

@@ -210,6 +210,9 @@ class ApprovalDecided:
     arguments: JsonObject | None = None
     """Arguments the human edited: the call runs with these instead of those it was asked
     about (None: as asked). Checked against the tool's schema before they are journaled."""
+    original_arguments: JsonObject | None = None
+    """With an edit: the arguments the call was asked about (the model's), so that whoever reads
+    the journal sees who changed what from what to what (None without an edit)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

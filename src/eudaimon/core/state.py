@@ -98,6 +98,20 @@ class BudgetLimit:
     unit: str = "usd"
 
 
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """A call a human approved with other arguments than it was asked about (`approval_decided`
+    with `arguments`): who changed what, from what to what, kept for the whole run."""
+
+    call_id: str
+    tool: str
+    by: str | None
+    original: JsonObject | str | None
+    """The arguments asked about: `original_arguments`, else the `approval_requested` ones."""
+    arguments: JsonObject
+    """The arguments the call runs with."""
+
+
 PendingCall = ToolCall
 """A tool call that has no result yet: the model's own `ToolCall`, shared by the state rather
 than copied, since a call's id, name and arguments never change while it waits."""
@@ -204,6 +218,8 @@ class RunState:
     """Who asked for the run, as `run_queued` named them (runs started without it: None)."""
     started: bool = True
     """False while the run has only its `run_queued` (queued, or cancelled before it began)."""
+    edits: tuple[Edit, ...] = ()
+    """The calls humans approved with edited arguments, in journal order."""
 
     @classmethod
     def from_events(cls, events: Iterable[Event]) -> RunState | None:
@@ -343,6 +359,9 @@ class RunState:
                 progress.borrowed = self._copied(event)
                 progress.edited = data.arguments if data.approved else None
                 progress.decided_by, progress.note = data.by, data.note
+                if progress.edited is not None:
+                    original = data.original_arguments if data.original_arguments is not None else progress.asked
+                    self.edits += (Edit(data.call_id, progress.call.name, data.by, original, progress.edited),)
             case ToolDenied():
                 reason = data.reason or "the call was denied"
                 self._settle(data.call_id, f"Tool call denied: {reason}", True, event)

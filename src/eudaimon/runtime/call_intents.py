@@ -123,6 +123,9 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> R
     verdict = await _verdict(journal, cfg, plan, call, tool, None if edited is not None else progress)
     if verdict is ToolPolicy.DENY:
         return _deny(journal, call, "denied by the approval policy")
+    if edited is not None and cfg.approval_policy is not None and await _judged(cfg, call, tool) is ToolPolicy.DENY:
+        # approved where the policy was not known (a store-only CLI): the edit is a call it never allowed
+        return _deny(journal, call, "denied by the approval policy: the approver's edited arguments")
     if verdict is not ToolPolicy.ALLOW:
         return _ask(journal, call, verdict)
     if cfg.hooks is not None:

@@ -33,6 +33,7 @@ from eudaimon.runtime.leases import LeaseKeeper
 from eudaimon.stores.base import EventStore
 
 if TYPE_CHECKING:  # the CLI reads journals with this module; tools (pydantic) load only for an edit
+    from eudaimon.runtime.config import ApprovalPolicy
     from eudaimon.tools import Tool
 
 Decide = Callable[[RunState], EventData]
@@ -102,6 +103,7 @@ def approval(
     `tool`'s schema (or the one the journal holds), `InvalidArguments` naming the problem.
     """
     run_id = state.run_id
+    require_decision(approved)
     _refuse_if_finished(state, call_id)
     progress = state.calls.get(call_id)
     if progress is None:
@@ -118,7 +120,33 @@ def approval(
         from eudaimon.runtime.edited_arguments import checked_edit
 
         arguments = checked_edit(state, call_id, arguments, tool)
-    return ApprovalDecided(call_id=call_id, approved=approved, by=by, note=note, arguments=arguments)
+        asked = progress.asked if progress.asked is not None else progress.call.arguments
+        original = asked if isinstance(asked, dict) else _as_object(asked)
+        return ApprovalDecided(
+            call_id=call_id, approved=True, by=by, note=note, arguments=arguments, original_arguments=original
+        )
+    return ApprovalDecided(call_id=call_id, approved=approved, by=by, note=note)
+
+
+def require_decision(approved: object) -> None:
+    """A decision is a real boolean: `"false"`, `0` or `None` are refused (`InvalidOperation`),
+    never read for their truth (the string "false" is true)."""
+    if not isinstance(approved, bool):
+        raise InvalidOperation(
+            f"a decision is True (approve) or False (deny), got {type(approved).__name__} {str(approved)[:40]!r}; "
+            "nothing was recorded"
+        )
+
+
+def _as_object(arguments: str) -> JsonObject | None:
+    """The model's arguments as an object, when its raw text reads as one (for the record)."""
+    import json
+
+    try:
+        parsed = json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict) else None
 
 
 def reconciliation(
@@ -145,14 +173,17 @@ async def approve(
     note: str | None = None,
     arguments: JsonObject | None = None,
     tool: Tool | None = None,
+    policy: ApprovalPolicy | None = None,
 ) -> RunState:
     """Record a human's decision on a call awaiting approval; with `arguments`, the approver's
-    edit of the call, which then runs with them (see `approval`).
+    edit of the call, which then runs with them (see `approval`). `policy`, the agent's
+    approval policy, judges the edit first: DENY raises `EditDenied` and records nothing.
 
     A call of a child run (an agent used as a tool) may be decided on any run above it; the
     calls waiting on that child are then released, so resuming the top run continues them all.
     Deciding a call that waits on a child decides every call that child waits for.
     """
+    require_decision(approved)
     top = await load_state(store, run_id)
     if call_id in top.children or call_id not in top.calls:
         if arguments is not None and call_id in top.children:
@@ -163,6 +194,10 @@ async def approve(
         settled = await _decide_below(store, top, call_id, CallStatus.AWAITING_APPROVAL, approved, by, note, arguments)
         if settled is not None:
             return settled
+    if arguments is not None and policy is not None and approved:
+        from eudaimon.runtime.edited_arguments import judged_edit
+
+        await judged_edit(top, call_id, arguments, tool, policy)
     return await append_decision(
         store,
         run_id,

@@ -65,16 +65,19 @@ def router(ctx: ServerContext) -> APIRouter:
         """Record an approval or a denial, by the key's principal, with an optional note; the
         run continues once no other call of it waits for a decision. An approval may carry
         `arguments`, the approver's edit of the call: checked against the tool's schema (422
-        naming the problem, nothing journaled), recorded on `approval_decided`, and the call
-        runs with them."""
+        naming the problem, nothing journaled), then judged by the agent's approval policy as a
+        new call (DENY: 422 with the policy's word, nothing journaled, the call still waits),
+        recorded on `approval_decided` beside the arguments they replace, and the call runs
+        with them. `approved` is a JSON boolean: `"false"`, `0` or `null` answer 422."""
         state = await load_state(ctx.store, run_id)
         await _check_call(ctx, state, call_id, CallStatus.AWAITING_APPROVAL, "awaiting approval")
-        tool = None
+        tool, policy = None, None
         if body.arguments is not None:
             if not body.approved:
                 raise HTTPException(422, "arguments go with an approval (approved: true), not a denial")
             agent = ctx.agents.get(state.agent)
             tool = agent.tools.get(state.calls[call_id].call.name) if agent is not None else None
+            policy = agent.approval_policy if agent is not None else None
         try:
             state = await operations.approve(
                 ctx.store,
@@ -85,6 +88,7 @@ def router(ctx: ServerContext) -> APIRouter:
                 note=body.note,
                 arguments=body.arguments,
                 tool=tool,
+                policy=policy,
             )
         except InvalidArguments as exc:
             raise HTTPException(422, str(exc)) from None

@@ -39,6 +39,23 @@ def _visible(value: str) -> str:
     return value
 
 
+ID_MAX_LENGTH = 256
+"""The longest thread id a request may name (`thread_id` in the API's bodies)."""
+
+
+def id_problem(name: str, value: str, max_length: int = ID_MAX_LENGTH) -> str | None:
+    """Why `value`, the id a protocol field `name` carries (A2A's `contextId`, AG-UI's
+    `threadId`), is refused by the rules the API's own ids follow; None when it is not."""
+    if not value:
+        return f"{name} is empty; send a non-empty id"
+    if len(value) > max_length:
+        return f"{name} is {len(value)} characters long; an id holds at most {max_length}"
+    found = first_invisible(value)
+    if found is not None:
+        return f"{name} holds {found}, a control, format or bidi character; ids hold visible characters only"
+    return None
+
+
 VisibleId = Annotated[str, AfterValidator(_visible)]
 """A `str` field that is an id: refused (422) when it holds a control, format or bidi character."""
 

@@ -94,6 +94,12 @@ class ApprovalDecision(_Decision):
     kind: Literal["approval"]
     approved: bool
     note: str | None
+    arguments: dict[str, Any] | None = Field(
+        None, description="The approver's edit: the arguments the call ran with (null: as the model asked)."
+    )
+    original_arguments: dict[str, Any] | None = Field(
+        None, description="With an edit: the arguments the model asked for, which the edit replaced."
+    )
 
 
 class ReconcileDecision(_Decision):

@@ -69,10 +69,14 @@ def listing_query(
     for name, text in (("since", since), ("until", until)):
         try:
             bounds[name] = None if text is None else index.parse_bound(text, end=name == "until")
+        except index.BoundOutOfRange:
+            raise HTTPException(
+                422, f"{name}={text[:60]!r} is out of range: pick a date between 0001-01-02 and 9999-12-30"
+            ) from None
         except ValueError:
             raise HTTPException(
                 422,
-                f"{name}={text!r} is not an ISO 8601 date or datetime; pass e.g. 2026-12-01 or 2026-12-01T09:30:00Z",
+                f"{name}={text[:60]!r} is not an ISO 8601 date or datetime; pass e.g. 2026-12-01 or 2026-12-01T09:30:00Z",
             ) from None
     return index.RunQuery(
         limit=limit,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
 
 from eudaimon.server.ids import VisibleId
 
@@ -27,7 +27,10 @@ class StartRun(_Body):
 
 
 class Approval(_Body):
-    approved: bool = Field(description="True to let the call run, false to deny it (the model sees the denial).")
+    approved: StrictBool = Field(
+        description="true to let the call run, false to deny it (the model sees the denial): a JSON boolean, "
+        'never a string ("false" is refused, not read as true).'
+    )
     note: str | None = Field(None, description="Why; kept in the journal with who decided.", max_length=10_000)
     arguments: dict[str, Any] | None = Field(
         None,
@@ -38,7 +41,7 @@ class Approval(_Body):
 
 class Reconciliation(_Body):
     output: str | None = Field(None, description="What the call did, as its result.", max_length=500_000)
-    retry: bool = Field(False, description="Run the call again instead (its idempotency key is unchanged).")
+    retry: StrictBool = Field(False, description="Run the call again instead (its idempotency key is unchanged).")
 
     @model_validator(mode="after")
     def _exactly_one(self) -> Reconciliation:

@@ -70,6 +70,7 @@ def run_dict(state: RunState, events: Sequence[Event]) -> dict[str, Any]:
     """A run as `GET /v1/runs/{id}` answers it: its state plus what only the events tell (when,
     usage per step, why a call waits, who decided what)."""
     reasons: dict[str, str] = {}
+    asked: dict[str, JsonObject | str] = {}
     ran_with: dict[str, Any] = {}
     steps: list[dict[str, Any]] = []
     decisions: list[dict[str, Any]] = []
@@ -88,11 +89,19 @@ def run_dict(state: RunState, events: Sequence[Event]) -> dict[str, Any]:
             )
         elif isinstance(data, ApprovalRequested):
             reasons[data.call_id] = data.reason
+            asked[data.call_id] = data.arguments
         elif isinstance(data, ToolStarted) and data.arguments:  # journals before the field read {}
             ran_with[data.call_id] = data.arguments
         elif isinstance(data, ApprovalDecided):
+            edit = {}
+            if data.arguments is not None:  # journals before `original_arguments`: the arguments asked about
+                original = data.original_arguments or _as_object(asked.get(data.call_id, ""))
+                edit = {
+                    "arguments": data.arguments,
+                    "original_arguments": original if isinstance(original, dict) else None,
+                }
             decisions.append(
-                _decision(event, "approval", data.call_id, by=data.by, approved=data.approved, note=data.note)
+                _decision(event, "approval", data.call_id, by=data.by, approved=data.approved, note=data.note, **edit)
             )
         elif isinstance(data, ToolReconciled):
             decisions.append(

@@ -201,15 +201,23 @@ def parse_bound(text: str, *, end: bool) -> datetime:
     bound (`end`) means the end of that day: `until=2026-12-01` includes December 1st.
 
     Raises:
-        ValueError: `text` is neither.
+        ValueError: `text` is neither, or names an instant outside the years 1 to 9999 once in
+            UTC (`until=9999-12-31` ends after them; `0001-01-01T00:00+01:00` begins before).
     """
     text = text.strip()
-    if len(text) == 10:
-        day = date.fromisoformat(text)
-        at = datetime(day.year, day.month, day.day, tzinfo=UTC)
-        return at + timedelta(days=1) if end else at
-    at = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
-    return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+    try:
+        if len(text) == 10:
+            day = date.fromisoformat(text)
+            at = datetime(day.year, day.month, day.day, tzinfo=UTC)
+            return at + timedelta(days=1) if end else at
+        at = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+        return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+    except OverflowError:
+        raise BoundOutOfRange(f"{text!r} is outside the dates a filter can hold (years 1 to 9999, in UTC)") from None
+
+
+class BoundOutOfRange(ValueError):
+    """A date or datetime that reads, but whose instant in UTC falls outside the calendar."""
 
 
 class LastRows:

@@ -21,6 +21,7 @@ from eudaimon.core.effects import Effect, ToolTraits
 from eudaimon.core.errors import ConfigurationError, EudaimonError
 from eudaimon.core.messages import PART_TYPES, ContentPart, JsonObject, TextPart, ToolSpec, Usage, describe_part
 from eudaimon.tools._context import ToolContext
+from eudaimon.tools._numbers import odd_number, refuse_constant
 from eudaimon.tools._schema import function_schema
 
 Prepare = Callable[[ToolContext[Any], ToolSpec], "ToolSpec | Awaitable[ToolSpec | None] | None"]
@@ -151,7 +152,9 @@ class Tool:
         wrong, in words the model can act on.
         """
         if self.args_model is not None:
-            return self._bind(raw, validate)
+            bound = self._bind(raw, validate)
+            _refuse_odd_numbers(bound, self.name)  # an integer typed `float` may have become `inf`
+            return bound
         arguments = _decode(raw, self.name)
         if validate and self._validator is not None:
             try:
@@ -202,7 +205,7 @@ class Tool:
                     _decode(raw, self.name)  # refuses what pydantic would read loosely: repeated keys
                     text: str | bytes = raw
                 else:
-                    text = _json_text(raw)
+                    text = _json_text(_decode(raw, self.name))
                 parsed = self.args_model.model_validate_json(text or "{}", strict=True)
             else:
                 parsed = self.args_model.model_validate(_decode(raw, self.name))
@@ -246,7 +249,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def _decode(raw: JsonObject | str, tool_name: str) -> dict[str, Any]:
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw, object_pairs_hook=_unique_keys) if raw.strip() else {}
+            raw = json.loads(raw, object_pairs_hook=_unique_keys, parse_constant=refuse_constant) if raw.strip() else {}
         except RecursionError:
             raise ToolArgumentsError(
                 f"the arguments are nested too deeply to read; send a flatter JSON object for {tool_name!r}"
@@ -257,7 +260,17 @@ def _decode(raw: JsonObject | str, tool_name: str) -> dict[str, Any]:
             ) from exc
     if not isinstance(raw, dict):
         raise ToolArgumentsError(f"the arguments must be a JSON object, got {type(raw).__name__}")
+    _refuse_odd_numbers(raw, tool_name)
     return raw
+
+
+def _refuse_odd_numbers(arguments: object, tool_name: str) -> None:
+    problem = odd_number(arguments)
+    if problem is not None:
+        raise ToolArgumentsError(
+            f"the arguments of {tool_name!r} hold a number no tool accepts ({problem}); "
+            "send finite numbers, and integers within 64 bits"
+        )
 
 
 def _describe_errors(tool_name: str, exc: ValidationError) -> str:

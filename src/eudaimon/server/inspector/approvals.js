@@ -43,8 +43,25 @@ export function pendingApproval(runId, call, all, decided) {
     let args;
     try { args = JSON.parse(editor.value); } catch (problem) { fill(error, "The arguments are not JSON: " + problem.message); return; }
     if (!args || typeof args !== "object" || Array.isArray(args)) { fill(error, "The arguments must be a JSON object ({…})."); return; }
-    decide(event, { approved: true, note: note.value || null, arguments: args }, "Approve with these arguments");
+    decide(event, { approved: true, note: note.value || null, arguments: args }, "Approve the edited call");
   }
+
+  // With edits in the editor there is one way to approve: the edited call (or discard the edits
+  // first). A plain Approve beside an edit would run the model's arguments without a word.
+  const initial = editor.value;
+  const approvePlain = el("button", { class: "primary", "data-action": "approve", "data-testid": "approve", onclick: (e) => editor.value === initial ? decide(e, { approved: true, note: note.value || null }, "Approve") : approveEdited(e) }, "Approve");
+  const approveEditedButton = el("button", { class: "primary", "data-action": "approve", "data-testid": "approve-edited", hidden: true, onclick: approveEdited }, "Approve the edited call");
+  const editedNote = el("p", { class: "warning", "data-testid": "edited-warning", hidden: true }, "You edited the arguments: approving runs the edited call, not the one shown above.");
+  const discard = el("button", { "data-action": "discard-edits", "data-testid": "discard-edits", hidden: true, onclick: () => { editor.value = initial; shown(); } }, "Discard edits");
+  function shown() {
+    const dirty = editor.value !== initial;
+    approvePlain.hidden = dirty;
+    approveEditedButton.hidden = !dirty;
+    discard.hidden = !dirty;
+    editedNote.hidden = !dirty;
+    if (dirty) editing.open = true;
+  }
+  editor.addEventListener("input", shown);
 
   const operate = mayOperate();
   return el("div", { class: "call" + (hidden.length ? " flagged" : ""), "data-testid": "pending-approval", "data-call": call.call_id, "data-hidden-chars": hidden.length || null },
@@ -57,9 +74,8 @@ export function pendingApproval(runId, call, all, decided) {
     call.reason ? el("div", { class: "muted" }, revealed(call.reason)) : null,
     el("pre", { "data-testid": "arguments" }, revealedJson(call.arguments)),
     operate ? editing : null,
-    operate ? el("div", { class: "row decide" }, note,
-      el("button", { class: "primary", "data-action": "approve", "data-testid": "approve", onclick: (e) => decide(e, { approved: true, note: note.value || null }, "Approve") }, "Approve"),
-      el("button", { "data-action": "approve", "data-testid": "approve-edited", onclick: approveEdited }, "Approve with edited arguments"),
+    operate ? editedNote : null,
+    operate ? el("div", { class: "row decide" }, note, approvePlain, approveEditedButton, discard,
       el("button", { class: "danger", "data-action": "deny", "data-testid": "deny", onclick: (e) => decide(e, { approved: false, note: note.value || null }, "Deny") }, "Deny")) : null,
     error);
 }
