@@ -119,7 +119,7 @@ def test_reconcile_needs_exactly_one_of_output_or_retry(cli: Invoke, store_url: 
 
 def test_fork_copies_the_prefix_into_a_new_run(cli: Invoke, store_url: str, demo_run: str, journal: Journal) -> None:
     """A fork's journal is the parent's events up to `--at`, its `run_started` naming the parent."""
-    result = cli("runs", "fork", demo_run, "--at", "2", "--store", store_url)
+    result = cli("runs", "fork", demo_run, "--at", "2", "--yes", "--store", store_url)
 
     assert result.exit_code == 0, result.output
     child = re.search(r"into (\S+)", result.output)

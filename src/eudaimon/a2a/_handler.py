@@ -216,7 +216,10 @@ class JournalRequestHandler(RequestHandler):
             )
         decisions = [d for d in get_data_parts(message.parts) if isinstance(d, dict) and "approved" in d]
         if not decisions or not all(isinstance(d["approved"], bool) for d in decisions):
-            raise InvalidParamsError('answer with a data part {"approved": true|false, "call_id": "…", "note": "…"}')
+            raise InvalidParamsError(
+                '"approved" must be a JSON boolean; answer with a data part {"approved": true|false, "call_id": "…", '
+                '"note": "…"}; nothing was recorded'
+            )
         waiting = {c.id for c in state.awaiting_approval()}
         for decision in decisions:
             call_id = decision.get("call_id")
