@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -61,7 +60,11 @@ def _ag_ui(served: HolesServer, run_id: str, payload: Any, status: str = "resolv
 def _ag_ui_run(served: HolesServer) -> str:
     """A refunder run started over AG-UI, paused at its approval."""
     run_id = f"ag{uuid.uuid4().hex[:12]}"
-    body = {"threadId": f"ag-{run_id}", "runId": run_id, "messages": [{"id": "u", "role": "user", "content": "refund 700"}]}
+    body = {
+        "threadId": f"ag-{run_id}",
+        "runId": run_id,
+        "messages": [{"id": "u", "role": "user", "content": "refund 700"}],
+    }
     with httpx.Client(base_url=served.url, timeout=60) as http:
         http.post("/v1/agents/refunder/ag-ui", json=body).read()
     with served.client() as client:

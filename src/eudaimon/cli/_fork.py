@@ -109,7 +109,9 @@ def fork(
             arguments = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
             console.print(shown(f"  {call.effect.upper()} {call.tool} {call.call_id} (seq {call.seq}) {arguments}"))
         if any(call.effect == "unknown" for call in calls):
-            console.print(shown("  (UNKNOWN: a tool whose effect no agent was given for; pass --agent MODULE:ATTR to know)"))
+            console.print(
+                shown("  (UNKNOWN: a tool whose effect no agent was given for; pass --agent MODULE:ATTR to know)")
+            )
         if not yes:
             if not interactive():
                 fail(

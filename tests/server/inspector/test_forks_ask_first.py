@@ -82,7 +82,17 @@ def test_fork_with_start_false_over_the_api_is_not_driven(inspector: Server) -> 
         listed = lambda: {r["run_id"] for r in client.get("/v1/runs", params={"limit": 500}).json()["runs"]}  # noqa: E731
         before = listed()
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
-        command = [sys.executable, "-c", "from eudaimon.cli import app; app()", "runs", "fork", run_id, "--at", "1", "--yes"]
+        command = [
+            sys.executable,
+            "-c",
+            "from eudaimon.cli import app; app()",
+            "runs",
+            "fork",
+            run_id,
+            "--at",
+            "1",
+            "--yes",
+        ]
         made = subprocess.run(
             [*command, "--store", f"sqlite:///{inspector.db}"], env=env, capture_output=True, text=True, check=False
         )
