@@ -37,15 +37,15 @@ def checked_edit(state: RunState, call_id: str, arguments: object, tool: Tool | 
     where = f"the edited arguments of call {call_id!r} ({name})"
     if not isinstance(arguments, dict) or not all(isinstance(key, str) for key in arguments):
         raise InvalidArguments(f"{where} must be a JSON object, got {type(arguments).__name__}")
-    try:
-        json.dumps(arguments, allow_nan=False)
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise InvalidArguments(f"{where} are not JSON ({exc})") from None
     problem = odd_number(arguments)
     if problem is not None:
         raise InvalidArguments(
             f"{where} hold a number no tool accepts ({problem}); send finite numbers, and integers within 64 bits"
         )
+    try:
+        json.dumps(arguments, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise InvalidArguments(f"{where} are not JSON ({exc})") from None
     checker = tool if tool is not None and tool.name == name else _journaled_tool(state, name)
     if checker is not None:
         try:
