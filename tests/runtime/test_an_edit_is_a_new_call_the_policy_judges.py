@@ -81,7 +81,7 @@ async def test_a_decision_that_is_not_a_bool_is_refused(store: EventStore, appro
     agent = _refunder(store, [])
     paused = await agent.prompt("refund")
     before = len(await store.load(paused.run_id))
-    with pytest.raises(InvalidOperation, match="True .approve. or False .deny."):
+    with pytest.raises(InvalidOperation, match=r"True \(approve\) or False \(deny\)"):
         await agent.approve(paused.run_id, "r1", approved)
     with pytest.raises(InvalidOperation, match="a decision is True"):
         await operations.approve(store, paused.run_id, "r1", approved)
