@@ -7,8 +7,9 @@ import { summarize } from "./summaries.js";
 import { drawTree, drawWaterfall, spansOf } from "./waterfall.js";
 import { pendingApproval, unknownOutcome } from "./approvals.js";
 import { askToFork } from "./forking.js";
+import { editDiff } from "./edits.js";
 
-function messageView(message, toolNames) {
+function messageView(message, toolNames, edits = new Map()) {
   const kind = message.is_error ? "error" : message.role;
   const name = message.tool_call_id ? toolNames.get(message.tool_call_id) : null;
   return el("div", { class: "msg " + kind, "data-testid": "message" },
@@ -16,7 +17,8 @@ function messageView(message, toolNames) {
       name ? [" · ", el("span", { class: "tool-name", "data-testid": "tool-name" }, name)] : null,
       message.tool_call_id ? [" · ", el("span", { class: "call-id mono", "data-testid": "call-id" }, message.tool_call_id)] : null),
     message.content ? el("div", { class: "text" }, revealed(message.content)) : null,
-    message.tool_calls.map((call) => el("div", { class: "mono" }, "→ " + call.name + " ", el("span", { class: "call-id", "data-testid": "call-id" }, call.id), " ", revealed(json(call.arguments)))));
+    message.tool_calls.flatMap((call) => [el("div", { class: "mono" }, "→ " + call.name + " ", el("span", { class: "call-id", "data-testid": "call-id" }, call.id), " ", revealed(json(call.arguments))),
+      edits.has(call.id) ? editDiff(edits.get(call.id)) : null]));
 }
 
 function toolNamesOf(messages) {
@@ -121,12 +123,13 @@ export function runPage(main, runId) {
         run.pending_approvals.map((call) => pendingApproval(runId, call, run.pending_approvals, refresh)),
         run.unknown_outcomes.map((call) => unknownOutcome(runId, call, refresh)));
     }
-    fill(conversation, ...run.messages.filter((m) => m.role !== "system").map((m) => messageView(m, toolNamesOf(run.messages))));
+    const edits = new Map(run.decisions.filter((d) => d.kind === "approval" && d.arguments).map((d) => [d.call_id, d]));
+    fill(conversation, ...run.messages.filter((m) => m.role !== "system").map((m) => messageView(m, toolNamesOf(run.messages), edits)));
     fill(decisions, ...run.decisions.map((d) => el("tr", { "data-testid": "decision" },
       el("td", {}, d.seq),
       el("td", {}, d.kind === "approval" ? (d.approved ? "approved" : "denied") : d.kind === "reconcile" ? (d.retry ? "retry" : "settled") : "cancelled"),
       el("td", { class: "mono call-id", "data-testid": "call-id" }, d.call_id || ""), el("td", { "data-testid": "decided-by" }, d.by || "—"),
-      el("td", {}, revealed(d.note || d.output || "")))));
+      el("td", {}, revealed(d.note || d.output || ""), d.arguments ? editDiff(d) : null))));
     if (!run.decisions.length) fill(decisions, el("tr", {}, el("td", { colspan: 5, class: "muted" }, "No human decisions yet.")));
     fill(steps, ...run.step_usage.map((s) => el("tr", {},
       el("td", {}, s.step), el("td", {}, s.model), el("td", {}, s.usage.input_tokens), el("td", {}, s.usage.output_tokens),

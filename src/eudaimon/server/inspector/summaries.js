@@ -1,4 +1,6 @@
 // One line per journal event for the timeline: what happened, in words.
+import { editText } from "./edits.js";
+
 const cut = (text, n = 160) => String(text ?? "").slice(0, n);
 
 export function summarize(event) {
@@ -17,7 +19,7 @@ export function summarize(event) {
     case "guardrail_rejected": return "step " + event.step + ": guardrail " + event.guardrail + " rejected the answer: " + cut(event.feedback);
     case "finish_rejected": return "step " + event.step + ": the answer was refused" + (event.by_validator ? " by a validator" : "") + ": " + cut(event.reason);
     case "approval_requested": return event.tool + " (" + event.call_id + ") waits for approval" + (event.reason ? ": " + cut(event.reason) : "");
-    case "approval_decided": return (event.approved ? "approved " : "denied ") + event.call_id + " by " + (event.by || "?") + (event.arguments ? " with edited arguments" : "") + (event.note ? ": " + cut(event.note) : "");
+    case "approval_decided": return (event.approved ? "approved " : "denied ") + event.call_id + " by " + (event.by || "?") + (event.arguments ? " with edited arguments (" + editText(event.original_arguments, event.arguments) + ")" : "") + (event.note ? ": " + cut(event.note) : "");
     case "tool_started": return event.tool + " (" + event.call_id + ", attempt " + (event.attempt || 1) + ")";
     case "tool_completed": return event.tool + " (" + event.call_id + ")" + (event.is_error ? " failed: " : " → ") + cut(event.output);
     case "tool_outcome_unknown": return event.tool + " (" + event.call_id + "): outcome unknown";
