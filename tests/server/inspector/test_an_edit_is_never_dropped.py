@@ -89,7 +89,7 @@ def test_every_button_the_page_offers_with_edits_in_place(page: Page, inspector:
 def test_an_approved_edit_shows_as_an_edit(page: Page, inspector: Server, shot) -> None:
     """Invariant: the Decisions table and the Conversation show who changed `amount_usd` from
     500 to 9000 and what ran; the timeline's `approval_decided` says the change too."""
-    run_id, approval = _edit(page, inspector, "pay 500 to ACME", '{"amount_usd": 9000, "to": "ACME"}')
+    _, approval = _edit(page, inspector, "pay 500 to ACME", '{"amount_usd": 9000, "to": "ACME"}')
     approval.get_by_role("button", name="Approve the edited call").click()
     expect(page.locator("h1 [data-testid=status]")).to_have_text("completed")
     decision = page.get_by_test_id("decisions").get_by_test_id("edit-diff")
