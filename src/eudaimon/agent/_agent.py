@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Generic, Literal, Self
 
@@ -27,6 +27,7 @@ from eudaimon.core.errors import EudaimonError, InvalidOperation
 from eudaimon.core.messages import Message
 from eudaimon.core.settings import ModelSettings
 from eudaimon.core.state import CallStatus, Status
+from eudaimon.datasources import Datasource
 from eudaimon.extensions.cost import CostModel
 from eudaimon.extensions.guardrails import Guardrail
 from eudaimon.extensions.hitl import HumanInputHandler
@@ -118,6 +119,9 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         engine: where runs are driven: None for this process, else an engine such as
             `eudaimon.temporal.TemporalEngine("host:7233", task_queue="agents")` or its URL
             `"temporal://host:7233/agents"`, whose workers serve this same agent module.
+        datasources: databases by name (`{"shop": Datasource("postgresql://…")}`) that tools
+            declared `@tool(datasource="shop")` write to: each call's writes commit in one
+            transaction with its completion record, so they land exactly once.
     """
 
     __signature__ = InitSignature()
@@ -162,6 +166,7 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         tool_timeout_s: float | None = None,
         handoffs: Sequence[Agent[Any, Any]] = (),
         engine: Engine | str | None = None,
+        datasources: Mapping[str, Datasource] | None = None,
     ) -> None:
         settings = AgentSettings.of(locals())  # first: `locals()` is the arguments, and only them
         built = build_runtime_config(settings, handoffs=[handoff_tool(a, a._runtime) for a in handoffs])
