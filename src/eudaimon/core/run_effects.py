@@ -13,7 +13,7 @@ approval.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
@@ -90,11 +90,16 @@ class RunEffect:
     denied_reason: str | None = None
 
 
-def run_effects(events: Iterable[Event]) -> tuple[RunEffect, ...]:
+def run_effects(events: Iterable[Event], *, declared: Mapping[str, str] | None = None) -> tuple[RunEffect, ...]:
     """The effects of the run whose journal is `events` (in order), in the order the calls were
-    first journaled; READ calls are left out."""
+    first journaled; READ calls are left out.
+
+    `declared` maps tool names to effect classes, for calls that never started (denied, or
+    awaiting approval), whose journal rows do not name one; the run's own record of its
+    toolsets' tools is read too. A call of a tool neither names is "unknown", and listed.
+    """
     rows: dict[str, RunEffect] = {}
-    declared: dict[str, str] = {}
+    declared = dict(declared or {})
     ended = False
     for event in events:
         data = event.data
