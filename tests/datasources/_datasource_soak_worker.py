@@ -7,6 +7,8 @@ It prints `ready` once the store is open; `T <run> <call>` when the tool has ins
 sleeps inside its transaction; `C <run> <call>` when eudaimon has committed the call's
 transaction and sleeps before journaling `tool_completed`; the parent SIGKILLs on those lines to
 land kills in those two windows. At the end it prints `done {run: status}`.
+With `EUDAIMON_DS_STOP=T` (or `C`) the process stops itself (SIGSTOP, after printing `Z`) the
+first time it reaches that window; the parent sends SIGCONT after another worker took over.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sys
 import time
 from typing import Any
@@ -27,6 +30,16 @@ from eudaimon.models import ChatRequest, FunctionModel
 
 WINDOW_S = 0.05
 """How long the worker sleeps inside each window, so a kill sent on its line lands in it."""
+_STOP_AT = [os.environ.get("EUDAIMON_DS_STOP", "")]
+
+
+def mark(window: str, run_id: str, call_id: str) -> None:
+    """Say which window this process is in; stop here if asked to (once)."""
+    stdout_emit(window, run_id, call_id)
+    if _STOP_AT[0] == window:
+        _STOP_AT[0] = ""
+        stdout_emit("Z", run_id, call_id)
+        os.kill(os.getpid(), signal.SIGSTOP)
 
 
 def _widen_the_commit_window() -> None:
@@ -36,7 +49,7 @@ def _widen_the_commit_window() -> None:
     async def commit_then_pause(self: Any, conn: Any, run_id: str, call_id: str, *rest: Any) -> bool:
         committed = await commit(self, conn, run_id, call_id, *rest)
         if committed:
-            stdout_emit("C", run_id, call_id)
+            mark("C", run_id, call_id)
             await asyncio.sleep(WINDOW_S)
         return committed
 
@@ -53,7 +66,7 @@ def build(spec: str, url: str, table: str, calls: int) -> tuple[Any, Agent]:
             ctx.db.execute(
                 f"INSERT INTO {table} (run_id, n, call_key) VALUES (?, ?, ?)", (ctx.run_id, n, ctx.idempotency_key)
             )
-            stdout_emit("T", ctx.run_id, ctx.call_id)
+            mark("T", ctx.run_id, ctx.call_id)
             time.sleep(WINDOW_S)
             return f"inserted {n}"
 
@@ -66,7 +79,7 @@ def build(spec: str, url: str, table: str, calls: int) -> tuple[Any, Agent]:
             await ctx.db.execute(
                 f"INSERT INTO {table} (run_id, n, call_key) VALUES (%s, %s, %s)", (ctx.run_id, n, ctx.idempotency_key)
             )
-            stdout_emit("T", ctx.run_id, ctx.call_id)
+            mark("T", ctx.run_id, ctx.call_id)
             await asyncio.sleep(WINDOW_S)
             return f"inserted {n}"
 
