@@ -259,5 +259,7 @@ async def test_datasource_writes_land_exactly_once_under_kill9(
     assert len(records) == len(rows) == len({(r, c) for r, c, _ in records})
     assert all(keys[(run, f"call_{n}")] == key for run, n, key in rows)
     assert result.kills["txn"] >= KILLS // 2 and result.kills["after_commit"] >= KILLS // 2
-    assert 0 < recovered <= result.kills["after_commit"]
+    # Every call killed after its commit ends read back from the datasource (more may be: a kill
+    # lands in the same window of another run the process drove at once).
+    assert recovered >= result.kills["after_commit"] > 0
     assert reran >= result.kills["txn"] // 2
