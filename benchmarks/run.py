@@ -55,6 +55,7 @@ WORKLOADS: dict[str, str] = {
     "cancel": "cancel_latency",
     "append": "append_cost",
     "extensions": "extensions",
+    "datasource": "datasource_step",
 }
 """Each workload's name on the command line, and the module (in benchmarks/) that measures it."""
 

@@ -40,6 +40,7 @@ LAYERS: dict[str, int] = {
     "middleware": 3,
     "prompts": 3,
     "retry": 3,
+    "datasources": 3,
     "runtime": 4,
     "agent": 5,
     # The package root re-exports the public names (agent and below) and is what users import;

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from eudaimon.core.state import PendingCall as PendingCall
     from eudaimon.core.state import RunState as RunState
     from eudaimon.core.state import Status as Status
+    from eudaimon.datasources import Datasource as Datasource
     from eudaimon.errors import BudgetExceeded as BudgetExceeded
     from eudaimon.errors import Cancelled as Cancelled
     from eudaimon.errors import ConcurrencyConflict as ConcurrencyConflict
@@ -78,6 +79,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     # tools
     "eudaimon.core.effects": ("Effect",),
     "eudaimon.tools": ("Tool", "ToolContext", "ToolPolicy", "ToolSpec", "tool"),
+    "eudaimon.datasources": ("Datasource",),
     # extensions
     "eudaimon.extensions.hooks": ("AgentHook", "LoopState"),
     "eudaimon.extensions.cost": ("AnthropicCostModel", "CostModel", "OpenAICostModel"),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Generic, Literal, Self
 
@@ -27,6 +27,7 @@ from eudaimon.core.errors import EudaimonError, InvalidOperation
 from eudaimon.core.messages import Message
 from eudaimon.core.settings import ModelSettings
 from eudaimon.core.state import CallStatus, Status
+from eudaimon.datasources import Datasource
 from eudaimon.extensions.cost import CostModel
 from eudaimon.extensions.guardrails import Guardrail
 from eudaimon.extensions.hitl import HumanInputHandler
@@ -120,6 +121,9 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
             `"temporal://host:7233/agents"`, whose workers serve this same agent module.
         description: what the agent does, for those who call it (its A2A Agent Card): never
             the system prompt, which is the operator's and is not published unless given here.
+        datasources: databases by name (`{"shop": Datasource("postgresql://…")}`) that tools
+            declared `@tool(datasource="shop")` write to: each call's writes commit in one
+            transaction with its completion record, so they land exactly once.
     """
 
     __signature__ = InitSignature()
@@ -165,6 +169,7 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         handoffs: Sequence[Agent[Any, Any]] = (),
         engine: Engine | str | None = None,
         description: str | None = None,
+        datasources: Mapping[str, Datasource] | None = None,
     ) -> None:
         settings = AgentSettings.of(locals())  # first: `locals()` is the arguments, and only them
         built = build_runtime_config(settings, handoffs=[handoff_tool(a, a._runtime) for a in handoffs])

@@ -18,6 +18,7 @@ from eudaimon.core.decide import DecideConfig
 from eudaimon.core.digest import digest
 from eudaimon.core.errors import ConfigurationError, ToolRetryIgnored
 from eudaimon.core.settings import NO_SETTINGS, TOOL_CHOICE_MODES, ModelSettings
+from eudaimon.datasources import Datasource
 from eudaimon.extensions.cost import Budget, as_cost_model, has_price, price_usage
 from eudaimon.extensions.hooks import HookSet
 from eudaimon.extensions.middleware import MiddlewareStack
@@ -103,6 +104,7 @@ def build_runtime_config(settings: AgentSettings, *, handoffs: Sequence[Tool] = 
         model_settings=model_settings,
         prepared=any(t.prepare is not None for t in compiled.values()),
         tool_timeout_s=settings.tool_timeout_s,
+        datasources=_datasources(settings, compiled),
     )
     described: dict[str, Any] = {"toolsets": [t.source for t in toolsets]} if toolsets else {}
     config_digest = digest(
@@ -111,7 +113,10 @@ def build_runtime_config(settings: AgentSettings, *, handoffs: Sequence[Tool] = 
             "agent": settings.name,
             "model": resolved.model_id,
             "system_prompt": prompt if instructions is None else _qualname(instructions),
-            "tools": [(t.name, t.parameters, t.effect.value, t.idempotent) for t in compiled.values()],
+            "tools": [
+                (t.name, t.parameters, t.effect.value, t.idempotent, *((t.datasource,) if t.datasource else ()))
+                for t in compiled.values()
+            ],
             "max_iterations": settings.max_iterations,
             "temperature": settings.temperature,
             "max_tokens": settings.max_tokens,
@@ -128,6 +133,22 @@ def build_runtime_config(settings: AgentSettings, *, handoffs: Sequence[Tool] = 
         output_instruction=output.instruction if output is not None else None,
         toolsets=toolsets,
     )
+
+
+def _datasources(settings: AgentSettings, tools: Mapping[str, Tool]) -> dict[str, Datasource]:
+    """The agent's datasources, every tool's `datasource=` among them."""
+    given = dict(settings.datasources or {})
+    for name, source in given.items():
+        if not isinstance(source, Datasource):
+            raise ConfigurationError(f"datasources[{name!r}] must be a Datasource(url), got {type(source).__name__}")
+    for t in tools.values():
+        if t.datasource is not None and t.datasource not in given:
+            known = ", ".join(repr(n) for n in sorted(given)) or "none"
+            raise ConfigurationError(
+                f"tool {t.name!r} writes to datasource {t.datasource!r}, which the agent does not have "
+                f"(datasources: {known}); pass Agent(datasources={{{t.datasource!r}: Datasource(url)}})"
+            )
+    return given
 
 
 def _check_limits(settings: AgentSettings) -> None:

@@ -14,6 +14,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from eudaimon.core.settings import ModelSettings
+from eudaimon.datasources import Datasource
 from eudaimon.extensions.cost import CostModel
 from eudaimon.extensions.guardrails import Guardrail
 from eudaimon.extensions.hitl import HumanInputHandler
@@ -79,6 +80,7 @@ class AgentSettings:
     handoffs: Sequence[Agent[Any, Any]] = ()
     engine: Engine | str | None = None
     description: str | None = None
+    datasources: Mapping[str, Datasource] | None = None
 
     @classmethod
     def of(cls, arguments: Mapping[str, Any]) -> AgentSettings:

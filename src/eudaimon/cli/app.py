@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from eudaimon.cli import _cancel, _ops, _serve, _threads
+from eudaimon.cli import _cancel, _effects, _ops, _serve, _threads
 from eudaimon.cli import _worker as _temporal_cli
 from eudaimon.cli._common import (
     JsonOption,
@@ -73,6 +73,7 @@ runs_app = typer.Typer(help="Inspect the runs in a journal, and decide for the o
 app.add_typer(runs_app, name="runs")
 _ops.register(runs_app)
 _cancel.register(runs_app)
+_effects.register(runs_app)
 _threads.register(app)
 _serve.register(app)
 _temporal_cli.register(app)

@@ -29,8 +29,11 @@ class ToolTraits:
 
     effect: Effect = Effect.WRITE
     idempotent: bool = False
+    transactional: bool = False
+    """The tool writes to a datasource in one transaction with its completion record: after a
+    crash, recovery reads whether it committed, and runs it again only if it did not."""
 
     @property
     def rerunnable(self) -> bool:
         """True when running the call again after a crash cannot do harm."""
-        return self.effect is Effect.READ or (self.effect is Effect.WRITE and self.idempotent)
+        return self.effect is Effect.READ or (self.effect is Effect.WRITE and self.idempotent) or self.transactional

@@ -235,6 +235,11 @@ class ToolStarted:
     arguments: JsonObject | str = field(default_factory=dict)
     """The arguments that run, after middleware: the model's raw JSON text or an object.
     Journals written before this field read as `{}`."""
+    effect: str = "write"
+    """The tool's effect class when the call started ("read", "write", "irreversible"), so a
+    run's effects are listed from its journal alone. Journals written before it read "write"."""
+    datasource: str | None = None
+    """The datasource the call writes to, in one transaction with its completion record."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -254,6 +259,11 @@ class ToolCompleted:
     """Images or documents the tool returned, beside the text in `output`."""
     retry: bool = False
     """The tool raised `ModelRetry`: `output` is its correction for the model."""
+    datasource: str | None = None
+    """The datasource the call's transaction committed in, with its completion record."""
+    recovered: bool = False
+    """Recovery read this result from the datasource's completion record: the call had
+    committed before its process died, and did not run again."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

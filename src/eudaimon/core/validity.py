@@ -222,6 +222,8 @@ def _tool_started(data: ToolStarted) -> str | None:
         and type(data.idempotency_key) is str
         and type(data.attempt) is int
         and (type(arguments) is str or (type(arguments) is dict and _flat_ok(arguments)))
+        and type(data.effect) is str
+        and (data.datasource is None or type(data.datasource) is str)
     ):
         return None
     return (
@@ -229,6 +231,8 @@ def _tool_started(data: ToolStarted) -> str | None:
         or _text(data.tool, "tool")
         or _text(data.idempotency_key, "idempotency_key")
         or _int(data.attempt, "attempt")
+        or _text(data.effect, "effect")
+        or (None if data.datasource is None else _text(data.datasource, "datasource"))
         or arguments_problem(data.arguments)
     )
 
@@ -242,6 +246,10 @@ def _tool_completed(data: ToolCompleted) -> str | None:
         problem = f"is_error must be a bool, got {_kind(data.is_error)}"
     if problem is None and type(data.retry) is not bool:
         problem = f"retry must be a bool, got {_kind(data.retry)}"
+    if problem is None and type(data.recovered) is not bool:
+        problem = f"recovered must be a bool, got {_kind(data.recovered)}"
+    if problem is None and data.datasource is not None and type(data.datasource) is not str:
+        problem = f"datasource must be a string, got {_kind(data.datasource)}"
     problem = problem or _int(data.duration_ms, "duration_ms")
     if problem is None and type(data.parts) is not tuple:
         problem = f"parts must be a tuple of content parts, got {_kind(data.parts)}"
@@ -321,9 +329,25 @@ _COVERED: dict[type[Any], tuple[tuple[str, ...], Callable[[Any], str | None]]] =
         ),
         _model_called,
     ),
-    ToolStarted: (("call_id", "tool", "idempotency_key", "attempt", "arguments"), _tool_started),
+    ToolStarted: (
+        ("call_id", "tool", "idempotency_key", "attempt", "arguments", "effect", "datasource"),
+        _tool_started,
+    ),
     ToolCompleted: (
-        ("call_id", "tool", "output", "is_error", "duration_ms", "child_run_id", "usage", "cost_usd", "parts", "retry"),
+        (
+            "call_id",
+            "tool",
+            "output",
+            "is_error",
+            "duration_ms",
+            "child_run_id",
+            "usage",
+            "cost_usd",
+            "parts",
+            "retry",
+            "datasource",
+            "recovered",
+        ),
         _tool_completed,
     ),
 }

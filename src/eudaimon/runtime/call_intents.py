@@ -134,7 +134,15 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> R
     key = idempotency_key(state.run_id, call.id)
     try:
         journal.record(
-            ToolStarted(call_id=call.id, tool=call.name, idempotency_key=key, attempt=plan.attempt, arguments=checked)
+            ToolStarted(
+                call_id=call.id,
+                tool=call.name,
+                idempotency_key=key,
+                attempt=plan.attempt,
+                arguments=checked,
+                effect=tool.effect.value,
+                datasource=tool.datasource,
+            )
         )
     except InvalidEvent as exc:  # e.g. arguments nested deeper than a journal row may hold
         return complete(journal, call, f"the call cannot be journaled, so it did not run: {exc.problem}", True)
@@ -321,6 +329,8 @@ def complete(
     *,
     parts: tuple[ContentPart, ...] = (),
     retry: bool = False,
+    datasource: str | None = None,
+    recovered: bool = False,
 ) -> ToolResult:
     try:
         journal.record(
@@ -332,6 +342,8 @@ def complete(
                 duration_ms=duration_ms,
                 parts=parts,
                 retry=retry,
+                datasource=datasource,
+                recovered=recovered,
             )
         )
     except InvalidEvent as exc:  # a result that is not text (middleware's short circuit, say)

@@ -14,6 +14,7 @@ from eudaimon.runtime.model_calls import RetrySettings
 from eudaimon.tools import Tool, ToolContext, ToolPolicy
 
 if TYPE_CHECKING:
+    from eudaimon.datasources import Datasource
     from eudaimon.extensions.cost import Budget
     from eudaimon.extensions.guardrails import Guardrail
     from eudaimon.extensions.hooks import HookSet
@@ -52,3 +53,5 @@ class RuntimeConfig:
     """Some tool has `prepare`: the specs offered are decided, and journaled, per step."""
     tool_timeout_s: float | None = None
     """How long a tool call may take when its tool sets no `timeout_s` (None: no limit)."""
+    datasources: Mapping[str, Datasource] = field(default_factory=dict)
+    """The databases `@tool(datasource=name)` tools write to, by name."""

@@ -28,6 +28,7 @@ from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.clock import SYSTEM_CLOCK, Clock
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.context import run_context
+from eudaimon.runtime.datasource_calls import run_in_transaction
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.scope import CallScope, current_call
 from eudaimon.runtime.signals import _LoopSignal
@@ -63,6 +64,10 @@ class Outcome:
     """A child run's result: its run id, usage and cost (an agent used as a tool, a handoff)."""
     suspended: ToolSuspended | None = None
     """The call must wait: for a human, or an operator settling an unknown outcome."""
+    datasource: str | None = None
+    """The datasource the call committed in, with its completion record."""
+    recovered: bool = False
+    """The result was read back from the datasource's completion record, not run again."""
 
 
 async def run_alone(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> ToolResult:
@@ -171,6 +176,8 @@ async def _finish_call(journal: RunJournal, cfg: RuntimeConfig, item: Ready, out
             outcome.duration_ms,
             parts=outcome.parts,
             retry=outcome.retry,
+            datasource=outcome.datasource,
+            recovered=outcome.recovered,
         )
     output, is_error = result.content, result.is_error
     if cfg.hooks is not None:
@@ -220,7 +227,13 @@ async def _run_one(
         call = item.call
         journal.record(
             ToolStarted(
-                call_id=call.id, tool=call.name, idempotency_key=item.key, attempt=attempt, arguments=call.arguments
+                call_id=call.id,
+                tool=call.name,
+                idempotency_key=item.key,
+                attempt=attempt,
+                arguments=call.arguments,
+                effect=item.tool.effect.value,
+                datasource=item.tool.datasource,
             )
         )
         if journal.replayed or must_commit_first(item.tool):
@@ -242,6 +255,16 @@ async def _attempt(
     deadline = asyncio.timeout(timeout_s) if timeout_s is not None else None  # a timeout costs 2 µs
     token = current_call.set(_scope(journal, cfg, item.call.id, cancel))
     try:
+        if tool.datasource is not None:
+            if deadline is None:
+                done = await run_in_transaction(cfg.datasources[tool.datasource], tool, item.arguments, ctx)
+            else:
+                async with deadline:
+                    done = await run_in_transaction(cfg.datasources[tool.datasource], tool, item.arguments, ctx)
+            ms = _ms_since(started, clock)
+            return Outcome(
+                done.output, done.is_error, ms, done.parts, datasource=tool.datasource, recovered=done.recovered
+            )
         if deadline is None:
             output, parts = await tool.execute(item.arguments, ctx)
         else:

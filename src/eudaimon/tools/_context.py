@@ -45,6 +45,12 @@ class ToolContext(Generic[DepsT]):
     when this call's driver took the run over, so every driver that takes over later and acts
     holds a larger one (DESIGN §8). A system that keeps the largest token it has seen and
     refuses smaller ones turns away a stalled process that woke up after it was replaced."""
+    db: Any = None
+    """For a tool declared `@tool(datasource=name)`: a connection to that datasource inside an
+    open transaction (psycopg's `AsyncConnection` for an async tool on PostgreSQL, its
+    `Connection` for a sync one, a `sqlite3.Connection` on SQLite). eudaimon commits it with the
+    call's completion record once the tool returns, and rolls it back if the tool raises: do not
+    commit it yourself. None for any other tool."""
 
 
 def is_context_annotation(annotation: Any) -> bool:

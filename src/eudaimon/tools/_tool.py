@@ -98,6 +98,9 @@ class Tool:
     timeout_s: float | None = None
     """How long a call may take (None: the agent's `tool_timeout_s`). A READ or idempotent call
     that times out is an error result; a WRITE or IRREVERSIBLE one an unknown outcome."""
+    datasource: str | None = None
+    """The agent's datasource the tool writes to, in one transaction with its completion
+    record (`ctx.db`): it commits exactly once, and recovery reads whether it did."""
     _validator: Any = field(default=None, repr=False, compare=False)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -114,7 +117,7 @@ class Tool:
 
     @property
     def traits(self) -> ToolTraits:
-        return ToolTraits(self.effect, self.idempotent)
+        return ToolTraits(self.effect, self.idempotent, self.datasource is not None)
 
     @property
     def spec(self) -> ToolSpec:
@@ -346,6 +349,7 @@ def tool(
     max_retries: int = 1,
     prepare: Prepare | None = None,
     timeout_s: float | None = None,
+    datasource: str | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -362,6 +366,7 @@ def tool(
     max_retries: int = 1,
     prepare: Prepare | None = None,
     timeout_s: float | None = None,
+    datasource: str | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function (sync or async) into a `Tool`.
 
@@ -388,6 +393,10 @@ def tool(
         timeout_s: how long a call may take (None: the agent's `tool_timeout_s`). A READ or
             idempotent call that outlives it is an error result, a WRITE or IRREVERSIBLE one an
             unknown outcome awaiting reconciliation (it may have acted).
+        datasource: the name of one of the agent's `datasources`: the tool gets `ctx.db`, a
+            connection inside a transaction that eudaimon commits with the call's completion
+            record. Its writes land exactly once: a crash never leaves the call in doubt, as
+            recovery reads whether it committed. The effect stays WRITE.
     """
 
     def build(func: Callable[..., Any]) -> Tool:
@@ -397,6 +406,11 @@ def tool(
             raise ConfigurationError(f"unknown effect {effect!r}; use 'read', 'write' or 'irreversible'") from None
         if max_retries < 0:
             raise ConfigurationError(f"tool {func.__name__!r}: max_retries must be 0 or more, got {max_retries}")
+        if datasource is not None and effect_value is not Effect.WRITE:
+            raise ConfigurationError(
+                f"tool {func.__name__!r}: a datasource tool's effect is 'write' (its transaction commits once), "
+                f"not {effect_value.value!r}"
+            )
         schema = function_schema(func)
         return Tool(
             name=name or func.__name__,
@@ -413,6 +427,7 @@ def tool(
             max_retries=max_retries,
             prepare=prepare,
             timeout_s=timeout_s,
+            datasource=datasource,
         )
 
     return build(fn) if fn is not None else build

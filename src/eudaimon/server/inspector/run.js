@@ -8,6 +8,7 @@ import { drawTree, drawWaterfall, spansOf } from "./waterfall.js";
 import { pendingApproval, unknownOutcome } from "./approvals.js";
 import { askToFork } from "./forking.js";
 import { editDiff } from "./edits.js";
+import { effectsPanel } from "./effects.js";
 
 function messageView(message, toolNames, edits = new Map()) {
   const kind = message.is_error ? "error" : message.role;
@@ -39,13 +40,14 @@ export function runPage(main, runId) {
   const decisions = el("tbody", { "data-testid": "decisions" });
   const steps = el("tbody", { "data-testid": "steps" });
   const timeline = el("tbody", { "data-testid": "timeline" });
+  const effects = effectsPanel();
   const forkDialog = el("dialog", { class: "fork", "data-testid": "fork-confirm", "aria-labelledby": "fork-title" });
   const slider = el("input", { type: "range", min: 0, max: 0, value: 0, id: "travel", "data-testid": "travel", "aria-label": "Time travel: the state after event" });
   const travelLabel = el("div", { class: "muted", "data-testid": "travel-label" }, "Move the slider to see the run as it was after any event.");
   const travelState = el("div", { "data-testid": "travel-state" });
   fill(main,
     title, facts, actions, waiting,
-    el("section", {}, el("h2", {}, "Waterfall"), waterfall), tree,
+    el("section", {}, el("h2", {}, "Waterfall"), waterfall), tree, effects.section,
     el("div", { class: "grid" },
       el("div", {},
         el("section", {}, el("h2", {}, "Conversation"), conversation, el("div", { class: "muted" }, "live:"), live),
@@ -161,6 +163,7 @@ export function runPage(main, runId) {
       do {
         again = false;
         try { render(await api("/v1/runs/" + encodeURIComponent(runId))); } catch (error) { failed(error); }
+        await effects.load(runId);
       } while (again);
       refreshing = null;
     })();
