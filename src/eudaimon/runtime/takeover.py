@@ -36,8 +36,14 @@ def took_over(owner: str, previous_owner: str | None, last: Event, now: datetime
 
 
 def seconds(ms: int) -> str:
-    """A duration in the inspector's style: whole ms under 10 s, else seconds to one decimal."""
-    return f"{ms} ms" if ms < 10_000 else f"{ms / 1000:.1f} s"
+    """A duration in the inspector's style (`millis` in its shared.js): whole ms under a second,
+    seconds to one decimal under a minute, then minutes and seconds, then hours and minutes."""
+    if ms < 1000:
+        return f"{ms} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    s = round(ms / 1000)
+    return f"{s // 60} min {s % 60:02d} s" if s < 3600 else f"{s // 3600} h {s % 3600 // 60:02d} min"
 
 
 def taken_over_line(data: RunTakenOver, run_id: str | None = None) -> str:
