@@ -116,7 +116,7 @@ def test_a_waiting_approval_shows_its_time_waited_growing(page: Page, inspector:
     page.wait_for_timeout(2200)
     second = int(str(bar.get_attribute("data-duration-ms")))
     assert second >= first + 1500, (first, second)
-    row = page.locator("[data-testid=waterfall] .wf-row", has=bar)
+    row = page.locator("[data-testid=waterfall] .wf-row", has=page.locator("[data-kind=approval][data-waiting]"))
     expect(row.locator(".wf-ms")).to_contain_text("waited so far")
     expect(row.locator(".wf-ms")).not_to_contain_text("…")
     shot(page, "approval-waiting")

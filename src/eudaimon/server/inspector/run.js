@@ -53,9 +53,9 @@ export function runPage(main, runId) {
         el("section", {}, el("h2", {}, "Conversation"), conversation, liveBox),
         el("section", {}, el("h2", {}, el("label", { for: "travel" }, "Time travel")), slider, ticks, travelAt, travelLabel, travelState)),
       el("div", {},
-        el("section", {}, el("h2", {}, "Decisions"), el("table", {}, el("thead", {}, el("tr", {}, ["seq", "what", "call", "by", "note / output"].map((h) => el("th", {}, h)))), decisions)),
-        el("section", {}, el("h2", {}, "Usage per step"), el("table", {}, el("thead", {}, el("tr", {}, ["step", "model", "in", "out", "cost", "time"].map((h) => el("th", {}, h)))), steps)))),
-    el("section", {}, el("h2", {}, "Timeline"), el("table", { class: "timeline" }, el("thead", {}, el("tr", {}, ["seq", "type", "time", "summary", ""].map((h) => el("th", {}, h)))), timeline)),
+        el("section", {}, el("h2", {}, "Decisions"), el("table", {}, el("thead", {}, el("tr", {}, ["seq", "what", "call", "by", "note / output"].map((h) => el("th", { scope: "col" }, h)))), decisions)),
+        el("section", {}, el("h2", {}, "Usage per step"), el("table", {}, el("thead", {}, el("tr", {}, ["step", "model", "in", "out", "cost", "time"].map((h) => el("th", { scope: "col" }, h)))), steps)))),
+    el("section", {}, el("h2", {}, "Timeline"), el("table", { class: "timeline" }, el("thead", {}, el("tr", {}, ["seq", "type", "time", "summary", "actions"].map((h) => el("th", { scope: "col" }, h)))), timeline)),
     forkDialog);
 
   const events = [];
