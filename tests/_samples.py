@@ -90,6 +90,7 @@ def one_of_each() -> list[EventData]:
         ),
         ev.HandedOff(call_id="call_2", agent="billing", to_run_id="run_child"),
         ev.AttemptTraced(trace_id="0" * 32, span_id="1" * 16),
+        ev.RunTakenOver(owner="host:2:beef.0", orphaned_ms=57_000, previous_owner="host:1:cafe.0", interrupted_seq=4),
         ev.FinishRejected(step=3, reason="not JSON", by_validator=True),
         ev.BudgetExceeded(reason="usd", spent=1.5, limit=1.0),
         ev.RunCompleted(output="done", structured={"a": [1, 2, {"b": None}]}),

@@ -7,11 +7,14 @@ are functions of the request.
   run whose waterfall has every kind of span and a stop reason worth showing.
 - `refunder` refunds (WRITE) then pays (IRREVERSIBLE, approval): a run whose fork may repeat them.
 - `twins` asks for two identical wires in one step: two pending calls told apart only by id.
+- `ponderer` hangs in its model call where `PONDER_HANG` is set: a run a crash interrupts.
 - `broken` fails at once with a model error no retry cures (`model_failed`, then `run_failed`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
 import re
 
 from eudaimon import Agent, Message, ToolCall, tool
@@ -111,3 +114,14 @@ def _broken(request: ChatRequest) -> str:
 
 
 broken = Agent(FunctionModel(_broken, "broken-model"), name="broken", memory=None)
+
+
+async def _ponder(request: ChatRequest) -> str:
+    """Hangs in its model call on a server started with PONDER_HANG=1 (to be killed there), and
+    answers at once anywhere else: a run whose model call a crash interrupts."""
+    if os.environ.get("PONDER_HANG"):
+        await asyncio.sleep(3600)
+    return "Pondered: " + _turn(request)[0].content
+
+
+ponderer = Agent(FunctionModel(_ponder, "ponder-model"), name="ponderer", memory=None)

@@ -33,6 +33,7 @@ from eudaimon.core.events import (
     RunFailed,
     RunQueued,
     RunStarted,
+    RunTakenOver,
     ToolCompleted,
     ToolDenied,
     ToolOutcomeUnknown,
@@ -52,6 +53,7 @@ from eudaimon.core.messages import (
     describe_part,
 )
 from eudaimon.core.state import RunState, Status
+from eudaimon.runtime.takeover import taken_over_line
 from eudaimon.streaming import (
     Done,
     Error,
@@ -184,6 +186,8 @@ def summarize(event: Event) -> str:
             return f"{data.call_id}: handed the conversation to {data.agent!r} (run {data.to_run_id})"
         case AttemptTraced():
             return f"traced as span {data.span_id} of trace {data.trace_id}"
+        case RunTakenOver():
+            return taken_over_line(data)
         case ToolReconciled():
             how = "retry" if data.retry else f"output {clip(data.output or '', 50)!r}"
             by = f" by {data.by}" if data.by else ""

@@ -310,6 +310,23 @@ class AttemptTraced:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RunTakenOver:
+    """A driver took the run over from one lost mid-run (it crashed or stalled: its lease
+    lapsed, not given up). Journaled so the run's history says what happened: the inspector
+    ends the interrupted span here and marks the takeover; the fold learns nothing from it."""
+
+    type: ClassVar[str] = "run_taken_over"
+    owner: str
+    """The driver that took over (host:pid:nonce.n, as in the lease tables)."""
+    orphaned_ms: int
+    """From the lost driver's last event to this takeover: how long the run had no driver."""
+    previous_owner: str | None = None
+    """The lost driver, when this process saw its lease (else it had lapsed unseen)."""
+    interrupted_seq: int = -1
+    """The lost driver's last event."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FinishRejected:
     type: ClassVar[str] = "finish_rejected"
     step: int
@@ -403,6 +420,7 @@ EventData = (
     | ToolReconciled
     | HandedOff
     | AttemptTraced
+    | RunTakenOver
     | FinishRejected
     | BudgetExceeded
     | RunCompleted
@@ -428,6 +446,7 @@ EVENT_TYPES: tuple[type[EventData], ...] = (
     ToolReconciled,
     HandedOff,
     AttemptTraced,
+    RunTakenOver,
     FinishRejected,
     BudgetExceeded,
     RunCompleted,

@@ -36,6 +36,7 @@ from eudaimon.core.events import (
     RunFailed,
     RunQueued,
     RunStarted,
+    RunTakenOver,
     ToolCompleted,
     ToolDenied,
     ToolOutcomeUnknown,
@@ -379,6 +380,8 @@ class RunState:
                 self.handed_off_to, self.handoff_call = data.to_run_id, data.call_id
             case AttemptTraced():
                 self.traced_attempts = (*self.traced_attempts, (data.trace_id, data.span_id))
+            case RunTakenOver():
+                pass  # history for people (the inspector, the logs): the state is as it was
             case FinishRejected():
                 self.finish_rejections += 1
                 correction = validator_correction(data.reason) if data.by_validator else finish_correction(data.reason)

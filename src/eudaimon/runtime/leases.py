@@ -239,6 +239,18 @@ async def renew(store: EventStore, keepers: Sequence[LeaseKeeper], ttl_s: float)
 _RENEWALS = PerStore(_Renewals)
 
 
+_HOLDERS_SEEN: dict[str, str] = {}
+_HOLDERS_KEPT = 4096
+
+
+def _seen_holding(name: str, owner: str) -> None:
+    """Remember who held `name` when this process was refused it (the last few thousand)."""
+    _HOLDERS_SEEN.pop(name, None)
+    _HOLDERS_SEEN[name] = owner
+    if len(_HOLDERS_SEEN) > _HOLDERS_KEPT:
+        del _HOLDERS_SEEN[next(iter(_HOLDERS_SEEN))]
+
+
 class LeaseKeeper:
     """One lease held by one driver: taken, kept renewed, checked before effects, given up."""
 
@@ -260,6 +272,9 @@ class LeaseKeeper:
         again after it lapsed sets it anew, so that `check_effect` refuses an effect whose
         intent was committed before the lapse."""
         self._schedule: _Renewals | None = None
+        self.previous_holder: str | None = None
+        """Who held the lease when this process last found it taken (None if it never did): a
+        driver taking over from a lost one names it (`runtime.takeover`)."""
 
     @property
     def fence(self) -> Fence:
@@ -273,12 +288,14 @@ class LeaseKeeper:
             try:
                 lease = await self.store.acquire_lease(self.name, self.owner, self.ttl_s)
             except LeaseHeld as held:
+                _seen_holding(self.name, held.owner)
                 if not wait:
                     raise
                 await asyncio.sleep(min(max(held.expires_in_s, 0.02), 0.2))
                 continue
             self.deadline = started + lease.expires_in_s
             self._taken_at = started
+            self.previous_holder = _HOLDERS_SEEN.pop(self.name, None)
             break
         self.held = True
         self._schedule = _RENEWALS.get(self.store)

@@ -29,6 +29,7 @@ from eudaimon.core.messages import Message, Role
 from eudaimon.core.settings import NO_SETTINGS, ModelSettings
 from eudaimon.core.state import RunState, Status
 from eudaimon.memory.base import feed
+from eudaimon.runtime import takeover
 from eudaimon.runtime.admission import max_active_runs, run_slot
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.clock import new_message_id, new_run_id
@@ -184,7 +185,25 @@ class RunDriver:
         # commits an intent first; one that took over before that commit cannot commit after
         # it (the append fences), and one that took over after it holds a larger count.
         journal.fencing_token = journal.committed_seq
+        try:
+            await self._tell_takeover(journal, keeper)
+        except BaseException:
+            await self._let_go(journal, keeper)
+            raise
         return keeper
+
+    async def _tell_takeover(self, journal: RunJournal, keeper: LeaseKeeper) -> None:
+        """Journal and log a takeover from a driver lost mid-run (`runtime.takeover`)."""
+        if journal.committed_seq == 0 or journal.state.status is not Status.RUNNING:
+            return
+        tail = await self.store.load(journal.run_id, after_seq=journal.committed_seq - 2)
+        last = tail[-1] if tail else None
+        if last is None or not takeover.interrupted(journal.state, last):
+            return
+        taken = takeover.took_over(keeper.owner, keeper.previous_holder, last, journal.clock.now())
+        journal.record(taken)
+        await journal.flush()
+        takeover.log_takeover(journal.run_id, taken)
 
     async def _let_go(self, journal: RunJournal, keeper: LeaseKeeper) -> None:
         # Given up whether the run finished or paused: a resumer that reopened the run while it

@@ -121,4 +121,6 @@ def log_config(base: Mapping[str, Any]) -> dict[str, Any]:
     for handler in config.get("handlers", {}).values():
         handler["filters"] = [*handler.get("filters", []), "eudaimon_safe"]
     config["root"] = {"handlers": ["default"], "level": "WARNING"}
+    # Takeovers and recoveries are what an operator reads after a crash: one line each.
+    config.setdefault("loggers", {})["eudaimon.recovery"] = {"level": "INFO"}
     return config

@@ -25,13 +25,17 @@ from eudaimon.server.context import ServerContext
 from eudaimon.stores import index
 
 logger = logging.getLogger("eudaimon.server")
+recovery_log = logging.getLogger("eudaimon.recovery")
+"""Takeovers and recoveries, one readable line each (shown at INFO by `eudaimon serve`)."""
 _ALL = 1_000_000_000
 RECOVERED = ("running", "queued")
 """The statuses a run needs a driver in: not ended, not waiting for a human."""
 
 
-async def sweep(ctx: ServerContext) -> list[str]:
-    """Resume the runs that need a driver; return their ids."""
+async def sweep(ctx: ServerContext, told: set[str] | None = None) -> list[str]:
+    """Resume the runs that need a driver; return their ids. A queued run is logged once (in
+    `told`) when this server hands it to its queue; a takeover is logged by the driver that
+    takes over (`runtime.takeover`), once it holds the lease."""
     resumed: list[str] = []
     for row in await runs_to_recover(ctx):
         agent = ctx.agents.get(row.agent)
@@ -39,6 +43,15 @@ async def sweep(ctx: ServerContext) -> list[str]:
             continue
         if row.status == "queued":  # journaled, never started: its thread's queue starts it in turn
             ctx.lines.poke(row.agent, row.run_id, row.thread_id)
+            if told is not None and row.run_id not in told:
+                told.add(row.run_id)
+                recovery_log.info(
+                    "recovering queued run %s (agent %s, thread %s), queued at %s",
+                    row.run_id,
+                    row.agent,
+                    row.thread_id or "-",
+                    row.created_at,
+                )
             continue
         if row.parent_run_id is not None and await _held(ctx, row.run_id):
             continue
@@ -71,9 +84,10 @@ async def runs_to_recover(ctx: ServerContext) -> list[RunRow]:
 
 
 async def recover_forever(ctx: ServerContext, interval_s: float) -> None:
+    told: set[str] = set()
     while True:
         try:
-            found = await sweep(ctx)
+            found = await sweep(ctx, told)
             if found:
                 logger.info("looking to resume %d run(s) without a live driver: %s", len(found), ", ".join(found[:10]))
         except Exception:

@@ -169,7 +169,7 @@ class DashboardDay(BaseModel):
     day: str = Field(description="YYYY-MM-DD, UTC.")
     runs: int
     by_status: dict[str, int]
-    cost_usd: float
+    cost_usd: float | None = Field(description="USD; null (unpriced, not free) when no run of the day had a price.")
     input_tokens: int
     output_tokens: int
     p50_duration_ms: int | None = Field(description="Nearest-rank median of the ended runs' durations.")

@@ -121,7 +121,8 @@ class DayRow:
     day: str
     runs: int
     by_status: dict[str, int]
-    cost_usd: float
+    cost_usd: float | None
+    """None when no run of the day had a price: "unpriced", not free."""
     input_tokens: int
     output_tokens: int
     p50_duration_ms: int | None
@@ -138,10 +139,16 @@ def nearest_rank(sorted_values: Sequence[int], percent: int) -> int | None:
     return sorted_values[(percent * len(sorted_values) + 99) // 100 - 1]
 
 
+def _priced(costs: Iterable[float | None]) -> float | None:
+    """The sum of the costs known; None when none is (the runs were unpriced, not free)."""
+    known = [c for c in costs if c is not None]
+    return sum(known) if known else None
+
+
 def day_row(
     agent: str,
     day: str,
-    groups: Sequence[tuple[str, int, float, int, int]],
+    groups: Sequence[tuple[str, int, float | None, int, int]],
     p50: int | None,
     p95: int | None,
 ) -> DayRow:
@@ -152,7 +159,7 @@ def day_row(
         day=day,
         runs=runs,
         by_status={status: count for status, count, *_ in groups},
-        cost_usd=sum(g[2] for g in groups),
+        cost_usd=_priced(g[2] for g in groups),
         input_tokens=sum(g[3] for g in groups),
         output_tokens=sum(g[4] for g in groups),
         p50_duration_ms=p50,
@@ -179,7 +186,7 @@ def day_rows(rows: Iterable[RunRow], since: datetime, agent: str | None) -> list
             (
                 status,
                 len(of),
-                sum(r.cost_usd for r in of),
+                _priced(r.cost_usd if r.cost_known else None for r in of),
                 sum(r.input_tokens for r in of),
                 sum(r.output_tokens for r in of),
             )

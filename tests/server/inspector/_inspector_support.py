@@ -11,12 +11,12 @@ import httpx2
 from _server_support import KEYS, OPERATOR, Server
 from playwright.sync_api import Browser, Page
 
-EXTRA_AGENTS = ("family", "refunder", "twins", "broken")
+EXTRA_AGENTS = ("family", "refunder", "twins", "broken", "ponderer")
 
 
-def inspector_server(db: Path, **kwargs: Any) -> Server:
+def inspector_server(db: Path, env: dict[str, str] | None = None, **kwargs: Any) -> Server:
     extra = tuple(arg for name in EXTRA_AGENTS for arg in ("--agent", f"inspector_agents:{name}"))
-    return Server(db, env={"EUDAIMON_API_KEYS": KEYS}, args=extra, **kwargs)
+    return Server(db, env={"EUDAIMON_API_KEYS": KEYS, **(env or {})}, args=extra, **kwargs)
 
 
 def open_page(browser: Browser, server: Server, key: str, path: str = "/") -> Page:

@@ -1,7 +1,7 @@
 // The dashboard: per agent and day, runs by status, cost, tokens, p50/p95 duration and error
 // rate, drawn here as SVG from `GET /v1/dashboard` (a summary the store keeps). Every chart has
 // its numbers in a table beside it, for screen readers and for copying.
-import { api, connection, el, failed, fill, go, millis, svg } from "./shared.js";
+import { UNPRICED, api, connection, el, failed, fill, go, millis, money, svg } from "./shared.js";
 
 const W = 560, H = 150, PAD_L = 52, PAD_B = 22, PAD_T = 10;
 const STATUS_ORDER = ["completed", "running", "queued", "awaiting_approval", "awaiting_reconciliation", "failed", "cancelled", "budget_exceeded"];
@@ -85,18 +85,20 @@ function agentCard(agent, rows, days) {
   const statuses = STATUS_ORDER.filter((s) => rows.some((r) => r.by_status && r.by_status[s]));
   for (const r of rows) for (const s of Object.keys(r.by_status || {})) if (!statuses.includes(s)) statuses.push(s);
   const total = (key) => rows.reduce((sum, r) => sum + (r[key] || 0), 0);
+  const priced = rows.filter((r) => r.cost_usd !== null && r.cost_usd !== undefined).length;
+  const cost = !priced ? UNPRICED : money(total("cost_usd")) + (priced < rows.length ? " + " + UNPRICED : "");
   const table = el("table", { class: "numbers", "data-testid": "dashboard-table" },
     el("caption", {}, "The numbers of " + agent + ", per day"),
     el("thead", {}, el("tr", {}, ["day", "runs", "by status", "cost", "tokens in", "tokens out", "p50", "p95", "error rate"].map((h) => el("th", { scope: "col" }, h)))),
     el("tbody", {}, rows.map((r) => el("tr", { "data-day": r.day },
       el("td", {}, r.day), el("td", { "data-testid": "day-runs" }, r.runs),
       el("td", {}, Object.entries(r.by_status || {}).map(([s, n]) => s + " " + n).join(", ")),
-      el("td", {}, r.cost_usd === null || r.cost_usd === undefined ? "—" : dollars(r.cost_usd)),
+      el("td", { "data-testid": "day-cost" }, money(r.cost_usd)),
       el("td", {}, r.input_tokens), el("td", {}, r.output_tokens),
       el("td", {}, millis(r.p50_duration_ms)), el("td", {}, millis(r.p95_duration_ms)),
       el("td", {}, r.error_rate === null || r.error_rate === undefined ? "—" : percent(r.error_rate))))));
   return el("section", { class: "agent-card", "data-testid": "dashboard-agent", "data-agent": agent },
-    el("h2", {}, agent, el("span", { class: "muted" }, " · " + total("runs") + " runs · " + dollars(total("cost_usd")) + " · " + tokens(total("input_tokens") + total("output_tokens")) + " tokens")),
+    el("h2", {}, agent, el("span", { class: "muted" }, " · " + total("runs") + " runs · ", el("span", { "data-testid": "agent-cost" }, cost), " · " + tokens(total("input_tokens") + total("output_tokens")) + " tokens")),
     el("div", { class: "charts" },
       barChart("Runs by status", agent, days, byDay, statuses.map((s) => ({ name: s, cls: "s-" + s, value: (r) => (r.by_status || {})[s] || 0 })), count, "chart-runs"),
       barChart("Cost (USD)", agent, days, byDay, [{ name: "cost", cls: "cost", value: (r) => r.cost_usd || 0 }], dollars, "chart-cost"),

@@ -1,8 +1,9 @@
 // A run's page: what it is, what waits for a human, its waterfall and tree, the conversation,
 // the decisions, usage, every event, and time travel. It follows the journal's stream for as
 // long as the run has not ended, so a decision made anywhere shows here.
-import { ENDED, api, connection, el, failed, fill, follow, json, link, mayOperate, money, notice, runHref, statusBadge, when } from "./shared.js";
+import { ENDED, api, connection, el, failed, fill, follow, json, link, mayOperate, millis, money, notice, runHref, statusBadge, when } from "./shared.js";
 import { revealed, revealedJson } from "./reveal.js";
+import { folded } from "./fold.js";
 import { summarize } from "./summaries.js";
 import { drawTree, drawWaterfall, spansOf } from "./waterfall.js";
 import { pendingApproval, unknownOutcome } from "./approvals.js";
@@ -17,8 +18,8 @@ function messageView(message, toolNames, edits = new Map()) {
     el("div", { class: "role" }, el("span", { class: "role-name" }, message.role),
       name ? [" · ", el("span", { class: "tool-name", "data-testid": "tool-name" }, name)] : null,
       message.tool_call_id ? [" · ", el("span", { class: "call-id mono", "data-testid": "call-id" }, message.tool_call_id)] : null),
-    message.content ? el("div", { class: "text" }, revealed(message.content)) : null,
-    message.tool_calls.flatMap((call) => [el("div", { class: "mono" }, "→ " + call.name + " ", el("span", { class: "call-id", "data-testid": "call-id" }, call.id), " ", revealed(json(call.arguments))),
+    message.content ? el("div", { class: "text" }, folded(message.content, "folded-message")) : null,
+    message.tool_calls.flatMap((call) => [el("div", { class: "mono" }, "→ " + call.name + " ", el("span", { class: "call-id", "data-testid": "call-id" }, call.id), " ", folded(json(call.arguments), "folded-arguments")),
       edits.has(call.id) ? editDiff(edits.get(call.id)) : null]));
 }
 
@@ -36,13 +37,16 @@ export function runPage(main, runId) {
   const waterfall = el("div", { class: "waterfall", "data-testid": "waterfall" });
   const tree = el("section", { "data-testid": "run-tree", hidden: true });
   const conversation = el("div", { "data-testid": "conversation" });
-  const live = el("div", { class: "live mono", "data-testid": "live" });
+  const live = el("div", { class: "live mono", "data-testid": "live", "aria-live": "off" });
+  const liveBox = el("div", { class: "live-box", hidden: true }, el("h3", { class: "muted" }, "Model output as it streams"), live);
   const decisions = el("tbody", { "data-testid": "decisions" });
   const steps = el("tbody", { "data-testid": "steps" });
   const timeline = el("tbody", { "data-testid": "timeline" });
   const effects = effectsPanel();
   const forkDialog = el("dialog", { class: "fork", "data-testid": "fork-confirm", "aria-labelledby": "fork-title" });
-  const slider = el("input", { type: "range", min: 0, max: 0, value: 0, id: "travel", "data-testid": "travel", "aria-label": "Time travel: the state after event" });
+  const ticks = el("datalist", { id: "travel-events" });
+  const slider = el("input", { type: "range", min: 0, max: 0, value: 0, id: "travel", list: "travel-events", "data-testid": "travel", "aria-describedby": "travel-at" });
+  const travelAt = el("div", { class: "travel-at mono", id: "travel-at", "data-testid": "travel-at" });
   const travelLabel = el("div", { class: "muted", "data-testid": "travel-label" }, "Move the slider to see the run as it was after any event.");
   const travelState = el("div", { "data-testid": "travel-state" });
   fill(main,
@@ -50,12 +54,12 @@ export function runPage(main, runId) {
     el("section", {}, el("h2", {}, "Waterfall"), waterfall), tree, effects.section,
     el("div", { class: "grid" },
       el("div", {},
-        el("section", {}, el("h2", {}, "Conversation"), conversation, el("div", { class: "muted" }, "live:"), live),
-        el("section", {}, el("h2", {}, el("label", { for: "travel" }, "Time travel")), slider, travelLabel, travelState)),
+        el("section", {}, el("h2", {}, "Conversation"), conversation, liveBox),
+        el("section", {}, el("h2", {}, el("label", { for: "travel" }, "Time travel")), slider, ticks, travelAt, travelLabel, travelState)),
       el("div", {},
-        el("section", {}, el("h2", {}, "Decisions"), el("table", {}, el("thead", {}, el("tr", {}, ["seq", "what", "call", "by", "note / output"].map((h) => el("th", {}, h)))), decisions)),
-        el("section", {}, el("h2", {}, "Usage per step"), el("table", {}, el("thead", {}, el("tr", {}, ["step", "model", "in", "out", "cost", "ms"].map((h) => el("th", {}, h)))), steps)))),
-    el("section", {}, el("h2", {}, "Timeline"), el("table", { class: "timeline" }, el("thead", {}, el("tr", {}, ["seq", "type", "time", "summary", ""].map((h) => el("th", {}, h)))), timeline)),
+        el("section", {}, el("h2", {}, "Decisions"), el("table", {}, el("thead", {}, el("tr", {}, ["seq", "what", "call", "by", "note / output"].map((h) => el("th", { scope: "col" }, h)))), decisions)),
+        el("section", {}, el("h2", {}, "Usage per step"), el("table", {}, el("thead", {}, el("tr", {}, ["step", "model", "in", "out", "cost", "time"].map((h) => el("th", { scope: "col" }, h)))), steps)))),
+    el("section", {}, el("h2", {}, "Timeline"), el("table", { class: "timeline" }, el("thead", {}, el("tr", {}, ["seq", "type", "time", "summary", "actions"].map((h) => el("th", { scope: "col" }, h)))), timeline)),
     forkDialog);
 
   const events = [];
@@ -77,6 +81,21 @@ export function runPage(main, runId) {
         await refresh();
       } catch (error) { failed(error); } finally { button.disabled = false; }
     } }, label);
+  }
+
+  // Resume applies to a fork made not to start (its last event the copied run_started, held),
+  // never to a running run: a run whose driver was lost is taken over by the recovery sweep.
+  function heldFork() {
+    const last = events[events.length - 1];
+    return !!last && last.type === "run_started" && !!last.parent && !!last.parent.held;
+  }
+
+  function labelSlider() {
+    const seq = Number(slider.value);
+    const row = timeline.querySelector('[data-seq="' + seq + '"]');
+    const text = "event " + seq + " of " + lastSeq + (row ? ": " + row.dataset.type : "");
+    slider.setAttribute("aria-valuetext", text);
+    fill(travelAt, text);
   }
 
   function pick(span) {
@@ -115,7 +134,7 @@ export function runPage(main, runId) {
     const ended = ENDED.includes(run.status);
     const base = "/v1/runs/" + encodeURIComponent(runId);
     fill(actions,
-      operate && !ended && run.status === "running" && !run.driven_here ? act("Resume", "resume", base + "/resume") : null,
+      operate && !run.driven_here && heldFork() ? act("Resume", "resume", base + "/resume") : null,
       operate && !ended ? act("Cancel run", "cancel", base + "/cancel", "danger") : null);
     // Rebuilt only when what waits changes: a refresh must not wipe a note being typed.
     const key = JSON.stringify([operate, run.pending_approvals.map((c) => c.call_id), run.unknown_outcomes.map((c) => c.call_id)]);
@@ -131,11 +150,11 @@ export function runPage(main, runId) {
       el("td", {}, d.seq),
       el("td", {}, d.kind === "approval" ? (d.approved ? "approved" : "denied") : d.kind === "reconcile" ? (d.retry ? "retry" : "settled") : "cancelled"),
       el("td", { class: "mono call-id", "data-testid": "call-id" }, d.call_id || ""), el("td", { "data-testid": "decided-by" }, d.by || "—"),
-      el("td", {}, revealed(d.note || d.output || ""), d.arguments ? editDiff(d) : null))));
+      el("td", {}, folded(d.note || d.output || "", "folded-decision"), d.arguments ? editDiff(d) : null))));
     if (!run.decisions.length) fill(decisions, el("tr", {}, el("td", { colspan: 5, class: "muted" }, "No human decisions yet.")));
     fill(steps, ...run.step_usage.map((s) => el("tr", {},
       el("td", {}, s.step), el("td", {}, s.model), el("td", {}, s.usage.input_tokens), el("td", {}, s.usage.output_tokens),
-      el("td", {}, money(s.cost_usd)), el("td", {}, s.duration_ms))));
+      el("td", { "data-testid": "step-cost" }, money(s.cost_usd)), el("td", {}, millis(s.duration_ms)))));
   }
 
   function addEvent(event) {
@@ -152,6 +171,8 @@ export function runPage(main, runId) {
     const atEnd = Number(slider.value) === Number(slider.max);
     slider.max = String(lastSeq);
     if (atEnd) slider.value = String(lastSeq);
+    ticks.append(el("option", { value: event.seq, label: event.seq + " " + event.type }));
+    labelSlider();
     if (["run_started", "tool_completed", "tool_outcome_unknown", "approval_requested", "handed_off"].includes(event.type) || ENDED.includes(event.type.replace("run_", ""))) loadTree();
     redraw();
   }
@@ -170,15 +191,19 @@ export function runPage(main, runId) {
     return refreshing;
   }
 
+  // The streamed text shows, under its heading, only while there is some.
+  function streamed(text) { live.append(text); liveBox.hidden = false; }
+  function quiet() { fill(live); liveBox.hidden = true; }
+
   function startStream() {
     stop();
     stop = follow("/v1/runs/" + encodeURIComponent(runId) + "/events/stream", lastSeq, (kind, data) => {
-      if (kind === "text_delta") { live.append(data.text); return; }
-      if (kind === "tool_call_start") { live.append("\n→ " + data.name + " "); return; }
-      if (kind === "tool_call_delta") { live.append(data.arguments_delta); return; }
-      if (kind === "tool_call_end") { live.append("\n"); return; }
-      if (kind === "end") { fill(live); refresh(); return; }
-      if (kind === "model_called") fill(live);
+      if (kind === "text_delta") { streamed(data.text); return; }
+      if (kind === "tool_call_start") { streamed("\n→ " + data.name + " "); return; }
+      if (kind === "tool_call_delta") { streamed(data.arguments_delta); return; }
+      if (kind === "tool_call_end") { streamed("\n"); return; }
+      if (kind === "end") { quiet(); refresh(); return; }
+      if (kind === "model_called") quiet();
       addEvent(data);
       refresh();
     });
@@ -186,6 +211,7 @@ export function runPage(main, runId) {
 
   slider.addEventListener("input", async () => {
     const seq = Number(slider.value);
+    labelSlider();
     try {
       const state = await api("/v1/runs/" + encodeURIComponent(runId) + "/state?at_seq=" + seq);
       const row = timeline.querySelector('[data-seq="' + seq + '"]');
@@ -199,5 +225,7 @@ export function runPage(main, runId) {
   refresh().then(startStream);
   loadTree();
   const unback = connection.onBack(() => { refresh(); loadTree(); });
-  return () => { stop(); unback(); };
+  // A wait still open grows: its bar is drawn again every second while one is on the page.
+  const ticking = setInterval(() => { if (waterfall.querySelector("[data-waiting]")) redraw(); }, 1000);
+  return () => { stop(); unback(); clearInterval(ticking); };
 }

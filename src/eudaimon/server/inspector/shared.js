@@ -38,13 +38,28 @@ export function when(iso) {
   return iso ? new Date(iso).toLocaleString() : "";
 }
 
+// One style for money and durations on every page (the CLI and the log lines use the same).
+// A cost the server does not know (`cost_usd` null: a model with no price) is "unpriced", never
+// "$0" or a dash: nothing says it was free.
+export const UNPRICED = "unpriced";
+
 export function money(value) {
-  return value === null || value === undefined ? "—" : "$" + Number(value).toFixed(6);
+  if (value === null || value === undefined) return UNPRICED;
+  const v = Number(value);
+  if (v === 0) return "$0.00";
+  if (v < 0.0001) return "<$0.0001";
+  return "$" + v.toFixed(v >= 1 ? 2 : 4);
 }
 
+// Durations: whole ms under a second, seconds to one decimal under a minute, then min and s.
 export function millis(value) {
   if (value === null || value === undefined) return "—";
-  return value >= 10_000 ? (value / 1000).toFixed(1) + " s" : Math.round(value) + " ms";
+  const v = Math.max(0, Number(value));
+  if (v < 1000) return Math.round(v) + " ms";
+  if (v < 60_000) return (v / 1000).toFixed(1) + " s";
+  const s = Math.round(v / 1000);
+  if (s < 3600) return Math.floor(s / 60) + " min " + String(s % 60).padStart(2, "0") + " s";
+  return Math.floor(s / 3600) + " h " + String(Math.floor((s % 3600) / 60)).padStart(2, "0") + " min";
 }
 
 export function statusBadge(status) {

@@ -1,5 +1,6 @@
 // One line per journal event for the timeline: what happened, in words.
 import { editText } from "./edits.js";
+import { millis } from "./shared.js";
 
 const cut = (text, n = 160) => String(text ?? "").slice(0, n);
 
@@ -13,7 +14,7 @@ export function summarize(event) {
       const stop = event.stop_reason && !["end_turn", "tool_use"].includes(event.stop_reason) ? " [stopped: " + event.stop_reason + "]" : "";
       return "step " + event.step + ": " + cut(calls ? "calls " + calls : (event.message.content || "")) + stop;
     }
-    case "model_retry_scheduled": return "step " + event.step + ": retry " + event.retry_number + " in " + event.delay_ms + " ms after: " + cut(event.error);
+    case "model_retry_scheduled": return "step " + event.step + ": retry " + event.retry_number + " in " + millis(event.delay_ms) + " after: " + cut(event.error);
     case "model_context_rejected": return "step " + event.step + ": the request was too long for the model (budget " + event.input_budget_tokens + " tokens): " + cut(event.error);
     case "model_failed": return "step " + event.step + ": the model failed" + (event.model ? " (" + event.model + ")" : "") + ": " + cut(event.error);
     case "guardrail_rejected": return "step " + event.step + ": guardrail " + event.guardrail + " rejected the answer: " + cut(event.feedback);
@@ -27,6 +28,7 @@ export function summarize(event) {
     case "tool_denied": return event.tool + " (" + event.call_id + "): " + (event.reason || "denied");
     case "handed_off": return "handed off to " + event.agent + " (run " + event.to_run_id + ")";
     case "attempt_traced": return "trace " + event.trace_id;
+    case "run_taken_over": return "taken over by " + event.owner + " from " + (event.previous_owner || "a driver whose lease lapsed") + " after " + millis(event.orphaned_ms || 0) + " without a driver (its last event #" + event.interrupted_seq + ")";
     case "budget_exceeded": return event.reason + ": spent " + event.spent + " of " + event.limit;
     case "run_completed": return cut(event.output);
     case "run_failed": return (event.kind ? event.kind + ": " : "") + cut(event.error, 300);

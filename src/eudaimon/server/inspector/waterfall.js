@@ -1,17 +1,23 @@
 // The waterfall of a run: one bar per model call, tool call, approval wait, retry and child
 // run, placed on one time axis from the journal's event times (ms after `run_started`). A span
-// still open (a call in flight, an approval not decided) reaches the latest event and says so.
+// still open (a call in flight) reaches the latest event and says so; an approval not decided
+// reaches now (`data-waiting`), so its time waited grows. A run taken over after a crash
+// (`run_taken_over`) shows what happened: the calls in flight end where the lost driver's last
+// event was, and a takeover bar spans the time the run had no driver.
 import { el, fill, link, millis, runHref } from "./shared.js";
 
 const QUIET_STOPS = new Set(["end_turn", "tool_use", "", undefined, null]);
 const MODEL_ENDS = new Set(["model_called", "model_failed", "model_retry_scheduled", "model_context_rejected", "guardrail_rejected"]);
 
 // Spans from the run's events (in seq order) and, for child runs, the tree's nodes.
-export function spansOf(events, tree, runId) {
+// `now` (ms since the epoch, by default this browser's clock) is where a wait still open ends.
+export function spansOf(events, tree, runId, now = Date.now()) {
   if (!events.length) return [];
   const t0 = Date.parse(events[0].at);
   const ms = (event) => Date.parse(event.at) - t0;
   const last = ms(events[events.length - 1]);
+  const waitedTo = Math.max(last, now - t0);
+  const bySeq = new Map(events.map((e) => [e.seq, e]));
   const spans = [];
   const openModel = new Map();   // request_id -> span
   const openTool = new Map();    // call_id -> span
@@ -29,12 +35,26 @@ export function spansOf(events, tree, runId) {
         openTool.set(event.call_id, span); spans.push(span); break;
       }
       case "approval_requested": {
-        const span = { kind: "approval", label: "approval of " + event.tool + " · " + event.call_id, start: t, end: last, open: true, seq: event.seq, call: event.call_id };
+        const span = { kind: "approval", label: "approval of " + event.tool + " · " + event.call_id, start: t, end: waitedTo, open: true, waiting: true, seq: event.seq, call: event.call_id };
         openApproval.set(event.call_id, span); spans.push(span); break;
       }
       case "approval_decided": {
         const span = openApproval.get(event.call_id);
-        if (span) { close(span, event); span.label += event.approved ? " · approved" : " · denied"; openApproval.delete(event.call_id); }
+        if (span) { close(span, event); span.waiting = false; span.label += event.approved ? " · approved" : " · denied"; openApproval.delete(event.call_id); }
+        break;
+      }
+      case "run_taken_over": {
+        // The lost driver's calls end at its last event; the takeover spans the time without a driver.
+        const lostEvent = bySeq.get(event.interrupted_seq);
+        const lost = lostEvent ? ms(lostEvent) : t - (event.orphaned_ms || 0);
+        for (const open of [openModel, openTool]) {
+          for (const span of open.values()) { span.end = Math.max(span.start, lost); span.open = false; span.interrupted = true; span.label += " · interrupted: its process was lost"; }
+          open.clear();
+        }
+        spans.push({
+          kind: "takeover", start: lost, end: t, open: false, seq: event.seq, owner: event.owner, previous: event.previous_owner || "", orphaned: event.orphaned_ms,
+          label: "taken over by " + event.owner + " from " + (event.previous_owner || "a driver whose lease lapsed") + " after " + millis(event.orphaned_ms || 0) + " without a driver",
+        });
         break;
       }
       case "tool_completed": case "tool_outcome_unknown": case "tool_reconciled": case "tool_denied": {
@@ -64,7 +84,7 @@ export function spansOf(events, tree, runId) {
             openModel.set(event.request_id, again); spans.push(again);
           }
         } else if (["run_completed", "run_failed", "run_cancelled", "budget_exceeded"].includes(event.type)) {
-          for (const span of [...openModel.values(), ...openTool.values(), ...openApproval.values()]) close(span, event);
+          for (const span of [...openModel.values(), ...openTool.values(), ...openApproval.values()]) { close(span, event); span.waiting = false; }
         }
     }
   }
@@ -107,8 +127,10 @@ export function drawWaterfall(box, spans, onPick) {
       class: "wf-bar " + span.kind + (span.open ? " open" : ""), type: "button",
       "data-span": "", "data-kind": span.kind, "data-start-ms": Math.round(span.start), "data-duration-ms": Math.round(duration),
       "data-seq": span.seq, "data-call": span.call, "data-child": span.child, "data-stop-reason": span.stop, "data-open": span.open ? "true" : null,
+      "data-waiting": span.waiting ? "" : null, "data-interrupted": span.interrupted ? "true" : null,
+      "data-owner": span.owner, "data-previous-owner": span.kind === "takeover" ? span.previous : null, "data-orphaned-ms": span.orphaned,
       title: span.label + " · " + millis(duration) + (span.open ? " so far" : ""),
-      "aria-label": span.kind + ": " + span.label + ", " + millis(duration) + (span.open ? " so far" : "") + " from " + millis(span.start),
+      "aria-label": span.kind + ": " + span.label + ", " + millis(duration) + (span.waiting ? " waited so far" : span.open ? " so far" : "") + " from " + millis(span.start),
       onclick: () => onPick(span),
     });
     bar.style.left = (100 * span.start / total) + "%";
@@ -118,7 +140,7 @@ export function drawWaterfall(box, spans, onPick) {
       span.child ? link(runHref(span.child), span.label, "child-link") : span.label,
       span.stop ? el("span", { class: "wf-stop", "data-testid": "stop-reason" }, " stopped: " + span.stop) : null);
     return el("div", { class: "wf-row" }, label, el("div", { class: "wf-track" }, bar),
-      el("div", { class: "wf-ms" }, millis(duration) + (span.open ? "…" : "")));
+      el("div", { class: "wf-ms" }, millis(duration) + (span.waiting ? " waited so far" : span.open ? " so far" : "")));
   });
   fill(box, el("div", { class: "wf-row wf-head" }, el("div", { class: "wf-label muted" }, spans.length + " spans"), el("div", { class: "wf-track" }, axis), el("div", { class: "wf-ms muted" }, millis(total))), rows);
 }

@@ -155,7 +155,8 @@ def query(s: str, q: RunQuery) -> tuple[str, list[Any]]:
 
 _DAY = "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
 
-DAYS = f"""SELECT agent, {_DAY} AS day, status, COUNT(*), SUM(cost_usd), SUM(input_tokens), SUM(output_tokens)
+DAYS = f"""SELECT agent, {_DAY} AS day, status, COUNT(*),
+    SUM(CASE WHEN (body::jsonb ->> 'cost_known')::boolean THEN cost_usd END), SUM(input_tokens), SUM(output_tokens)
 FROM {{s}}.run_index WHERE created_at >= %(since)s AND (%(agent)s::text IS NULL OR agent = %(agent)s)
 GROUP BY agent, day, status"""
 
@@ -168,10 +169,10 @@ GROUP BY agent, day"""
 
 def day_rows(groups: Sequence[tuple[Any, ...]], percentiles: Sequence[tuple[Any, ...]]) -> list[DayRow]:
     ranks = {(str(a), str(d)): (_int(p50), _int(p95)) for a, d, p50, p95 in percentiles}
-    days: dict[tuple[str, str], list[tuple[str, int, float, int, int]]] = {}
+    days: dict[tuple[str, str], list[tuple[str, int, float | None, int, int]]] = {}
     for agent, day, status, count, cost, tokens_in, tokens_out in groups:
         days.setdefault((str(agent), str(day)), []).append(
-            (str(status), int(count), float(cost or 0), int(tokens_in or 0), int(tokens_out or 0))
+            (str(status), int(count), None if cost is None else float(cost), int(tokens_in or 0), int(tokens_out or 0))
         )
     return [
         day_row(agent, day, found, *ranks.get((agent, day), (None, None)))

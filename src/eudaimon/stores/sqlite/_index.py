@@ -264,7 +264,8 @@ def _where(q: RunQuery, *, fts: bool) -> tuple[str, list[Any]]:
 
 
 _DAYS = """WITH w AS (
-    SELECT agent, substr(created_at, 1, 10) AS day, status, cost_usd, input_tokens, output_tokens, duration_ms
+    SELECT agent, substr(created_at, 1, 10) AS day, status,
+        CASE WHEN json_extract(body, '$.cost_known') THEN cost_usd END AS cost_usd, input_tokens, output_tokens, duration_ms
     FROM run_index WHERE created_at >= ?{agent})
 SELECT agent, day, status, COUNT(*), SUM(cost_usd), SUM(input_tokens), SUM(output_tokens) FROM w
 GROUP BY agent, day, status"""
@@ -296,7 +297,8 @@ def dashboard(conn: sqlite3.Connection, since: datetime, agent: str | None) -> l
 def day_rows_of(
     groups: Sequence[tuple[Any, ...]], percentiles: dict[tuple[str, str], tuple[int | None, int | None]]
 ) -> list[DayRow]:
-    """Day rows from (agent, day, status, runs, cost, input, output) groups and the percentiles."""
+    """Day rows from (agent, day, status, runs, cost, input, output) groups and the percentiles;
+    a group's cost is None (SQL NULL) when none of its runs had a price."""
     days: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
     for group in groups:
         days.setdefault((str(group[0]), str(group[1])), []).append(group)
@@ -304,7 +306,7 @@ def day_rows_of(
         day_row(
             agent,
             day,
-            [(str(g[2]), int(g[3]), float(g[4] or 0), int(g[5]), int(g[6])) for g in found],
+            [(str(g[2]), int(g[3]), None if g[4] is None else float(g[4]), int(g[5]), int(g[6])) for g in found],
             *percentiles.get((agent, day), (None, None)),
         )
         for (agent, day), found in sorted(days.items(), key=lambda item: (item[0][1], item[0][0]))
