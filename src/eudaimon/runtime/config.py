@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from eudaimon.core.decide import DecideConfig
 from eudaimon.core.messages import ToolCall, Usage
 from eudaimon.core.settings import NO_SETTINGS, ModelSettings
-from eudaimon.models.base import Model, ToolSpec
+from eudaimon.models.base import Model, StructuredOutput, ToolSpec
 from eudaimon.runtime.model_calls import RetrySettings
 from eudaimon.tools import Tool, ToolContext, ToolPolicy
 
@@ -52,3 +52,6 @@ class RuntimeConfig:
     """Some tool has `prepare`: the specs offered are decided, and journaled, per step."""
     tool_timeout_s: float | None = None
     """How long a tool call may take when its tool sets no `timeout_s` (None: no limit)."""
+    structured_output: StructuredOutput | None = None
+    """The typed answer asked of the model natively or through a tool (None: text, or JSON
+    asked for in the system prompt)."""

@@ -34,6 +34,7 @@ from eudaimon.core.messages import Message, Usage
 from eudaimon.core.settings import NO_SETTINGS
 from eudaimon.core.validity import check_payload
 from eudaimon.models.base import ChatRequest, ChatResponse, Model, ModelStreamItem
+from eudaimon.models.output import settle
 from eudaimon.runtime.call_watch import CallWatch
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.signals import _LoopSignal
@@ -109,7 +110,7 @@ async def attempt(
                     yield item
             if response is None:
                 raise ModelResponseInvalid("the model's stream ended without a response", model=model.model_id)
-            yield checked_response(response, model)
+            yield checked_response(settle(response, request.output), model)
             return
         except ModelError as exc:
             retries = await _after_failure(
@@ -135,7 +136,9 @@ async def call(
     while True:
         try:
             answer = model.generate(request)
-            return checked_response(await (answer if watch is None else watch.run(answer)), model)
+            return checked_response(
+                settle(await (answer if watch is None else watch.run(answer)), request.output), model
+            )
         except ModelError as exc:
             retries = await _after_failure(journal, model, request, exc, step, request_id, retries, retry, False, watch)
 
