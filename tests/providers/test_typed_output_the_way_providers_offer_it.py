@@ -11,8 +11,8 @@ import pytest
 from pydantic import BaseModel
 
 from eudaimon import Agent, NativeOutput, PromptedOutput, ToolOutput, tool
-from eudaimon.errors import ConfigurationError
 from eudaimon.core.messages import Message
+from eudaimon.errors import ConfigurationError
 from eudaimon.models import ChatRequest, ChatResponse, FunctionModel
 from eudaimon.streaming import Done
 

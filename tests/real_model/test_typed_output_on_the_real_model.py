@@ -38,9 +38,12 @@ async def test_native_output_forced_on_the_real_model(real_model):
     """`NativeOutput` of a top-level array (at most 3 items), constrained by the server's grammar."""
     model = infer_model(real_model.model_string, base_url=real_model.base_url)
     agent = Agent(
-        model, memory=None, output_type=NativeOutput(Annotated[list[int], Field(max_length=3)]),
+        model,
+        memory=None,
+        output_type=NativeOutput(Annotated[list[int], Field(max_length=3)]),
         max_tokens=64,
-       , temperature=0.0, max_output_retries=0
+        temperature=0.0,
+        max_output_retries=0,
     )
     try:
         response = await agent.prompt("List three small numbers.")
