@@ -132,6 +132,11 @@ class AnthropicModel:
     def provider(self) -> str:
         return "anthropic"
 
+    @property
+    def base_url(self) -> str:
+        """The API's URL, without credentials (telemetry's `server.address` and `server.port`)."""
+        return self._base_url
+
     async def generate(self, request: ChatRequest) -> ChatResponse:
         """One message. Failures raise `ModelError`s, classified once (see the module docstring)."""
         params: MessageCreateParamsNonStreaming = {

@@ -134,6 +134,11 @@ class OpenAIModel:
     def provider(self) -> str:
         return self._provider
 
+    @property
+    def base_url(self) -> str:
+        """The API's URL, without credentials (telemetry's `server.address` and `server.port`)."""
+        return self._base_url
+
     async def generate(self, request: ChatRequest) -> ChatResponse:
         """One completion. Failures raise `ModelError`s, classified once (see the module docstring)."""
         client = await self._loop_client()
