@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import Any
 
 from a2a.helpers import new_data_part, new_text_part
 from a2a.server.context import ServerCallContext
@@ -130,15 +131,35 @@ def history_of(state: RunState) -> list[Message]:
     return shown
 
 
+USAGE_KEY = "eudaimon.usage"
+"""The task metadata key under which an eudaimon server reports what the task's run spent:
+`input_tokens`, `output_tokens`, `cached_tokens`, and `cost_usd` when its calls were priced.
+An eudaimon caller (`A2AAgent`) adds them to its own run, so its budget sees them."""
+
+
+def usage_of(state: RunState) -> dict[str, Any]:
+    """What the run spent, as the task metadata `USAGE_KEY` holds it."""
+    spent: dict[str, Any] = {
+        "input_tokens": state.usage.input_tokens,
+        "output_tokens": state.usage.output_tokens,
+        "cached_tokens": state.usage.cached_tokens,
+    }
+    if state.cost_known:
+        spent["cost_usd"] = state.cost_usd
+    return {USAGE_KEY: spent}
+
+
 def task_of(state: RunState, at: datetime | None = None) -> Task:
-    """The whole task as `tasks/get` answers it."""
-    return Task(
+    """The whole task as `tasks/get` answers it, with what its run spent in the metadata."""
+    task = Task(
         id=state.run_id,
         context_id=context_of(state),
         status=status_of(state, at),
         artifacts=artifacts_of(state),
         history=history_of(state),
     )
+    task.metadata.update(usage_of(state))
+    return task
 
 
 class JournalTaskStore(TaskStore):
