@@ -2,11 +2,54 @@
 # The whole check, as CI runs it: a virtualenv with eudaimon[dev], PostgreSQL and Redis up,
 # then the package check (wheel and sdist built, the wheel installed alone in a fresh venv runs
 # the demo and --help), ruff (lint and format), mypy (strict), the docs site (mkdocs --strict)
-# and pytest. Extra arguments go to pytest:
+# and pytest. Extra arguments go to pytest, and then only pytest runs (add --all for the
+# pre-checks too):
 #     ./scripts/test.sh -k journal -x
 # Works on a fresh Debian with python3 >= 3.11; says what to install when something is missing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+usage() {
+    cat <<'USAGE'
+usage: scripts/test.sh [--all] [--help] [PYTEST_ARGS...]
+
+Runs eudaimon's checks in .venv, starting PostgreSQL and Redis (and the real model server
+for tests/real_model) when they are not up:
+
+  package   the wheel and sdist built, the wheel alone in a fresh venv runs the demo and --help
+  ruff      lint and format check of src, tests and benchmarks
+  mypy      strict, the whole project
+  mkdocs    the docs site, --strict
+  pytest    the tests
+
+With no arguments every check runs (this is what .ci/run does). With pytest arguments only
+pytest runs, with those arguments:
+
+  scripts/test.sh tests/journal -x        one folder, stop at the first failure
+  scripts/test.sh -k approval             the tests whose names match
+  scripts/test.sh --durations=30          the whole suite, the 30 slowest tests listed
+
+Options:
+  --all        run the pre-checks (package, ruff, mypy, mkdocs) even with pytest arguments
+               (or set EUDAIMON_TEST_ALL=1)
+  -h, --help   this text
+
+Environment: EUDAIMON_TEST_PG_DSN and EUDAIMON_TEST_REDIS_URL point at servers you run;
+EUDAIMON_TEST_LLM_PORT is the real model server's port (8088); PYTHON picks the interpreter.
+USAGE
+}
+
+RUN_ALL=${EUDAIMON_TEST_ALL:-}
+PYTEST_ARGS=()
+for arg in "$@"; do
+    case $arg in
+        -h | --help) usage; exit 0 ;;
+        --all) RUN_ALL=1 ;;
+        *) PYTEST_ARGS+=("$arg") ;;
+    esac
+done
+# Pytest arguments mean "these tests": the pre-checks (about a minute) run only when asked.
+if [ "${#PYTEST_ARGS[@]}" -eq 0 ]; then RUN_ALL=1; fi
 
 PG_HOST=127.0.0.1 PG_PORT=5432 REDIS_HOST=127.0.0.1 REDIS_PORT=6379
 WAIT_S=${EUDAIMON_SERVICE_WAIT_S:-30}
@@ -237,13 +280,17 @@ check_package() {  # no dev extras: only what `pip install eudaimon` brings
     )
 }
 
-check "package (wheel in a fresh venv: demo, --help)" check_package
-check "ruff check" .venv/bin/ruff check src tests benchmarks
-check "ruff format" .venv/bin/ruff format --check src tests benchmarks
-check "mypy" .venv/bin/mypy
-# The documentation site, offline (theme.font is off, no plugin downloads), every warning an error.
-check "mkdocs build --strict" env NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "${TMPDIR:-/tmp}/eudaimon-site"
-check pytest .venv/bin/pytest "$@"
+if [ -n "$RUN_ALL" ]; then
+    check "package (wheel in a fresh venv: demo, --help)" check_package
+    check "ruff check" .venv/bin/ruff check src tests benchmarks
+    check "ruff format" .venv/bin/ruff format --check src tests benchmarks
+    check "mypy" .venv/bin/mypy
+    # The documentation site, offline (theme.font is off, no plugin downloads), every warning an error.
+    check "mkdocs build --strict" env NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "${TMPDIR:-/tmp}/eudaimon-site"
+else
+    say "pre-checks (package, ruff, mypy, mkdocs) skipped: pytest arguments given; --all runs them too"
+fi
+check pytest .venv/bin/pytest ${PYTEST_ARGS[@]+"${PYTEST_ARGS[@]}"}
 
 if [ "${#failed[@]}" -gt 0 ]; then
     printf '\033[1;31mFAILED:\033[0m %s\n' "${failed[@]}" >&2

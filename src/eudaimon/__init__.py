@@ -57,6 +57,9 @@ if TYPE_CHECKING:
     from eudaimon.extensions.prompts import PromptTemplate as PromptTemplate
     from eudaimon.extensions.retry import ToolRetryPolicy as ToolRetryPolicy
     from eudaimon.memory import ThreadState as ThreadState
+    from eudaimon.models.output import NativeOutput as NativeOutput
+    from eudaimon.models.output import PromptedOutput as PromptedOutput
+    from eudaimon.models.output import ToolOutput as ToolOutput
     from eudaimon.runtime.cancel import CancellationToken as CancellationToken
     from eudaimon.runtime.response import AgentResponse as AgentResponse
     from eudaimon.tools import Tool as Tool
@@ -76,6 +79,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     "eudaimon.runtime.response": ("AgentResponse",),
     "eudaimon.runtime.cancel": ("CancellationToken",),
     "eudaimon.core.settings": ("ModelSettings",),
+    "eudaimon.models.output": ("NativeOutput", "PromptedOutput", "ToolOutput"),
     # tools
     "eudaimon.core.effects": ("Effect",),
     "eudaimon.tools": ("Tool", "ToolContext", "ToolPolicy", "ToolSpec", "tool"),

@@ -6,6 +6,7 @@ of the request, so a server restarted mid-run asks for the very same calls again
 - `strict_delegator` is `delegator` with its A2A tool declared `idempotent=False`.
 - `typed` answers with a typed output (a pydantic model), for the data part of the artifact.
 - `failing` loops on a tool past its one iteration: its runs fail.
+- `spender` answers at once having spent 120 priced tokens (what an A2A caller adds to its run).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from pydantic import BaseModel
 
 from eudaimon import Agent, Message, ToolCall, tool
 from eudaimon.a2a import A2AAgent
-from eudaimon.core.messages import Role
-from eudaimon.models import ChatRequest, FunctionModel, ScriptedModel
+from eudaimon.core.messages import Role, Usage
+from eudaimon.models import ChatRequest, ChatResponse, FunctionModel, ScriptedModel, StopReason
 
 REMOTE = os.environ.get("EUDAIMON_TEST_A2A_REMOTE", "http://127.0.0.1:9/a2a/ticker")
 REMOTE_KEY = os.environ.get("EUDAIMON_TEST_A2A_REMOTE_KEY")
@@ -69,3 +70,19 @@ def again() -> str:
 
 failing = Agent(FunctionModel(_loop, "looping-model"), tools=[again], name="failing", max_iterations=1)
 """Calls a tool on every turn and may take one: every run fails (max iterations)."""
+
+
+class _FlatPrice:
+    """$0.001 a token, either way: every call of `spender` is priced."""
+
+    def cost_per_token(self, model_id: str, direction: object) -> float:
+        return 0.001
+
+
+spender = Agent(
+    ScriptedModel([ChatResponse(Message.assistant("spent"), StopReason.END_TURN, Usage(100, 20, 40))] * 50),
+    cost_model=_FlatPrice(),
+    name="spender",
+)
+"""Answers at once, having used 120 tokens (40 of them cached) priced at $0.12: what an A2A
+caller's run must add to its own."""

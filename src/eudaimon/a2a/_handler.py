@@ -60,6 +60,7 @@ from eudaimon.a2a._tasks import (
     status_of,
     task_of,
     task_state,
+    usage_of,
 )
 from eudaimon.agent import Agent
 from eudaimon.core.errors import ConcurrencyConflict, EudaimonError, GuardrailBlocked
@@ -277,7 +278,10 @@ class JournalRequestHandler(RequestHandler):
                     yield TaskArtifactUpdateEvent(
                         task_id=run_id, context_id=context_id, artifact=artifact, last_chunk=True
                     )
-                yield TaskStatusUpdateEvent(task_id=run_id, context_id=context_id, status=status)
+                update = TaskStatusUpdateEvent(task_id=run_id, context_id=context_id, status=status)
+                if status.state in TERMINAL:
+                    update.metadata.update(usage_of(mine))  # what the run spent, for the caller's bill
+                yield update
             assert mine.next_seq == current.next_seq
 
     # -- not offered --------------------------------------------------------------------------

@@ -41,10 +41,13 @@ from a2a.types.a2a_pb2 import (
     TaskState,
 )
 from a2a.utils.errors import UnsupportedOperationError
+from google.protobuf.json_format import MessageToDict
 
+from eudaimon.a2a._tasks import USAGE_KEY
 from eudaimon.core.effects import Effect
 from eudaimon.core.errors import ConfigurationError, EudaimonError
-from eudaimon.tools import Tool, ToolContext
+from eudaimon.core.messages import Usage
+from eudaimon.tools import Tool, ToolContext, ToolReturn
 
 SETTLED = frozenset(
     {
@@ -99,7 +102,7 @@ def A2AAgent(  # named as the thing it stands for, as DESIGN §9 names it
     tool_name = name or _name_from(url)
     card: list[AgentCard] = []  # fetched once, on the first call
 
-    async def ask(input: str, ctx: ToolContext) -> str:
+    async def ask(input: str, ctx: ToolContext) -> ToolReturn:
         timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0))
         async with httpx.AsyncClient(headers=dict(headers or {}), timeout=timeout, verify=_tls()) as http:
             if not card:
@@ -198,6 +201,8 @@ def _fold(task: Task, response: StreamResponse) -> None:
     elif response.HasField("status_update"):
         task.id = task.id or response.status_update.task_id
         task.status.CopyFrom(response.status_update.status)
+        if response.status_update.metadata:
+            task.metadata.update(_plain(MessageToDict(response.status_update.metadata)))
     elif response.HasField("artifact_update"):
         task.id = task.id or response.artifact_update.task_id
         artifact = response.artifact_update.artifact
@@ -212,8 +217,27 @@ def _settles(response: StreamResponse) -> bool:
     return response.HasField("status_update") and response.status_update.status.state in SETTLED
 
 
-def _answer(task: Task, url: str) -> str:
-    """The completed task's artifacts as text (data parts as JSON), ending with the task's id."""
+def _spent(task: Task) -> tuple[Usage | None, float | None]:
+    """What the remote run spent, when the remote says (an eudaimon server does, under
+    `USAGE_KEY`); other A2A agents report nothing, and nothing is added."""
+    if USAGE_KEY not in task.metadata:
+        return None, None
+    spent = _plain(MessageToDict(task.metadata)).get(USAGE_KEY)
+    if not isinstance(spent, dict):
+        return None, None
+
+    def count(key: str) -> int:
+        value = spent.get(key)
+        return int(value) if isinstance(value, int | float) and value >= 0 else 0
+
+    usage = Usage(count("input_tokens"), count("output_tokens"), count("cached_tokens"))
+    cost = spent.get("cost_usd")
+    return usage, float(cost) if isinstance(cost, int | float) and cost >= 0 else None
+
+
+def _answer(task: Task, url: str) -> ToolReturn:
+    """The completed task's artifacts as text (data parts as JSON), ending with the task's id,
+    with what the remote run spent."""
     if task.status.state != TaskState.TASK_STATE_COMPLETED:
         said = " ".join(get_text_parts(task.status.message.parts)) if task.status.HasField("message") else ""
         state = TaskState.Name(task.status.state).removeprefix("TASK_STATE_").lower().replace("_", "-")
@@ -222,7 +246,8 @@ def _answer(task: Task, url: str) -> str:
     for artifact in task.artifacts:
         pieces.extend(get_text_parts(artifact.parts))
         pieces.extend(json.dumps(_plain(d), ensure_ascii=False) for d in get_data_parts(artifact.parts))
-    return "\n".join(pieces) + f"\n\n[A2A task {task.id}]"
+    usage, cost = _spent(task)
+    return ToolReturn(output="\n".join(pieces) + f"\n\n[A2A task {task.id}]", usage=usage, cost_usd=cost)
 
 
 def _plain(value: Any) -> Any:

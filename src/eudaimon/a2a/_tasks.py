@@ -141,9 +141,27 @@ def history_of(state: RunState) -> list[Message]:
     return shown
 
 
+USAGE_KEY = "eudaimon.usage"
+"""The task metadata key under which an eudaimon server reports what the task's run spent:
+`input_tokens`, `output_tokens`, `cached_tokens`, and `cost_usd` when its calls were priced.
+An eudaimon caller (`A2AAgent`) adds them to its own run, so its budget sees them."""
+
+
+def usage_of(state: RunState) -> dict[str, Any]:
+    """What the run spent, as the task metadata `USAGE_KEY` holds it."""
+    spent: dict[str, Any] = {
+        "input_tokens": state.usage.input_tokens,
+        "output_tokens": state.usage.output_tokens,
+        "cached_tokens": state.usage.cached_tokens,
+    }
+    if state.cost_known:
+        spent["cost_usd"] = state.cost_usd
+    return {USAGE_KEY: spent}
+
+
 def task_of(state: RunState, at: datetime | None = None) -> Task:
-    """The whole task as `tasks/get` answers it; `metadata.edits` says who changed which
-    call's arguments, from what to what, before it ran."""
+    """The whole task as `tasks/get` answers it, with what its run spent in the metadata;
+    `metadata.edits` says who changed which call's arguments, from what to what, before it ran."""
     task = Task(
         id=state.run_id,
         context_id=context_of(state),
@@ -153,6 +171,7 @@ def task_of(state: RunState, at: datetime | None = None) -> Task:
     )
     if state.edits:
         task.metadata.update({"edits": [edit_of(edit) for edit in state.edits]})
+    task.metadata.update(usage_of(state))
     return task
 
 

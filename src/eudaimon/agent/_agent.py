@@ -35,6 +35,7 @@ from eudaimon.extensions.prompts import PromptBuilder, PromptTemplate
 from eudaimon.extensions.retry import ToolRetryPolicy
 from eudaimon.memory import Memory, SlidingWindowMemory
 from eudaimon.models.base import Model
+from eudaimon.models.output import NativeOutput, PromptedOutput, ToolOutput
 from eudaimon.runtime.admission import run_slot
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.config import ApprovalPolicy
@@ -93,7 +94,10 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         human_input: a `HumanInputHandler`; adds the `ask_human` tool.
         output_type: a pydantic model, any type pydantic can validate, or a JSON Schema
             dict; the final answer must be JSON that validates, else the model is asked again.
-            `response.output` is then the validated value.
+            `response.output` is then the validated value. The model is asked for it the
+            strongest way it has (OpenAI and compatible servers: `response_format` with the
+            JSON Schema; Anthropic: a tool whose input is the schema; else the system prompt);
+            wrap the type in `NativeOutput`, `ToolOutput` or `PromptedOutput` to choose.
         output_validators: functions (`fn(output)` or `fn(ctx, output)`, sync or async) run
             in order after the schema: each returns the output to keep (None keeps it as it
             is) or raises `ModelRetry("what to fix")` to ask the model for another answer.
@@ -157,7 +161,12 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         max_budget_tokens: int | None = None,
         tool_retry_policy: ToolRetryPolicy | None = None,
         human_input: HumanInputHandler | None = None,
-        output_type: type[OutputT] | dict[str, Any] | None = None,
+        output_type: type[OutputT]
+        | NativeOutput[OutputT]
+        | ToolOutput[OutputT]
+        | PromptedOutput[OutputT]
+        | dict[str, Any]
+        | None = None,
         output_validators: Sequence[Callable[..., Any]] = (),
         max_output_retries: int = 2,
         model_settings: ModelSettings | None = None,

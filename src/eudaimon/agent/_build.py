@@ -23,7 +23,8 @@ from eudaimon.extensions.cost import Budget, as_cost_model, has_price, price_usa
 from eudaimon.extensions.hooks import HookSet
 from eudaimon.extensions.middleware import MiddlewareStack
 from eudaimon.extensions.prompts import PromptBuilder, PromptTemplate
-from eudaimon.models.base import Model, check_model_settings
+from eudaimon.models.base import Model, StructuredOutput, check_model_settings
+from eudaimon.models.output import choose, unwrap
 from eudaimon.models.registry import infer_model
 from eudaimon.runtime.config import Pricer, RuntimeConfig
 from eudaimon.runtime.output import OutputCheck, OutputSchema
@@ -71,8 +72,8 @@ def build_runtime_config(settings: AgentSettings, *, handoffs: Sequence[Tool] = 
     if instructions is not None and settings.prompt_template is not None:
         raise ConfigurationError("give either a system_prompt function or a prompt_template, not both")
     prompt = _system_prompt(system_prompt if isinstance(system_prompt, str) else None, settings.prompt_template)
-    output = OutputSchema.of(settings.output_type) if settings.output_type is not None else None
-    if output is not None and instructions is None:
+    output, structured = _output(settings.output_type, resolved)
+    if output is not None and structured is None and instructions is None:
         prompt = f"{prompt}\n\n{output.instruction}" if prompt else output.instruction
     model_settings = _model_settings(settings)
     check_settings(resolved, model_settings, compiled)
@@ -105,6 +106,7 @@ def build_runtime_config(settings: AgentSettings, *, handoffs: Sequence[Tool] = 
         prepared=any(t.prepare is not None for t in compiled.values()),
         tool_timeout_s=settings.tool_timeout_s,
         datasources=_datasources(settings, compiled),
+        structured_output=structured,
     )
     described: dict[str, Any] = {"toolsets": [t.source for t in toolsets]} if toolsets else {}
     config_digest = digest(
@@ -121,6 +123,7 @@ def build_runtime_config(settings: AgentSettings, *, handoffs: Sequence[Tool] = 
             "temperature": settings.temperature,
             "max_tokens": settings.max_tokens,
             **({"model_settings": model_settings.as_dict()} if model_settings != NO_SETTINGS else {}),
+            **({"output": [structured.mode, structured.name, structured.schema]} if structured is not None else {}),
         }
     )
     return BuiltAgent(
@@ -130,7 +133,7 @@ def build_runtime_config(settings: AgentSettings, *, handoffs: Sequence[Tool] = 
         output,
         config_digest,
         instructions=instructions,
-        output_instruction=output.instruction if output is not None else None,
+        output_instruction=output.instruction if output is not None and structured is None else None,
         toolsets=toolsets,
     )
 
@@ -149,6 +152,16 @@ def _datasources(settings: AgentSettings, tools: Mapping[str, Tool]) -> dict[str
                 f"(datasources: {known}); pass Agent(datasources={{{t.datasource!r}: Datasource(url)}})"
             )
     return given
+
+
+def _output(output_type: Any, model: Model) -> tuple[OutputSchema | None, StructuredOutput | None]:
+    """The finish schema, and how the model is asked for it: None when in the system prompt."""
+    if output_type is None:
+        return None, None
+    inner, forced, spec = unwrap(output_type)
+    schema = OutputSchema.of(inner)
+    chosen = choose(model, forced, spec, schema.schema)
+    return schema, None if chosen.mode == "prompted" else chosen
 
 
 def _check_limits(settings: AgentSettings) -> None:

@@ -68,7 +68,8 @@ class AgentSettings:
     max_budget_tokens: int | None = None
     tool_retry_policy: ToolRetryPolicy | None = None
     human_input: HumanInputHandler | None = None
-    output_type: type[Any] | dict[str, Any] | None = None
+    output_type: Any = None
+    """A type, a JSON Schema, or a `NativeOutput` / `ToolOutput` / `PromptedOutput` of one."""
     output_validators: Sequence[Callable[..., Any]] = ()
     max_output_retries: int = 2
     model_settings: ModelSettings | None = None

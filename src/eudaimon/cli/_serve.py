@@ -148,7 +148,8 @@ def register(app: typer.Typer) -> None:
         where = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
         names = ", ".join(a.name for a in agents)
         console.print(Text(f"eudaimon serves {names} on {where}  (store {shown_url(url)})", style="bold"))
-        console.print(Text(f"inspector: {where}/   API: {where}/v1   OpenAPI: {where}/openapi.json", style="cyan"))
+        for line in served_urls(where, [a.name for a in agents], a2a=a2a, ag_ui=ag_ui):
+            console.print(Text(line, style="cyan"))
         if not is_loopback(host) and not allowed_host:
             console.print(
                 Text(f"only requests for {host} or a loopback name are served; add --allowed-host NAME", style="yellow")
@@ -169,3 +170,19 @@ def register(app: typer.Typer) -> None:
         )
 
     app.command("serve")(serve)
+
+
+def served_urls(where: str, agents: list[str], *, a2a: bool, ag_ui: bool) -> list[str]:
+    """The start banner's lines after the first: every URL the server answers, one concern a
+    line, so a person (or a script) can copy the one they need."""
+    lines = [
+        f"inspector: {where}/   API: {where}/v1   OpenAPI: {where}/openapi.json",
+        *(f"runs of {name}: POST {where}/v1/agents/{name}/runs" for name in agents),
+    ]
+    if a2a:
+        lines += [
+            f"A2A {name}: {where}/a2a/{name}   card: {where}/a2a/{name}/.well-known/agent-card.json" for name in agents
+        ]
+    if ag_ui:
+        lines += [f"AG-UI {name}: POST {where}/v1/agents/{name}/ag-ui" for name in agents]
+    return lines

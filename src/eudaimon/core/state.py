@@ -299,7 +299,8 @@ class RunState:
             case ToolCompleted():
                 if data.child_run_id is not None:
                     self.children[data.call_id] = data.child_run_id
-                    self._bill(data.usage, data.cost_usd)
+                # What the call spent on models: a child run's, or a remote agent's (A2A).
+                self._bill(data.usage, data.cost_usd)
                 if data.retry:
                     self.tool_retries[data.tool] = self.tool_retries.get(data.tool, 0) + 1
                 elif not data.is_error and self.tool_retries:

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any
 from eudaimon.core.settings import ModelSettings
 from eudaimon.models.base import ChatRequest, ChatResponse, Model, ModelStreamItem, StopReason, ToolSpec
 from eudaimon.models.function import FunctionModel
+from eudaimon.models.output import NativeOutput, PromptedOutput, ToolOutput
 from eudaimon.models.registry import infer_model
 from eudaimon.models.scripted import ScriptedModel, ScriptExhausted
 
@@ -42,10 +43,13 @@ __all__ = [
     "Model",
     "ModelSettings",
     "ModelStreamItem",
+    "NativeOutput",
     "OpenAIModel",
+    "PromptedOutput",
     "ScriptExhausted",
     "ScriptedModel",
     "StopReason",
+    "ToolOutput",
     "ToolSpec",
     "infer_model",
 ]

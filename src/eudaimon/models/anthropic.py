@@ -45,7 +45,7 @@ from eudaimon.models._provider_errors import (
 )
 from eudaimon.models._sdk import check_options, classified, display_url, read, relay
 from eudaimon.models._wire_cache import WireCache
-from eudaimon.models.base import ChatRequest, ChatResponse, ModelStreamItem
+from eudaimon.models.base import ChatRequest, ChatResponse, ModelStreamItem, OutputMode
 
 DEFAULT_MAX_TOKENS = 4096
 """The Messages API requires `max_tokens`; this is sent when a request does not set one."""
@@ -132,6 +132,11 @@ class AnthropicModel:
     def provider(self) -> str:
         return "anthropic"
 
+    @property
+    def base_url(self) -> str:
+        """The API's URL, without credentials (telemetry's `server.address` and `server.port`)."""
+        return self._base_url
+
     async def generate(self, request: ChatRequest) -> ChatResponse:
         """One message. Failures raise `ModelError`s, classified once (see the module docstring)."""
         params: MessageCreateParamsNonStreaming = {
@@ -201,6 +206,9 @@ class AnthropicModel:
                 "or thinking_budget_tokens=..."
             )
 
+    output_modes: tuple[OutputMode, ...] = ("tool", "prompted")
+    """Structured output: a tool whose input is the schema, or the prompt (strongest first)."""
+
     def _fill(self, request: ChatRequest, params: _Params) -> _Params:
         settings = request.settings
         self.check_settings(settings)
@@ -208,9 +216,18 @@ class AnthropicModel:
         params["messages"] = messages
         if system is not None:
             params["system"] = system
-        if request.tools:
-            params["tools"] = to_anthropic_tools(request.tools)
+        output = request.output if request.output is not None and request.output.mode == "tool" else None
+        tools = to_anthropic_tools(request.tools)
+        if output is not None:
+            description = output.description or "Give the final answer: its input is the result."
+            tools.append({"name": output.name, "description": description, "input_schema": output.schema})
+        if tools:
+            params["tools"] = tools
             choice = _tool_choice(settings.tool_choice, settings.parallel_tool_calls)
+            if choice is None and output is not None and settings.thinking_budget_tokens is None:
+                # The answer is the output tool's input: text alone would not end the run
+                # (a forced tool is refused with extended thinking, which keeps `auto`).
+                choice = _tool_choice(output.name if len(tools) == 1 else "required", None)
             if choice is not None:
                 params["tool_choice"] = choice
         if settings.stop_sequences:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from eudaimon.core.messages import Message, Usage
 from eudaimon.core.messages import ToolSpec as ToolSpec
@@ -26,6 +26,26 @@ class StopReason(StrEnum):
     """The provider paused a long turn (Anthropic's server tools); sending it back continues it."""
 
 
+OutputMode = Literal["native", "tool", "prompted"]
+"""`native`: the provider constrains the answer to the schema; `tool`: the model calls a tool
+whose input is the schema; `prompted`: the system prompt asks for JSON of the schema."""
+
+DEFAULT_TOOL_NAME = "final_result"
+
+
+@dataclass(frozen=True, slots=True)
+class StructuredOutput:
+    """What a `ChatRequest` asks of a model beyond text: the answer's schema and how to ask
+    for it (see `eudaimon.models.output`). Models that declare `output_modes` read it; a
+    `prompted` one needs nothing of them, the system prompt carries it."""
+
+    mode: OutputMode
+    schema: dict[str, Any]
+    name: str = DEFAULT_TOOL_NAME
+    description: str | None = None
+    strict: bool | None = None
+
+
 @dataclass(slots=True)
 class ChatRequest:
     """One request to a model. Mutable so that middleware can rewrite it before it is sent.
@@ -41,6 +61,8 @@ class ChatRequest:
     settings: ModelSettings = field(default_factory=lambda: NO_SETTINGS)
     """Every other setting of the call (top_p, seed, tool_choice, …); `temperature` and
     `max_tokens` above win over the same keys here, so middleware may change them."""
+    output: StructuredOutput | None = None
+    """The typed answer asked for natively or through a tool; None for text (or prompted JSON)."""
 
 
 @dataclass(slots=True)

@@ -15,7 +15,8 @@ from typing import Any
 
 from eudaimon.core.errors import ConfigurationError, ModelRetryableError
 from eudaimon.core.settings import ModelSettings
-from eudaimon.models.base import ChatRequest, ChatResponse, Model, ModelStreamItem, check_model_settings
+from eudaimon.models.base import ChatRequest, ChatResponse, Model, ModelStreamItem, OutputMode, check_model_settings
+from eudaimon.models.output import OUTPUT_MODES, model_output_modes
 from eudaimon.models.registry import infer_model
 
 
@@ -43,6 +44,12 @@ class FallbackModel:
     @property
     def models(self) -> tuple[Model, ...]:
         return self._models
+
+    @property
+    def output_modes(self) -> tuple[OutputMode, ...]:
+        """The structured output every model of the chain has (a fallback gets the same request)."""
+        shared = set.intersection(*(set(model_output_modes(m)) for m in self._models))
+        return tuple(m for m in OUTPUT_MODES if m in shared) or ("prompted",)
 
     def check_settings(self, settings: ModelSettings) -> None:
         """Every model of the chain must honour the settings, since any of them may serve."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import AsyncIterator
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 import pydantic
 
@@ -27,11 +27,17 @@ with needs("openai", "OpenAIModel"):
     import httpx2
     import openai
     from openai import AsyncOpenAI, AsyncStream, RequestOptions
-    from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionToolChoiceOptionParam
+    from openai.types.chat import (
+        ChatCompletion,
+        ChatCompletionChunk,
+        ChatCompletionFunctionToolParam,
+        ChatCompletionToolChoiceOptionParam,
+    )
     from openai.types.chat.completion_create_params import (
         CompletionCreateParamsNonStreaming,
         CompletionCreateParamsStreaming,
     )
+    from openai.types.shared_params import ResponseFormatJSONSchema
 
 from eudaimon.core.errors import ConfigurationError, ModelError
 from eudaimon.core.settings import ModelSettings
@@ -47,7 +53,7 @@ from eudaimon.models._provider_errors import (
     unavailable,
 )
 from eudaimon.models._sdk import check_options, classified, display_url, read, relay
-from eudaimon.models.base import ChatRequest, ChatResponse, ModelStreamItem
+from eudaimon.models.base import ChatRequest, ChatResponse, ModelStreamItem, OutputMode, StructuredOutput
 
 DEFAULT_TIMEOUT_S = 600.0
 """Per read, not per call: a streamed answer may take longer as long as chunks keep coming."""
@@ -127,6 +133,11 @@ class OpenAIModel:
     @property
     def provider(self) -> str:
         return self._provider
+
+    @property
+    def base_url(self) -> str:
+        """The API's URL, without credentials (telemetry's `server.address` and `server.port`)."""
+        return self._base_url
 
     async def generate(self, request: ChatRequest) -> ChatResponse:
         """One completion. Failures raise `ModelError`s, classified once (see the module docstring)."""
@@ -217,13 +228,23 @@ class OpenAIModel:
         if self._provider == "openai" and settings.stop_sequences and len(settings.stop_sequences) > 4:
             raise ConfigurationError(f"{where} takes at most 4 stop_sequences, got {len(settings.stop_sequences)}")
 
+    output_modes: tuple[OutputMode, ...] = ("native", "tool", "prompted")
+    """Structured output: `response_format` json_schema, a tool, or the prompt (strongest first)."""
+
     def _options(self, request: ChatRequest, params: _Params) -> _Params:
         settings = request.settings
         self.check_settings(settings)
-        if request.tools:
-            params["tools"] = to_openai_tools(request.tools)
+        output = request.output
+        tools = to_openai_tools(request.tools)
+        if output is not None and output.mode == "tool":
+            tools.append(_output_tool(output))
+        if tools:
+            params["tools"] = tools
             if settings.tool_choice is not None:
                 params["tool_choice"] = _tool_choice(settings.tool_choice)
+            elif output is not None and output.mode == "tool":
+                # The answer is the output tool's call: text alone would not end the run.
+                params["tool_choice"] = _tool_choice(output.name) if len(tools) == 1 else "required"
             if settings.parallel_tool_calls is not None:
                 params["parallel_tool_calls"] = settings.parallel_tool_calls
         if request.temperature is not None:
@@ -238,6 +259,8 @@ class OpenAIModel:
             params["stop"] = list(settings.stop_sequences)
         if settings.reasoning_effort is not None:
             params["reasoning_effort"] = settings.reasoning_effort
+        if output is not None and output.mode == "native":
+            params["response_format"] = _response_format(output)
         return params
 
     def _classify(self, exc: Exception) -> ModelError | None:
@@ -292,6 +315,25 @@ def _build_client(model: str, api_key: str | None, base_url: str | None, timeout
 
 async def _close_client(client: AsyncOpenAI) -> None:
     await client.close()
+
+
+def _output_tool(output: StructuredOutput) -> ChatCompletionFunctionToolParam:
+    """The tool whose arguments are the typed answer (`ToolOutput`)."""
+    description = output.description or "Give the final answer: its arguments are the result."
+    return {
+        "type": "function",
+        "function": {"name": output.name, "description": description, "parameters": output.schema},
+    }
+
+
+def _response_format(output: StructuredOutput) -> ResponseFormatJSONSchema:
+    """`response_format` json_schema: the provider constrains the answer to the schema."""
+    spec: dict[str, Any] = {"name": output.name, "schema": output.schema}
+    if output.description is not None:
+        spec["description"] = output.description
+    if output.strict is not None:
+        spec["strict"] = output.strict
+    return cast(ResponseFormatJSONSchema, {"type": "json_schema", "json_schema": spec})
 
 
 def _tool_choice(choice: str) -> ChatCompletionToolChoiceOptionParam:

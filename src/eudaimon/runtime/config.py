@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from eudaimon.core.decide import DecideConfig
 from eudaimon.core.messages import ToolCall, Usage
 from eudaimon.core.settings import NO_SETTINGS, ModelSettings
-from eudaimon.models.base import Model, ToolSpec
+from eudaimon.models.base import Model, StructuredOutput, ToolSpec
 from eudaimon.runtime.model_calls import RetrySettings
 from eudaimon.tools import Tool, ToolContext, ToolPolicy
 
@@ -55,3 +55,6 @@ class RuntimeConfig:
     """How long a tool call may take when its tool sets no `timeout_s` (None: no limit)."""
     datasources: Mapping[str, Datasource] = field(default_factory=dict)
     """The databases `@tool(datasource=name)` tools write to, by name."""
+    structured_output: StructuredOutput | None = None
+    """The typed answer asked of the model natively or through a tool (None: text, or JSON
+    asked for in the system prompt)."""

@@ -325,7 +325,7 @@ def build_request(state: RunState, cfg: RuntimeConfig, tools: Sequence[ToolSpec]
     if state.output_budget_tokens is not None:
         # A context rejection reserved a smaller output budget for the newest turn to fit.
         max_tokens = min(max_tokens or state.output_budget_tokens, state.output_budget_tokens)
-    return ChatRequest(messages, specs, settings.temperature, max_tokens, settings)
+    return ChatRequest(messages, specs, settings.temperature, max_tokens, settings, cfg.structured_output)
 
 
 async def _before_call(journal: RunJournal, cfg: RuntimeConfig, step: int) -> _Call:

@@ -34,8 +34,10 @@ from eudaimon.core.messages import Message, Usage
 from eudaimon.core.settings import NO_SETTINGS
 from eudaimon.core.validity import check_payload
 from eudaimon.models.base import ChatRequest, ChatResponse, Model, ModelStreamItem
+from eudaimon.models.output import settle
 from eudaimon.runtime.call_watch import CallWatch
 from eudaimon.runtime.journal import RunJournal
+from eudaimon.runtime.observe import model_answered, observers
 from eudaimon.runtime.signals import _LoopSignal
 from eudaimon.streaming import Error
 
@@ -109,9 +111,14 @@ async def attempt(
                     yield item
             if response is None:
                 raise ModelResponseInvalid("the model's stream ended without a response", model=model.model_id)
-            yield checked_response(response, model)
+            checked = checked_response(settle(response, request.output), model)
+            if observers:
+                model_answered(journal, request, checked, None)
+            yield checked
             return
         except ModelError as exc:
+            if observers:
+                model_answered(journal, request, None, exc)
             retries = await _after_failure(
                 journal, model, request, exc, step, request_id, retries, retry, content_seen, watch
             )
@@ -135,8 +142,15 @@ async def call(
     while True:
         try:
             answer = model.generate(request)
-            return checked_response(await (answer if watch is None else watch.run(answer)), model)
+            checked = checked_response(
+                settle(await (answer if watch is None else watch.run(answer)), request.output), model
+            )
+            if observers:
+                model_answered(journal, request, checked, None)
+            return checked
         except ModelError as exc:
+            if observers:
+                model_answered(journal, request, None, exc)
             retries = await _after_failure(journal, model, request, exc, step, request_id, retries, retry, False, watch)
 
 

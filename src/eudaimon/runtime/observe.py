@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from eudaimon.core.events import EventData
+    from eudaimon.models.base import ChatRequest, ChatResponse
     from eudaimon.runtime.config import RuntimeConfig
     from eudaimon.runtime.journal import RunJournal
 
@@ -30,3 +31,15 @@ class RunObserver(Protocol):
 
 observers: list[RunObserver] = []
 """The observers installed (`eudaimon.telemetry.instrument`); empty costs one test per event."""
+
+
+def model_answered(
+    journal: RunJournal, request: ChatRequest, response: ChatResponse | None, error: BaseException | None
+) -> None:
+    """Show observers that have a `model_answered` method what a model call was asked and
+    what came back (or the error it raised), before its outcome is recorded: what the journal
+    does not keep (the provider's response id, the request's parameters as sent)."""
+    for observer in observers:
+        answered = getattr(observer, "model_answered", None)
+        if answered is not None:
+            answered(journal, request, response, error)

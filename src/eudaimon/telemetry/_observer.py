@@ -10,11 +10,13 @@ attempt, in any process, links to it.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
-from opentelemetry import trace
+from opentelemetry import metrics, trace
 from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from eudaimon.core.events import (
@@ -36,7 +38,15 @@ from eudaimon.runtime.clock import now
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.journal import RunJournal
 
+if TYPE_CHECKING:
+    from eudaimon.models.base import ChatRequest, ChatResponse
+
 _VERSION = "0.1.0"
+
+TOKEN_BUCKETS = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864)
+"""`gen_ai.client.token.usage`'s explicit bucket boundaries, as the GenAI conventions give them."""
+DURATION_BUCKETS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92)
+"""`gen_ai.client.operation.duration`'s explicit bucket boundaries (seconds), as the conventions give them."""
 
 
 @dataclass(slots=True)
@@ -46,6 +56,11 @@ class _Attempt:
     traced: bool = False
     """True once its `attempt_traced` event is recorded."""
     model: Span | None = None
+    model_started: float = 0.0
+    """`perf_counter()` when the open model span started (the operation's duration)."""
+    model_metric: dict[str, Any] = field(default_factory=dict)
+    """The open model call's attributes for the client metrics."""
+    model_error: str | None = None
     tools: dict[str, Span] = field(default_factory=dict)
 
 
@@ -58,6 +73,26 @@ def _provider(cfg: RuntimeConfig) -> str:
     if isinstance(named, str) and named:
         return named
     return type(cfg.model).__name__.removesuffix("Model").lower() or "unknown"
+
+
+def _server(cfg: RuntimeConfig) -> dict[str, Any]:
+    """`server.address` and `server.port` of a provider model's API (none for a local model)."""
+    url = getattr(cfg.model, "base_url", None)
+    if not isinstance(url, str) or not url:
+        return {}
+    parts = urlsplit(url)
+    if not parts.hostname:
+        return {}
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return {"server.address": parts.hostname, "server.port": port}
+
+
+def _tool_definitions(request: ChatRequest) -> str:
+    tools = [
+        {"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters}
+        for t in request.tools
+    ]
+    return json.dumps(tools, ensure_ascii=False, default=str)
 
 
 def _messages_json(messages: list[Message] | tuple[Message, ...]) -> str:
@@ -79,9 +114,24 @@ def _messages_json(messages: list[Message] | tuple[Message, ...]) -> str:
 class SpanObserver:
     """A `RunObserver` that turns runs into OpenTelemetry spans (see `instrument`)."""
 
-    def __init__(self, tracer_provider: Any = None, *, capture_content: bool = False) -> None:
+    def __init__(
+        self, tracer_provider: Any = None, *, capture_content: bool = False, meter_provider: Any = None
+    ) -> None:
         self.tracer = trace.get_tracer("eudaimon", _VERSION, tracer_provider=tracer_provider)
         self.capture_content = capture_content
+        meter = metrics.get_meter("eudaimon", _VERSION, meter_provider=meter_provider)
+        self.token_usage = meter.create_histogram(
+            "gen_ai.client.token.usage",
+            unit="{token}",
+            description="Number of input and output tokens used.",
+            explicit_bucket_boundaries_advisory=list(TOKEN_BUCKETS),
+        )
+        self.operation_duration = meter.create_histogram(
+            "gen_ai.client.operation.duration",
+            unit="s",
+            description="GenAI operation duration.",
+            explicit_bucket_boundaries_advisory=list(DURATION_BUCKETS),
+        )
         self._attempts: dict[int, _Attempt] = {}
         self._tool_spans: dict[tuple[str, str], Span] = {}
         """Open tool spans by (run id, call id), for a child run to nest under."""
@@ -176,23 +226,67 @@ class SpanObserver:
         if attempt.model is not None:
             attempt.model.end()
         model = data.model or attempt.cfg.model.model_id
-        attributes: dict[str, Any] = {
+        metric: dict[str, Any] = {
             "gen_ai.operation.name": "chat",
             "gen_ai.provider.name": _provider(attempt.cfg),
             "gen_ai.request.model": model,
+            **_server(attempt.cfg),
+        }
+        attributes: dict[str, Any] = {
+            **metric,
+            "gen_ai.agent.name": attempt.cfg.agent,
             "eudaimon.run_id": journal.run_id,
             "eudaimon.step": data.step,
         }
+        if journal.state.thread_id:
+            attributes["gen_ai.conversation.id"] = journal.state.thread_id
         if attempt.cfg.temperature is not None:
             attributes["gen_ai.request.temperature"] = attempt.cfg.temperature
         if attempt.cfg.max_tokens is not None:
             attributes["gen_ai.request.max_tokens"] = attempt.cfg.max_tokens
         if self.capture_content:
-            attributes["gen_ai.input.messages"] = _messages_json(journal.state.messages)
+            state_messages = journal.state.messages
+            attributes["gen_ai.input.messages"] = _messages_json(state_messages)
+            system = [{"type": "text", "content": m.content} for m in state_messages if m.role.value == "system"]
+            if system:
+                attributes["gen_ai.system_instructions"] = json.dumps(system, ensure_ascii=False)
         context = trace.set_span_in_context(attempt.span)
         attempt.model = self.tracer.start_span(
             f"chat {model}", context=context, kind=SpanKind.CLIENT, attributes=attributes, start_time=_ns()
         )
+        attempt.model_started = time.perf_counter()
+        attempt.model_metric = metric
+        attempt.model_error = None
+
+    def model_answered(
+        self, journal: RunJournal, request: ChatRequest, response: ChatResponse | None, error: BaseException | None
+    ) -> None:
+        """What only the call itself knows: the request's parameters as sent, the tools
+        offered, the provider's response id, or the error's type."""
+        attempt = self._attempts.get(id(journal))
+        span = None if attempt is None else attempt.model
+        if attempt is None or span is None:
+            return
+        settings = request.settings
+        asked: dict[str, Any] = {
+            "gen_ai.request.temperature": request.temperature,
+            "gen_ai.request.max_tokens": request.max_tokens,
+            "gen_ai.request.top_p": settings.top_p,
+            "gen_ai.request.seed": settings.seed,
+            "gen_ai.request.stop_sequences": list(settings.stop_sequences) if settings.stop_sequences else None,
+        }
+        span.set_attributes({k: v for k, v in asked.items() if v is not None})
+        span.set_attribute("gen_ai.output.type", "json" if request.output is not None else "text")
+        if request.tools and self.capture_content:  # opt-in in the conventions: schemas can be large
+            span.set_attribute("gen_ai.tool.definitions", _tool_definitions(request))
+        if error is not None:
+            attempt.model_error = type(error).__name__
+            span.set_attribute("error.type", attempt.model_error)
+            return
+        if response is not None:
+            response_id = response.extra.get("id")
+            if isinstance(response_id, str) and response_id:
+                span.set_attribute("gen_ai.response.id", response_id)
 
     def _model_ended(
         self, attempt: _Attempt, data: ModelCalled | ModelFailed | ModelContextRejected | GuardrailRejected
@@ -200,13 +294,18 @@ class SpanObserver:
         span, attempt.model = attempt.model, None
         if span is None:
             return
+        metric = dict(attempt.model_metric)
         if not isinstance(data, ModelContextRejected):
             span.set_attribute("gen_ai.usage.input_tokens", data.usage.input_tokens)
             span.set_attribute("gen_ai.usage.output_tokens", data.usage.output_tokens)
+            if data.usage.cached_tokens:
+                span.set_attribute("gen_ai.usage.cache_read.input_tokens", data.usage.cached_tokens)
             if data.model:
                 span.set_attribute("gen_ai.response.model", data.model)
+                metric["gen_ai.response.model"] = data.model
             if data.cost_usd is not None:
                 span.set_attribute("eudaimon.cost_usd", data.cost_usd)
+        self._measure(attempt, data, metric)
         if isinstance(data, ModelCalled):
             span.set_attribute("gen_ai.response.finish_reasons", [data.stop_reason])
             if data.request_id:
@@ -217,8 +316,29 @@ class SpanObserver:
             span.set_attribute("eudaimon.guardrail_rejected", data.guardrail)
         else:
             span.set_status(Status(StatusCode.ERROR, data.error))
-            span.set_attribute("error.type", type(data).__name__)
+            span.set_attribute("error.type", attempt.model_error or type(data).__name__)
         span.end()
+
+    def _measure(
+        self,
+        attempt: _Attempt,
+        data: ModelCalled | ModelFailed | ModelContextRejected | GuardrailRejected,
+        metric: dict[str, Any],
+    ) -> None:
+        """The GenAI client metrics of one model call: its duration, and its tokens by type."""
+        if isinstance(data, ModelCalled) and data.short_circuited_by:
+            return  # middleware answered: no model was called
+        failed = isinstance(data, ModelFailed | ModelContextRejected)
+        if failed:
+            metric["error.type"] = attempt.model_error or type(data).__name__
+        self.operation_duration.record(time.perf_counter() - attempt.model_started, metric)
+        if failed and isinstance(data, ModelContextRejected):
+            return
+        usage = data.usage
+        if usage.input_tokens or usage.output_tokens:
+            base = {k: v for k, v in metric.items() if k != "error.type"}
+            self.token_usage.record(usage.input_tokens, {**base, "gen_ai.token.type": "input"})
+            self.token_usage.record(usage.output_tokens, {**base, "gen_ai.token.type": "output"})
 
     def _tool_started(self, journal: RunJournal, attempt: _Attempt, data: ToolStarted) -> None:
         previous = attempt.tools.pop(data.call_id, None)
@@ -231,9 +351,12 @@ class SpanObserver:
             "gen_ai.tool.name": data.tool,
             "gen_ai.tool.call.id": data.call_id,
             "gen_ai.tool.type": "function",
+            "gen_ai.agent.name": attempt.cfg.agent,
             "eudaimon.run_id": journal.run_id,
             "eudaimon.tool.attempt": data.attempt,
         }
+        if journal.state.thread_id:
+            attributes["gen_ai.conversation.id"] = journal.state.thread_id
         if tool is not None:
             attributes["eudaimon.tool.effect"] = tool.effect.value
             if tool.description:
