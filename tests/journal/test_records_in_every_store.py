@@ -81,3 +81,12 @@ async def test_a_version_3_postgres_schema_gains_records(store: EventStore) -> N
             await conn.execute(f"SELECT value FROM \"{schema}\".meta WHERE name = 'schema_version'")
         ).fetchone()
     assert row == (SCHEMA_VERSION,) == (4,)
+
+
+async def test_expected_writes_only_over_that_body(store: EventStore) -> None:
+    assert isinstance(store, RecordStore)
+    assert not await store.put_record("k", "a", "1", expected="0")  # nothing there
+    assert await store.put_record("k", "a", "1")
+    assert not await store.put_record("k", "a", "2", expected="0")
+    assert await store.put_record("k", "a", "2", expected="1")
+    assert await store.load_record("k", "a") == Record("k", "a", "2")

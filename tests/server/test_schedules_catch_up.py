@@ -99,3 +99,12 @@ async def test_a_slot_started_elsewhere_is_not_started_again(store: EventStore) 
     assert await fire_due(ctx, catch_up="none", grace_s=60, now=now) == []
     assert await _runs(store) == [run_id]
     assert [e.type for e in await store.load(run_id)].count("run_queued") == 1
+
+
+async def test_a_pause_made_while_a_slot_fires_is_kept(store: EventStore) -> None:
+    schedules = await _hourly(store)
+    [read] = await schedules.list()  # a server read the schedule, then an operator paused it
+    await schedules.pause("hourly")
+    await schedules.fired(read, T0 + timedelta(hours=1), slot_run_id("hourly", T0 + timedelta(hours=1)))
+    [kept] = await schedules.list()
+    assert kept.paused is True and kept.last_slot == (T0 + timedelta(hours=1)).isoformat()

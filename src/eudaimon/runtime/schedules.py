@@ -152,12 +152,16 @@ class Schedules:
 
     async def pause(self, schedule_id: str, paused: bool = True) -> Schedule:
         """Stop (or, with `paused=False`, restart) firing; slots passed while paused never fire."""
-        schedule = await self.get(schedule_id)
-        changed = replace(schedule, paused=paused)
-        if not paused and schedule.paused:
-            changed = replace(changed, last_slot=datetime.now(UTC).isoformat())
-        await self._records.put_record(KIND, schedule_id, changed.to_json())
-        return changed
+        while True:
+            record = await self._records.load_record(KIND, schedule_id)
+            if record is None:
+                raise UnknownSchedule(schedule_id)
+            schedule = Schedule.from_json(record.body)
+            changed = replace(schedule, paused=paused)
+            if not paused and schedule.paused:
+                changed = replace(changed, last_slot=datetime.now(UTC).isoformat())
+            if await self._records.put_record(KIND, schedule_id, changed.to_json(), expected=record.body):
+                return changed
 
     async def resume(self, schedule_id: str) -> Schedule:
         return await self.pause(schedule_id, paused=False)
@@ -167,13 +171,15 @@ class Schedules:
             raise UnknownSchedule(schedule_id)
 
     async def fired(self, schedule: Schedule, slot: datetime, run_id: str | None) -> None:
-        """Note `slot` as the schedule's last (never moving it back, and not reviving a schedule
-        removed meanwhile)."""
-        current = await self._records.load_record(KIND, schedule.id)
-        if current is None:
-            return
-        kept = Schedule.from_json(current.body)
-        if kept.last_slot is not None and datetime.fromisoformat(kept.last_slot) >= slot:
-            return
-        changed = replace(kept, last_slot=slot.isoformat(), last_run_id=run_id or kept.last_run_id)
-        await self._records.put_record(KIND, schedule.id, changed.to_json())
+        """Note `slot` as the schedule's last: never moving it back, not reviving a schedule removed
+        meanwhile, and not undoing a pause made meanwhile (a compare-and-set on the record)."""
+        while True:
+            current = await self._records.load_record(KIND, schedule.id)
+            if current is None:
+                return
+            kept = Schedule.from_json(current.body)
+            if kept.last_slot is not None and datetime.fromisoformat(kept.last_slot) >= slot:
+                return
+            changed = replace(kept, last_slot=slot.isoformat(), last_run_id=run_id or kept.last_run_id)
+            if await self._records.put_record(KIND, schedule.id, changed.to_json(), expected=current.body):
+                return

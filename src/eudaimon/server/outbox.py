@@ -119,7 +119,8 @@ async def scan(store: EventStore, records: RecordStore, events: frozenset[str]) 
         if len(rows) < _PAGE:
             break
         cursor = index.Cursor.after(rows[-1])
-    await records.put_record(SCAN, "watermark", newest.isoformat())
+    if newest.isoformat() != mark.body:  # an idle store costs no write per tick
+        await records.put_record(SCAN, "watermark", newest.isoformat())
     return enqueued
 
 

@@ -235,8 +235,12 @@ class MemoryStore:
         self._snapshots.clear()
         return count
 
-    async def put_record(self, kind: str, key: str, body: str, *, only_new: bool = False) -> bool:
+    async def put_record(
+        self, kind: str, key: str, body: str, *, only_new: bool = False, expected: str | None = None
+    ) -> bool:
         if only_new and (kind, key) in self._records:
+            return False
+        if expected is not None and self._records.get((kind, key)) != expected:
             return False
         self._records[(kind, key)] = body
         return True

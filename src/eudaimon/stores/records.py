@@ -4,7 +4,8 @@ They are not events: a schedule is configuration an operator edits, and an outbo
 state of a delivery (attempts, the receiver's answer). They live in the store so that every
 server on one store sees the same ones and they survive restarts, as the journal does. Each is
 a JSON text under `(kind, key)`; `put_record(..., only_new=True)` writes only when the key is
-free, which is how two servers that find one event enqueue one delivery.
+free, which is how two servers that find one event enqueue one delivery; with `expected=` it
+writes only over that body, so a change made meanwhile by another server is not overwritten.
 """
 
 from __future__ import annotations
@@ -25,9 +26,11 @@ class Record:
 
 @runtime_checkable
 class RecordStore(Protocol):
-    async def put_record(self, kind: str, key: str, body: str, *, only_new: bool = False) -> bool:
-        """Write `body` under `(kind, key)`; with `only_new`, only if no record is there. Returns
-        whether it wrote."""
+    async def put_record(
+        self, kind: str, key: str, body: str, *, only_new: bool = False, expected: str | None = None
+    ) -> bool:
+        """Write `body` under `(kind, key)`; with `only_new`, only if no record is there; with
+        `expected`, only if the record's body is that (a compare-and-set). Returns whether it wrote."""
         ...
 
     async def load_records(self, kind: str, *, limit: int = 10_000) -> list[Record]:

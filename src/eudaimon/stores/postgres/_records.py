@@ -24,6 +24,7 @@ UPGRADE_FROM_3 = (
 class RecordStatements:
     put: str
     put_new: str
+    put_over: str
     load_all: str
     load_one: str
     delete: str
@@ -35,6 +36,7 @@ class RecordStatements:
         return cls(
             put=f"{insert} DO UPDATE SET body = EXCLUDED.body",
             put_new=f"{insert} DO NOTHING",
+            put_over=f"UPDATE {s}.records SET body = %s WHERE kind = %s AND key = %s AND body = %s",
             load_all=f"SELECT key, body FROM {s}.records WHERE kind = %s ORDER BY key LIMIT %s",
             load_one=f"SELECT body FROM {s}.records WHERE kind = %s AND key = %s",
             delete=f"DELETE FROM {s}.records WHERE kind = %s AND key = %s",

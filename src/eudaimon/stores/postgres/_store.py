@@ -300,11 +300,17 @@ class PostgresStore:
             self._commits += 1
         return max(count, 0)
 
-    async def put_record(self, kind: str, key: str, body: str, *, only_new: bool = False) -> bool:
+    async def put_record(
+        self, kind: str, key: str, body: str, *, only_new: bool = False, expected: str | None = None
+    ) -> bool:
         self._check_writable()
-        sql = self._sql.records.put_new if only_new else self._sql.records.put
+        statements = self._sql.records
         async with self._connection() as conn:
-            written = (await conn.execute(sql, (kind, key, body))).rowcount > 0
+            if expected is not None:
+                cursor = await conn.execute(statements.put_over, (body, kind, key, expected))
+            else:
+                cursor = await conn.execute(statements.put_new if only_new else statements.put, (kind, key, body))
+            written = cursor.rowcount > 0
         if written:
             self._commits += 1
         return written

@@ -13,7 +13,10 @@ SCHEMA = (
 """Version 4 → 5: one table, created empty; nothing to fill."""
 
 
-def put(conn: sqlite3.Connection, kind: str, key: str, body: str, only_new: bool) -> bool:
+def put(conn: sqlite3.Connection, kind: str, key: str, body: str, only_new: bool, expected: str | None) -> bool:
+    if expected is not None:
+        sql = "UPDATE records SET body = ? WHERE kind = ? AND key = ? AND body = ?"
+        return conn.execute(sql, (body, kind, key, expected)).rowcount > 0
     verb = "INSERT OR IGNORE" if only_new else "INSERT OR REPLACE"
     cursor = conn.execute(f"{verb} INTO records (kind, key, body) VALUES (?, ?, ?)", (kind, key, body))
     return cursor.rowcount > 0

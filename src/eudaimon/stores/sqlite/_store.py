@@ -231,8 +231,10 @@ class SqliteStore:
         """Drop every snapshot; returns how many. Only speed changes."""
         return await self._do(True, lambda conn: conn.execute("DELETE FROM snapshots").rowcount)
 
-    async def put_record(self, kind: str, key: str, body: str, *, only_new: bool = False) -> bool:
-        return await self._do(True, lambda conn: _records.put(conn, kind, key, body, only_new))
+    async def put_record(
+        self, kind: str, key: str, body: str, *, only_new: bool = False, expected: str | None = None
+    ) -> bool:
+        return await self._do(True, lambda conn: _records.put(conn, kind, key, body, only_new, expected))
 
     async def load_records(self, kind: str, *, limit: int = 10_000) -> list[Record]:
         return await self._do(False, lambda conn: _records.load_all(conn, kind, limit))
