@@ -96,7 +96,7 @@ def check(cron: str, timezone: str) -> None:
         from cronsim import CronSim, CronSimError
     try:
         CronSim(cron, datetime.now(zone))
-    except CronSimError as exc:
+    except (CronSimError, ValueError, LookupError) as exc:  # the last two: input cronsim did not foresee
         raise ConfigurationError(f"cron expression {cron!r} is not valid: {exc}") from None
 
 
