@@ -6,6 +6,7 @@ attempts and the 2xx that ended it. No request names a URL: the receiver is the 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import threading
@@ -23,7 +24,10 @@ from _queue_support import BACKENDS
 from _server_support import Server, free_port, wait_until
 from standardwebhooks.webhooks import Webhook as Verifier
 
+from eudaimon.server import outbox
 from eudaimon.server.webhooks import new_secret
+from eudaimon.stores.records import RecordStore
+from eudaimon.stores.url import open_store
 
 SECRET = new_secret()
 
@@ -151,3 +155,46 @@ def _refused(server: Server) -> bool:
 
 def _received(receiver: Receiver) -> set[tuple[str, str]]:
     return {(json.loads(body)["data"]["run_id"], json.loads(body)["type"]) for _, body in receiver.got}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_event_journaled_while_no_webhook_server_ran_is_still_delivered(backend: str, tmp_path: Path) -> None:
+    """The outbox is read from the journal: a run that started waiting while the webhook server
+    was dead (killed with SIGKILL; another server without webhooks drove the run) is announced
+    when the webhook server is back, once."""
+    receiver = Receiver()
+    receiver.start()
+    with store_url(backend, tmp_path) as url:
+        hooked = _server(tmp_path, url, receiver).start()
+        plain: Server | None = None
+        again: Server | None = None
+        try:
+            wait_until(lambda: _scanned(url), "the webhook server's first scan (its watermark)")
+            hooked.kill()
+            plain = Server(tmp_path / "runs.db", store=url).start()
+            run_id = _start(plain, "payer", "pay 30 to ann")
+            wait_until(lambda: _status(plain, run_id) == "awaiting_approval", "the run to wait")  # type: ignore[arg-type]
+            plain.stop()
+            assert receiver.got == []
+            again = _server(tmp_path, url, receiver)
+            again.port = free_port()
+            again.start()
+            got = wait_until(lambda: receiver.by_id(), "the delivery", tries=600)
+            assert [(p["data"]["run_id"], p["type"]) for p in got.values()] == [(run_id, "awaiting_approval")]
+        finally:
+            for server in (hooked, plain, again):
+                if server is not None:
+                    server.stop()
+            receiver.stop()
+
+
+def _scanned(url: str) -> bool:
+    async def read() -> bool:
+        store = open_store(url)
+        try:
+            assert isinstance(store, RecordStore)
+            return await store.load_record(outbox.SCAN, "watermark") is not None
+        finally:
+            await store.close()
+
+    return asyncio.run(read())
