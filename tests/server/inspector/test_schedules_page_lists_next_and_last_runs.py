@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 
 import httpx2
-from _server_support import OPERATOR, Server, wait_until
-from playwright.sync_api import Page, expect
+from _inspector_support import open_page
+from _server_support import OPERATOR, VIEWER, Server, wait_until
+from playwright.sync_api import Browser, Page, expect
 
 
 def test_schedules_page_shows_next_and_last_runs(page: Page, inspector: Server, shot) -> None:
@@ -39,3 +40,12 @@ def test_schedules_page_shows_next_and_last_runs(page: Page, inspector: Server, 
     shot(page, "schedules")
     every.get_by_test_id("last-run").locator("a").click()
     expect(page).to_have_url(re.compile(r".*/runs/sched-every-second-\d+$"))
+
+
+def test_a_viewer_is_told_schedules_are_for_operators(browser: Browser, inspector: Server) -> None:
+    page = open_page(browser, inspector, VIEWER, "/schedules")
+    try:
+        expect(page.get_by_test_id("schedules")).to_contain_text("operators only")
+        expect(page.get_by_test_id("webhook-deliveries")).to_contain_text("operators only")
+    finally:
+        page.context.close()

@@ -1,6 +1,6 @@
 // Schedules (their next and last runs) and webhook deliveries (each attempt and the answer).
 // Both lists are for operators: a viewer's key is told so instead.
-import { api, el, failed, fill, link, runHref, when } from "./shared.js";
+import { api, el, failed, fill, link, mayOperate, runHref, when } from "./shared.js";
 
 export function schedulesPage(main) {
   const schedules = el("tbody", { "data-testid": "schedules" });
@@ -10,6 +10,12 @@ export function schedulesPage(main) {
     el("section", {}, el("table", {}, head(["schedule", "agent", "cron", "zone", "state", "next run", "last run"]), schedules)),
     el("section", {}, el("h2", {}, "Webhook deliveries"),
       el("table", {}, head(["delivery", "event", "run", "state", "attempts", "last answer"]), deliveries)));
+  if (!mayOperate()) {
+    const only = (span) => el("tr", {}, el("td", { colspan: span, class: "muted" }, "Shown to operators only: use an operator's API key."));
+    fill(schedules, only(7));
+    fill(deliveries, only(6));
+    return () => {};
+  }
   api("/v1/schedules").then((answer) => {
     fill(schedules, ...answer.schedules.map((s) => el("tr", { "data-schedule": s.id },
       el("td", { class: "mono" }, s.id), el("td", {}, s.agent), el("td", { class: "mono" }, s.cron), el("td", {}, s.timezone),
