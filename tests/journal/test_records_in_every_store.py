@@ -5,19 +5,21 @@ removed one. A file or schema made before the records table gains it when a writ
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 from pathlib import Path
 
 import psycopg
 import pytest
 
-from conftest import PG_DSN
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.postgres import PostgresStore
 from eudaimon.stores.postgres._sql import SCHEMA_VERSION
 from eudaimon.stores.records import Record, RecordStore
 from eudaimon.stores.sqlite import SqliteStore
 from eudaimon.stores.sqlite._schema import VERSION
+
+PG_DSN = os.environ.get("EUDAIMON_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
 
 
 async def test_records_write_once_list_and_delete(store: EventStore) -> None:
