@@ -33,6 +33,7 @@ from eudaimon.stores import EventStore
 from eudaimon.stores.index import Cursor, RunQuery, day_rows, select
 from eudaimon.stores.postgres import PostgresStore
 from eudaimon.stores.sqlite import SqliteStore
+from eudaimon.stores.sqlite._schema import VERSION
 
 PG_DSN = os.environ.get("EUDAIMON_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
 
@@ -218,7 +219,7 @@ async def test_a_version_3_sqlite_file_is_indexed_in_place(tmp_path: Path) -> No
         await store.close()
     conn = sqlite3.connect(path)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone() == (4,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (VERSION,)
     finally:
         conn.close()
 

@@ -14,6 +14,7 @@ from eudaimon.core.errors import ConcurrencyConflict
 from eudaimon.core.events import Event
 from eudaimon.stores import RunSummary
 from eudaimon.stores.sqlite import SqliteStore
+from eudaimon.stores.sqlite._schema import VERSION
 
 _VERSION_2 = """
     CREATE TABLE events (
@@ -95,7 +96,7 @@ async def test_a_version_2_file_keeps_its_summaries_order_and_fence(tmp_path: Pa
 
     conn = sqlite3.connect(path)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone() == (4,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (VERSION,)
         indexed = dict(conn.execute("SELECT run_id, status FROM run_index").fetchall())
         assert indexed == {"a": "running", "b": "running", "c": "running", "d": "completed"}
         columns = [row[1] for row in conn.execute("PRAGMA table_info(runs)")]

@@ -59,6 +59,16 @@ CASES = {
     "otel": (("opentelemetry",), "from eudaimon.telemetry import instrument", "otel"),
     "prices": (("genai_prices",), "from eudaimon.cost import OpenAICostModel; OpenAICostModel()", "prices"),
     "tiktoken": (("tiktoken",), "from eudaimon.memory import tiktoken_counter; tiktoken_counter()", "tiktoken"),
+    "schedules": (
+        ("cronsim",),
+        "from eudaimon.runtime.schedules import check; check('0 9 * * 1-5', 'UTC')",
+        "schedules",
+    ),
+    "webhooks": (
+        ("standardwebhooks",),
+        "from eudaimon.server import Webhook; Webhook('http://127.0.0.1:9/hook', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw')",
+        "webhooks",
+    ),
 }
 
 
@@ -93,6 +103,11 @@ runpy.run_module("eudaimon", run_name="__main__")
             ("worker", "--agent", "nowhere:agent", "--temporal", "127.0.0.1:1", "--task-queue", "q"),
             ("temporalio",),
             "temporal",
+        ),
+        (
+            ("schedules", "add", "a", "--cron", "0 9 * * *", "--input", "hi", "--store", "memory:"),
+            ("cronsim",),
+            "schedules",
         ),
     ],
 )

@@ -83,6 +83,21 @@ def register(app: typer.Typer) -> None:
                 help="Serve AGENT (by name) as one shared conversation: starts without thread_id join it (repeat).",
             ),
         ] = None,
+        webhook: Annotated[
+            str | None, typer.Option("--webhook", help="A receiver URL told of runs' events (Standard Webhooks).")
+        ] = None,
+        webhook_secret_env: Annotated[
+            str | None,
+            typer.Option("--webhook-secret-env", help="The environment variable holding the webhook signing secret."),
+        ] = None,
+        webhook_events: Annotated[
+            str,
+            typer.Option("--webhook-events", help="Comma-separated events to send, e.g. awaiting_approval,failed."),
+        ] = "awaiting_approval,awaiting_reconciliation,approval_timed_out,failed",
+        catch_up: Annotated[
+            str,
+            typer.Option("--catch-up", help="Schedule slots missed while no server was up: run the latest, or none."),
+        ] = "latest",
     ) -> None:
         """Serve the HTTP API (/v1, /openapi.json) and the web inspector (/) for the agents given.
 
@@ -114,6 +129,20 @@ def register(app: typer.Typer) -> None:
                 Text("no API keys: every request is an operator; ", style="yellow")
                 + Text("serving loopback only" if is_loopback(host) else f"serving {host} because of --insecure")
             )
+        if catch_up not in ("latest", "none"):
+            fail("--catch-up is `latest` or `none`")
+        hook = None
+        if webhook is not None:
+            from eudaimon.server.webhooks import Webhook
+
+            if not webhook_secret_env or not os.environ.get(webhook_secret_env, "").strip():
+                fail("--webhook needs --webhook-secret-env naming a set environment variable with the signing secret")
+            try:
+                hook = Webhook(
+                    webhook, os.environ[webhook_secret_env].strip(), events=Webhook.parse_events(webhook_events)
+                )
+            except (ConfigurationError, MissingExtra) as exc:
+                fail(str(exc))
         url = resolve_store_url(store)
         with environ("EUDAIMON_STORE", url):
             agents = [load_agent(target) for target in agent]
@@ -136,6 +165,8 @@ def register(app: typer.Typer) -> None:
                 allowed_hosts=[host, *(allowed_host or [])],
                 allowed_origins=allowed_origin or (),
                 shared_threads=shared_thread or (),
+                webhook=hook,
+                catch_up="none" if catch_up == "none" else "latest",
             )
         except ConfigurationError as exc:
             fail(str(exc))

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from eudaimon.cli import _cancel, _effects, _ops, _serve, _threads
+from eudaimon.cli import _cancel, _effects, _ops, _schedules, _serve, _threads
 from eudaimon.cli import _worker as _temporal_cli
 from eudaimon.cli._common import (
     JsonOption,
@@ -75,6 +75,7 @@ _ops.register(runs_app)
 _cancel.register(runs_app)
 _effects.register(runs_app)
 _threads.register(app)
+_schedules.register(app)
 _serve.register(app)
 _temporal_cli.register(app)
 

@@ -16,11 +16,13 @@ from eudaimon._extras import needs
 if TYPE_CHECKING:
     from eudaimon.server.app import create_app
     from eudaimon.server.auth import ApiKeys, Principal, Role
+    from eudaimon.server.webhooks import Webhook
 
-__all__ = ["ApiKeys", "Principal", "Role", "create_app"]
+__all__ = ["ApiKeys", "Principal", "Role", "Webhook", "create_app"]
 
 _HOMES = {"create_app": "eudaimon.server.app", "ApiKeys": "eudaimon.server.auth", "Principal": "eudaimon.server.auth"}
 _HOMES["Role"] = "eudaimon.server.auth"
+_HOMES["Webhook"] = "eudaimon.server.webhooks"
 
 
 def __getattr__(name: str) -> Any:

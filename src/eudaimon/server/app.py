@@ -12,7 +12,20 @@ from fastapi.middleware.cors import CORSMiddleware
 from eudaimon.agent import Agent
 from eudaimon.core.errors import ConfigurationError
 from eudaimon.runtime.leases import lease_ttl_s
-from eudaimon.server import daimon, dashboard, decisions, effects, lineage, pages, runs, stream, threads, whoami
+from eudaimon.server import (
+    daimon,
+    dashboard,
+    decisions,
+    deliveries,
+    effects,
+    lineage,
+    pages,
+    runs,
+    schedules,
+    stream,
+    threads,
+    whoami,
+)
 from eudaimon.server.auth import ApiKeys
 from eudaimon.server.context import ServerContext
 from eudaimon.server.docs_page import install as install_docs
@@ -25,7 +38,10 @@ from eudaimon.server.origin import CORS_HEADERS, CORS_METHODS, BrowserGuard, doc
 from eudaimon.server.origin import allowed_origins as allowed_origins_of
 from eudaimon.server.protocols import add_protocols
 from eudaimon.server.recovery import recover_forever
+from eudaimon.server.scheduling import CatchUp, fire_forever
+from eudaimon.server.webhooks import Deliverer, Webhook
 from eudaimon.stores.base import EventStore
+from eudaimon.stores.records import RecordStore
 
 
 def create_app(
@@ -41,6 +57,12 @@ def create_app(
     allowed_hosts: Iterable[str] = (),
     allowed_origins: Iterable[str] = (),
     shared_threads: Sequence[str] = (),
+    webhook: Webhook | None = None,
+    webhook_interval_s: float = 1.0,
+    fire_schedules: bool = True,
+    schedule_interval_s: float = 1.0,
+    catch_up: CatchUp = "latest",
+    schedule_grace_s: float = 60.0,
 ) -> FastAPI:
     """The eudaimon server as an ASGI app: `/v1` API, `/openapi.json`, the inspector at `/`.
 
@@ -70,6 +92,12 @@ def create_app(
             no `thread_id` joins the agent's default thread (`"{name}:default"`, one run at a
             time, every client seeing its history). Otherwise such a start gets a thread of its
             own, and such runs run side by side.
+        webhook: tell this receiver about the runs' events (`server.webhooks`), from the outbox
+            in the store, scanned and retried every `webhook_interval_s`.
+        fire_schedules: start the runs of the store's schedules for these agents every
+            `schedule_interval_s` (`server.scheduling`); a slot older than `schedule_grace_s`
+            when found was missed while no server was up: `catch_up="latest"` runs the latest
+            such slot once, `"none"` skips them.
 
     Raises:
         ConfigurationError: no agent, two agents with one name, agents on different stores
@@ -92,18 +120,27 @@ def create_app(
         agents=served, store=store, auth=auth, hub=hub, runner=Runner(hub), shared_threads=frozenset(shared_threads)
     )
     interval = recovery_interval_s if recovery_interval_s is not None else lease_ttl_s()
+    deliverer = Deliverer(store, webhook) if webhook is not None else None
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        sweeper = asyncio.create_task(recover_forever(ctx, interval)) if recover else None
+        tasks: list[asyncio.Task[None]] = []
+        if recover:
+            tasks.append(asyncio.create_task(recover_forever(ctx, interval)))
+        if fire_schedules and isinstance(store, RecordStore):
+            firing = fire_forever(ctx, interval_s=schedule_interval_s, catch_up=catch_up, grace_s=schedule_grace_s)
+            tasks.append(asyncio.create_task(firing))
+        if deliverer is not None:
+            tasks.append(asyncio.create_task(deliverer.run_forever(webhook_interval_s)))
         restore_logs = install_safe_logs()  # no credential or control character reaches a log line
         try:
             yield
         finally:
-            if sweeper is not None:
-                sweeper.cancel()
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
                 with contextlib.suppress(asyncio.CancelledError):
-                    await sweeper
+                    await task
             await ctx.lines.aclose()
             await ctx.runner.aclose()
             restore_logs()
@@ -122,6 +159,8 @@ def create_app(
     app.include_router(whoami.router(ctx))
     app.include_router(lineage.router(ctx))
     app.include_router(effects.router(ctx))
+    app.include_router(schedules.router(ctx))
+    app.include_router(deliveries.router(ctx, configured=webhook is not None))
     app.include_router(pages.router())
     install_docs(app)
     app.mount("/inspector", pages.static_files(), name="inspector")

@@ -23,6 +23,7 @@ from eudaimon.core.messages import ContentPart, DocumentPart, ImagePart
 from eudaimon.core.run_index import RunRow
 from eudaimon.stores.base import Fence, Lease, RunSummary, Snapshot, check_batch, summary_fields
 from eudaimon.stores.index import DayRow, RunQuery, day_rows, select
+from eudaimon.stores.records import Record
 
 KEEP_DECODED = 256
 """Ended runs kept as objects, the most recently ended; older ones are encoded (`_Ended`)."""
@@ -42,6 +43,7 @@ class MemoryStore:
         when the run is encoded), not on every append, which a step would pay for."""
         self._leases: dict[str, tuple[str, float]] = {}
         self._snapshots: dict[str, Snapshot] = {}
+        self._records: dict[tuple[str, str], str] = {}
         self._blobs: dict[bytes, bytes] = {}
         """Each distinct image or document kept once: events that carry equal data share it."""
         self._ended: dict[str, None] = {}
@@ -232,6 +234,27 @@ class MemoryStore:
         count = len(self._snapshots)
         self._snapshots.clear()
         return count
+
+    async def put_record(
+        self, kind: str, key: str, body: str, *, only_new: bool = False, expected: str | None = None
+    ) -> bool:
+        if only_new and (kind, key) in self._records:
+            return False
+        if expected is not None and self._records.get((kind, key)) != expected:
+            return False
+        self._records[(kind, key)] = body
+        return True
+
+    async def load_records(self, kind: str, *, limit: int = 10_000) -> list[Record]:
+        found = sorted((k, body) for (c, k), body in self._records.items() if c == kind)
+        return [Record(kind, k, body) for k, body in found[:limit]]
+
+    async def load_record(self, kind: str, key: str) -> Record | None:
+        body = self._records.get((kind, key))
+        return None if body is None else Record(kind, key, body)
+
+    async def delete_record(self, kind: str, key: str) -> bool:
+        return self._records.pop((kind, key), None) is not None
 
     async def close(self) -> None:
         return None

@@ -1,6 +1,6 @@
 """axe-core (axe-playwright-python) finds no violation, of any impact (minor and moderate as well
 as serious and critical), on every page of the inspector: the runs list, a run waiting for
-approval, a completed run with a child, a failed run, the dashboard, the threads and a thread.
+approval, a completed run with a child, a failed run, the dashboard, the threads, a thread and the schedules.
 The counts per page are printed (`-s`) for the record."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ PAGES = [
     ("dashboard", "/dashboard", "[data-testid=dashboard-agent]"),
     ("threads", "/threads", "[data-testid=threads] a"),
     ("thread", "/threads/{thread}", "h2"),
+    ("schedules", "/schedules", "[data-testid=schedules] tr"),
 ]
 
 

@@ -6,6 +6,7 @@ import { runsPage } from "./runs.js";
 import { runPage } from "./run.js";
 import { dashboardPage } from "./dashboard.js";
 import { threadPage, threadsPage } from "./threads.js";
+import { schedulesPage } from "./schedules.js";
 
 let stopPage = () => {};
 
@@ -19,6 +20,7 @@ function route() {
   else if ((match = path.match(/^\/threads\/(.+)$/))) stopPage = threadPage(main, match[1]);
   else if (path === "/threads") stopPage = threadsPage(main);
   else if (path === "/dashboard") stopPage = dashboardPage(main);
+  else if (path === "/schedules") stopPage = schedulesPage(main);
   else stopPage = runsPage(main);
   for (const a of document.querySelectorAll("header nav a")) {
     const here = a.getAttribute("href") === session.root + (path.startsWith("/runs") ? "/" : path);

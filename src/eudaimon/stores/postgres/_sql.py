@@ -44,9 +44,10 @@ import re
 from dataclasses import dataclass
 
 from eudaimon.core.errors import ConfigurationError
-from eudaimon.stores.postgres import _index
+from eudaimon.stores.postgres import _index, _records
+from eudaimon.stores.postgres._records import RecordStatements
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """1: events inline. 2: long texts and history messages stored once. 3: the run index (`_index`).
 Older schemas are upgraded in place, the index filled from the journal, once."""
 LOCK_CLASS = 0x6575_6461  # "euda": the advisory-lock namespace of schema creation and of content
@@ -110,6 +111,7 @@ _DDL = (
     )""",
     *_CONTENT_DDL,
     *_index.DDL,
+    *_records.DDL,
     f"INSERT INTO {{s}}.meta (name, value) VALUES ('schema_version', {SCHEMA_VERSION}) ON CONFLICT DO NOTHING",
 )
 
@@ -194,6 +196,8 @@ class Statements:
     ddl: tuple[str, ...]
     upgrade_from_1: tuple[str, ...]
     upgrade_from_2: tuple[str, ...]
+    upgrade_from_3: tuple[str, ...]
+    records: RecordStatements
     quoted: str
     """The schema's name, quoted, for the statements built per query (`_index.query`)."""
     index_row: str
@@ -252,6 +256,8 @@ class Statements:
             ddl=tuple(statement.format(s=s) for statement in _DDL),
             upgrade_from_1=tuple(statement.format(s=s) for statement in _UPGRADE_FROM_1),
             upgrade_from_2=tuple(statement.format(s=s) for statement in _UPGRADE_FROM_2),
+            upgrade_from_3=tuple(statement.format(s=s) for statement in _records.UPGRADE_FROM_3),
+            records=RecordStatements.for_schema(s),
             quoted=s,
             index_row=f"SELECT body FROM {s}.run_index WHERE run_id = %s",
             upsert_index=_index.UPSERT.format(s=s),

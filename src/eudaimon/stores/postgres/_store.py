@@ -41,6 +41,7 @@ from eudaimon.stores.postgres import _content, _index, _schema
 from eudaimon.stores.postgres._dsn import parse_dsn
 from eudaimon.stores.postgres._pools import CONNECT_TIMEOUT_S, Connection, LoopPools
 from eudaimon.stores.postgres._sql import Statements
+from eudaimon.stores.records import Record
 
 STALLED_TRANSACTION_TIMEOUT_S = 5.0
 """Our transactions are a few statements sent back to back: a pause this long is a stall."""
@@ -298,6 +299,39 @@ class PostgresStore:
         if count:
             self._commits += 1
         return max(count, 0)
+
+    async def put_record(
+        self, kind: str, key: str, body: str, *, only_new: bool = False, expected: str | None = None
+    ) -> bool:
+        self._check_writable()
+        statements = self._sql.records
+        async with self._connection() as conn:
+            if expected is not None:
+                cursor = await conn.execute(statements.put_over, (body, kind, key, expected))
+            else:
+                cursor = await conn.execute(statements.put_new if only_new else statements.put, (kind, key, body))
+            written = cursor.rowcount > 0
+        if written:
+            self._commits += 1
+        return written
+
+    async def load_records(self, kind: str, *, limit: int = 10_000) -> list[Record]:
+        async with self._connection() as conn:
+            rows = await (await conn.execute(self._sql.records.load_all, (kind, limit))).fetchall()
+        return [Record(kind, key, body) for key, body in rows]
+
+    async def load_record(self, kind: str, key: str) -> Record | None:
+        async with self._connection() as conn:
+            row = await (await conn.execute(self._sql.records.load_one, (kind, key))).fetchone()
+        return None if row is None else Record(kind, key, row[0])
+
+    async def delete_record(self, kind: str, key: str) -> bool:
+        self._check_writable()
+        async with self._connection() as conn:
+            deleted = (await conn.execute(self._sql.records.delete, (kind, key))).rowcount > 0
+        if deleted:
+            self._commits += 1
+        return deleted
 
     async def close(self) -> None:
         """Close every pool: the current loop's is awaited, a closed loop's sockets are shut."""

@@ -15,10 +15,10 @@ import sqlite3
 
 from eudaimon.core.errors import JournalError
 from eudaimon.core.events import TERMINAL_TYPES
-from eudaimon.stores.sqlite import _content, _index, _sql
+from eudaimon.stores.sqlite import _content, _index, _records, _sql
 
-VERSION = 4
-"""`PRAGMA user_version` of a file with these tables: 3 lacked the run index (`_index`, filled
+VERSION = 5
+"""`PRAGMA user_version` of a file with these tables: 4 lacked `records` (`_records`), 3 lacked the run index (`_index`, filled
 from the journal when such a file is first opened), 2 kept run summaries updated by every
 append, 1 lacked the tables of texts and messages (`_content`)."""
 
@@ -34,6 +34,7 @@ TABLES = (
     "CREATE TABLE IF NOT EXISTS snapshots (key TEXT PRIMARY KEY, version INTEGER NOT NULL, data TEXT NOT NULL)",
     *_content.SCHEMA,
     *_index.SCHEMA,
+    *_records.SCHEMA,
 )
 
 

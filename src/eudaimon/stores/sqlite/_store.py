@@ -39,7 +39,8 @@ from eudaimon.core.run_index import RunRow
 from eudaimon.stores.base import Fence, Lease, RunSummary, Snapshot
 from eudaimon.stores.index import DayRow, LastRows, RunQuery, day_rows, select
 from eudaimon.stores.packing import pack
-from eudaimon.stores.sqlite import _index, _leases, _sql, _worker
+from eudaimon.stores.records import Record
+from eudaimon.stores.sqlite import _index, _leases, _records, _sql, _worker
 from eudaimon.stores.sqlite._worker import CommitWorker, Job, Synchronous
 
 T = TypeVar("T")
@@ -229,6 +230,20 @@ class SqliteStore:
     async def delete_snapshots(self) -> int:
         """Drop every snapshot; returns how many. Only speed changes."""
         return await self._do(True, lambda conn: conn.execute("DELETE FROM snapshots").rowcount)
+
+    async def put_record(
+        self, kind: str, key: str, body: str, *, only_new: bool = False, expected: str | None = None
+    ) -> bool:
+        return await self._do(True, lambda conn: _records.put(conn, kind, key, body, only_new, expected))
+
+    async def load_records(self, kind: str, *, limit: int = 10_000) -> list[Record]:
+        return await self._do(False, lambda conn: _records.load_all(conn, kind, limit))
+
+    async def load_record(self, kind: str, key: str) -> Record | None:
+        return await self._do(False, lambda conn: _records.load_one(conn, kind, key))
+
+    async def delete_record(self, kind: str, key: str) -> bool:
+        return await self._do(True, lambda conn: _records.delete(conn, kind, key))
 
     async def close(self) -> None:
         """Finish this store's jobs already queued; the last store of the process on the file

@@ -1,0 +1,125 @@
+"""`eudaimon schedules add|list|pause|remove`: the schedules kept in a store (`runtime.schedules`).
+
+`eudaimon serve` on the same store fires them for the agents it serves.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from eudaimon.cli._common import StoreOption, fail, out, resolve_store_url, run_async, shown_url, with_store
+from eudaimon.cli._escape import shown
+from eudaimon.runtime.schedules import Schedule, Schedules, UnknownSchedule
+from eudaimon.stores.base import EventStore
+
+IdArgument = Annotated[str, typer.Argument(help="The schedule's id (see `eudaimon schedules list`).")]
+
+
+def register(app: typer.Typer) -> None:
+    group = typer.Typer(help="Start agents on a cron schedule (fired by `eudaimon serve`).", no_args_is_help=True)
+    group.command("add")(schedules_add)
+    group.command("list")(schedules_list)
+    group.command("pause")(schedules_pause)
+    group.command("remove")(schedules_remove)
+    app.add_typer(group, name="schedules")
+
+
+def schedules_add(
+    agent: Annotated[str, typer.Argument(help="The agent's name, as `eudaimon serve` serves it.")],
+    cron: Annotated[
+        str, typer.Option("--cron", help='Cron expression, e.g. "0 9 * * 1-5" (six fields: seconds first).')
+    ],
+    input: Annotated[str, typer.Option("--input", help="The input each run starts with.")],
+    timezone: Annotated[str, typer.Option("--timezone", help="IANA time zone the expression is read in.")] = "UTC",
+    thread: Annotated[str | None, typer.Option("--thread", help="Run every slot on this thread.")] = None,
+    schedule_id: Annotated[str | None, typer.Option("--id", help="The schedule's id (default: a fresh one).")] = None,
+    store: StoreOption = None,
+) -> None:
+    """Add a schedule; its first run is at the next slot."""
+    url = resolve_store_url(store)
+
+    async def work(journal: EventStore) -> Schedule:
+        return await Schedules(journal).add(
+            agent, cron, input, timezone=timezone, thread_id=thread, schedule_id=schedule_id
+        )
+
+    schedule = run_async(with_store(url, work))
+    upcoming = schedule.next_slot(datetime.now(UTC)).isoformat()
+    out().print(shown(f"schedule {schedule.id}: {agent} at {cron!r} ({timezone}); next run {upcoming}"))
+
+
+def schedules_list(
+    store: StoreOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per schedule.")] = False,
+) -> None:
+    """List the schedules with their next and last runs."""
+    url = resolve_store_url(store)
+
+    async def work(journal: EventStore) -> list[Schedule]:
+        return await Schedules(journal).list()
+
+    found = run_async(with_store(url, work))
+    now = datetime.now(UTC)
+    console = out()
+    if as_json:
+        for s in found:
+            print(json.dumps({**json.loads(s.to_json()), "next_run_at": _next(s, now)}))
+        return
+    if not found:
+        console.print(shown(f"No schedules in {shown_url(url)}."))
+        return
+    table = Table(title=shown(f"Schedules in {shown_url(url)}", newlines=False), title_justify="left")
+    for column in ("id", "agent", "cron", "zone", "state", "next run", "last run"):
+        table.add_column(column, no_wrap=True)
+    for s in found:
+        table.add_row(
+            shown(s.id, newlines=False),
+            shown(s.agent, newlines=False),
+            shown(s.cron, newlines=False),
+            s.timezone,
+            "paused" if s.paused else "active",
+            _next(s, now) or "-",
+            shown(s.last_run_id or "-", newlines=False),
+        )
+    console.print(table)
+
+
+def _next(schedule: Schedule, now: datetime) -> str | None:
+    return None if schedule.paused else schedule.next_slot(now).isoformat()
+
+
+def schedules_pause(
+    schedule_id: IdArgument,
+    resume: Annotated[bool, typer.Option("--resume", help="Resume it instead.")] = False,
+    store: StoreOption = None,
+) -> None:
+    """Pause a schedule (slots passed while paused never run), or resume it."""
+    url = resolve_store_url(store)
+
+    async def work(journal: EventStore) -> Schedule:
+        try:
+            return await Schedules(journal).pause(schedule_id, not resume)
+        except UnknownSchedule:
+            fail(f"no schedule {schedule_id!r}; `eudaimon schedules list` shows them")
+
+    schedule = run_async(with_store(url, work))
+    out().print(shown(f"schedule {schedule.id} {'paused' if schedule.paused else 'resumed'}"))
+
+
+def schedules_remove(schedule_id: IdArgument, store: StoreOption = None) -> None:
+    """Remove a schedule; the runs it started stay."""
+    url = resolve_store_url(store)
+
+    async def work(journal: EventStore) -> None:
+        try:
+            await Schedules(journal).remove(schedule_id)
+        except UnknownSchedule:
+            fail(f"no schedule {schedule_id!r}; `eudaimon schedules list` shows them")
+
+    run_async(with_store(url, work))
+    out().print(shown(f"schedule {schedule_id} removed"))
