@@ -105,4 +105,5 @@ async def test_an_edited_approval_reaches_the_workflow_and_runs_the_edit(
         events = await agent.store.load(waiting.run_id)
         [decided] = [e.data for e in events if isinstance(e.data, ApprovalDecided)]
         assert decided.arguments == {"to": "carol"}
+        assert decided.original_arguments == call.arguments != decided.arguments  # the edit is kept as one
         await agent.aclose()

@@ -43,6 +43,7 @@ from eudaimon.runtime import operations
 from eudaimon.stores.base import EventStore
 
 if TYPE_CHECKING:  # `eudaimon --help` loads no tools (and no pydantic)
+    from eudaimon.runtime.config import ApprovalPolicy
     from eudaimon.tools import Tool
 
 CallArgument = Annotated[str, typer.Argument(help="The tool call id, as `eudaimon runs show RUN` lists it.")]
@@ -86,8 +87,8 @@ def approve(
         str | None,
         typer.Option(
             "--agent",
-            help="MODULE:ATTR naming the Agent whose tool schema checks --arguments (default: the schema the "
-            "journal holds, if any; the run checks them again before the call runs).",
+            help="MODULE:ATTR naming the Agent whose tool schema and approval policy check --arguments (default: "
+            "the schema the journal holds, if any; the run checks them again, policy included, before the call runs).",
         ),
     ] = None,
 ) -> None:
@@ -102,7 +103,11 @@ def approve(
         if not isinstance(parsed, dict):
             fail(f"--arguments must be a JSON object, got {type(parsed).__name__}")
         edited = parsed
-    _decide(run_id, call_id, True, store, by, note, edited, load_agent(agent).tools if agent else None)
+    loaded = load_agent(agent) if agent else None
+    tools = loaded.tools if loaded is not None else None
+    _decide(
+        run_id, call_id, True, store, by, note, edited, tools, loaded.approval_policy if loaded is not None else None
+    )
 
 
 def deny(
@@ -121,6 +126,7 @@ def _decide(
     note: str | None,
     arguments: JsonObject | None = None,
     tools: Mapping[str, Tool] | None = None,
+    policy: ApprovalPolicy | None = None,
 ) -> None:
     url = resolve_store_url(store)
     who = by or _login()
@@ -131,7 +137,7 @@ def _decide(
             progress = (await operations.load_state(journal, run_id)).calls.get(call_id)
             tool = tools.get(progress.call.name) if progress is not None else None
         return await operations.approve(
-            journal, run_id, call_id, approved, by=who, note=note, arguments=arguments, tool=tool
+            journal, run_id, call_id, approved, by=who, note=note, arguments=arguments, tool=tool, policy=policy
         )
 
     run_async(with_store(url, decide))

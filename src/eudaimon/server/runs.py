@@ -67,8 +67,11 @@ def listing_query(
         ) from None
     bounds: dict[str, datetime | None] = {}
     for name, text in (("since", since), ("until", until)):
+        if text is None:
+            bounds[name] = None
+            continue
         try:
-            bounds[name] = None if text is None else index.parse_bound(text, end=name == "until")
+            bounds[name] = index.parse_bound(text, end=name == "until")
         except index.BoundOutOfRange:
             raise HTTPException(
                 422, f"{name}={text[:60]!r} is out of range: pick a date between 0001-01-02 and 9999-12-30"

@@ -335,7 +335,12 @@ def _decision_event(state: RunState, decision: DecisionInput) -> Any:
     if decision.approved is not None:
         decided = approval(state, decision.call_id, decision.approved, by=decision.by, note=decision.note)
         # The sender checked the edit against the tool's schema; the run checks it again before it runs.
-        return replace(decided, arguments=decision.arguments) if decision.arguments is not None else decided
+        if decision.arguments is None:
+            return decided
+        asked = state.calls[decision.call_id].asked  # approval() found the call waiting
+        return replace(
+            decided, arguments=decision.arguments, original_arguments=asked if isinstance(asked, dict) else None
+        )
     return reconciliation(state, decision.call_id, output=decision.output, retry=decision.retry, by=decision.by)
 
 
