@@ -58,7 +58,7 @@ from eudaimon.temporal._payloads import (
     run_prefix,
     to_refs,
 )
-from eudaimon.tools import ToolContext
+from eudaimon.tools import ToolContext, ToolReturn
 
 T = TypeVar("T")
 
@@ -182,6 +182,7 @@ class Activities:
         ctx: ToolContext[Any] = ToolContext(
             request.run_id, request.call_id, request.idempotency_key, request.attempt, self._deps(request), request.step
         )
+        output: str | ToolReturn
         try:
             arguments = tool.parse_arguments(request.arguments, validate=False)
             if tool.datasource is not None:
