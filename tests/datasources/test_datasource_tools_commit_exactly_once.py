@@ -213,3 +213,62 @@ async def test_an_unreachable_datasource_is_an_error_result_without_its_password
     rows = [e.data for e in await store.load(response.run_id)]
     text = repr(rows)
     assert "hunter2" not in text and "**********" in text
+
+
+async def test_a_failed_attempt_rolls_back_and_the_retry_policy_runs_it_again(tmp_path: Path) -> None:
+    """A datasource tool is retried by `tool_retry_policy` (its failed attempt left nothing):
+    the first attempt's insert is rolled back, the second's lands, one row."""
+    from eudaimon import ToolRetryPolicy
+
+    path = tmp_path / "shop.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE orders (item TEXT, attempt INT)")
+    attempts: list[int] = []
+
+    @tool(datasource="shop")
+    def place(item: str, ctx: ToolContext) -> str:
+        """Place."""
+        ctx.db.execute("INSERT INTO orders VALUES (?, ?)", (item, ctx.attempt))
+        attempts.append(ctx.attempt)
+        if ctx.attempt == 1:
+            raise RuntimeError("deadlock detected")
+        return "ok"
+
+    source = Datasource(f"sqlite:///{path}")
+    agent = Agent(
+        ScriptedModel([_order(), "done"]),
+        tools=[place],
+        datasources={"shop": source},
+        tool_retry_policy=ToolRetryPolicy.exponential(3, initial_delay=0.01),
+    )
+    response = await agent.prompt("x")
+    await source.close()
+    assert response.output == "done" and attempts == [1, 2]
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT item, attempt FROM orders").fetchall() == [("tea-0", 2)]
+
+
+async def test_a_datasource_tool_that_needs_approval_commits_only_once_approved(tmp_path: Path) -> None:
+    path = tmp_path / "shop.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE orders (item TEXT)")
+
+    @tool(datasource="shop", requires_approval=True)
+    def place(item: str, ctx: ToolContext) -> str:
+        """Place."""
+        ctx.db.execute("INSERT INTO orders VALUES (?)", (item,))
+        return "ok"
+
+    source = Datasource(f"sqlite:///{path}")
+    store = MemoryStore()
+    agent = Agent(ScriptedModel([_order(), "done"]), tools=[place], store=store, datasources={"shop": source})
+    paused = await agent.prompt("x")
+    assert paused.status == "awaiting_approval"
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT count(*) FROM orders").fetchone() == (0,)
+    await agent.approve(paused.run_id, "call_0", by="ann")
+    done = await agent.resume(paused.run_id)
+    await source.close()
+    assert done.status == "completed"
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT item FROM orders").fetchall() == [("tea-0",)]

@@ -191,14 +191,14 @@ def run_effects(events: Iterable[Event], *, declared: Mapping[str, str] | None =
 def effect_as_dict(effect: RunEffect) -> dict[str, Any]:
     """`effect` as JSON-ready values (times in ISO 8601): what the API and `--json` print."""
     out: dict[str, Any] = {}
-    for name in RunEffect.__slots__:  # type: ignore[attr-defined]
+    for name in RunEffect.__slots__:
         value = getattr(effect, name)
         if isinstance(value, datetime):
             value = value.isoformat()
         elif isinstance(value, EffectApproval):
             value = {
                 k: (v.isoformat() if isinstance(v, datetime) else v)
-                for k in EffectApproval.__slots__  # type: ignore[attr-defined]
+                for k in EffectApproval.__slots__
                 for v in (getattr(value, k),)
             }
         elif isinstance(value, EffectOutcome):

@@ -6,6 +6,7 @@ record (run, call, result) in its own table of that database, in the same transa
 commits; recovery reads the record to learn whether a call it lost track of committed.
 """
 
-from eudaimon.datasources._datasource import COMPLETIONS_TABLE, Datasource, DatasourceError, StoredCompletion
+from eudaimon.datasources._datasource import Datasource
+from eudaimon.datasources._record import COMPLETIONS_TABLE, DatasourceError, StoredCompletion
 
 __all__ = ["COMPLETIONS_TABLE", "Datasource", "DatasourceError", "StoredCompletion"]

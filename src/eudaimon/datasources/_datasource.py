@@ -11,27 +11,13 @@ Secrets in the URL are never shown: `repr`, errors and the journal see it masked
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from eudaimon.core.errors import ConfigurationError, EudaimonError
-
-COMPLETIONS_TABLE = "eudaimon_tool_completions"
-"""The table eudaimon keeps in a datasource: one row per call that committed there."""
-
-
-class DatasourceError(EudaimonError):
-    """A datasource could not be reached or refused eudaimon's own statements; the message
-    names the datasource by its masked URL, never its password."""
-
-
-@dataclass(frozen=True, slots=True)
-class StoredCompletion:
-    """A call's completion record, as its transaction committed it."""
-
-    output: str
-    is_error: bool
+from eudaimon.core.errors import ConfigurationError
+from eudaimon.datasources._postgres import PostgresBackend
+from eudaimon.datasources._record import Backend, DatasourceError, StoredCompletion
+from eudaimon.datasources._sqlite import SqliteBackend
 
 
 class Datasource:
@@ -46,13 +32,9 @@ class Datasource:
     def __init__(self, url: str) -> None:
         scheme = url.split(":", 1)[0].lower()
         if scheme in ("postgresql", "postgres") or scheme.startswith("postgresql+"):
-            from eudaimon.datasources._postgres import PostgresBackend
-
             self.kind = "postgresql"
             self._backend: Backend = PostgresBackend(_plain_postgres(url), self)
         elif scheme == "sqlite":
-            from eudaimon.datasources._sqlite import SqliteBackend
-
             path = url[len("sqlite:///") :] if url.startswith("sqlite:///") else ""
             if not path:
                 raise ConfigurationError(f"a SQLite datasource is 'sqlite:///path/to/file.db', got {mask(url)!r}")
@@ -98,25 +80,6 @@ class Datasource:
     async def close(self) -> None:
         """Close the connections kept for later calls."""
         await self._backend.close()
-
-
-class Backend:
-    """One driver's way of doing `Datasource`'s four things; see there."""
-
-    async def begin(self, is_async: bool) -> Any:
-        raise NotImplementedError
-
-    async def commit(self, conn: Any, run_id: str, call_id: str, key: str, output: str, is_error: bool) -> bool:
-        raise NotImplementedError
-
-    async def rollback(self, conn: Any, reuse: bool) -> None:
-        raise NotImplementedError
-
-    async def lookup(self, run_id: str, call_id: str) -> StoredCompletion | None:
-        raise NotImplementedError
-
-    async def close(self) -> None:
-        raise NotImplementedError
 
 
 def mask(url: str) -> str:

@@ -12,10 +12,10 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from eudaimon._extras import require
-from eudaimon.datasources._datasource import COMPLETIONS_TABLE, Backend, StoredCompletion
+from eudaimon.datasources._record import COMPLETIONS_TABLE, Backend, StoredCompletion
 
 if TYPE_CHECKING:
-    from eudaimon.datasources._datasource import Datasource
+    from eudaimon.datasources._datasource import Datasource  # a cycle at type-checking time only
 
 _CREATE = f"""
 CREATE TABLE IF NOT EXISTS {COMPLETIONS_TABLE} (

@@ -13,10 +13,10 @@ import asyncio
 import sqlite3
 from typing import TYPE_CHECKING
 
-from eudaimon.datasources._datasource import COMPLETIONS_TABLE, Backend, StoredCompletion
+from eudaimon.datasources._record import COMPLETIONS_TABLE, Backend, StoredCompletion
 
 if TYPE_CHECKING:
-    from eudaimon.datasources._datasource import Datasource
+    from eudaimon.datasources._datasource import Datasource  # a cycle at type-checking time only
 
 _CREATE = f"""
 CREATE TABLE IF NOT EXISTS {COMPLETIONS_TABLE} (

@@ -255,7 +255,7 @@ async def _attempt(
     deadline = asyncio.timeout(timeout_s) if timeout_s is not None else None  # a timeout costs 2 µs
     token = current_call.set(_scope(journal, cfg, item.call.id, cancel))
     try:
-        if tool.datasource is not None:
+        if tool.datasource is not None and tool.transacts_here:
             if deadline is None:
                 done = await run_in_transaction(cfg.datasources[tool.datasource], tool, item.arguments, ctx)
             else:
@@ -272,7 +272,8 @@ async def _attempt(
                 output, parts = await tool.execute(item.arguments, ctx)
         if isinstance(output, ToolReturn):
             return Outcome(output.output, output.is_error, _ms_since(started, clock), returned=output)
-        return Outcome(output, False, _ms_since(started, clock), parts)
+        # A datasource tool run by a Temporal worker committed there, in its activity.
+        return Outcome(output, False, _ms_since(started, clock), parts, datasource=tool.datasource)
     except (asyncio.CancelledError, OutcomeLost):
         raise
     except ToolSuspended as exc:

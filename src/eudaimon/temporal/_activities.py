@@ -23,6 +23,7 @@ import contextlib
 import json
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from temporalio import activity
@@ -34,6 +35,7 @@ from eudaimon.core.events import Event
 from eudaimon.core.state import RunState
 from eudaimon.models.base import ChatRequest, ToolSpec
 from eudaimon.runtime.config import RuntimeConfig
+from eudaimon.runtime.datasource_calls import run_in_transaction
 from eudaimon.runtime.operations import load_state
 from eudaimon.stores.base import EventStore, Snapshot
 from eudaimon.temporal._deps import received_deps
@@ -56,7 +58,7 @@ from eudaimon.temporal._payloads import (
     run_prefix,
     to_refs,
 )
-from eudaimon.tools import ToolContext
+from eudaimon.tools import ToolContext, ToolReturn
 
 T = TypeVar("T")
 
@@ -180,9 +182,18 @@ class Activities:
         ctx: ToolContext[Any] = ToolContext(
             request.run_id, request.call_id, request.idempotency_key, request.attempt, self._deps(request), request.step
         )
+        output: str | ToolReturn
         try:
             arguments = tool.parse_arguments(request.arguments, validate=False)
-            output, parts = await self._beating(tool.execute(arguments, ctx))
+            if tool.datasource is not None:
+                # Its transaction commits here with its completion record; a retried activity
+                # (this worker died after the commit) finds the record and does not run again.
+                ctx = replace(ctx, attempt=max(ctx.attempt, activity.info().attempt))
+                source = self.config.datasources[tool.datasource]
+                done = await self._beating(run_in_transaction(source, tool, arguments, ctx))
+                output, parts = done.output, done.parts
+            else:
+                output, parts = await self._beating(tool.execute(arguments, ctx))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the model sees it, as locally; Temporal does not retry it

@@ -15,7 +15,7 @@ import json
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from datetime import timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic_core import to_jsonable_python
 from temporalio import workflow
@@ -195,7 +195,10 @@ def activity_tools(config: RuntimeConfig, start: RunInput, stashed: set[str]) ->
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RemoteTool(Tool):
     """A tool whose `execute` is its `function` given the arguments and the context: the
-    result (text and content parts, or a `ToolReturn`) comes back from a worker as it was."""
+    result (text and content parts, or a `ToolReturn`) comes back from a worker as it was.
+    A datasource tool's transaction is the worker's (`eudaimon.tool`), not the workflow's."""
+
+    transacts_here: ClassVar[bool] = False
 
     async def execute(
         self, arguments: Mapping[str, Any], ctx: ToolContext[Any]

@@ -12,7 +12,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any, overload
+from typing import Any, ClassVar, overload
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError, to_json
@@ -101,6 +101,9 @@ class Tool:
     datasource: str | None = None
     """The agent's datasource the tool writes to, in one transaction with its completion
     record (`ctx.db`): it commits exactly once, and recovery reads whether it did."""
+    transacts_here: ClassVar[bool] = True
+    """Whether a datasource tool's transaction is opened in this process; False for a tool
+    that runs elsewhere (a Temporal activity), whose worker opens it."""
     _validator: Any = field(default=None, repr=False, compare=False)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
