@@ -83,7 +83,8 @@ def test_unpriced_reads_the_same_on_every_page(page: Page, inspector: Server, ru
     """Invariant: a cost no price is known for is `null` in the API and "unpriced" on the run
     page and the dashboard, never "$0" or a dash."""
     with inspector.client(OPERATOR) as client:
-        assert client.get(f"/v1/runs/{runs['done']}").json()["cost_usd"] is None
+        answer = client.get(f"/v1/runs/{runs['done']}").json()
+        assert answer["cost_usd"] is None and "no price is known for ticker-model" in answer["unpriced"]
     page.goto(f"{inspector.url}/runs/{runs['done']}")
     expect(page.get_by_test_id("facts")).to_contain_text("cost unpriced")
     for cell in page.get_by_test_id("step-cost").all_inner_texts():
