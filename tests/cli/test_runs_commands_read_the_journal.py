@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from cli_support import Invoke, Journal
 
-from eudaimon.cli._render import state_to_dict
+from eudaimon.cli._render import cost_text, state_to_dict
 from eudaimon.core.codec import event_from_json
 from eudaimon.core.state import RunState
 
@@ -45,7 +45,7 @@ def test_runs_show_prints_status_usage_cost_and_messages(
     assert "completed" in out
     assert "refund-desk" in out
     assert f"{state.usage.input_tokens} in / {state.usage.output_tokens} out tokens" in out
-    assert f"${state.cost_usd:.6f}" in out
+    assert cost_text(state.cost_usd, state.cost_known) in out  # the inspector's money style
     assert "→ issue_refund(" in out
     assert "tool call_refund" in out
     assert "Hi! The headphones from order A-1042" in out

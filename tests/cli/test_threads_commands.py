@@ -42,7 +42,7 @@ def test_threads_show_prints_the_snapshot(cli: Invoke, store_url: str, db_path: 
     result = cli("threads", "show", "support-42", "--store", store_url)
     assert result.exit_code == 0, result.output
     assert "turns 2" in result.output and "tokens in 20 / out 6" in result.output
-    assert "unknown (no priced call)" in result.output
+    assert "cost unpriced" in result.output
 
 
 def test_an_unknown_thread_is_a_clear_error(cli: Invoke, store_url: str, db_path: Path) -> None:

@@ -106,9 +106,15 @@ def usage_text(usage: Usage) -> str:
 
 
 def cost_text(cost_usd: float | None, known: bool = True) -> str:
+    """Money in the inspector's style (`money` in its shared.js): "unpriced" when no price is
+    known, never $0 for it; 4 decimals under a dollar, 2 above."""
     if cost_usd is None or not known:
         return "unpriced"
-    return f"${cost_usd:.6f}"
+    if cost_usd == 0:
+        return "$0.00"
+    if cost_usd < 0.0001:
+        return "<$0.0001"
+    return f"${cost_usd:.2f}" if cost_usd >= 1 else f"${cost_usd:.4f}"
 
 
 def failure_text(kind: FailureKind | None, guardrail: str, error: str | None) -> str:
@@ -336,7 +342,7 @@ def state_to_dict(state: RunState) -> dict[str, Any]:
         "model": state.model,
         "steps": state.steps,
         "usage": asdict(state.usage),
-        "cost_usd": state.cost_usd,
+        "cost_usd": state.cost_usd if state.cost_known else None,  # null: unpriced, as the API says
         "next_seq": state.next_seq,
         "pending": [asdict(p) for p in state.pending],
         "calls": {k: {"status": p.status.value, "attempt": p.attempt} for k, p in state.calls.items()},

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from eudaimon.cli._common import StoreOption, fail, out, resolve_store_url, run_async, shown_url, with_store
 from eudaimon.cli._escape import shown
+from eudaimon.cli._render import cost_text
 from eudaimon.stores.base import EventStore, RunSummary
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ def threads_show(thread_id: ThreadArgument, store: StoreOption = None) -> None:
     state, runs = run_async(with_store(url, work, read_only=True))
     console = out()
     usage = state.total_usage
-    cost = "unknown (no priced call)" if state.accumulated_cost_usd is None else f"${state.accumulated_cost_usd:.6f}"
+    cost = cost_text(state.accumulated_cost_usd)
     console.print(
         Text("thread ", style="bold")
         + shown(f"{state.thread_id}  created {state.created_at.astimezone():%Y-%m-%d %H:%M}", newlines=False)

@@ -26,7 +26,8 @@ class AgentResponse(Generic[OutputT]):
     """Model invocations; 1 means no tool was called."""
     usage: Usage
     cost: float
-    """USD, priced per call at the model that served it; 0 without a cost model."""
+    """USD, priced per call at the model that served it; 0 without a cost model (`cost_usd`
+    tells unpriced from free)."""
     structured_output: Any = None
     pending_approvals: list[PendingCall] = field(default_factory=list)
     output: OutputT = None  # type: ignore[assignment]
@@ -39,6 +40,9 @@ class AgentResponse(Generic[OutputT]):
     """Why the run's last model call stopped, as its provider said (`model_called.stop_reason`):
     `max_tokens` means the answer was cut by the token limit, `refusal` and `content_filter`
     that the provider withheld it. `end_turn` before any model call."""
+    cost_usd: float | None = None
+    """USD as the API, the CLI and the inspector give it: None while no call was priced
+    ("unpriced": no cost model knows the model), never a 0 that reads as free."""
 
     def text(self) -> str:
         return self.final_text
@@ -74,6 +78,7 @@ class AgentResponse(Generic[OutputT]):
             output=output,
             input_index=state.input_index,
             stop_reason=stop_reason_of(state),
+            cost_usd=state.cost_usd if state.cost_known else None,
         )
 
 

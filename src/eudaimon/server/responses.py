@@ -61,7 +61,10 @@ class _Run(BaseModel):
     error: str | None
     steps: int
     usage: Usage
-    cost_usd: float | None = Field(description="null when a step's price is unknown.")
+    cost_usd: float | None = Field(description="null when a step's price is unknown: unpriced, not free.")
+    unpriced: str | None = Field(
+        None, description="Why `cost_usd` is null (which model has no price); null when priced."
+    )
     messages: list[Message]
     pending: list[Call]
     calls: dict[str, str] = Field(description="Each call's status, by call id.")

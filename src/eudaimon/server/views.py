@@ -45,6 +45,13 @@ def message_dict(message: Message) -> dict[str, Any]:
     }
 
 
+def unpriced_reason(state: RunState) -> str:
+    """Why a run's cost is unknown, in words (the API's `unpriced`)."""
+    if state.steps == 0:
+        return "no model call has been priced yet"
+    return f"no price is known for {state.model or 'its model'}: give the agent a cost_model that knows it"
+
+
 def state_dict(state: RunState) -> dict[str, Any]:
     """The folded state, as `GET /v1/runs/{id}/state` answers it."""
     return {
@@ -59,6 +66,7 @@ def state_dict(state: RunState) -> dict[str, Any]:
         "steps": state.steps,
         "usage": usage_dict(state.usage),
         "cost_usd": state.cost_usd if state.cost_known else None,
+        "unpriced": None if state.cost_known else unpriced_reason(state),
         "messages": [message_dict(m) for m in state.messages],
         "pending": [{"call_id": c.id, "tool": c.name, "arguments": c.arguments} for c in state.pending],
         "calls": {call_id: progress.status.value for call_id, progress in state.calls.items()},

@@ -3,6 +3,7 @@ signed in with a key, and a run started over the API."""
 
 from __future__ import annotations
 
+import os
 import uuid
 from pathlib import Path
 from typing import Any
@@ -39,3 +40,13 @@ def start_run(server: Server, agent: str, text: str, *, wait: bool = False, key:
         answer = client.post(f"/v1/agents/{agent}/runs", params={"wait": wait}, json=body)
         assert answer.status_code in (200, 202), answer.text
         return dict(answer.json())
+
+
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "images" / "inspector"
+
+
+def docs_shot(page: Page, name: str, locator: str | None = None) -> None:
+    """A screenshot for the docs (`docs/images/inspector/NAME.png`) when
+    `EUDAIMON_DOCS_SCREENSHOTS=1`: they are committed, not rewritten on every run."""
+    if os.environ.get("EUDAIMON_DOCS_SCREENSHOTS") == "1":
+        (page.locator(locator) if locator else page).screenshot(path=str(DOCS / f"{name}.png"))

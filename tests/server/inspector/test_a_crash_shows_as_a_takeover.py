@@ -8,25 +8,14 @@ these tests when `EUDAIMON_DOCS_SCREENSHOTS=1`."""
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from _inspector_support import inspector_server, open_page, start_run
+from _inspector_support import docs_shot, inspector_server, open_page, start_run
 from _server_support import OPERATOR, Server, wait_until
 from playwright.sync_api import Browser, Page, expect
-
-DOCS = Path(__file__).resolve().parents[3] / "docs" / "images" / "inspector"
-
-
-def docs_shot(page: Page, name: str, locator: str | None = None) -> None:
-    """A screenshot for the docs, when asked for (they are committed, not rewritten on every run)."""
-    if os.environ.get("EUDAIMON_DOCS_SCREENSHOTS") == "1":
-        target = page.locator(locator) if locator else page
-        target.screenshot(path=str(DOCS / f"{name}.png"))
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +23,9 @@ def crashed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, 
     """A run whose first server was killed mid model call and that a second server took over:
     (the second server, the run, the first server's pid, the second's)."""
     db = tmp_path_factory.mktemp("crash") / "runs.db"
-    # The first server's lease outlives the second's start, so the second sees who held it.
-    first = inspector_server(db, env={"PONDER_HANG": "1", "EUDAIMON_LEASE_TTL_S": "10"}).start()
+    # Both servers serve the store, as in a deployment of two; the second's recovery sweep finds
+    # the run driven by the first (its lease live) and leaves it, until the first is killed.
+    first = inspector_server(db, env={"PONDER_HANG": "1", "EUDAIMON_LEASE_TTL_S": "4"}).start()
     second = inspector_server(db)
     try:
         run_id = str(start_run(first, "ponderer", "what is a durable agent?")["run_id"])
@@ -47,11 +37,11 @@ def crashed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, 
                 ),
                 "the model call to begin",
             )
-        time.sleep(0.5)
+        second.start()
+        time.sleep(2.5)  # a sweep of the second server (every 2 s) has found the first's lease
         assert first.process is not None
         first_pid = first.process.pid
         first.kill()
-        second.start()
         with second.client(OPERATOR) as client:
             wait_until(
                 lambda: client.get(f"/v1/runs/{run_id}").json()["status"] == "completed", "the takeover", pause_s=0.1
@@ -78,7 +68,7 @@ def test_a_crash_mid_call_ends_the_call_and_marks_the_takeover(
     previous = str(marker.get_attribute("data-previous-owner"))
     assert f":{second_pid}:" in owner and f":{first_pid}:" in previous
     orphaned = int(str(marker.get_attribute("data-orphaned-ms")))
-    assert 5000 <= orphaned <= 40_000  # the lease (10 s) had to lapse, then a sweep (every 2 s) came
+    assert 2000 <= orphaned <= 40_000  # the lease (4 s) had to lapse, then a sweep (every 2 s) came
     interrupted = waterfall.locator("[data-span][data-kind=model][data-interrupted=true]")
     expect(interrupted).to_have_count(1)
     start, duration = (int(str(interrupted.get_attribute(f"data-{n}"))) for n in ("start-ms", "duration-ms"))

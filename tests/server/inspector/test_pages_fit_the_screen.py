@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from _inspector_support import open_page, start_run
+from _inspector_support import docs_shot, open_page, start_run
 from _server_support import OPERATOR, Server
 from playwright.sync_api import Browser, Page, expect
 
@@ -71,8 +71,6 @@ def test_the_runs_list_at_1280_shows_every_column(screen: Page, inspector: Serve
         )
         assert right <= width
         shot(screen, "runs-1280")
-        from test_a_crash_shows_as_a_takeover import docs_shot
-
         docs_shot(screen, "runs-list-1280")
     durations = rows.get_by_test_id("duration").all_inner_texts()
     costs = rows.get_by_test_id("cost").all_inner_texts()
@@ -85,7 +83,8 @@ def test_unpriced_reads_the_same_on_every_page(page: Page, inspector: Server, ru
     """Invariant: a cost no price is known for is `null` in the API and "unpriced" on the run
     page and the dashboard, never "$0" or a dash."""
     with inspector.client(OPERATOR) as client:
-        assert client.get(f"/v1/runs/{runs['done']}").json()["cost_usd"] is None
+        answer = client.get(f"/v1/runs/{runs['done']}").json()
+        assert answer["cost_usd"] is None and "no price is known for ticker-model" in answer["unpriced"]
     page.goto(f"{inspector.url}/runs/{runs['done']}")
     expect(page.get_by_test_id("facts")).to_contain_text("cost unpriced")
     for cell in page.get_by_test_id("step-cost").all_inner_texts():
@@ -127,7 +126,7 @@ def test_the_slider_names_its_events(page: Page, inspector: Server, runs: dict[s
     """Invariant: the time-travel slider says which event it is at (aria-valuetext and a visible
     label) and marks each event."""
     page.goto(f"{inspector.url}/runs/{runs['done']}")
-    expect(page.locator("h1 [data-testid=status]")).to_have_text("completed")
+    expect(page.locator("[data-testid=event][data-type=run_completed]")).to_have_count(1)
     slider = page.get_by_test_id("travel")
     last = int(str(slider.get_attribute("max")))
     expect(slider).to_have_attribute("aria-valuetext", f"event {last} of {last}: run_completed")

@@ -127,7 +127,7 @@ export function runPage(main, runId) {
       run.thread_id ? el("span", {}, "thread ", link("/threads/" + encodeURIComponent(run.thread_id), run.thread_id)) : null,
       el("span", {}, "steps ", el("b", { "data-testid": "steps-count" }, run.steps)),
       el("span", {}, "tokens ", el("b", {}, run.usage.input_tokens + " in / " + run.usage.output_tokens + " out")),
-      el("span", {}, "cost ", el("b", {}, money(run.cost_usd))),
+      el("span", { title: run.unpriced || null }, "cost ", el("b", { "data-testid": "run-cost" }, money(run.cost_usd))),
       el("span", {}, "events ", el("b", {}, run.event_count)),
       run.parent ? el("span", {}, "forked from ", link(runHref(run.parent.run_id), run.parent.run_id + "@" + run.parent.seq)) : null,
       run.error ? el("span", { class: "err" }, run.error) : null);

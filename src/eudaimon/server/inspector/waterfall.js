@@ -140,7 +140,7 @@ export function drawWaterfall(box, spans, onPick) {
       span.child ? link(runHref(span.child), span.label, "child-link") : span.label,
       span.stop ? el("span", { class: "wf-stop", "data-testid": "stop-reason" }, " stopped: " + span.stop) : null);
     return el("div", { class: "wf-row" }, label, el("div", { class: "wf-track" }, bar),
-      el("div", { class: "wf-ms" }, millis(duration) + (span.waiting ? " waited so far" : span.open ? " so far" : "")));
+      el("div", { class: "wf-ms" }, millis(duration) + (span.waiting ? " waited so far" : span.interrupted ? " · lost" : span.open ? " so far" : "")));
   });
   fill(box, el("div", { class: "wf-row wf-head" }, el("div", { class: "wf-label muted" }, spans.length + " spans"), el("div", { class: "wf-track" }, axis), el("div", { class: "wf-ms muted" }, millis(total))), rows);
 }
