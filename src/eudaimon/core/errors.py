@@ -338,6 +338,19 @@ class QueuedBehind(InvalidOperation):
         self.run_id, self.ahead, self.thread_id = run_id, ahead, thread_id
 
 
+def install_line(extra: str) -> str:
+    """The `pip install` line that adds `extra` to this eudaimon: from a clone (the package
+    imported from a source tree beside its pyproject.toml) `pip install -e '.[extra]'`, naming
+    the tree when it is not the working directory; else the published package's line."""
+    from pathlib import Path  # only a missing extra pays for it
+
+    root = Path(__file__).resolve().parents[3]
+    if (root / "pyproject.toml").is_file() and (root / "src" / "eudaimon").is_dir():
+        where = "." if Path.cwd().resolve() == root else str(root)
+        return f"pip install -e '{where}[{extra}]'"
+    return f"pip install 'eudaimon[{extra}]'"
+
+
 class MissingExtra(EudaimonError, ImportError):
     """A part of eudaimon was used whose optional dependencies are not installed: a provider
     (`OpenAIModel`), a store (`PostgresStore`), a memory (`RedisMemory`), the server, Temporal,
@@ -346,10 +359,7 @@ class MissingExtra(EudaimonError, ImportError):
 
     def __init__(self, feature: str, extra: str, module: str | None = None) -> None:
         missing = f" ({module} is not installed)" if module else ""
-        super().__init__(
-            f"{feature} needs the {extra!r} extra{missing}: pip install 'eudaimon[{extra}]'",
-            name=module,
-        )
+        super().__init__(f"{feature} needs the {extra!r} extra{missing}: {install_line(extra)}", name=module)
         self.feature = feature
         self.extra = extra
         self.module = module
