@@ -339,16 +339,9 @@ class QueuedBehind(InvalidOperation):
 
 
 def install_line(extra: str) -> str:
-    """The `pip install` line that adds `extra` to this eudaimon: from a clone (the package
-    imported from a source tree beside its pyproject.toml) `pip install -e '.[extra]'`, naming
-    the tree when it is not the working directory; else the published package's line."""
-    from pathlib import Path  # only a missing extra pays for it
-
-    root = Path(__file__).resolve().parents[3]
-    if (root / "pyproject.toml").is_file() and (root / "src" / "eudaimon").is_dir():
-        where = "." if Path.cwd().resolve() == root else str(root)
-        return f"pip install -e '{where}[{extra}]'"
-    return f"pip install 'eudaimon[{extra}]'"
+    """The `pip install` line that adds `extra`: eudaimon is installed from a clone (no package
+    index serves it), so the line is the clone's, run in its directory."""
+    return f"pip install -e '.[{extra}]' (in the eudaimon clone)"
 
 
 class MissingExtra(EudaimonError, ImportError):
