@@ -3,7 +3,8 @@
 A snippet is written as a user writes it (`Agent("openai:gpt-4o-mini", …)`); the tests point
 the official SDK at this server (`OPENAI_BASE_URL`), so the snippet runs as written, offline.
 It answers like a model that uses its tools: asked with tools and a user's message last, it
-calls the first tool with plausible arguments; otherwise it answers in text. Both plain and
+calls the first tool with plausible arguments; asked for a JSON schema (`response_format`), it
+answers JSON of that shape; otherwise it answers in text. Both plain and
 streamed (SSE) completions, with usage, as the real API sends them.
 """
 
@@ -19,8 +20,21 @@ from typing import Any
 _SAMPLES: dict[str, Any] = {"string": "Lisbon", "number": 1.0, "integer": 1, "boolean": True}
 
 
+def _sample(schema: dict[str, Any]) -> Any:
+    """A value of `schema`'s shape (objects, arrays and scalars; `$ref`s are not followed)."""
+    kind = schema.get("type")
+    if kind == "object" or "properties" in schema:
+        return {name: _sample(sub) for name, sub in (schema.get("properties") or {}).items()}
+    if kind == "array":
+        return [_sample(schema.get("items") or {})]
+    return _SAMPLES.get(str(kind), "x")
+
+
 def _answer(body: dict[str, Any]) -> tuple[str | None, list[dict[str, Any]]]:
     messages = body.get("messages") or [{}]
+    response_format = body.get("response_format") or {}
+    if response_format.get("type") == "json_schema":  # native structured output: JSON of the schema
+        return json.dumps(_sample(response_format["json_schema"]["schema"])), []
     tools = body.get("tools") or []
     if tools and messages[-1].get("role") == "user":
         function = tools[0]["function"]

@@ -1,5 +1,6 @@
-"""The README's "Design" section draws src/eudaimon as it is: every package and top-level
-module, and every sub-package, each with one line; nothing that is not there."""
+"""The design page (docs/concepts/design.md, once the README's "Design" section) draws
+src/eudaimon as it is: every package and top-level module, and every sub-package, each with
+one line; nothing that is not there."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ PACKAGE = ROOT / "src" / "eudaimon"
 
 def drawn_tree(readme: str) -> set[str]:
     """The paths the tree block names, relative to src/eudaimon (`stores/sqlite/`, `cli.py`)."""
-    design = readme[readme.index("## Design") :]
+    design = readme
     block = re.search(r"```text\nsrc/eudaimon/\n(?P<body>.*?)```", design, re.S)
     assert block is not None, "the Design section draws no src/eudaimon/ tree"
     names: set[str] = set()
@@ -51,11 +52,11 @@ def real_tree() -> set[str]:
 
 def test_readme_design_tree_is_the_package() -> None:
     """Invariant: the drawn tree and src/eudaimon hold the same packages, sub-packages and
-    top-level modules (a module moved or added without the README fails here)."""
-    drawn = drawn_tree((ROOT / "README.md").read_text(encoding="utf-8"))
+    top-level modules (a module moved or added without the design page fails here)."""
+    drawn = drawn_tree((ROOT / "docs" / "concepts" / "design.md").read_text(encoding="utf-8"))
     real = real_tree()
-    assert drawn - real == set(), f"the README draws what src/eudaimon does not have: {sorted(drawn - real)}"
-    assert real - drawn == set(), f"src/eudaimon has what the README does not draw: {sorted(real - drawn)}"
+    assert drawn - real == set(), f"the design page draws what src/eudaimon does not have: {sorted(drawn - real)}"
+    assert real - drawn == set(), f"src/eudaimon has what the design page does not draw: {sorted(real - drawn)}"
 
 
 def test_the_tree_parser_reads_nested_and_listed_entries() -> None:

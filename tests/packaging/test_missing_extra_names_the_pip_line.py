@@ -1,5 +1,9 @@
 """A part used without its extra raises `MissingExtra` (an `EudaimonError` and an `ImportError`)
-whose message is the `pip install` line that fixes it.
+whose message is the `pip install` line that fixes it, true for a clone: `pip install -e
+'.[server]'`.
+
+Bug (issue 39): from a clone the message said `pip install 'eudaimon[server]'`, which no index
+serves.
 
 Each case runs in a fresh interpreter in which the extra's package cannot be imported, as on a
 base install.
@@ -7,8 +11,14 @@ base install.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from _fresh import run_python
+
+from eudaimon.core.errors import install_line
+
+ROOT = Path(__file__).resolve().parents[2]
 
 CHECK = """
 from eudaimon.errors import EudaimonError, MissingExtra
@@ -79,7 +89,7 @@ def test_a_part_without_its_extra_names_the_pip_install_line(case: str) -> None:
     assert result.returncode == 0, result.stderr
     line = result.stdout.strip().splitlines()[-1]
     assert line.startswith(f"MISSING {extra} |"), line
-    assert f"pip install 'eudaimon[{extra}]'" in line
+    assert f"pip install -e '.[{extra}]'" in line, line
 
 
 def test_with_the_package_present_the_same_code_raises_nothing() -> None:
@@ -117,5 +127,12 @@ def test_a_command_without_its_extra_names_the_pip_install_line(
     result = run_python(CLI, blocked=blocked, args=command)
     assert result.returncode == 1, (result.stdout, result.stderr)
     said = " ".join((result.stdout + result.stderr).split())
-    assert f"pip install 'eudaimon[{extra}]'" in said, said
+    assert f"pip install -e '.[{extra}]'" in said, said
     assert "Traceback" not in said
+
+
+def test_the_line_is_the_one_the_readme_gives() -> None:
+    """The line is the README's install line for a clone, never the unpublished package's."""
+    assert install_line("server").startswith("pip install -e '.[server]'")
+    assert "pip install -e '.[" in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "eudaimon[" not in install_line("server")

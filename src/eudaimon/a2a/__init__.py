@@ -1,6 +1,6 @@
 """A2A: eudaimon agents other agents can call, and remote A2A agents as an agent's tools.
 
-Needs the `a2a` extra: `pip install 'eudaimon[a2a]'` (the official `a2a-sdk`).
+Needs the `a2a` extra: `pip install -e '.[a2a]'` (the official `a2a-sdk`).
 
 - Serving: `eudaimon serve --a2a` or `create_app(..., a2a=True)` publishes each agent at
   `/a2a/{agent}` (card at `/a2a/{agent}/.well-known/agent-card.json`); each A2A task is a

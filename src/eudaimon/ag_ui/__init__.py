@@ -1,6 +1,6 @@
 """AG-UI: an eudaimon run as the event stream web front ends (CopilotKit, any AG-UI client) show.
 
-Needs the `ag-ui` extra (`pip install 'eudaimon[ag-ui]'`, the `ag-ui-protocol` package) and
+Needs the `ag-ui` extra (`pip install -e '.[ag-ui]'`, the `ag-ui-protocol` package) and
 the server: `create_app(..., ag_ui=True)` or `eudaimon serve --ag-ui` answers
 `POST /v1/agents/{agent}/ag-ui` with a `RunAgentInput` by the run's AG-UI events.
 """

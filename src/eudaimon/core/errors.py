@@ -338,6 +338,12 @@ class QueuedBehind(InvalidOperation):
         self.run_id, self.ahead, self.thread_id = run_id, ahead, thread_id
 
 
+def install_line(extra: str) -> str:
+    """The `pip install` line that adds `extra`: eudaimon is installed from a clone (no package
+    index serves it), so the line is the clone's, run in its directory."""
+    return f"pip install -e '.[{extra}]' (in the eudaimon clone)"
+
+
 class MissingExtra(EudaimonError, ImportError):
     """A part of eudaimon was used whose optional dependencies are not installed: a provider
     (`OpenAIModel`), a store (`PostgresStore`), a memory (`RedisMemory`), the server, Temporal,
@@ -346,10 +352,7 @@ class MissingExtra(EudaimonError, ImportError):
 
     def __init__(self, feature: str, extra: str, module: str | None = None) -> None:
         missing = f" ({module} is not installed)" if module else ""
-        super().__init__(
-            f"{feature} needs the {extra!r} extra{missing}: pip install 'eudaimon[{extra}]'",
-            name=module,
-        )
+        super().__init__(f"{feature} needs the {extra!r} extra{missing}: {install_line(extra)}", name=module)
         self.feature = feature
         self.extra = extra
         self.module = module

@@ -1,6 +1,6 @@
 """MCP servers' tools as an agent's tools: `Agent(tools=[MCPTools(command=[...])])`.
 
-Needs the `mcp` extra: `pip install 'eudaimon[mcp]'`.
+Needs the `mcp` extra: `pip install -e '.[mcp]'`.
 """
 
 from eudaimon._extras import needs

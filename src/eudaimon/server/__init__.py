@@ -1,7 +1,7 @@
 """The eudaimon server: an HTTP API over the journal, its events as a resumable stream, and a
 web inspector where people follow runs, approve calls and settle unknown outcomes.
 
-Needs the `server` extra: `pip install 'eudaimon[server]'`. Run it with `eudaimon serve`, or
+Needs the `server` extra: `pip install -e '.[server]'`. Run it with `eudaimon serve`, or
 build the ASGI app with `create_app` and serve or mount it yourself. Names are imported on
 first use, so the CLI can register `serve` without FastAPI installed.
 """

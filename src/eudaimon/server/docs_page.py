@@ -41,7 +41,7 @@ def install(app: FastAPI) -> None:
     async def docs(request: Request) -> Response:
         if bundle is None:
             return PlainTextResponse(
-                "/docs needs the fastapi-offline package: pip install 'eudaimon[server]'", status_code=404
+                "/docs needs the fastapi-offline package: pip install -e '.[server]'", status_code=404
             )
         root = html.escape(str(request.scope.get("root_path", "")).rstrip("/"), quote=True)
         return HTMLResponse(shell.replace("__ROOT__", root), headers=HEADERS)

@@ -1,6 +1,6 @@
 """OpenTelemetry traces of runs, model calls and tool calls (GenAI semantic conventions).
 
-Needs the `otel` extra: `pip install 'eudaimon[otel]'`. Turn it on once per process:
+Needs the `otel` extra: `pip install -e '.[otel]'`. Turn it on once per process:
 
     from eudaimon.telemetry import instrument
     instrument()                      # the global tracer provider

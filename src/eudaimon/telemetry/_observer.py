@@ -332,8 +332,8 @@ class SpanObserver:
         if failed:
             metric["error.type"] = attempt.model_error or type(data).__name__
         self.operation_duration.record(time.perf_counter() - attempt.model_started, metric)
-        if failed and isinstance(data, ModelContextRejected):
-            return
+        if isinstance(data, ModelContextRejected):
+            return  # refused before any token was counted
         usage = data.usage
         if usage.input_tokens or usage.output_tokens:
             base = {k: v for k, v in metric.items() if k != "error.type"}

@@ -10,7 +10,7 @@ and on every machine of the fleet:
 `prompt`, `prompt_stream`, `resume`, `approve`, `reconcile`, `state` and `fork` keep their
 signatures and results. Deps that serialize travel with a run to its tools; live ones (a
 database pool) are the workers' own: `eudaimon worker ... --deps myapp:deps` (`_deps`).
-Needs the extra: `pip install 'eudaimon[temporal]'`. Names are imported on first use, so
+Needs the extra: `pip install -e '.[temporal]'`. Names are imported on first use, so
 `eudaimon.cli._worker` (the `worker` command) loads without it.
 """
 

@@ -34,6 +34,7 @@ from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, ModelE
 from eudaimon.core.events import Event
 from eudaimon.core.state import RunState
 from eudaimon.models.base import ChatRequest, ToolSpec
+from eudaimon.models.output import settle
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.datasource_calls import run_in_transaction
 from eudaimon.runtime.operations import load_state
@@ -162,9 +163,10 @@ class Activities:
             else:
                 messages.append(MESSAGE.validate_json((await self._resolve_all([item]))[0]))
         tools = self.config.tool_specs if request.tools is None else [ToolSpec(**t) for t in request.tools]
-        chat = ChatRequest(messages, tools, request.temperature, request.max_tokens)
+        output = self.config.structured_output  # typed output asked natively or through a tool
+        chat = ChatRequest(messages, tools, request.temperature, request.max_tokens, output=output)
         try:
-            response = await self._beating(self.config.model.generate(chat))
+            response = settle(await self._beating(self.config.model.generate(chat)), output)
         except ModelError as exc:
             raise _model_failure(exc) from exc
         answer = RESPONSE.dump_python(response, mode="json")
