@@ -35,6 +35,7 @@ from eudaimon.extensions.retry import ToolRetryPolicy
 from eudaimon.memory import Memory, SlidingWindowMemory
 from eudaimon.models.base import Model
 from eudaimon.runtime.admission import run_slot
+from eudaimon.runtime.agent_change import AgentIdentity
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.config import ApprovalPolicy
 from eudaimon.runtime.engines import Engine, open_engine
@@ -118,6 +119,13 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         engine: where runs are driven: None for this process, else an engine such as
             `eudaimon.temporal.TemporalEngine("host:7233", task_queue="agents")` or its URL
             `"temporal://host:7233/agents"`, whose workers serve this same agent module.
+        version: the agent's own name for what it is (free text, e.g. a release), journaled in
+            `run_started` beside a fingerprint of its parts (tools' schemas and effect classes,
+            system prompt, model, output schema).
+        on_change: what a process does with a run another agent started (its fingerprint
+            differs): "continue" journals `agent_replaced` naming the differences, voids the
+            approvals of calls whose tool changed (asked again) and tells the model of calls it
+            can no longer make; "refuse" raises `AgentChanged` and records nothing.
     """
 
     __signature__ = InitSignature()
@@ -162,6 +170,8 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         tool_timeout_s: float | None = None,
         handoffs: Sequence[Agent[Any, Any]] = (),
         engine: Engine | str | None = None,
+        version: str = "",
+        on_change: Literal["continue", "refuse"] = "continue",
     ) -> None:
         settings = AgentSettings.of(locals())  # first: `locals()` is the arguments, and only them
         built = build_runtime_config(settings, handoffs=[handoff_tool(a, a._runtime) for a in handoffs])
@@ -180,6 +190,8 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         self._owns_model = isinstance(model, str)
         self.input_guardrails = tuple(input_guardrails)
         driver = RunDriver(built.config, self.store, self.memory, built.output, built.config_digest)
+        driver.identity = built.identity
+        self.version = version
         driver.engine = open_engine(engine) if isinstance(engine, str) else engine
         self.toolsets = built.toolsets
         self._runtime = AgentRuntime(
@@ -203,6 +215,9 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
             description: what the calling model reads about it.
         """
         return agent_tool(self, self._runtime, name=name, description=description)
+
+    def _identity(self) -> AgentIdentity:
+        return self._driver.identity
 
     @property
     def _driver(self) -> RunDriver:

@@ -78,6 +78,8 @@ class AgentSettings:
     tool_timeout_s: float | None = None
     handoffs: Sequence[Agent[Any, Any]] = ()
     engine: Engine | str | None = None
+    version: str = ""
+    on_change: Literal["continue", "refuse"] = "continue"
 
     @classmethod
     def of(cls, arguments: Mapping[str, Any]) -> AgentSettings:

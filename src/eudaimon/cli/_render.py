@@ -13,6 +13,7 @@ from rich.text import Text
 
 from eudaimon.cli._escape import shown, visible
 from eudaimon.core.events import (
+    AgentReplaced,
     ApprovalDecided,
     ApprovalRequested,
     AttemptTraced,
@@ -124,8 +125,11 @@ def summarize(event: Event) -> str:
             thread = f", thread {data.thread_id}" if data.thread_id else ""
             fork = f", forked from {data.parent.run_id}@{data.parent.seq}" if data.parent else ""
             child = f", child of {data.parent_call.run_id} call {data.parent_call.call_id}" if data.parent_call else ""
+            version = f" {data.version}" if data.version else ""
+            replay = f", replay of {data.replay_of}" if data.replay_of else ""
             return (
-                f"agent {data.agent!r}, {len(data.messages)} message(s){thread}{fork}{child}: {clip(data.input, 50)!r}"
+                f"agent {data.agent!r}{version}, {len(data.messages)} message(s){thread}{fork}{child}{replay}: "
+                f"{clip(data.input, 50)!r}"
             )
         case RunQueued():
             thread = f", thread {data.thread_id}" if data.thread_id else ""
@@ -194,6 +198,10 @@ def summarize(event: Event) -> str:
             return clip(failure_text(data.kind, data.guardrail, data.error), 80)
         case RunCancelled():
             return clip(data.reason or "cancelled", 80)
+        case AgentReplaced():
+            versions = f"{data.previous_version or '?'} -> {data.version or '?'}"
+            voided = f"; approvals void: {', '.join(data.voided)}" if data.voided else ""
+            return f"agent changed ({versions}): {clip('; '.join(data.changes) or 'unnamed parts', 90)}{voided}"
         case _:
             assert_never(data)
 
