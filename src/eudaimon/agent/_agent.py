@@ -19,6 +19,7 @@ from eudaimon.agent._input import (
 )
 from eudaimon.agent._options import InitSignature, refuse_unknown_options
 from eudaimon.agent._queued import begin_queued
+from eudaimon.agent._replay import Evaluator, replay_run
 from eudaimon.agent._settings import DEFAULT_MEMORY, AgentSettings, _Default
 from eudaimon.agent._start import begin_prompt
 from eudaimon.agent._stored_runs import StoredRuns
@@ -40,6 +41,7 @@ from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.config import ApprovalPolicy
 from eudaimon.runtime.engines import Engine, open_engine
 from eudaimon.runtime.journal import RunJournal
+from eudaimon.runtime.replay import Replay
 from eudaimon.runtime.response import AgentResponse, OutputT
 from eudaimon.runtime.runs import RunDriver
 from eudaimon.runtime.toolset_binding import ToolsetBinding
@@ -421,6 +423,29 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
             return
         async for event in self._driver.drive(journal, cancel, stream_model=True, wait=wait):
             yield event
+
+    async def replay(
+        self,
+        run_id: str,
+        *,
+        live_reads: bool = False,
+        evaluators: Sequence[Evaluator] = (),
+        deps: DepsT | None = None,
+    ) -> Replay:
+        """Run run `run_id`'s recorded input (and history) again with this agent, as a run of its
+        own (`run_started.replay_of`), and line its decisions up with the original's.
+
+        The model decides live; tools are never trusted. A call the original made (same tool,
+        same arguments) gets its recorded result; a READ it did not make runs live only with
+        `live_reads`; any other call never runs: the replay stops there (`status="diverged"`,
+        `would_call`). Nothing the original did is sent again.
+
+        Args:
+            evaluators: `fn(original_state, replay) -> bool | float | str`, each giving one
+                entry of `replay.scores` (by the function's name).
+            deps: for instructions and live READ tools; never journaled.
+        """
+        return await replay_run(self._runtime, run_id, live_reads=live_reads, evaluators=evaluators, deps=deps)
 
     async def aclose(self) -> None:
         """Close what the agent opened itself: a store it built from a URL, a model from a string,
