@@ -20,7 +20,9 @@ class Counter:
         self.ledger: list[int] = []
 
 
-def support(store: EventStore, counter: Counter, *, prompt: str = "Be fair.", version: str = "v1") -> Agent[Any, Any]:
+def support(
+    store: EventStore | None, counter: Counter, *, prompt: str = "Be fair.", version: str = "v1"
+) -> Agent[Any, Any]:
     @tool(effect="read")
     def lookup(order: int) -> str:
         """Look an order up."""
@@ -55,3 +57,22 @@ def support(store: EventStore, counter: Counter, *, prompt: str = "Be fair.", ve
         version=version,
         memory=None,
     )
+
+
+COUNTER = Counter()
+"""What the agents the CLI loads (by MODULE:ATTR) executed."""
+
+
+def fair() -> Agent[Any, Any]:
+    """v1, in `$EUDAIMON_STORE` (the CLI's `--store`)."""
+    return support(None, COUNTER)
+
+
+def generous() -> Agent[Any, Any]:
+    """v2: refunds 10 where v1 refunded 5."""
+    return support(None, COUNTER, prompt="Be generous.", version="v2")
+
+
+def same_answer(original: Any, replay: Any) -> bool:
+    """An evaluator: did the replay answer as the original did?"""
+    return bool(replay.output == original.output)

@@ -279,6 +279,13 @@ def overview(state: RunState, event_count: int | None = None) -> Table:
     grid.add_row("run", shown(state.run_id, newlines=False))
     grid.add_row("status", status_text(state.status))
     grid.add_row("agent", shown(state.agent, newlines=False))
+    if state.version:
+        grid.add_row("version", shown(state.version, newlines=False))
+    for version, changes in state.agent_changes:
+        said = "; ".join(changes) or "unnamed parts"
+        grid.add_row("agent changed", shown(f"to {version or '?'}: {said}", newlines=False))
+    if state.replay_of is not None:
+        grid.add_row("replay of", shown(state.replay_of, newlines=False))
     grid.add_row("thread", shown(state.thread_id or "-", newlines=False))
     grid.add_row("model", shown(state.model or "-", newlines=False))
     if state.parent is not None:
@@ -344,6 +351,9 @@ def state_to_dict(state: RunState) -> dict[str, Any]:
         "output": state.output,
         "error": state.error,
         "stop_reason": state.stop_reason,
+        "version": state.version,
+        "replay_of": state.replay_of,
+        "agent_changes": [{"version": v, "changes": list(c)} for v, c in state.agent_changes],
     }
 
 

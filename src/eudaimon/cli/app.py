@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from eudaimon.cli import _cancel, _ops, _serve, _threads
+from eudaimon.cli import _cancel, _ops, _replay, _serve, _threads
 from eudaimon.cli import _worker as _temporal_cli
 from eudaimon.cli._common import (
     JsonOption,
@@ -74,6 +74,7 @@ _ops.register(runs_app)
 _cancel.register(runs_app)
 _threads.register(app)
 _serve.register(app)
+_replay.register(app)
 _temporal_cli.register(app)
 
 

@@ -109,8 +109,10 @@ def record_change(journal: RunJournal, identity: AgentIdentity, tools: Mapping[s
             voided=tuple(a.call_id for a in asks),
         )
     )
-    for event in (*asks, *told):
-        journal.record(event)
+    for ask in asks:
+        journal.record(ask)
+    for result in told:
+        journal.record(result)
     return True
 
 
