@@ -12,7 +12,19 @@ from fastapi.middleware.cors import CORSMiddleware
 from eudaimon.agent import Agent
 from eudaimon.core.errors import ConfigurationError
 from eudaimon.runtime.leases import lease_ttl_s
-from eudaimon.server import daimon, dashboard, decisions, effects, lineage, pages, runs, stream, threads, whoami
+from eudaimon.server import (
+    daimon,
+    dashboard,
+    decisions,
+    effects,
+    lineage,
+    pages,
+    replays,
+    runs,
+    stream,
+    threads,
+    whoami,
+)
 from eudaimon.server.auth import ApiKeys
 from eudaimon.server.context import ServerContext
 from eudaimon.server.docs_page import install as install_docs
@@ -122,6 +134,7 @@ def create_app(
     app.include_router(whoami.router(ctx))
     app.include_router(lineage.router(ctx))
     app.include_router(effects.router(ctx))
+    app.include_router(replays.router(ctx))
     app.include_router(pages.router())
     install_docs(app)
     app.mount("/inspector", pages.static_files(), name="inspector")
