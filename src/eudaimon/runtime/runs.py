@@ -137,11 +137,11 @@ class RunDriver:
             return
         if journal.state.status is Status.QUEUED:
             raise InvalidOperation(f"run {journal.run_id} is queued; `resume` starts it when its turn comes")
+        refuse_changed(journal.state, self.identity)  # before the lease: a refusal records nothing
         if self.engine is not None:
             async for event in self.engine.drive(self, journal, cancel, emit=emit):
                 yield event
             return
-        refuse_changed(journal.state, self.identity)  # before the lease: a refusal records nothing
         async with run_slot(self.max_active_runs):
             keeper = await self._take_over(journal, wait)
             cfg = config or self.config
