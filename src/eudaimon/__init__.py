@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from eudaimon.extensions.retry import ToolRetryPolicy as ToolRetryPolicy
     from eudaimon.memory import ThreadState as ThreadState
     from eudaimon.runtime.cancel import CancellationToken as CancellationToken
+    from eudaimon.runtime.replay import Replay as Replay
     from eudaimon.runtime.response import AgentResponse as AgentResponse
     from eudaimon.tools import Tool as Tool
     from eudaimon.tools import ToolContext as ToolContext
@@ -73,6 +74,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     # agent
     "eudaimon.agent": ("Agent",),
     "eudaimon.runtime.response": ("AgentResponse",),
+    "eudaimon.runtime.replay": ("Replay",),
     "eudaimon.runtime.cancel": ("CancellationToken",),
     "eudaimon.core.settings": ("ModelSettings",),
     # tools
