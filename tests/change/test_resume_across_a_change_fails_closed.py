@@ -147,3 +147,26 @@ async def test_a_refusing_agent_raises_agent_changed_and_records_nothing(kind: s
         assert (await v1.state(paused.run_id)).status == "awaiting_approval"
     finally:
         await store.close()
+
+
+@pytest.mark.parametrize("kind", STORES)
+async def test_an_approval_by_a_changed_agent_journals_the_change_first(kind: str, tmp_path: Path) -> None:
+    """Invariant: v2 approving a call v1 asked about journals `agent_replaced` before its
+    decision, so the approval is made about the call as v2 sees it; a call whose arguments v2
+    refuses is told to the model instead, and cannot be approved."""
+    from eudaimon.core.events import ApprovalDecided
+    from eudaimon.errors import InvalidOperation
+
+    store, ledger = open_store(kind, tmp_path), []
+    try:
+        v1 = refunder(store, ledger, version="v1")
+        paused = await v1.prompt("refund order 7")
+        v2 = refunder(store, ledger, version="v2", renamed=True)
+        with pytest.raises(InvalidOperation):
+            await v2.approve(paused.run_id, "r1", True, by="bob")
+        types = [e.data for e in await store.load(paused.run_id)]
+        assert any(isinstance(e, AgentReplaced) for e in types)
+        assert not any(isinstance(e, ApprovalDecided) for e in types)
+        assert ledger == []
+    finally:
+        await store.close()
