@@ -77,3 +77,7 @@ def test_a_batch_of_50_recorded_runs_is_replayed_with_an_evaluator(tmp_path: Pat
     assert len(asyncio.run(_listed(db, index.RunQuery(limit=500, version="v2")))) == 0  # hidden by default
     assert len(asyncio.run(_listed(db, index.RunQuery(limit=500, version="v2", replays=True)))) == 50
     assert _replay_agents.COUNTER is COUNTER
+    listing = CliRunner().invoke(
+        app, ["runs", "list", "--replay-of", first["of"], "--store", f"sqlite:///{db}"], env={"COLUMNS": "200"}
+    )
+    assert listing.exit_code == 0 and first["run_id"] in listing.output and first["of"] not in listing.output
