@@ -27,6 +27,9 @@ def one_of_each() -> list[EventData]:
             ),
             thread_id="t1",
             config_digest="abc",
+            version="v1",
+            fingerprint=(("model", "scripted"), ("tool:pay:schema", "0" * 16), ("tool:pay:effect", "write")),
+            replay_of="run_original",
             parent=ev.ParentRef("run_parent", 3),
             model="scripted",
             guardrail_retries=2,
@@ -103,6 +106,13 @@ def one_of_each() -> list[EventData]:
             memory_thread="t1",
             principal="alice",
             request={"input": "0" * 64, "thread_id": "1" * 64},
+        ),
+        ev.AgentReplaced(
+            version="v2",
+            previous_version="v1",
+            fingerprint=(("model", "m"), ("tool:pay:effect", "write")),
+            changes=("tool pay: schema changed",),
+            voided=("call_1",),
         ),
     ]
     assert {type(p) for p in payloads} == set(EVENT_TYPES), "a new event type needs a sample here"

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from eudaimon.models.output import PromptedOutput as PromptedOutput
     from eudaimon.models.output import ToolOutput as ToolOutput
     from eudaimon.runtime.cancel import CancellationToken as CancellationToken
+    from eudaimon.runtime.replay import Replay as Replay
     from eudaimon.runtime.response import AgentResponse as AgentResponse
     from eudaimon.tools import Tool as Tool
     from eudaimon.tools import ToolContext as ToolContext
@@ -77,6 +78,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     # agent
     "eudaimon.agent": ("Agent",),
     "eudaimon.runtime.response": ("AgentResponse",),
+    "eudaimon.runtime.replay": ("Replay",),
     "eudaimon.runtime.cancel": ("CancellationToken",),
     "eudaimon.core.settings": ("ModelSettings",),
     "eudaimon.models.output": ("NativeOutput", "PromptedOutput", "ToolOutput"),

@@ -1,6 +1,7 @@
 """eudaimon's errors; the tree is drawn in `eudaimon.core.errors`, where they are defined."""
 
 from eudaimon.core.errors import (
+    AgentChanged,
     BudgetExceeded,
     Cancelled,
     ConcurrencyConflict,
@@ -36,6 +37,7 @@ from eudaimon.core.errors import (
 )
 
 __all__ = [
+    "AgentChanged",
     "BudgetExceeded",
     "Cancelled",
     "ConcurrencyConflict",

@@ -33,7 +33,7 @@ PINNED = {
     5: "a98f6d405c990dd4",
     6: "4dec61deba7665b6",
     7: "d31bed549c15477a",
-    8: "78fa426b4773cd7b",
+    8: "48d0b27186843dfa",
 }
 """FOLD_VERSION -> the fingerprint of the RunState shape and fold that version writes."""
 

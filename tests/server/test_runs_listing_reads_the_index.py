@@ -14,7 +14,7 @@ from _server_support import Server, wait_until
 FIELDS = {
     "run_id", "agent", "thread_id", "status", "event_count", "last_event_type", "created_at", "updated_at",
     "input_preview", "output_preview", "error_preview", "cost_usd", "input_tokens", "output_tokens",
-    "duration_ms", "tools", "parent_run_id",
+    "duration_ms", "tools", "parent_run_id", "version", "replay_of",
 }  # fmt: skip
 
 

@@ -19,6 +19,7 @@ from eudaimon.agent._input import (
 )
 from eudaimon.agent._options import InitSignature, refuse_unknown_options
 from eudaimon.agent._queued import begin_queued
+from eudaimon.agent._replay import Evaluator, replay_run
 from eudaimon.agent._settings import DEFAULT_MEMORY, AgentSettings, _Default
 from eudaimon.agent._start import begin_prompt
 from eudaimon.agent._stored_runs import StoredRuns
@@ -37,10 +38,12 @@ from eudaimon.memory import Memory, SlidingWindowMemory
 from eudaimon.models.base import Model
 from eudaimon.models.output import NativeOutput, PromptedOutput, ToolOutput
 from eudaimon.runtime.admission import run_slot
+from eudaimon.runtime.agent_change import AgentIdentity
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.config import ApprovalPolicy
 from eudaimon.runtime.engines import Engine, open_engine
 from eudaimon.runtime.journal import RunJournal
+from eudaimon.runtime.replay import Replay
 from eudaimon.runtime.response import AgentResponse, OutputT
 from eudaimon.runtime.runs import RunDriver
 from eudaimon.runtime.toolset_binding import ToolsetBinding
@@ -128,6 +131,13 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         datasources: databases by name (`{"shop": Datasource("postgresql://…")}`) that tools
             declared `@tool(datasource="shop")` write to: each call's writes commit in one
             transaction with its completion record, so they land exactly once.
+        version: the agent's own name for what it is (free text, e.g. a release), journaled in
+            `run_started` beside a fingerprint of its parts (tools' schemas and effect classes,
+            system prompt, model, output schema).
+        on_change: what a process does with a run another agent started (its fingerprint
+            differs): "continue" journals `agent_replaced` naming the differences, voids the
+            approvals of calls whose tool changed (asked again) and tells the model of calls it
+            can no longer make; "refuse" raises `AgentChanged` and records nothing.
     """
 
     __signature__ = InitSignature()
@@ -179,6 +189,8 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         engine: Engine | str | None = None,
         description: str | None = None,
         datasources: Mapping[str, Datasource] | None = None,
+        version: str = "",
+        on_change: Literal["continue", "refuse"] = "continue",
     ) -> None:
         settings = AgentSettings.of(locals())  # first: `locals()` is the arguments, and only them
         built = build_runtime_config(settings, handoffs=[handoff_tool(a, a._runtime) for a in handoffs])
@@ -200,6 +212,8 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         self._owns_model = isinstance(model, str)
         self.input_guardrails = tuple(input_guardrails)
         driver = RunDriver(built.config, self.store, self.memory, built.output, built.config_digest)
+        driver.identity = built.identity
+        self.version = version
         driver.engine = open_engine(engine) if isinstance(engine, str) else engine
         self.toolsets = built.toolsets
         self._runtime = AgentRuntime(
@@ -223,6 +237,9 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
             description: what the calling model reads about it.
         """
         return agent_tool(self, self._runtime, name=name, description=description)
+
+    def _identity(self) -> AgentIdentity:
+        return self._driver.identity
 
     @property
     def _driver(self) -> RunDriver:
@@ -426,6 +443,29 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
             return
         async for event in self._driver.drive(journal, cancel, stream_model=True, wait=wait):
             yield event
+
+    async def replay(
+        self,
+        run_id: str,
+        *,
+        live_reads: bool = False,
+        evaluators: Sequence[Evaluator] = (),
+        deps: DepsT | None = None,
+    ) -> Replay:
+        """Run run `run_id`'s recorded input (and history) again with this agent, as a run of its
+        own (`run_started.replay_of`), and line its decisions up with the original's.
+
+        The model decides live; tools are never trusted. A call the original made (same tool,
+        same arguments) gets its recorded result; a READ it did not make runs live only with
+        `live_reads`; any other call never runs: the replay stops there (`status="diverged"`,
+        `would_call`). Nothing the original did is sent again.
+
+        Args:
+            evaluators: `fn(original_state, replay) -> bool | float | str`, each giving one
+                entry of `replay.scores` (by the function's name).
+            deps: for instructions and live READ tools; never journaled.
+        """
+        return await replay_run(self._runtime, run_id, live_reads=live_reads, evaluators=evaluators, deps=deps)
 
     async def aclose(self) -> None:
         """Close what the agent opened itself: a store it built from a URL, a model from a string,

@@ -92,4 +92,6 @@ class AgentRuntime:
         """A driver of this agent's runs in another `store`, without memory: a child run's,
         journaled where its parent is."""
         driver = self.driver
-        return RunDriver(driver.config, store, None, driver.output, driver.config_digest)
+        child = RunDriver(driver.config, store, None, driver.output, driver.config_digest)
+        child.identity = driver.identity
+        return child

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from eudaimon.agent._contracts import check_model
@@ -17,6 +17,7 @@ from eudaimon.agent._settings import AgentSettings
 from eudaimon.core.decide import DecideConfig
 from eudaimon.core.digest import digest
 from eudaimon.core.errors import ConfigurationError, ToolRetryIgnored
+from eudaimon.core.fingerprint import fingerprint
 from eudaimon.core.settings import NO_SETTINGS, TOOL_CHOICE_MODES, ModelSettings
 from eudaimon.datasources import Datasource
 from eudaimon.extensions.cost import Budget, as_cost_model, has_price, price_usage
@@ -26,6 +27,7 @@ from eudaimon.extensions.prompts import PromptBuilder, PromptTemplate
 from eudaimon.models.base import Model, StructuredOutput, check_model_settings
 from eudaimon.models.output import choose, unwrap
 from eudaimon.models.registry import infer_model
+from eudaimon.runtime.agent_change import AgentIdentity, OnChange
 from eudaimon.runtime.config import Pricer, RuntimeConfig
 from eudaimon.runtime.output import OutputCheck, OutputSchema
 from eudaimon.stores.base import EventStore
@@ -50,6 +52,8 @@ class BuiltAgent:
     output_instruction: str | None = None
     """What `output_type` adds to the system prompt (after a dynamic one, once rendered)."""
     toolsets: tuple[Toolset, ...] = ()
+    identity: AgentIdentity = field(default_factory=AgentIdentity)
+    """The agent's version, fingerprint and what it does with a run another agent started."""
 
 
 def build_runtime_config(settings: AgentSettings, *, handoffs: Sequence[Tool] = ()) -> BuiltAgent:
@@ -126,6 +130,16 @@ def build_runtime_config(settings: AgentSettings, *, handoffs: Sequence[Tool] = 
             **({"output": [structured.mode, structured.name, structured.schema]} if structured is not None else {}),
         }
     )
+    identity = AgentIdentity(
+        version=settings.version,
+        parts=fingerprint(
+            model=resolved.model_id,
+            system_prompt=prompt if instructions is None else _qualname(instructions),
+            output_schema=output.schema if output is not None else None,
+            tools=[(t.name, t.parameters, t.effect.value) for t in compiled.values()],
+        ),
+        on_change=_on_change(settings.on_change),
+    )
     return BuiltAgent(
         config,
         _store(settings.store),
@@ -135,6 +149,7 @@ def build_runtime_config(settings: AgentSettings, *, handoffs: Sequence[Tool] = 
         instructions=instructions,
         output_instruction=output.instruction if output is not None and structured is None else None,
         toolsets=toolsets,
+        identity=identity,
     )
 
 
@@ -162,6 +177,12 @@ def _output(output_type: Any, model: Model) -> tuple[OutputSchema | None, Struct
     schema = OutputSchema.of(inner)
     chosen = choose(model, forced, spec, schema.schema)
     return schema, None if chosen.mode == "prompted" else chosen
+
+
+def _on_change(value: str) -> OnChange:
+    if value not in ("continue", "refuse"):
+        raise ConfigurationError(f"on_change must be 'continue' or 'refuse', got {value!r}")
+    return "refuse" if value == "refuse" else "continue"
 
 
 def _check_limits(settings: AgentSettings) -> None:

@@ -82,6 +82,8 @@ class AgentSettings:
     engine: Engine | str | None = None
     description: str | None = None
     datasources: Mapping[str, Datasource] | None = None
+    version: str = ""
+    on_change: Literal["continue", "refuse"] = "continue"
 
     @classmethod
     def of(cls, arguments: Mapping[str, Any]) -> AgentSettings:

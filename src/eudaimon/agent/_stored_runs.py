@@ -15,6 +15,7 @@ from eudaimon.core.messages import JsonObject
 from eudaimon.core.state import RunState
 from eudaimon.memory import ThreadState
 from eudaimon.runtime import operations
+from eudaimon.runtime.agent_change import AgentIdentity, note_change
 from eudaimon.runtime.threads import thread_state
 from eudaimon.stores.base import EventStore
 from eudaimon.tools import Tool
@@ -30,6 +31,11 @@ class StoredRuns:
     default_thread: str | None
     tools: dict[str, Tool]
     approval_policy: ApprovalPolicy | None
+
+    def _identity(self) -> AgentIdentity:
+        """Who this agent is (version, fingerprint, `on_change`): a decision by an agent other
+        than the run's is refused, or journals the change first."""
+        return AgentIdentity()
 
     async def thread(self, thread_id: str | None = None) -> ThreadState:
         """The thread's snapshot: turns, usage, consecutive guardrail rejections, cost.
@@ -69,6 +75,7 @@ class StoredRuns:
             InvalidArguments: the edited arguments are not what the tool accepts, or the approval
                 policy denies them (`EditDenied`); nothing is journaled, the call still waits.
         """
+        await note_change(self.store, run_id, self._identity(), self.tools)
         tool = None
         if arguments is not None:
             state = await operations.load_state(self.store, run_id)
@@ -97,6 +104,7 @@ class StoredRuns:
         Raises:
             InvalidOperation: the call has no unknown outcome, or the run has finished.
         """
+        await note_change(self.store, run_id, self._identity(), self.tools)
         return await operations.reconcile(self.store, run_id, call_id, output=output, retry=retry, by=by)
 
     async def fork(self, run_id: str, at_seq: int) -> str:

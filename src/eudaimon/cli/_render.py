@@ -14,6 +14,7 @@ from rich.text import Text
 from eudaimon.cli._escape import shown, visible
 from eudaimon.core.edits import edit_text
 from eudaimon.core.events import (
+    AgentReplaced,
     ApprovalDecided,
     ApprovalRequested,
     AttemptTraced,
@@ -133,8 +134,11 @@ def summarize(event: Event) -> str:
             thread = f", thread {data.thread_id}" if data.thread_id else ""
             fork = f", forked from {data.parent.run_id}@{data.parent.seq}" if data.parent else ""
             child = f", child of {data.parent_call.run_id} call {data.parent_call.call_id}" if data.parent_call else ""
+            version = f" {data.version}" if data.version else ""
+            replay = f", replay of {data.replay_of}" if data.replay_of else ""
             return (
-                f"agent {data.agent!r}, {len(data.messages)} message(s){thread}{fork}{child}: {clip(data.input, 50)!r}"
+                f"agent {data.agent!r}{version}, {len(data.messages)} message(s){thread}{fork}{child}{replay}: "
+                f"{clip(data.input, 50)!r}"
             )
         case RunQueued():
             thread = f", thread {data.thread_id}" if data.thread_id else ""
@@ -208,6 +212,10 @@ def summarize(event: Event) -> str:
             return clip(failure_text(data.kind, data.guardrail, data.error), 80)
         case RunCancelled():
             return clip(data.reason or "cancelled", 80)
+        case AgentReplaced():
+            versions = f"{data.previous_version or '?'} -> {data.version or '?'}"
+            voided = f"; approvals void: {', '.join(data.voided)}" if data.voided else ""
+            return f"agent changed ({versions}): {clip('; '.join(data.changes) or 'unnamed parts', 90)}{voided}"
         case _:
             assert_never(data)
 
@@ -285,6 +293,13 @@ def overview(state: RunState, event_count: int | None = None) -> Table:
     grid.add_row("run", shown(state.run_id, newlines=False))
     grid.add_row("status", status_text(state.status))
     grid.add_row("agent", shown(state.agent, newlines=False))
+    if state.version:
+        grid.add_row("version", shown(state.version, newlines=False))
+    for version, changes in state.agent_changes:
+        said = "; ".join(changes) or "unnamed parts"
+        grid.add_row("agent changed", shown(f"to {version or '?'}: {said}", newlines=False))
+    if state.replay_of is not None:
+        grid.add_row("replay of", shown(state.replay_of, newlines=False))
     grid.add_row("thread", shown(state.thread_id or "-", newlines=False))
     grid.add_row("model", shown(state.model or "-", newlines=False))
     if state.parent is not None:
@@ -350,6 +365,9 @@ def state_to_dict(state: RunState) -> dict[str, Any]:
         "output": state.output,
         "error": state.error,
         "stop_reason": state.stop_reason,
+        "version": state.version,
+        "replay_of": state.replay_of,
+        "agent_changes": [{"version": v, "changes": list(c)} for v, c in state.agent_changes],
     }
 
 

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from eudaimon.cli import _cancel, _effects, _ops, _schedules, _serve, _threads
+from eudaimon.cli import _cancel, _effects, _ops, _replay, _schedules, _serve, _threads
 from eudaimon.cli import _worker as _temporal_cli
 from eudaimon.cli._common import (
     JsonOption,
@@ -77,6 +77,7 @@ _effects.register(runs_app)
 _threads.register(app)
 _schedules.register(app)
 _serve.register(app)
+_replay.register(app)
 _temporal_cli.register(app)
 
 
@@ -92,12 +93,16 @@ def runs_list(
     store: StoreOption = None,
     limit: Annotated[int, typer.Option(help="Show at most this many runs, newest first.")] = 20,
     thread: Annotated[str | None, typer.Option(help="Only the runs of this thread.")] = None,
+    replay_of: Annotated[str | None, typer.Option(help="Only the replays of this run (`eudaimon replay`).")] = None,
+    replays: Annotated[bool, typer.Option("--replays", help="Include replays, which are left out.")] = False,
+    version: Annotated[str | None, typer.Option(help="Only the runs of this agent version.")] = None,
 ) -> None:
-    """List runs, most recently updated first."""
+    """List runs, most recently updated first (replays only when asked for)."""
     url = resolve_store_url(store)
+    query = index.RunQuery(limit=limit, thread_id=thread, replay_of=replay_of, replays=replays, version=version)
 
     async def work(journal: EventStore) -> list[RunRow]:
-        return await index.query_runs(journal, index.RunQuery(limit=limit, thread_id=thread))
+        return await index.query_runs(journal, query)
 
     rows = run_async(with_store(url, work, read_only=True))
     console = out()

@@ -28,7 +28,8 @@
     ├── InvalidEvent              an event that would not read back; refused before it is recorded
     ├── InvalidOperation          an approval, reconciliation or resume the run's state forbids
     │   ├── InvalidArguments      an approver's edited arguments the tool's schema refuses
-    │   └── QueuedBehind          a queued run's turn on its thread has not come
+    │   ├── QueuedBehind          a queued run's turn on its thread has not come
+    │   └── AgentChanged          Agent(on_change="refuse") met a run another agent started
     ├── MissingExtra              also an ImportError: a part whose optional dependencies are not installed
     │   (defined beside the part that raises them:)
     ├── ToolArgumentsError        also a ValueError: a call's arguments were unusable (eudaimon.tools)
@@ -325,6 +326,21 @@ class InvalidOperation(EudaimonError):
 class InvalidArguments(InvalidOperation, ValueError):
     """Arguments an approver edited that the tool would refuse (not a JSON object, or not what
     its schema says); the message names the problem, and nothing was journaled."""
+
+
+class AgentChanged(InvalidOperation):
+    """`Agent(on_change="refuse")` was asked to continue a run (resume, approve, reconcile) that
+    an agent with other parts started: `changes` names each difference, `run_id` the run.
+    Nothing was recorded; continue it with the agent that started it, or with
+    `on_change="continue"` to accept the change (approvals of changed tools are then asked again)."""
+
+    def __init__(self, run_id: str, changes: tuple[str, ...], *, version: str = "", run_version: str = "") -> None:
+        versions = f" ({run_version or '?'} -> {version or '?'})" if version or run_version else ""
+        super().__init__(f"run {run_id} was started by another agent{versions}: {'; '.join(changes)}")
+        self.run_id = run_id
+        self.changes = changes
+        self.version = version
+        self.run_version = run_version
 
 
 class QueuedBehind(InvalidOperation):

@@ -81,6 +81,32 @@ class RunStarted:
     engine: str = ""
     """Where the run is driven: "" in the process that prompts, or the engine's URL
     (`temporal://host:port/queue?namespace=…`), so that a decision from anywhere reaches it."""
+    version: str = ""
+    """`Agent(version=…)`: the agent's own name for what it is (free text)."""
+    fingerprint: tuple[tuple[str, str], ...] = ()
+    """What the agent was made of, part by part (`eudaimon.core.fingerprint`): a process whose
+    agent differs names the difference before it continues the run."""
+    replay_of: str | None = None
+    """The run this one replays (`agent.replay`): its input, with recorded tool results."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentReplaced:
+    """A process whose agent differs from the one the run last recorded continues it.
+
+    Journaled before it acts, with what differs, so a run's history says which agent made each
+    decision. `voided` are the calls whose approval no longer holds (their tool changed): each
+    is asked about again, in the `approval_requested` that follows.
+    """
+
+    type: ClassVar[str] = "agent_replaced"
+    version: str = ""
+    previous_version: str = ""
+    fingerprint: tuple[tuple[str, str], ...] = ()
+    """The parts of the agent that continues the run (the run's fingerprint from here on)."""
+    changes: tuple[str, ...] = ()
+    """What differs, in words (`tool refund: schema changed`)."""
+    voided: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -427,6 +453,7 @@ EventData = (
     | RunFailed
     | RunCancelled
     | RunQueued
+    | AgentReplaced
 )
 
 EVENT_TYPES: tuple[type[EventData], ...] = (
@@ -453,6 +480,7 @@ EVENT_TYPES: tuple[type[EventData], ...] = (
     RunFailed,
     RunCancelled,
     RunQueued,
+    AgentReplaced,
 )
 EVENT_REGISTRY: dict[str, type[EventData]] = {cls.type: cls for cls in EVENT_TYPES}
 TERMINAL_TYPES = frozenset({"budget_exceeded", "run_completed", "run_failed", "run_cancelled"})

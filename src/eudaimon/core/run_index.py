@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from eudaimon.core.events import (
+    AgentReplaced,
     ApprovalDecided,
     ApprovalRequested,
     BudgetExceeded,
@@ -110,6 +111,10 @@ class RunRow:
     parent_run_id: str | None = None
     batch: tuple[tuple[str, str], ...] = field(default=())
     """The current batch's calls and their statuses, in the order the model asked for them."""
+    version: str = ""
+    """The agent's version (`run_started`, then the latest `agent_replaced`)."""
+    replay_of: str | None = None
+    """The run this one replays: listings and the dashboard leave replays out unless asked."""
 
     @classmethod
     def of(cls, events: Iterable[Event]) -> RunRow | None:
@@ -218,6 +223,8 @@ class RunRow:
             "call_ids": self.call_ids,
             "parent_run_id": self.parent_run_id,
             "batch": self.batch,
+            "version": self.version,
+            "replay_of": self.replay_of,
         }
         return _encode(body)
 
@@ -248,6 +255,8 @@ class RunRow:
             call_ids=tuple(str(c) for c in body["call_ids"]),
             parent_run_id=body["parent_run_id"],
             batch=tuple((str(c), str(s)) for c, s in body["batch"]),
+            version=str(body.get("version", "")),
+            replay_of=body.get("replay_of"),
         )
 
 
@@ -279,6 +288,8 @@ def _apply(s: dict[str, Any], event: Event) -> None:
                 input_text=data.input[:SEARCH_CHARS],
                 parent_run_id=parent,
                 status=s["status"] if s["status"] in ENDED else "running",
+                version=data.version,
+                replay_of=data.replay_of,
             )
             if first:
                 s["created_at"] = event.at
@@ -326,6 +337,8 @@ def _apply(s: dict[str, Any], event: Event) -> None:
             s.update(_ended(event, "budget_exceeded"), error_text=data.reason[:SEARCH_CHARS])
         case RunCancelled():
             s.update(_ended(event, "cancelled"), error_text=(data.reason or "cancelled")[:SEARCH_CHARS])
+        case AgentReplaced():
+            s["version"] = data.version
         case _:
             status = STATUS_OF_TYPE.get(event.type)
             if status is not None:

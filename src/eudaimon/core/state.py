@@ -15,6 +15,7 @@ from typing import assert_never
 
 from eudaimon.core.errors import CorruptEvent
 from eudaimon.core.events import (
+    AgentReplaced,
     ApprovalDecided,
     ApprovalRequested,
     AttemptTraced,
@@ -221,6 +222,14 @@ class RunState:
     """False while the run has only its `run_queued` (queued, or cancelled before it began)."""
     edits: tuple[Edit, ...] = ()
     """The calls humans approved with edited arguments, in journal order."""
+    version: str = ""
+    """The version of the agent that drives the run now (`run_started`, then `agent_changed`)."""
+    fingerprint: tuple[tuple[str, str], ...] = ()
+    """The parts of that agent (`eudaimon.core.fingerprint`)."""
+    agent_changes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Each change of agent the run went through: (the new version, what differed)."""
+    replay_of: str | None = None
+    """The run this one replays (`agent.replay`)."""
 
     @classmethod
     def from_events(cls, events: Iterable[Event]) -> RunState | None:
@@ -316,7 +325,8 @@ class RunState:
                 self.guardrail_rejections = data.guardrail_retries
                 self.input_index, self.uses_memory = max(len(data.messages) - 1, 0), data.uses_memory
                 self.memory_thread, self.model_settings = data.memory_thread, data.model_settings
-                self.engine = data.engine
+                self.engine, self.version, self.fingerprint = data.engine, data.version, data.fingerprint
+                self.replay_of = data.replay_of
                 self.messages = [
                     m if m.id else _with_id(m, f"{self.run_id}:0:{i}") for i, m in enumerate(data.messages)
                 ]
@@ -395,6 +405,11 @@ class RunState:
                 self.error_limit, self.error_guardrail = data.limit, data.guardrail
             case RunCancelled():
                 self._end(Status.CANCELLED, error=data.reason or "cancelled")
+            case AgentReplaced():
+                self.version, self.fingerprint = data.version, data.fingerprint
+                self.agent_changes = (*self.agent_changes, (data.version, data.changes))
+                for call_id in data.voided:
+                    self.approvals.pop(call_id, None)
             case _:
                 assert_never(data)
 

@@ -31,6 +31,7 @@ from eudaimon.core.state import RunState, Status
 from eudaimon.memory.base import feed
 from eudaimon.runtime import takeover
 from eudaimon.runtime.admission import max_active_runs, run_slot
+from eudaimon.runtime.agent_change import AgentIdentity, record_change, refuse_changed
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.clock import new_message_id, new_run_id
 from eudaimon.runtime.config import RuntimeConfig
@@ -70,6 +71,11 @@ class RunDriver:
         """`EUDAIMON_MAX_ACTIVE_RUNS` as it was when the agent was built: runs beyond it wait."""
         self.engine: Engine | None = None
         """What drives runs when it is not this process (a Temporal fleet); recorded in each run."""
+        self.identity = AgentIdentity()
+        """The agent's version and fingerprint, recorded in each run it starts and compared with
+        a run's own before this driver continues it (`agent_change`)."""
+        self.replay_of: str | None = None
+        """Set on a replay's driver: the run each run it starts replays."""
 
     def start(
         self,
@@ -103,6 +109,9 @@ class RunDriver:
             parent_call=parent_call,
             model_settings=model_settings if model_settings != NO_SETTINGS else None,
             engine=self.engine.url if self.engine is not None else "",
+            version=self.identity.version,
+            fingerprint=self.identity.parts,
+            replay_of=self.replay_of,
         )
         state = queued if queued is not None else RunState(run_id=run_id or new_run_id())
         journal = RunJournal(self.store, state, snapshot_every=self.snapshot_every)
@@ -129,6 +138,7 @@ class RunDriver:
             return
         if journal.state.status is Status.QUEUED:
             raise InvalidOperation(f"run {journal.run_id} is queued; `resume` starts it when its turn comes")
+        refuse_changed(journal.state, self.identity)  # before the lease: a refusal records nothing
         if self.engine is not None:
             async for event in self.engine.drive(self, journal, cancel, emit=emit):
                 yield event
@@ -136,6 +146,11 @@ class RunDriver:
         async with run_slot(self.max_active_runs):
             keeper = await self._take_over(journal, wait)
             cfg = config or self.config
+            try:
+                record_change(journal, self.identity, cfg.tools)
+            except BaseException:
+                await self._let_go(journal, keeper)
+                raise
             watching = tuple(observers)
             for observer in watching:
                 observer.attempt_started(journal, cfg)

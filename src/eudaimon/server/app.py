@@ -20,6 +20,7 @@ from eudaimon.server import (
     effects,
     lineage,
     pages,
+    replays,
     runs,
     schedules,
     stream,
@@ -161,6 +162,7 @@ def create_app(
     app.include_router(effects.router(ctx))
     app.include_router(schedules.router(ctx))
     app.include_router(deliveries.router(ctx, configured=webhook is not None))
+    app.include_router(replays.router(ctx))
     app.include_router(pages.router())
     install_docs(app)
     app.mount("/inspector", pages.static_files(), name="inspector")

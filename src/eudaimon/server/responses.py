@@ -49,6 +49,11 @@ class Parent(BaseModel):
     seq: int = Field(description="The parent's last event the fork kept.")
 
 
+class AgentChange(BaseModel):
+    version: str
+    changes: list[str] = Field(description="What differed, in words (`tool refund: schema changed`).")
+
+
 class _Run(BaseModel):
     run_id: str
     agent: str
@@ -69,6 +74,11 @@ class _Run(BaseModel):
     pending: list[Call]
     calls: dict[str, str] = Field(description="Each call's status, by call id.")
     parent: Parent | None
+    version: str = Field(default="", description="The agent's version (`Agent(version=…)`) driving the run now.")
+    replay_of: str | None = Field(default=None, description="The run this one replays (`agent.replay`).")
+    agent_changes: list[AgentChange] = Field(
+        default_factory=list, description="Each change of agent the run went through (`agent_replaced`)."
+    )
 
 
 class State(_Run):
@@ -158,6 +168,8 @@ class RunSummary(BaseModel):
     duration_ms: int | None = Field(description="First event to the terminal one; null while not ended.")
     tools: list[str] = Field(description="Tool names the model called, each once, first called first.")
     parent_run_id: str | None = Field(description="The run this one was forked from, or the parent of a child run.")
+    version: str = Field(default="", description="The agent's version.")
+    replay_of: str | None = Field(default=None, description="The run this one replays; listings leave replays out.")
 
 
 class RunPage(BaseModel):

@@ -54,6 +54,9 @@ def listing_query(
     since: str | None = None,
     until: str | None = None,
     cursor: str | None = None,
+    replay_of: str | None = None,
+    replays: bool = False,
+    version: str | None = None,
 ) -> index.RunQuery:
     """The index query of a listing's parameters; a bad cursor or date is a 422 saying what to pass."""
     for name, value in (("agent", agent), ("thread_id", thread_id), ("q", q), ("cursor", cursor)):
@@ -90,6 +93,9 @@ def listing_query(
         since=bounds["since"],
         until=bounds["until"],
         cursor=after,
+        replay_of=replay_of,
+        replays=replays,
+        version=version,
     )
 
 
@@ -162,6 +168,11 @@ def router(ctx: ServerContext) -> APIRouter:
         ] = None,
         limit: Annotated[int, Query(ge=1, le=500)] = 50,
         cursor: Annotated[str | None, Query(max_length=1000)] = None,
+        replay_of: Annotated[
+            str | None, Query(max_length=500, description="Only the replays of this run (`agent.replay`).")
+        ] = None,
+        replays: Annotated[bool, Query(description="Include replays, which listings leave out.")] = False,
+        version: Annotated[str | None, Query(max_length=500, description="Only runs of this agent version.")] = None,
     ) -> dict[str, Any]:
         """Runs, most recently updated first, from the store's index; pass `next_cursor` back as
         `cursor` for the next page. A run updated while you page moves to the front: a pass never
@@ -175,6 +186,9 @@ def router(ctx: ServerContext) -> APIRouter:
             since=since,
             until=until,
             cursor=cursor,
+            replay_of=replay_of,
+            replays=replays,
+            version=version,
         )
         rows = await index.query_runs(ctx.store, query)
         page = rows[:limit]

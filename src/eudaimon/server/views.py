@@ -71,6 +71,9 @@ def state_dict(state: RunState) -> dict[str, Any]:
         "pending": [{"call_id": c.id, "tool": c.name, "arguments": c.arguments} for c in state.pending],
         "calls": {call_id: progress.status.value for call_id, progress in state.calls.items()},
         "parent": None if state.parent is None else {"run_id": state.parent.run_id, "seq": state.parent.seq},
+        "version": state.version,
+        "replay_of": state.replay_of,
+        "agent_changes": [{"version": v, "changes": list(c)} for v, c in state.agent_changes],
     }
 
 
@@ -174,6 +177,8 @@ def row_dict(row: RunRow) -> dict[str, Any]:
         "duration_ms": row.duration_ms,
         "tools": list(row.tools),
         "parent_run_id": row.parent_run_id,
+        "version": row.version,
+        "replay_of": row.replay_of,
     }
 
 

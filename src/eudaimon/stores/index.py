@@ -74,6 +74,16 @@ class RunQuery:
     cursor: Cursor | None = None
     statuses: tuple[str, ...] = ()
     """Any of these statuses (with `status`, both must hold); the recovery sweep's."""
+    replay_of: str | None = None
+    """Only the replays of this run (`agent.replay`)."""
+    replays: bool = False
+    """Include replays; without it (or `replay_of`) a listing leaves them out."""
+    version: str | None = None
+    """Only runs of this agent version."""
+
+    @property
+    def hides_replays(self) -> bool:
+        return self.replay_of is None and not self.replays
 
     @property
     def needle(self) -> str:
@@ -89,6 +99,12 @@ class RunQuery:
         if self.agent is not None and row.agent != self.agent:
             return False
         if self.thread_id is not None and row.thread_id != self.thread_id:
+            return False
+        if self.hides_replays and row.replay_of is not None:
+            return False
+        if self.replay_of is not None and row.replay_of != self.replay_of:
+            return False
+        if self.version is not None and row.version != self.version:
             return False
         if self.q and self.needle not in row.search_text:
             return False
@@ -173,7 +189,7 @@ def day_rows(rows: Iterable[RunRow], since: datetime, agent: str | None) -> list
     groups: dict[tuple[str, str], list[RunRow]] = {}
     bound = sortable(since)
     for row in rows:
-        if sortable(row.created_at) < bound or (agent is not None and row.agent != agent):
+        if sortable(row.created_at) < bound or (agent is not None and row.agent != agent) or row.replay_of:
             continue
         groups.setdefault((row.agent, sortable(row.created_at)[:10]), []).append(row)
     days: list[DayRow] = []

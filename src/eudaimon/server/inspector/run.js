@@ -10,6 +10,7 @@ import { pendingApproval, unknownOutcome } from "./approvals.js";
 import { askToFork } from "./forking.js";
 import { editDiff } from "./edits.js";
 import { effectsPanel } from "./effects.js";
+import { drawReplayDiff } from "./replay.js";
 
 function messageView(message, toolNames, edits = new Map()) {
   const kind = message.is_error ? "error" : message.role;
@@ -36,6 +37,8 @@ export function runPage(main, runId) {
   const waiting = el("div", { "data-testid": "waiting" });
   const waterfall = el("div", { class: "waterfall", "data-testid": "waterfall" });
   const tree = el("section", { "data-testid": "run-tree", hidden: true });
+  const replayDiff = el("section", { "data-testid": "replay-diff", hidden: true });
+  let replayDrawn = false;
   const conversation = el("div", { "data-testid": "conversation" });
   const live = el("div", { class: "live mono", "data-testid": "live", "aria-live": "off" });
   const liveBox = el("div", { class: "live-box", hidden: true }, el("h3", { class: "muted" }, "Model output as it streams"), live);
@@ -50,7 +53,7 @@ export function runPage(main, runId) {
   const travelLabel = el("div", { class: "muted", "data-testid": "travel-label" }, "Move the slider to see the run as it was after any event.");
   const travelState = el("div", { "data-testid": "travel-state" });
   fill(main,
-    title, facts, actions, waiting,
+    title, facts, actions, waiting, replayDiff,
     el("section", {}, el("h2", {}, "Waterfall"), waterfall), tree, effects.section,
     el("div", { class: "grid" },
       el("div", {},
@@ -129,8 +132,16 @@ export function runPage(main, runId) {
       el("span", {}, "tokens ", el("b", {}, run.usage.input_tokens + " in / " + run.usage.output_tokens + " out")),
       el("span", { title: run.unpriced || null }, "cost ", el("b", { "data-testid": "run-cost" }, money(run.cost_usd))),
       el("span", {}, "events ", el("b", {}, run.event_count)),
+      run.version ? el("span", {}, "version ", el("b", { "data-testid": "version" }, run.version)) : null,
+      run.replay_of ? el("span", {}, "replay of ", link(runHref(run.replay_of), run.replay_of)) : null,
+      (run.agent_changes || []).map((c) => el("span", { class: "err", "data-testid": "agent-change" },
+        "agent changed to " + (c.version || "?") + ": " + (c.changes.join("; ") || "unnamed parts"))),
       run.parent ? el("span", {}, "forked from ", link(runHref(run.parent.run_id), run.parent.run_id + "@" + run.parent.seq)) : null,
       run.error ? el("span", { class: "err" }, run.error) : null);
+    if (run.replay_of && !replayDrawn) {
+      replayDrawn = true;
+      drawReplayDiff(replayDiff, runId).catch((error) => { replayDrawn = false; failed(error); });
+    }
     const ended = ENDED.includes(run.status);
     const base = "/v1/runs/" + encodeURIComponent(runId);
     fill(actions,

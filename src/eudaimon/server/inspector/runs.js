@@ -4,7 +4,7 @@
 import { STATUSES, api, el, failed, fill, go, link, millis, money, runHref, statusBadge, when } from "./shared.js";
 import { revealed } from "./reveal.js";
 
-const FILTERS = ["q", "agent", "status", "thread_id", "since", "until"];
+const FILTERS = ["q", "agent", "status", "thread_id", "since", "until", "replay_of", "version", "replays"];
 const REFRESH_MS = 2000;
 
 // The API reads `since`/`until` as UTC days (or instants), as the form gives them.

@@ -135,6 +135,15 @@ def query(s: str, q: RunQuery) -> tuple[str, list[Any]]:
     if q.statuses:
         clauses.append("status = ANY(%s::text[])")
         args.append(list(q.statuses))
+    # Replays and versions, read from the row's body: no column of their own (not indexed).
+    if q.hides_replays:
+        clauses.append("(body::jsonb ->> 'replay_of') IS NULL")
+    if q.replay_of is not None:
+        clauses.append("(body::jsonb ->> 'replay_of') = %s")
+        args.append(q.replay_of)
+    if q.version is not None:
+        clauses.append("coalesce(body::jsonb ->> 'version', '') = %s")
+        args.append(q.version)
     if q.q:
         clauses.append("search LIKE %s")
         escaped = q.needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
@@ -158,12 +167,13 @@ _DAY = "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
 DAYS = f"""SELECT agent, {_DAY} AS day, status, COUNT(*),
     SUM(CASE WHEN (body::jsonb ->> 'cost_known')::boolean THEN cost_usd END), SUM(input_tokens), SUM(output_tokens)
 FROM {{s}}.run_index WHERE created_at >= %(since)s AND (%(agent)s::text IS NULL OR agent = %(agent)s)
+    AND (body::jsonb ->> 'replay_of') IS NULL
 GROUP BY agent, day, status"""
 
 PERCENTILES = f"""SELECT agent, {_DAY} AS day,
     percentile_disc(0.5) WITHIN GROUP (ORDER BY duration_ms), percentile_disc(0.95) WITHIN GROUP (ORDER BY duration_ms)
 FROM {{s}}.run_index WHERE created_at >= %(since)s AND (%(agent)s::text IS NULL OR agent = %(agent)s)
-    AND duration_ms IS NOT NULL
+    AND duration_ms IS NOT NULL AND (body::jsonb ->> 'replay_of') IS NULL
 GROUP BY agent, day"""
 
 

@@ -230,6 +230,18 @@ def query(conn: sqlite3.Connection, q: RunQuery) -> list[RunRow]:
     return [RunRow.from_json(body) for (body,) in conn.execute(sql, (*args, q.limit))]
 
 
+def _replay_clauses(q: RunQuery, clauses: list[str], args: list[Any]) -> None:
+    """Replays and versions, read from the row's body: no column of their own (not indexed)."""
+    if q.hides_replays:
+        clauses.append("json_extract(body, '$.replay_of') IS NULL")
+    if q.replay_of is not None:
+        clauses.append("json_extract(body, '$.replay_of') = ?")
+        args.append(q.replay_of)
+    if q.version is not None:
+        clauses.append("coalesce(json_extract(body, '$.version'), '') = ?")
+        args.append(q.version)
+
+
 def _where(q: RunQuery, *, fts: bool) -> tuple[str, list[Any]]:
     clauses: list[str] = []
     args: list[Any] = []
@@ -240,6 +252,7 @@ def _where(q: RunQuery, *, fts: bool) -> tuple[str, list[Any]]:
     if q.statuses:
         clauses.append(f"status IN ({', '.join('?' * len(q.statuses))})")
         args.extend(q.statuses)
+    _replay_clauses(q, clauses, args)
     if q.q and fts:
         clauses.append(
             "(rowid IN (SELECT rowid FROM run_search WHERE run_search MATCH ?)"
@@ -266,12 +279,13 @@ def _where(q: RunQuery, *, fts: bool) -> tuple[str, list[Any]]:
 _DAYS = """WITH w AS (
     SELECT agent, substr(created_at, 1, 10) AS day, status,
         CASE WHEN json_extract(body, '$.cost_known') THEN cost_usd END AS cost_usd, input_tokens, output_tokens, duration_ms
-    FROM run_index WHERE created_at >= ?{agent})
+    FROM run_index WHERE created_at >= ?{agent} AND json_extract(body, '$.replay_of') IS NULL)
 SELECT agent, day, status, COUNT(*), SUM(cost_usd), SUM(input_tokens), SUM(output_tokens) FROM w
 GROUP BY agent, day, status"""
 
 _DURATIONS = """SELECT agent, substr(created_at, 1, 10), duration_ms
-FROM run_index WHERE created_at >= ?{agent} AND duration_ms IS NOT NULL"""
+FROM run_index WHERE created_at >= ?{agent} AND duration_ms IS NOT NULL
+    AND json_extract(body, '$.replay_of') IS NULL"""
 """The ended runs' durations; their nearest-rank percentiles are taken in Python
 (`stores.index.nearest_rank`): SQLite has no percentile function, and ranking
 with window functions cost several times the scan."""
