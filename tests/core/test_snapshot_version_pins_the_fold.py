@@ -33,6 +33,7 @@ PINNED = {
     5: "a98f6d405c990dd4",
     6: "4dec61deba7665b6",
     7: "d31bed549c15477a",
+    8: "ac2c95752b7ec759",
 }
 """FOLD_VERSION -> the fingerprint of the RunState shape and fold that version writes."""
 

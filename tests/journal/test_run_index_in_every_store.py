@@ -218,7 +218,7 @@ async def test_a_version_3_sqlite_file_is_indexed_in_place(tmp_path: Path) -> No
         await store.close()
     conn = sqlite3.connect(path)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone() == (4,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (5,)
     finally:
         conn.close()
 

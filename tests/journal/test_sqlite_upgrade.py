@@ -95,7 +95,7 @@ async def test_a_version_2_file_keeps_its_summaries_order_and_fence(tmp_path: Pa
 
     conn = sqlite3.connect(path)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone() == (4,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (5,)
         indexed = dict(conn.execute("SELECT run_id, status FROM run_index").fetchall())
         assert indexed == {"a": "running", "b": "running", "c": "running", "d": "completed"}
         columns = [row[1] for row in conn.execute("PRAGMA table_info(runs)")]

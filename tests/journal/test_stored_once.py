@@ -219,7 +219,7 @@ async def test_a_version_1_file_reads_its_inline_rows_and_takes_new_ones(tmp_pat
         more = samples.make_events("old", [RunCompleted(output=LONG)], start=1)
         await store.append("old", 1, more)
         assert await store.load("old") == [started, *more]
-        assert _count(store, "PRAGMA user_version") == 4
+        assert _count(store, "PRAGMA user_version") == 5
     finally:
         await store.close()
 
@@ -329,7 +329,7 @@ async def test_a_version_1_postgres_schema_is_upgraded_in_place(store: EventStor
     assert await store.load("old") == [started, *more]
     runs = await _write_thread(store, samples, 2)
     assert await store.load("run-1") == runs[1]
-    assert _sql(store, "SELECT value FROM meta WHERE name = 'schema_version'") == [(3,)]
+    assert _sql(store, "SELECT value FROM meta WHERE name = 'schema_version'") == [(4,)]
     assert _sql(store, "SELECT status FROM run_index WHERE run_id = 'old'") == [("completed",)]
     for run in ("old", "run-0", "run-1"):
         await store.delete_run(run)

@@ -162,7 +162,7 @@ def _short(exc: Exception) -> str:
     return str(exc)
 
 
-FOLD_VERSION = 7
+FOLD_VERSION = 8
 """Bumped whenever `RunState.apply` changes meaning: older snapshots are then ignored and rebuilt."""
 
 

@@ -12,7 +12,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from eudaimon.agent import Agent
 from eudaimon.core.errors import ConfigurationError
 from eudaimon.runtime.leases import lease_ttl_s
-from eudaimon.server import daimon, dashboard, decisions, effects, lineage, pages, runs, stream, threads, whoami
+from eudaimon.server import daimon, dashboard, decisions, effects, inbox, lineage, pages, runs, stream, threads, whoami
 from eudaimon.server.auth import ApiKeys
 from eudaimon.server.context import ServerContext
 from eudaimon.server.docs_page import install as install_docs
@@ -25,6 +25,7 @@ from eudaimon.server.origin import CORS_HEADERS, CORS_METHODS, BrowserGuard, doc
 from eudaimon.server.origin import allowed_origins as allowed_origins_of
 from eudaimon.server.protocols import add_protocols
 from eudaimon.server.recovery import recover_forever
+from eudaimon.server.timers import TIMER_INTERVAL_S, fire_forever
 from eudaimon.stores.base import EventStore
 
 
@@ -37,6 +38,7 @@ def create_app(
     auth: ApiKeys | None = None,
     recover: bool = True,
     recovery_interval_s: float | None = None,
+    timer_interval_s: float = TIMER_INTERVAL_S,
     max_body_bytes: int = MAX_BODY_BYTES,
     allowed_hosts: Iterable[str] = (),
     allowed_origins: Iterable[str] = (),
@@ -58,6 +60,8 @@ def create_app(
         recover: resume, on start and every `recovery_interval_s` (default: the lease TTL),
             the runs of these agents that are running and whose driver is gone, and start their
             queued runs in turn (without it, only the runs started here are started).
+        timer_interval_s: with `recover`, how often the server fires the approval deadlines and
+            durable waits (`RetryAfter`) of any run in the store that fell due (`server.timers`).
         max_body_bytes: larger request bodies are refused with 413.
         allowed_hosts: the host names served besides loopback ones (`"*"`: any); a request for
             another `Host` is refused (421). Requests that change something are refused unless
@@ -96,14 +100,16 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         sweeper = asyncio.create_task(recover_forever(ctx, interval)) if recover else None
+        timer = asyncio.create_task(fire_forever(ctx, timer_interval_s)) if recover else None
         restore_logs = install_safe_logs()  # no credential or control character reaches a log line
         try:
             yield
         finally:
-            if sweeper is not None:
-                sweeper.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await sweeper
+            for task in (sweeper, timer):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
             await ctx.lines.aclose()
             await ctx.runner.aclose()
             restore_logs()
@@ -122,6 +128,7 @@ def create_app(
     app.include_router(whoami.router(ctx))
     app.include_router(lineage.router(ctx))
     app.include_router(effects.router(ctx))
+    app.include_router(inbox.router(ctx))
     app.include_router(pages.router())
     install_docs(app)
     app.mount("/inspector", pages.static_files(), name="inspector")

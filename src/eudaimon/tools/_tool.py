@@ -22,6 +22,7 @@ from eudaimon.core.errors import ConfigurationError, EudaimonError
 from eudaimon.core.messages import PART_TYPES, ContentPart, JsonObject, TextPart, ToolSpec, Usage, describe_part
 from eudaimon.tools._context import ToolContext
 from eudaimon.tools._schema import function_schema
+from eudaimon.tools._time import check_timeout
 
 Prepare = Callable[[ToolContext[Any], ToolSpec], "ToolSpec | Awaitable[ToolSpec | None] | None"]
 """`fn(ctx, spec)`: the spec to offer at this step (possibly changed), or None to withhold the tool."""
@@ -97,6 +98,11 @@ class Tool:
     timeout_s: float | None = None
     """How long a call may take (None: the agent's `tool_timeout_s`). A READ or idempotent call
     that times out is an error result; a WRITE or IRREVERSIBLE one an unknown outcome."""
+    approval_timeout_s: float | None = None
+    """How long a human has to decide a call that needs approval (None: the agent's
+    `approval_timeout_s`, else no deadline)."""
+    on_approval_timeout: str | None = None
+    """`"deny"` the call or `"cancel"` the run when the deadline passes (None: the agent's)."""
     _validator: Any = field(default=None, repr=False, compare=False)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -333,6 +339,8 @@ def tool(
     max_retries: int = 1,
     prepare: Prepare | None = None,
     timeout_s: float | None = None,
+    approval_timeout_s: float | None = None,
+    on_approval_timeout: str | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -349,6 +357,8 @@ def tool(
     max_retries: int = 1,
     prepare: Prepare | None = None,
     timeout_s: float | None = None,
+    approval_timeout_s: float | None = None,
+    on_approval_timeout: str | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function (sync or async) into a `Tool`.
 
@@ -375,6 +385,10 @@ def tool(
         timeout_s: how long a call may take (None: the agent's `tool_timeout_s`). A READ or
             idempotent call that outlives it is an error result, a WRITE or IRREVERSIBLE one an
             unknown outcome awaiting reconciliation (it may have acted).
+        approval_timeout_s: how long a human has to decide a call that needs approval; when it
+            passes with no decision the call is denied (the model reads "no decision within …")
+            or the run cancelled, per `on_approval_timeout` (None: the agent's settings).
+        on_approval_timeout: `"deny"` or `"cancel"` (None: the agent's, by default `"deny"`).
     """
 
     def build(func: Callable[..., Any]) -> Tool:
@@ -384,6 +398,7 @@ def tool(
             raise ConfigurationError(f"unknown effect {effect!r}; use 'read', 'write' or 'irreversible'") from None
         if max_retries < 0:
             raise ConfigurationError(f"tool {func.__name__!r}: max_retries must be 0 or more, got {max_retries}")
+        check_timeout(approval_timeout_s, on_approval_timeout or "deny", f"tool {func.__name__!r}")
         schema = function_schema(func)
         return Tool(
             name=name or func.__name__,
@@ -400,6 +415,8 @@ def tool(
             max_retries=max_retries,
             prepare=prepare,
             timeout_s=timeout_s,
+            approval_timeout_s=approval_timeout_s,
+            on_approval_timeout=on_approval_timeout,
         )
 
     return build(fn) if fn is not None else build

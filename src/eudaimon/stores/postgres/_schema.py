@@ -48,6 +48,10 @@ async def create(
                 await backfill(conn)
                 await _index.create_search(conn, sql.quoted)
                 version = await _version(conn, sql)
+            if version == 3:  # no due index: add it (old rows have nothing due)
+                for statement in sql.upgrade_from_3:
+                    await conn.execute(statement)
+                version = await _version(conn, sql)
     except psycopg.Error as exc:
         raise target.failed(sql.schema, exc) from exc
     _check_version(version, sql, target)
@@ -72,7 +76,7 @@ async def check(conn: Connection, sql: Statements, target: Target) -> None:
         version = await _version(conn, sql)
     except psycopg.Error as exc:
         raise target.failed(sql.schema, exc) from exc
-    if version in (1, 2):
+    if version in (1, 2, 3):
         raise JournalError(
             f"the PostgreSQL journal at {target} (schema {sql.schema}) has schema version {version}, which is "
             f"upgraded to {SCHEMA_VERSION} in place by the first store that opens it for writing; "

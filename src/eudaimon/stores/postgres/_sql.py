@@ -46,8 +46,9 @@ from dataclasses import dataclass
 from eudaimon.core.errors import ConfigurationError
 from eudaimon.stores.postgres import _index
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """1: events inline. 2: long texts and history messages stored once. 3: the run index (`_index`).
+4: the run index's due index (`_index.DUE_DDL`).
 Older schemas are upgraded in place, the index filled from the journal, once."""
 LOCK_CLASS = 0x6575_6461  # "euda": the advisory-lock namespace of schema creation and of content
 
@@ -123,6 +124,11 @@ _UPGRADE_FROM_2 = (
     "UPDATE {s}.meta SET value = 3 WHERE name = 'schema_version' AND value = 2",
 )
 
+_UPGRADE_FROM_3 = (
+    *_index.DUE_DDL,
+    "UPDATE {s}.meta SET value = 4 WHERE name = 'schema_version' AND value = 3",
+)
+
 _FENCED = """(%(lease)s::text IS NULL OR EXISTS (SELECT 1 FROM {s}.leases
         WHERE name = %(lease)s AND owner = %(owner)s AND expires_at > now() FOR SHARE)
     OR EXISTS (SELECT 1 FROM retaken))"""
@@ -194,6 +200,7 @@ class Statements:
     ddl: tuple[str, ...]
     upgrade_from_1: tuple[str, ...]
     upgrade_from_2: tuple[str, ...]
+    upgrade_from_3: tuple[str, ...]
     quoted: str
     """The schema's name, quoted, for the statements built per query (`_index.query`)."""
     index_row: str
@@ -252,6 +259,7 @@ class Statements:
             ddl=tuple(statement.format(s=s) for statement in _DDL),
             upgrade_from_1=tuple(statement.format(s=s) for statement in _UPGRADE_FROM_1),
             upgrade_from_2=tuple(statement.format(s=s) for statement in _UPGRADE_FROM_2),
+            upgrade_from_3=tuple(statement.format(s=s) for statement in _UPGRADE_FROM_3),
             quoted=s,
             index_row=f"SELECT body FROM {s}.run_index WHERE run_id = %s",
             upsert_index=_index.UPSERT.format(s=s),
