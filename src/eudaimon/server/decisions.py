@@ -39,11 +39,13 @@ async def _check_call(ctx: ServerContext, state: RunState, call_id: str, waiting
         if progress.status is not waiting:
             raise HTTPException(409, f"call {call_id!r} is {progress.status.value}, not {what}; a call is decided once")
         return
-    for event in await ctx.store.load(state.run_id):
+    events = await ctx.store.load(state.run_id)
+    for event in events:
         if isinstance(event.data, ApprovalTimedOut) and event.data.call_id == call_id:
             raise HTTPException(
                 409, f"call {call_id!r}: its approval deadline passed ({event.data.note}); a late decision is refused"
             )
+    for event in events:
         message = getattr(event.data, "message", None)
         if message is not None and any(c.id == call_id for c in message.tool_calls):
             raise HTTPException(
