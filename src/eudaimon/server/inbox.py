@@ -7,8 +7,6 @@ outcome was started with), since when, the deadline if there is one, and the act
 caller's role allows.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query

@@ -50,6 +50,10 @@ def router() -> APIRouter:
     async def dashboard_page(request: Request) -> Response:
         return page(request)
 
+    @pages.get("/inbox")
+    async def inbox_page(request: Request) -> Response:
+        return page(request)
+
     @pages.get("/threads")
     async def threads_page(request: Request) -> Response:
         return page(request)

@@ -1,5 +1,5 @@
 """axe-core (axe-playwright-python) finds no serious or critical violation on the inspector's
-pages: the runs list, a run waiting for approval, the dashboard and the threads."""
+pages: the runs list, a run waiting for approval, the dashboard, the threads and the inbox."""
 
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ def runs(inspector: Server) -> dict[str, str]:
         ("run-completed", "/runs/{done}", "[data-testid=waterfall] [data-span]"),
         ("dashboard", "/dashboard", "[data-testid=dashboard-agent]"),
         ("threads", "/threads", "[data-testid=threads] a"),
+        ("inbox", "/inbox", "[data-testid=inbox] [data-testid=inbox-item]"),
     ],
 )
 def test_no_serious_or_critical_violation(

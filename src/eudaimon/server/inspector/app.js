@@ -1,11 +1,12 @@
 // The eudaimon inspector: plain JavaScript modules, no build step, nothing fetched but this
 // server's API. This module routes between pages and wires up the header; each page is a
-// module of its own (runs.js, run.js, dashboard.js, threads.js), helpers live in shared.js.
+// module of its own (runs.js, run.js, dashboard.js, threads.js, inbox.js), helpers live in shared.js.
 import { apiKey, go, loadWhoami, notice, session, setApiKey, setRouter, watchHealth } from "./shared.js";
 import { runsPage } from "./runs.js";
 import { runPage } from "./run.js";
 import { dashboardPage } from "./dashboard.js";
 import { threadPage, threadsPage } from "./threads.js";
+import { inboxPage } from "./inbox.js";
 
 let stopPage = () => {};
 
@@ -19,6 +20,7 @@ function route() {
   else if ((match = path.match(/^\/threads\/(.+)$/))) stopPage = threadPage(main, match[1]);
   else if (path === "/threads") stopPage = threadsPage(main);
   else if (path === "/dashboard") stopPage = dashboardPage(main);
+  else if (path === "/inbox") stopPage = inboxPage(main);
   else stopPage = runsPage(main);
   for (const a of document.querySelectorAll("header nav a")) {
     const here = a.getAttribute("href") === session.root + (path.startsWith("/runs") ? "/" : path);
