@@ -15,6 +15,7 @@ from eudaimon.cli._escape import shown, visible
 from eudaimon.core.events import (
     ApprovalDecided,
     ApprovalRequested,
+    ApprovalTimedOut,
     AttemptTraced,
     BudgetExceeded,
     Event,
@@ -37,6 +38,8 @@ from eudaimon.core.events import (
     ToolOutcomeUnknown,
     ToolReconciled,
     ToolStarted,
+    ToolWaiting,
+    ToolWoke,
 )
 from eudaimon.core.messages import (
     ContentPart,
@@ -165,6 +168,14 @@ def summarize(event: Event) -> str:
             by = f" by {data.by}" if data.by else ""
             note = f": {clip(data.note, 40)}" if data.note else ""
             return f"{data.call_id}: {verdict}{by}{note}"
+        case ApprovalTimedOut():
+            then = "run cancelled" if data.action == "cancel" else "denied"
+            return f"{data.call_id}: {data.note} ({then} at the deadline {data.deadline.isoformat(timespec='seconds')})"
+        case ToolWaiting():
+            why = f": {clip(data.reason, 40)}" if data.reason else ""
+            return f"{data.call_id}: {data.tool} waits until {data.wake_at.isoformat(timespec='seconds')}{why}"
+        case ToolWoke():
+            return f"{data.call_id}: woke; runs again"
         case ToolDenied():
             return f"{data.call_id}: {data.tool} denied{': ' + clip(data.reason, 50) if data.reason else ''}"
         case ToolStarted():
