@@ -14,13 +14,17 @@ import asyncio
 import json
 import tempfile
 import time
+import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+import psycopg
 
 from eudaimon.core.events import ApprovalRequested, Event, EventData, ModelCalled, RunStarted, ToolStarted, ToolWaiting
 from eudaimon.core.messages import Message, ToolCall
 from eudaimon.runtime import timers
 from eudaimon.stores.base import EventStore
+from eudaimon.stores.postgres import PostgresStore
 from eudaimon.stores.url import open_store
 
 N_WAITING = 1000
@@ -86,22 +90,27 @@ def summary(values: list[float]) -> dict[str, float]:
 
 async def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--store", default=None, help="a store URL (default: a fresh SQLite file)")
+    parser.add_argument("--store", default=None, help="a PostgreSQL DSN (a scratch schema); default: a SQLite file")
     parser.add_argument("--interval", type=float, default=1.0, help="seconds between sweeps (the server's 1.0)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        store = open_store(args.store or f"sqlite:///{Path(tmp) / 'runs.db'}")
+        schema = f"bench_deadlines_{uuid.uuid4().hex[:10]}"  # a PostgreSQL store gets a scratch schema
+        pg = bool(args.store and args.store.startswith("postgres"))
+        store = PostgresStore(args.store, schema=schema) if pg else open_store(f"sqlite:///{Path(tmp) / 'runs.db'}")
         try:
             built = time.monotonic()
             await populate(store)
-            due = await timed(store, datetime.now(UTC) + timedelta(seconds=8))
+            due = await timed(store, datetime.now(UTC) + timedelta(seconds=20))  # after all are written
             print(f"populated {2 * N_WAITING} waiting + {2 * N_TIMED} timed runs in {time.monotonic() - built:.1f}s")
             late = await sweep(store, due, args.interval)
         finally:
             await store.close()
+            if pg:
+                async with await psycopg.AsyncConnection.connect(args.store, autocommit=True) as conn:
+                    await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
     kinds = {kind: [v for k, v in late.items() if k.startswith(kind)] for kind in ("deadline", "wake")}
     result = {
-        "store": args.store or "sqlite",
+        "store": "postgresql" if pg else "sqlite",
         "interval_s": args.interval,
         "waiting_runs": 2 * N_WAITING,
         "fired": len(late),

@@ -6,19 +6,18 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import psycopg
 import pytest
+from _time_support import Opener
 
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.postgres import PostgresStore
 from eudaimon.stores.sqlite import SqliteStore
 
 PG_DSN = os.environ.get("EUDAIMON_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
-
-Opener = Callable[[], EventStore]
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

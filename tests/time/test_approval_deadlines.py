@@ -8,33 +8,16 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from _time_support import Opener, payer
 
-from conftest import Opener
-from eudaimon import Agent, Message, ToolCall, tool
+from eudaimon import ToolCall
 from eudaimon.core.events import ApprovalDecided, ApprovalRequested, ApprovalTimedOut, RunCancelled, ToolDenied
 from eudaimon.errors import DeadlinePassed, InvalidOperation
-from eudaimon.models import ChatRequest, FunctionModel
 from eudaimon.runtime import timers
 from eudaimon.stores.base import EventStore
 from eudaimon.tools import RequireApproval, ToolPolicy
 
 TIMEOUT_S = 0.6
-
-
-def payer(store: EventStore, seen: list[str], **settings: object) -> Agent:
-    @tool(effect="irreversible", approval_timeout_s=settings.pop("tool_timeout", None))  # type: ignore[arg-type]
-    def send_wire(amount: int) -> str:
-        """Send money."""
-        return f"sent {amount}"
-
-    def answer(request: ChatRequest) -> Message | str:
-        last = request.messages[-1]
-        if last.role == "tool":
-            seen.append(last.content)
-            return "understood"
-        return Message.assistant(tool_calls=[ToolCall("w", "send_wire", '{"amount": 900}')])
-
-    return Agent(FunctionModel(answer), tools=[send_wire], store=store, name="payer", **settings)  # type: ignore[arg-type]
 
 
 async def _types(store: EventStore, run_id: str) -> list[str]:

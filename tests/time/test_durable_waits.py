@@ -7,34 +7,11 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
-from conftest import Opener
-from eudaimon import Agent, Message, ToolCall, tool
+from _time_support import WAIT_S, Opener, fetcher
+
 from eudaimon.core.events import ToolStarted, ToolWaiting
-from eudaimon.models import ChatRequest, FunctionModel
 from eudaimon.runtime import operations, timers
 from eudaimon.stores import index
-from eudaimon.stores.base import EventStore
-from eudaimon.tools import RetryAfter, ToolContext
-
-WAIT_S = 0.5
-
-
-def fetcher(store: EventStore, seen: list[str], waits: int = 1, **settings: object) -> Agent:
-    @tool(effect="write", idempotent=True)
-    def fetch_report(ctx: ToolContext, name: str) -> str:
-        """Fetch a report that may not be ready yet."""
-        if ctx.attempt <= waits:
-            raise RetryAfter(WAIT_S, reason="the report is being built")
-        return f"report {name} at attempt {ctx.attempt}"
-
-    def answer(request: ChatRequest) -> Message | str:
-        last = request.messages[-1]
-        if last.role == "tool":
-            seen.append(last.content)
-            return "done"
-        return Message.assistant(tool_calls=[ToolCall("f", "fetch_report", '{"name": "q3"}')])
-
-    return Agent(FunctionModel(answer), tools=[fetch_report], store=store, name="fetcher", **settings)  # type: ignore[arg-type]
 
 
 async def test_a_retry_after_waits_durably_then_runs_again_with_the_same_key(open_store: Opener) -> None:

@@ -3,11 +3,9 @@ first, with deadlines and the role's actions; and the deadline on a run's pendin
 
 from __future__ import annotations
 
+from _time_support import Opener, fetcher, payer
 from fastapi.testclient import TestClient
-from test_approval_deadlines import payer
-from test_durable_waits import fetcher
 
-from conftest import Opener
 from eudaimon.server.app import create_app
 from eudaimon.server.auth import ApiKeys
 
