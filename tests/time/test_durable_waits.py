@@ -9,7 +9,9 @@ from datetime import UTC, datetime
 
 from _time_support import WAIT_S, Opener, fetcher
 
+from eudaimon import Agent, Message, ToolCall
 from eudaimon.core.events import ToolStarted, ToolWaiting
+from eudaimon.models import ChatRequest, FunctionModel
 from eudaimon.runtime import operations, timers
 from eudaimon.stores import index
 
@@ -84,3 +86,26 @@ async def test_a_waiting_run_can_be_cancelled_and_then_nothing_fires(open_store:
     assert await timers.fire_due(store) == []
     row = await index.run_row(store, paused.run_id)
     assert row is not None and row.status == "cancelled" and row.due_at is None
+
+
+async def test_a_child_runs_wait_makes_its_parents_call_wait(open_store: Opener) -> None:
+    """Invariant: an agent used as a tool whose own call raised `RetryAfter` leaves the parent
+    run `waiting` too; resumed after the wake time, the parent resumes the child, whose call runs
+    again, and both complete."""
+    store, seen = open_store(), []
+    child = fetcher(store, seen)
+
+    def delegate(request: ChatRequest) -> Message | str:
+        if request.messages[-1].role == "tool":
+            return "parent done: " + request.messages[-1].content
+        return Message.assistant(tool_calls=[ToolCall("d", "fetcher", '{"input": "get it"}')])
+
+    parent = Agent(FunctionModel(delegate), tools=[child.as_tool()], store=store, name="boss")
+    paused = await parent.prompt("go")
+    assert paused.status == "waiting"
+    await asyncio.sleep(WAIT_S + 0.1)
+
+    done = await parent.resume(paused.run_id)
+
+    assert done.status == "completed", done
+    assert seen == ["report q3 at attempt 2"]

@@ -36,9 +36,12 @@ class Fired:
 
 async def fire(store: EventStore, run_id: str, at: datetime | None = None) -> Fired | None:
     """Journal what is due in the run now; None when nothing is (another process fired it first,
-    a human decided in time, or the run ended)."""
+    a human decided in time, or the run ended), or when an engine drives the run: a Temporal
+    workflow learns of decisions by signal, and firing its deadlines is not built yet."""
     while True:
         state = await load_state(store, run_id)
+        if state.engine:  # driven by an engine (Temporal): its workflow would not learn of it
+            return None
         events = due_events(state, at or utc_now())
         if not events:
             return None
