@@ -75,6 +75,7 @@ _STATUS_STYLE = {
     Status.BUDGET_EXCEEDED: "red",
     Status.CANCELLED: "magenta",
     Status.QUEUED: "blue",
+    Status.WAITING: "blue",
 }
 
 
