@@ -115,6 +115,22 @@ def one_of_each() -> list[EventData]:
             voided=("call_1",),
         ),
     ]
+    payloads += [  # issue 36's, at the end: tests index the ones above
+        ev.ApprovalTimedOut(
+            call_id="call_1",
+            deadline=datetime(2026, 12, 1, 10, tzinfo=UTC),
+            action="cancel",
+            note="no decision within 1h",
+        ),
+        ev.ToolWaiting(
+            call_id="call_1",
+            tool="pay",
+            attempt=1,
+            wake_at=datetime(2026, 12, 1, 11, tzinfo=UTC),
+            reason="rate limited",
+        ),
+        ev.ToolWoke(call_id="call_1"),
+    ]
     assert {type(p) for p in payloads} == set(EVENT_TYPES), "a new event type needs a sample here"
     return payloads
 

@@ -146,6 +146,7 @@ def test_status_is_a_str_enum() -> None:
         "budget_exceeded",
         "cancelled",
         "queued",
+        "waiting",
     }
 
 

@@ -33,7 +33,7 @@ PINNED = {
     5: "a98f6d405c990dd4",
     6: "4dec61deba7665b6",
     7: "d31bed549c15477a",
-    8: "48d0b27186843dfa",
+    8: "527b600c0cca85f2",
 }
 """FOLD_VERSION -> the fingerprint of the RunState shape and fold that version writes."""
 

@@ -19,6 +19,7 @@ import pytest
 from eudaimon.core.events import (
     ApprovalDecided,
     ApprovalRequested,
+    ApprovalTimedOut,
     AttemptTraced,
     BudgetExceeded,
     Event,
@@ -42,6 +43,8 @@ from eudaimon.core.events import (
     ToolOutcomeUnknown,
     ToolReconciled,
     ToolStarted,
+    ToolWaiting,
+    ToolWoke,
 )
 from eudaimon.core.messages import Message, ToolCall, Usage
 from eudaimon.stores import EventStore, MemoryStore
@@ -136,6 +139,11 @@ def every_payload() -> list[EventData]:
         ),
         ApprovalRequested(call_id="call-1", tool="transfer", arguments={"amount": 10}, reason="irreversible"),
         ApprovalDecided(call_id="call-1", approved=True, by="alice", note="ok"),
+        ApprovalTimedOut(
+            call_id="call-1", deadline=T0 + timedelta(hours=1), action="deny", note="no decision within 1h"
+        ),
+        ToolWaiting(call_id="call-1", tool="send", attempt=1, wake_at=T0 + timedelta(hours=2), reason="busy"),
+        ToolWoke(call_id="call-1"),
         ToolDenied(call_id="call-2", tool="lookup", reason="policy"),
         ToolStarted(call_id="call-1", tool="transfer", idempotency_key="k" * 64, attempt=2),
         ToolOutcomeUnknown(call_id="call-1", tool="transfer"),

@@ -43,6 +43,7 @@ STATES: dict[Status, TaskState] = {
     Status.RUNNING: TaskState.TASK_STATE_WORKING,
     Status.AWAITING_APPROVAL: TaskState.TASK_STATE_INPUT_REQUIRED,
     Status.AWAITING_RECONCILIATION: TaskState.TASK_STATE_INPUT_REQUIRED,
+    Status.WAITING: TaskState.TASK_STATE_WORKING,  # it goes on by itself at its wake time
     Status.COMPLETED: TaskState.TASK_STATE_COMPLETED,
     Status.FAILED: TaskState.TASK_STATE_FAILED,
     Status.BUDGET_EXCEEDED: TaskState.TASK_STATE_FAILED,

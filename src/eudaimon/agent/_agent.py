@@ -119,7 +119,16 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
             approval per call; by default only tools that need approval wait for a human.
             `call.arguments` is the dict the tool will get (after middleware, validated);
             a call whose arguments do not validate never reaches it. A policy that raises
-            sends its call to a human (`approval_requested` names the error).
+            sends its call to a human (`approval_requested` names the error). It may answer
+            `RequireApproval(timeout_s, on_timeout)` to ask a human by a deadline.
+        approval_timeout_s: how long a human has to decide a call of any tool that sets no
+            `approval_timeout_s` of its own (None: no deadline). The deadline is journaled;
+            when it passes with no decision, whichever process sees it first (a server's
+            sweeper, this one) journals `approval_timed_out`, and a later decision is refused.
+        on_approval_timeout: `"deny"` the call (the model reads "no decision within …") or
+            `"cancel"` the run when a deadline passes.
+        max_waits: how often one call may wait (its tool raised `RetryAfter`) before the next
+            wait is an error result the model reads.
         handoffs: agents the model may hand the conversation to, each through a tool
             `transfer_to_{name}`: the receiving agent's run continues with the history, its own
             tools and instructions, and its answer is this run's.
@@ -185,6 +194,9 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         name: str = "agent",
         approval_policy: ApprovalPolicy | None = None,
         tool_timeout_s: float | None = None,
+        approval_timeout_s: float | None = None,
+        on_approval_timeout: str = "deny",
+        max_waits: int = 10,
         handoffs: Sequence[Agent[Any, Any]] = (),
         engine: Engine | str | None = None,
         description: str | None = None,

@@ -34,6 +34,7 @@ from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
 from eudaimon.stores.url import open_store
 from eudaimon.tools import Tool, as_tool
+from eudaimon.tools._time import check_timeout
 from eudaimon.tools.toolsets import Toolset
 
 Instructions = Callable[..., Any]
@@ -111,6 +112,9 @@ def build_runtime_config(settings: AgentSettings, *, handoffs: Sequence[Tool] = 
         tool_timeout_s=settings.tool_timeout_s,
         datasources=_datasources(settings, compiled),
         structured_output=structured,
+        approval_timeout_s=settings.approval_timeout_s,
+        on_approval_timeout=settings.on_approval_timeout,
+        max_waits=settings.max_waits,
     )
     described: dict[str, Any] = {"toolsets": [t.source for t in toolsets]} if toolsets else {}
     config_digest = digest(
@@ -193,6 +197,9 @@ def _check_limits(settings: AgentSettings) -> None:
     timeout = settings.tool_timeout_s
     if timeout is not None and not timeout > 0:
         raise ConfigurationError(f"tool_timeout_s must be a positive number of seconds, got {timeout!r}")
+    check_timeout(settings.approval_timeout_s, settings.on_approval_timeout, f"agent {settings.name!r}")
+    if settings.max_waits < 0:
+        raise ConfigurationError(f"max_waits must be 0 or more, got {settings.max_waits}")
 
 
 def _model_settings(settings: AgentSettings) -> ModelSettings:

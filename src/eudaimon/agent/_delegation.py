@@ -13,6 +13,7 @@ parent and limited by what is left of the parent's budget.
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from eudaimon.agent._agent_runtime import AgentRuntime
@@ -25,7 +26,7 @@ from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.operations import load_state
 from eudaimon.runtime.scope import CallScope, child_run_id, current_call
-from eudaimon.tools import Tool, ToolContext, ToolReturn, ToolSuspended
+from eudaimon.tools import RetryAfter, Tool, ToolContext, ToolReturn, ToolSuspended
 
 if TYPE_CHECKING:
     from eudaimon.agent import Agent
@@ -150,6 +151,10 @@ def _outcome(agent: Agent[Any, Any], state: RunState, *, handoff: bool) -> ToolR
             wait="reconciliation",
             child_run_id=run_id,
         )
+    if state.status is Status.WAITING:  # the child's call sleeps (RetryAfter): so does this call
+        wakes = [p.wake_at for p in state.calls.values() if p.wake_at is not None]
+        seconds = max(0.0, (min(wakes) - datetime.now(UTC)).total_seconds()) if wakes else 0.0
+        raise RetryAfter(seconds, reason=f"child run {run_id} of agent {agent.name!r} waits (RetryAfter)")
     cost = state.cost_usd if state.cost_known else None
     if state.status is Status.COMPLETED:
         return ToolReturn(

@@ -78,6 +78,9 @@ class AgentSettings:
     name: str = "agent"
     approval_policy: ApprovalPolicy | None = None
     tool_timeout_s: float | None = None
+    approval_timeout_s: float | None = None
+    on_approval_timeout: str = "deny"
+    max_waits: int = 10
     handoffs: Sequence[Agent[Any, Any]] = ()
     engine: Engine | str | None = None
     description: str | None = None

@@ -254,7 +254,17 @@ def print_waiting(state: RunState, url: str, tree: TreeView | None = None) -> No
             console.print(
                 shown(f"awaiting approval: {call.id} {call_text(ToolCall(call.id, call.name, call.arguments))}")
             )
+            progress = state.calls.get(call.id)
+            if progress is not None and progress.deadline is not None:
+                then = "the run is cancelled" if progress.on_timeout == "cancel" else "the call is denied"
+                console.print(shown(f"  deadline: {progress.deadline.isoformat(timespec='seconds')} (then {then})"))
             console.print(shown(f"  eudaimon runs approve {state.run_id} {call.id}{flag}", "cyan"))
+    elif state.status is Status.WAITING:
+        for call in state.waiting_calls():
+            wake = state.calls[call.id].wake_at
+            console.print(
+                shown(f"waiting: {call.id} {call.name} until {wake.isoformat(timespec='seconds') if wake else '?'}")
+            )
     elif state.status is Status.AWAITING_RECONCILIATION:
         for call in tree.outcome_unknown if tree is not None else state.unknown_outcomes():
             console.print(shown(f"outcome unknown: {call.id} {call.name}"))

@@ -17,6 +17,7 @@ from eudaimon.core.events import (
     AgentReplaced,
     ApprovalDecided,
     ApprovalRequested,
+    ApprovalTimedOut,
     AttemptTraced,
     BudgetExceeded,
     Event,
@@ -40,6 +41,8 @@ from eudaimon.core.events import (
     ToolOutcomeUnknown,
     ToolReconciled,
     ToolStarted,
+    ToolWaiting,
+    ToolWoke,
 )
 from eudaimon.core.messages import (
     ContentPart,
@@ -76,6 +79,7 @@ _STATUS_STYLE = {
     Status.BUDGET_EXCEEDED: "red",
     Status.CANCELLED: "magenta",
     Status.QUEUED: "blue",
+    Status.WAITING: "blue",
 }
 
 
@@ -181,6 +185,14 @@ def summarize(event: Event) -> str:
                 edit = edit_text(data.original_arguments, data.arguments, 2000)
                 return f"{data.call_id}: {verdict}{by} with edited arguments ({visible(edit)}){note}"
             return f"{data.call_id}: {verdict}{by}{note}"
+        case ApprovalTimedOut():
+            then = "run cancelled" if data.action == "cancel" else "denied"
+            return f"{data.call_id}: {data.note} ({then} at the deadline {data.deadline.isoformat(timespec='seconds')})"
+        case ToolWaiting():
+            why = f": {clip(data.reason, 40)}" if data.reason else ""
+            return f"{data.call_id}: {data.tool} waits until {data.wake_at.isoformat(timespec='seconds')}{why}"
+        case ToolWoke():
+            return f"{data.call_id}: woke; runs again"
         case ToolDenied():
             return f"{data.call_id}: {data.tool} denied{': ' + clip(data.reason, 50) if data.reason else ''}"
         case ToolStarted():

@@ -3,6 +3,7 @@
 from eudaimon.core.decide import (
     AwaitApproval,
     AwaitReconciliation,
+    AwaitWake,
     CallModel,
     CallPlan,
     DecideConfig,
@@ -39,6 +40,7 @@ __all__ = [
     "Status",
     # decisions
     "AwaitApproval",
+    "AwaitWake",
     "AwaitReconciliation",
     "CallModel",
     "CallPlan",

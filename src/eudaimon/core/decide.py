@@ -68,6 +68,14 @@ class AwaitReconciliation:
 
 
 @dataclass(frozen=True, slots=True)
+class AwaitWake:
+    """Calls sleep until their `wake_at` (`RetryAfter`): the run stops here, holding nothing,
+    and whoever sees them due journals `tool_woke` and drives it on."""
+
+    calls: tuple[PendingCall, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Finish:
     """The model gave a final answer; the runtime validates it and completes the run."""
 
@@ -89,7 +97,7 @@ class Stop:
     status: Status
 
 
-Step = CallModel | RunTools | AwaitApproval | AwaitReconciliation | Finish | Fail | Stop
+Step = CallModel | RunTools | AwaitApproval | AwaitReconciliation | AwaitWake | Finish | Fail | Stop
 
 
 def next_step(state: RunState, config: DecideConfig) -> Step:
@@ -147,11 +155,16 @@ def _next_for_batch(state: RunState, config: DecideConfig) -> Step:
                     plans.append(CallPlan(call, progress.attempt + 1, Decision.RUN))
                 else:
                     newly_unknown.append(call)
-            case CallStatus.AWAITING_APPROVAL | CallStatus.UNKNOWN | CallStatus.DONE:
+            case CallStatus.AWAITING_APPROVAL | CallStatus.UNKNOWN | CallStatus.WAITING | CallStatus.DONE:
                 pass
     if plans:
         return RunTools(tuple(plans), tuple(newly_unknown))
     unknown = tuple(state.unknown_outcomes()) + tuple(newly_unknown)
     if unknown:
         return AwaitReconciliation(unknown, tuple(newly_unknown))
-    return AwaitApproval(tuple(state.awaiting_approval()))
+    awaiting = tuple(state.awaiting_approval())
+    if not awaiting:
+        sleeping = tuple(state.waiting_calls())
+        if sleeping:
+            return AwaitWake(sleeping)
+    return AwaitApproval(awaiting)

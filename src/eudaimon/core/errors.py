@@ -28,6 +28,7 @@
     ├── InvalidEvent              an event that would not read back; refused before it is recorded
     ├── InvalidOperation          an approval, reconciliation or resume the run's state forbids
     │   ├── InvalidArguments      an approver's edited arguments the tool's schema refuses
+    │   ├── DeadlinePassed        a decision that came after the call's approval deadline
     │   ├── QueuedBehind          a queued run's turn on its thread has not come
     │   └── AgentChanged          Agent(on_change="refuse") met a run another agent started
     ├── MissingExtra              also an ImportError: a part whose optional dependencies are not installed
@@ -321,6 +322,11 @@ class InvalidOperation(EudaimonError):
     """The run's state does not allow what was asked (approving a call twice, approving a call
     that awaits no approval, resuming a finished run); read `agent.state(run_id)` and act on
     what it shows."""
+
+
+class DeadlinePassed(InvalidOperation):
+    """A decision on a call whose approval deadline passed: the call was decided by the deadline
+    (`approval_timed_out`: denied, or the run cancelled), so the late decision is refused."""
 
 
 class InvalidArguments(InvalidOperation, ValueError):

@@ -224,6 +224,25 @@ class ApprovalRequested:
     reason: str = ""
     child_run_id: str | None = None
     """Set when the approval is its child run's: deciding there continues this run."""
+    deadline: datetime | None = None
+    """When the call is decided without a human if none decided (`approval_timed_out`): journaled,
+    so whichever process is alive then fires it, and a restart loses nothing."""
+    on_timeout: str = "deny"
+    """What the deadline does: `"deny"` the call (the model is told) or `"cancel"` the run."""
+    timeout_s: float | None = None
+    """How long the human was given, as configured: what "no decision within …" says."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalTimedOut:
+    """The deadline of a call awaiting approval passed with no decision: journaled once, by
+    whichever process saw it first (a decision racing it loses on the journal's sequence)."""
+
+    type: ClassVar[str] = "approval_timed_out"
+    call_id: str
+    deadline: datetime
+    action: str = "deny"
+    note: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -239,6 +258,28 @@ class ApprovalDecided:
     original_arguments: JsonObject | None = None
     """With an edit: the arguments the call was asked about (the model's), so that whoever reads
     the journal sees who changed what from what to what (None without an edit)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolWaiting:
+    """A tool raised `RetryAfter`: the call sleeps durably until `wake_at`, then runs again
+    (same idempotency key, next attempt). No process holds the run meanwhile."""
+
+    type: ClassVar[str] = "tool_waiting"
+    call_id: str
+    tool: str
+    attempt: int
+    wake_at: datetime
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolWoke:
+    """A waiting call's time came: journaled once, by whichever process saw it due first; the
+    call then runs again."""
+
+    type: ClassVar[str] = "tool_woke"
+    call_id: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -439,6 +480,9 @@ EventData = (
     | GuardrailRejected
     | ApprovalRequested
     | ApprovalDecided
+    | ApprovalTimedOut
+    | ToolWaiting
+    | ToolWoke
     | ToolDenied
     | ToolStarted
     | ToolCompleted
@@ -466,6 +510,9 @@ EVENT_TYPES: tuple[type[EventData], ...] = (
     GuardrailRejected,
     ApprovalRequested,
     ApprovalDecided,
+    ApprovalTimedOut,
+    ToolWaiting,
+    ToolWoke,
     ToolDenied,
     ToolStarted,
     ToolCompleted,

@@ -25,6 +25,7 @@ from eudaimon.core.events import (
     AgentReplaced,
     ApprovalDecided,
     ApprovalRequested,
+    ApprovalTimedOut,
     BudgetExceeded,
     Event,
     GuardrailRejected,
@@ -40,6 +41,8 @@ from eudaimon.core.events import (
     ToolOutcomeUnknown,
     ToolReconciled,
     ToolStarted,
+    ToolWaiting,
+    ToolWoke,
 )
 from eudaimon.core.messages import Usage
 
@@ -48,6 +51,7 @@ STATUSES = (
     "running",
     "awaiting_approval",
     "awaiting_reconciliation",
+    "waiting",
     "completed",
     "failed",
     "budget_exceeded",
@@ -71,7 +75,7 @@ MAX_IDS = 200
 
 # The call statuses of the current batch, as the fold names them (`CallStatus`): only whether a
 # call is unknown, awaiting approval or done decides the run's status.
-_REQUESTED, _STARTED, _AWAITING, _APPROVED, _REJECTED, _UNKNOWN, _RETRY, _DONE = (
+_REQUESTED, _STARTED, _AWAITING, _APPROVED, _REJECTED, _UNKNOWN, _RETRY, _DONE, _WAITING = (
     "requested",
     "started",
     "awaiting_approval",
@@ -80,6 +84,7 @@ _REQUESTED, _STARTED, _AWAITING, _APPROVED, _REJECTED, _UNKNOWN, _RETRY, _DONE =
     "unknown",
     "retry",
     "done",
+    "waiting",
 )
 
 
@@ -115,6 +120,10 @@ class RunRow:
     """The agent's version (`run_started`, then the latest `agent_replaced`)."""
     replay_of: str | None = None
     """The run this one replays: listings and the dashboard leave replays out unless asked."""
+    dues: tuple[tuple[str, str], ...] = field(default=())
+    """Calls of the batch something must happen to at a time: `(call_id, sortable time)` for an
+    approval's deadline and a waiting call's `wake_at`. `due_at` is the earliest: the store
+    keeps it in a column of its own, indexed, for the sweepers that fire them."""
 
     @classmethod
     def of(cls, events: Iterable[Event]) -> RunRow | None:
@@ -153,6 +162,13 @@ class RunRow:
     @property
     def pending_approvals(self) -> int:
         return sum(1 for _, status in self.batch if status == _AWAITING)
+
+    @property
+    def due_at(self) -> datetime | None:
+        """When the first deadline or wake of the run falls due; None: nothing is timed."""
+        if not self.dues or self.status in ENDED:
+            return None
+        return datetime.fromisoformat(min(at for _, at in self.dues))
 
     @property
     def is_ended(self) -> bool:
@@ -225,6 +241,7 @@ class RunRow:
             "batch": self.batch,
             "version": self.version,
             "replay_of": self.replay_of,
+            **({"dues": self.dues} if self.dues else {}),
         }
         return _encode(body)
 
@@ -257,6 +274,7 @@ class RunRow:
             batch=tuple((str(c), str(s)) for c, s in body["batch"]),
             version=str(body.get("version", "")),
             replay_of=body.get("replay_of"),
+            dues=tuple((str(c), str(at)) for c, at in body.get("dues", ())),
         )
 
 
@@ -301,6 +319,7 @@ def _apply(s: dict[str, Any], event: Event) -> None:
             for call in calls:
                 batch.setdefault(call.id, _REQUESTED)
             s["batch"] = tuple(batch.items())
+            s["dues"] = ()
             if calls:
                 s["tools"] = _added(s["tools"], (c.name for c in calls))
                 s["call_ids"] = _added(s["call_ids"], (c.id for c in calls))
@@ -312,8 +331,20 @@ def _apply(s: dict[str, Any], event: Event) -> None:
             _set_call(s, data.call_id, _DONE)
         case ApprovalRequested():
             _set_call(s, data.call_id, _AWAITING)
+            if data.deadline is not None:
+                _due(s, data.call_id, data.deadline)
         case ApprovalDecided():
             _set_call(s, data.call_id, _APPROVED if data.approved else _REJECTED)
+            _due(s, data.call_id, None)
+        case ApprovalTimedOut():
+            _set_call(s, data.call_id, _REJECTED)
+            _due(s, data.call_id, None)
+        case ToolWaiting():
+            _set_call(s, data.call_id, _WAITING)
+            _due(s, data.call_id, data.wake_at)
+        case ToolWoke():
+            _set_call(s, data.call_id, _RETRY)
+            _due(s, data.call_id, None)
         case ToolDenied():
             _set_call(s, data.call_id, _DONE)
         case ToolOutcomeUnknown():
@@ -361,6 +392,12 @@ def _billed(s: dict[str, Any], usage: Usage, cost_usd: float | None) -> None:
         s["cost_known"] = True
 
 
+def _due(s: dict[str, Any], call_id: str, at: datetime | None) -> None:
+    """Set (or, with None, drop) the time `call_id` falls due."""
+    dues = tuple(d for d in s["dues"] if d[0] != call_id)
+    s["dues"] = dues if at is None else (*dues, (call_id, sortable(at)))
+
+
 def _set_call(s: dict[str, Any], call_id: str, status: str) -> None:
     """The fold's `_set_call` and `_refresh_batch`: the call's status, then the run's. A call
     outside the batch (which the fold refuses as corrupt) changes nothing."""
@@ -375,6 +412,8 @@ def _set_call(s: dict[str, Any], call_id: str, status: str) -> None:
             s["status"] = "awaiting_reconciliation"
         elif _AWAITING in statuses:
             s["status"] = "awaiting_approval"
+        elif _WAITING in statuses:
+            s["status"] = "waiting"
         else:
             s["status"] = "running"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from typing import assert_never
 
@@ -18,6 +19,7 @@ from eudaimon.core.events import (
     AgentReplaced,
     ApprovalDecided,
     ApprovalRequested,
+    ApprovalTimedOut,
     AttemptTraced,
     BudgetExceeded,
     CallRef,
@@ -44,6 +46,8 @@ from eudaimon.core.events import (
     ToolReconciled,
     ToolRecord,
     ToolStarted,
+    ToolWaiting,
+    ToolWoke,
 )
 from eudaimon.core.messages import ContentPart, JsonObject, Message, ToolCall, ToolSpec, Usage
 from eudaimon.core.settings import ModelSettings
@@ -61,6 +65,8 @@ class Status(StrEnum):
     CANCELLED = "cancelled"
     QUEUED = "queued"
     """Accepted and journaled (`run_queued`), not started: it waits for its turn on its thread."""
+    WAITING = "waiting"
+    """A call sleeps durably (`RetryAfter`) until its `wake_at`; no process holds the run."""
 
     @property
     def is_terminal(self) -> bool:
@@ -88,6 +94,8 @@ class CallStatus(StrEnum):
     RETRY = "retry"
     """An operator asked for an unknown outcome to be retried."""
     UNKNOWN = "unknown"
+    WAITING = "waiting"
+    """The tool asked to run again later (`tool_waiting`); `tool_woke` makes it `RETRY`."""
     DONE = "done"
 
 
@@ -139,6 +147,17 @@ class CallProgress:
     decided_by: str | None = None
     note: str | None = None
     """Who decided the call and why (`approval_decided`): a denial's note goes to the model."""
+    deadline: datetime | None = None
+    """When the call, awaiting approval, is decided without a human (`approval_requested.deadline`)."""
+    timeout_s: float | None = None
+    """How long the human was given (`approval_requested.timeout_s`)."""
+    on_timeout: str = "deny"
+    timed_out: bool = False
+    """The deadline passed with no decision (`approval_timed_out`): a later decision is refused."""
+    wake_at: datetime | None = None
+    """When a waiting call (`tool_waiting`) is due to run again."""
+    waits: int = 0
+    """How many times the call has waited (`RetryAfter`): `Agent(max_waits=…)` bounds it."""
 
 
 @dataclass(slots=True)
@@ -250,6 +269,10 @@ class RunState:
             for p in self.calls.values()
             if p.status is CallStatus.AWAITING_APPROVAL
         ]
+
+    def waiting_calls(self) -> list[PendingCall]:
+        """The calls sleeping until their `wake_at` (`RetryAfter`)."""
+        return [p.call for p in self.calls.values() if p.status is CallStatus.WAITING]
 
     def unknown_outcomes(self) -> list[PendingCall]:
         return [p.call for p in self.calls.values() if p.status is CallStatus.UNKNOWN]
@@ -364,6 +387,22 @@ class RunState:
                 self._set_call(data.call_id, CallStatus.AWAITING_APPROVAL, event)
                 progress = self.calls[data.call_id]
                 progress.asked, progress.edited = data.arguments, None
+                progress.deadline, progress.on_timeout, progress.timed_out = data.deadline, data.on_timeout, False
+                progress.timeout_s = data.timeout_s
+            case ApprovalTimedOut():
+                self.approvals[data.call_id] = False
+                self._set_call(data.call_id, CallStatus.REJECTED, event)
+                progress = self.calls[data.call_id]
+                progress.borrowed, progress.edited, progress.timed_out = self._copied(event), None, True
+                progress.decided_by, progress.note = "deadline", data.note
+            case ToolWaiting():
+                self._set_call(data.call_id, CallStatus.WAITING, event, attempt=data.attempt)
+                progress = self.calls[data.call_id]
+                progress.wake_at = data.wake_at
+                progress.waits += 1
+            case ToolWoke():
+                self._set_call(data.call_id, CallStatus.RETRY, event)
+                self.calls[data.call_id].wake_at = None
             case ApprovalDecided():
                 self.approvals[data.call_id] = data.approved
                 self._set_call(data.call_id, CallStatus.APPROVED if data.approved else CallStatus.REJECTED, event)
@@ -457,7 +496,7 @@ class RunState:
 
     def _refresh_batch(self) -> None:
         pending: list[PendingCall] = []
-        unknown = awaiting = False
+        unknown = awaiting = waiting = False
         for progress in self.calls.values():
             status = progress.status
             if status is not CallStatus.DONE:
@@ -466,6 +505,8 @@ class RunState:
                     unknown = True
                 elif status is CallStatus.AWAITING_APPROVAL:
                     awaiting = True
+                elif status is CallStatus.WAITING:
+                    waiting = True
         self.pending = pending
         if self.status in TERMINAL_STATUSES:
             return
@@ -473,6 +514,8 @@ class RunState:
             self.status = Status.AWAITING_RECONCILIATION
         elif awaiting:
             self.status = Status.AWAITING_APPROVAL
+        elif waiting:
+            self.status = Status.WAITING
         else:
             self.status = Status.RUNNING
 

@@ -18,6 +18,7 @@ import inspect
 import json
 import unicodedata
 from dataclasses import dataclass
+from datetime import timedelta
 
 from eudaimon.core.decide import CallPlan, Decision, RunTools
 from eudaimon.core.digest import idempotency_key
@@ -31,7 +32,7 @@ from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.context import run_context
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.streaming import ToolResult
-from eudaimon.tools import Tool, ToolArgumentsError, ToolPolicy
+from eudaimon.tools import RequireApproval, Tool, ToolArgumentsError, ToolPolicy
 
 
 @dataclass(slots=True)
@@ -127,7 +128,7 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> R
         # approved where the policy was not known (a store-only CLI): the edit is a call it never allowed
         return _deny(journal, call, "denied by the approval policy: the approver's edited arguments")
     if verdict is not ToolPolicy.ALLOW:
-        return _ask(journal, call, verdict)
+        return _ask(journal, cfg, call, tool, verdict)
     if cfg.hooks is not None:
         # Before any call of the batch runs: a hook that raises fails the run with nothing started.
         await cfg.hooks.on_tool_call(call, run_context(journal, call_id=call.id))
@@ -192,7 +193,7 @@ async def _repaired(journal: RunJournal, cfg: RuntimeConfig, call: ToolCall) -> 
 
 async def _verdict(
     journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan, call: ToolCall, tool: Tool, asked: CallProgress | None
-) -> ToolPolicy | str:
+) -> ToolPolicy | str | tuple[str, RequireApproval]:
     """Whether the call runs (`ALLOW`), is denied (`DENY`), or why a human must decide first.
 
     `asked` is the call's progress unless an approver edited it: a human who approved other
@@ -205,9 +206,13 @@ async def _verdict(
         return f"this fork asks again: the approval it copied from {copied_from} does not carry over"
     if plan.decision is Decision.POLICY:
         if cfg.approval_policy is None:  # the default policy, without a coroutine to await
-            policy: ToolPolicy | str = ToolPolicy.REQUIRE_APPROVAL if tool.needs_approval else ToolPolicy.ALLOW
+            policy: ToolPolicy | str | RequireApproval = (
+                ToolPolicy.REQUIRE_APPROVAL if tool.needs_approval else ToolPolicy.ALLOW
+            )
         else:
             policy = await _judged(cfg, call, tool)
+        if isinstance(policy, RequireApproval):  # a human decides, by the policy's deadline
+            return _why_approval(tool), policy
         if not isinstance(policy, ToolPolicy):  # the policy raised: a human decides (fail closed)
             return policy
         if policy is ToolPolicy.DENY:
@@ -219,9 +224,30 @@ async def _verdict(
     return ToolPolicy.ALLOW
 
 
-def _ask(journal: RunJournal, call: ToolCall, reason: str) -> ToolResult | None:
+def _ask(
+    journal: RunJournal, cfg: RuntimeConfig, call: ToolCall, tool: Tool, verdict: str | tuple[str, RequireApproval]
+) -> ToolResult | None:
+    """Journal the question to a human, with its deadline: the policy's, else the tool's, else
+    the agent's (none: the call waits as long as it takes)."""
+    reason, asked = verdict if isinstance(verdict, tuple) else (verdict, None)
+    timeout_s = asked.timeout_s if asked is not None and asked.timeout_s is not None else None
+    timeout_s = timeout_s or tool.approval_timeout_s or cfg.approval_timeout_s
+    on_timeout = (
+        (asked.on_timeout if asked is not None else None) or tool.on_approval_timeout or cfg.on_approval_timeout
+    )
+    deadline = journal.clock.now() + timedelta(seconds=timeout_s) if timeout_s is not None else None
     try:
-        journal.record(ApprovalRequested(call_id=call.id, tool=call.name, arguments=call.arguments, reason=reason))
+        journal.record(
+            ApprovalRequested(
+                call_id=call.id,
+                tool=call.name,
+                arguments=call.arguments,
+                reason=reason,
+                deadline=deadline,
+                on_timeout=on_timeout,
+                timeout_s=timeout_s,
+            )
+        )
     except InvalidEvent as exc:  # arguments a journal row cannot hold: nothing to show a human
         return complete(journal, call, f"the call cannot be journaled, so it did not run: {exc.problem}", True)
     return None
@@ -292,7 +318,7 @@ async def _reroute(cfg: RuntimeConfig, original: Tool, call: ToolCall) -> str | 
     return None
 
 
-async def _judged(cfg: RuntimeConfig, call: ToolCall, tool: Tool) -> ToolPolicy | str:
+async def _judged(cfg: RuntimeConfig, call: ToolCall, tool: Tool) -> ToolPolicy | str | RequireApproval:
     """The approval policy's verdict on `call`, or, when the policy raised (or answered
     something that is not a `ToolPolicy`), why a human must decide instead: a policy's bug
     never lets its call run, and never fails the run."""
@@ -302,6 +328,8 @@ async def _judged(cfg: RuntimeConfig, call: ToolCall, tool: Tool) -> ToolPolicy 
         verdict = cfg.approval_policy(call, tool)
         if inspect.isawaitable(verdict):
             verdict = await verdict
+        if isinstance(verdict, RequireApproval):
+            return verdict
         return ToolPolicy(verdict)
     except Exception as exc:
         return f"the approval policy raised {type(exc).__name__}: {plain_text(str(exc), 200)}; a human decides"

@@ -11,7 +11,7 @@ from eudaimon.core.messages import ToolCall, Usage
 from eudaimon.core.settings import NO_SETTINGS, ModelSettings
 from eudaimon.models.base import Model, StructuredOutput, ToolSpec
 from eudaimon.runtime.model_calls import RetrySettings
-from eudaimon.tools import Tool, ToolContext, ToolPolicy
+from eudaimon.tools import RequireApproval, Tool, ToolContext, ToolPolicy
 
 if TYPE_CHECKING:
     from eudaimon.datasources import Datasource
@@ -21,7 +21,9 @@ if TYPE_CHECKING:
     from eudaimon.extensions.middleware import MiddlewareStack
     from eudaimon.extensions.retry import ToolRetryPolicy
 
-ApprovalPolicy = Callable[[ToolCall, Tool], "ToolPolicy | str | Awaitable[ToolPolicy | str]"]
+ApprovalPolicy = Callable[
+    [ToolCall, Tool], "ToolPolicy | RequireApproval | str | Awaitable[ToolPolicy | RequireApproval | str]"
+]
 Pricer = Callable[[str, Usage], "float | None"]
 OutputValidator = Callable[[str, ToolContext[Any]], Awaitable[tuple[str, Any]]]
 """Checks a final answer: returns the text and structured value to complete with, or raises
@@ -58,3 +60,8 @@ class RuntimeConfig:
     structured_output: StructuredOutput | None = None
     """The typed answer asked of the model natively or through a tool (None: text, or JSON
     asked for in the system prompt)."""
+    approval_timeout_s: float | None = None
+    """How long a human has to decide when the tool sets no `approval_timeout_s` (None: forever)."""
+    on_approval_timeout: str = "deny"
+    max_waits: int = 10
+    """How often one call may wait (`RetryAfter`) before its next wait is an error result."""

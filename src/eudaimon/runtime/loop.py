@@ -17,13 +17,16 @@ from typing import Any
 from eudaimon.core.decide import (
     AwaitApproval,
     AwaitReconciliation,
+    AwaitWake,
     CallModel,
     Fail,
     Finish,
     RunTools,
+    Step,
     Stop,
     next_step,
 )
+from eudaimon.core.due import due_events
 from eudaimon.core.errors import ContextTooLong, JournalError, ModelError, ModelRetry
 from eudaimon.core.events import (
     BudgetExceeded,
@@ -92,6 +95,8 @@ async def drive(
                 await run.finish(step.text)
                 continue
             else:
+                if run.fire_due(step):
+                    continue  # a deadline or a wake fell due while the run waited: it goes on
                 run.halt(step)
                 break
             async for event in events:
@@ -282,7 +287,17 @@ class _Run:
         if journal.state.status.is_terminal and cfg.hooks is not None:
             await cfg.hooks.on_iteration_end(_loop_state(journal.state, cfg, journal.state.steps), run_context(journal))
 
-    def halt(self, step: AwaitApproval | AwaitReconciliation | Fail | Stop) -> None:
+    def fire_due(self, step: Step) -> bool:
+        """Record the deadlines and wakes due by now in a run about to stop for them (a run
+        resumed after its time): whether any were."""
+        if not isinstance(step, AwaitApproval | AwaitWake):
+            return False
+        due = due_events(self.journal.state, self.journal.clock.now())
+        for event in due:
+            self.journal.record(event)
+        return bool(due)
+
+    def halt(self, step: AwaitApproval | AwaitReconciliation | AwaitWake | Fail | Stop) -> None:
         """The run stops here: it waits for a human or an operator, or it ended, or it fails."""
         if isinstance(step, AwaitReconciliation):
             for unknown in step.outcome_unknown:

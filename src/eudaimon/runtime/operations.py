@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from eudaimon.core.codec import state_from_json
-from eudaimon.core.errors import ConcurrencyConflict, InvalidOperation, LeaseHeld, RunNotFound
+from eudaimon.core.errors import ConcurrencyConflict, DeadlinePassed, InvalidOperation, LeaseHeld, RunNotFound
 from eudaimon.core.events import (
     ApprovalDecided,
     Event,
@@ -109,6 +109,14 @@ def approval(
     if progress is None:
         waiting = ", ".join(c.id for c in state.awaiting_approval()) or "none"
         raise InvalidOperation(f"run {run_id} has no call {call_id!r} awaiting approval (awaiting: {waiting})")
+    if progress.timed_out or (
+        progress.status is CallStatus.AWAITING_APPROVAL and progress.deadline is not None and progress.deadline <= now()
+    ):
+        raise DeadlinePassed(
+            f"call {call_id!r} of run {run_id}: the approval deadline passed at {_when(progress.deadline)} "
+            f"with no decision, so the call was {'cancelled with the run' if progress.on_timeout == 'cancel' else 'denied'}"
+            "; a decision after the deadline is refused"
+        )
     if progress.status is not CallStatus.AWAITING_APPROVAL:
         raise InvalidOperation(
             f"call {call_id!r} of run {run_id} is {progress.status.value}, not awaiting approval; "
@@ -147,6 +155,10 @@ def _as_object(arguments: str) -> JsonObject | None:
     except ValueError:
         return None
     return parsed if isinstance(parsed, dict) else None
+
+
+def _when(at: datetime | None) -> str:
+    return "its deadline" if at is None else at.isoformat(timespec="seconds")
 
 
 def reconciliation(
@@ -198,11 +210,17 @@ async def approve(
         from eudaimon.runtime.edited_arguments import judged_edit
 
         await judged_edit(top, call_id, arguments, tool, policy)
-    return await append_decision(
-        store,
-        run_id,
-        lambda state: approval(state, call_id, approved, by=by, note=note, arguments=arguments, tool=tool),
-    )
+    try:
+        return await append_decision(
+            store,
+            run_id,
+            lambda state: approval(state, call_id, approved, by=by, note=note, arguments=arguments, tool=tool),
+        )
+    except DeadlinePassed:
+        from eudaimon.runtime.timers import fire
+
+        await fire(store, run_id)  # the deadline is recorded before the late decision is refused
+        raise
 
 
 async def reconcile(

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import timedelta
 from typing import Any
 
 from eudaimon.core.errors import ModelRetry
@@ -20,6 +21,7 @@ from eudaimon.core.events import (
     ToolCompleted,
     ToolOutcomeUnknown,
     ToolStarted,
+    ToolWaiting,
 )
 from eudaimon.core.messages import ContentPart, Usage
 from eudaimon.extensions.hooks import ToolOutput
@@ -33,7 +35,7 @@ from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.scope import CallScope, current_call
 from eudaimon.runtime.signals import _LoopSignal
 from eudaimon.streaming import ToolResult
-from eudaimon.tools import Tool, ToolArgumentsError, ToolContext, ToolReturn, ToolSuspended
+from eudaimon.tools import RetryAfter, Tool, ToolArgumentsError, ToolContext, ToolReturn, ToolSuspended
 
 _NO_USAGE = Usage()
 CANCELLED_CALLS_WAIT_S = 5.0
@@ -68,6 +70,9 @@ class Outcome:
     """The datasource the call committed in, with its completion record."""
     recovered: bool = False
     """The result was read back from the datasource's completion record, not run again."""
+    waited: RetryAfter | None = None
+    """The tool asked to run again later (`RetryAfter`), at this `attempt`."""
+    attempt: int = 0
 
 
 async def run_alone(journal: RunJournal, cfg: RuntimeConfig, item: Ready) -> ToolResult:
@@ -133,6 +138,11 @@ async def _finish_call(journal: RunJournal, cfg: RuntimeConfig, item: Ready, out
         journal.record(ToolOutcomeUnknown(call_id=call.id, tool=call.name))
         return ToolResult(call.id, "timed out: the outcome is unknown until an operator reconciles it", True)
     suspended, returned = outcome.suspended, outcome.returned
+    if outcome.waited is not None:
+        waited = _wait(journal, cfg, item, outcome)
+        if isinstance(waited, ToolResult):
+            return waited
+        outcome = waited
     if suspended is not None:
         # The call waits, as the run does: for a human (its child's approval) or an operator.
         child = suspended.child_run_id
@@ -183,6 +193,25 @@ async def _finish_call(journal: RunJournal, cfg: RuntimeConfig, item: Ready, out
     if cfg.hooks is not None:
         await cfg.hooks.on_tool_result(call, ToolOutput(output, is_error), run_context(journal, call_id=call.id))
     return ToolResult(call.id, output, is_error)
+
+
+def _wait(journal: RunJournal, cfg: RuntimeConfig, item: Ready, outcome: Outcome) -> ToolResult | Outcome:
+    """Journal a durable wait (`tool_waiting`) for a tool that raised `RetryAfter`; when the
+    call has waited `max_waits` times already, the outcome is instead an error the model reads."""
+    waited, call = outcome.waited, item.call
+    assert waited is not None
+    progress = journal.state.calls.get(call.id)
+    if progress is not None and progress.waits >= cfg.max_waits:
+        said = (
+            f"the tool asked to wait again ({outcome.output}), but the call has waited max_waits={cfg.max_waits} times"
+        )
+        return replace(outcome, output=said, waited=None)
+    wake_at = journal.clock.now() + timedelta(seconds=waited.seconds)
+    reason = waited.reason or ""
+    journal.record(
+        ToolWaiting(call_id=call.id, tool=call.name, attempt=outcome.attempt, wake_at=wake_at, reason=reason)
+    )
+    return ToolResult(call.id, f"waiting until {wake_at.isoformat()}: {outcome.output}", True)
 
 
 def _abandon(journal: RunJournal, cfg: RuntimeConfig, running: list[Ready]) -> None:
@@ -278,6 +307,8 @@ async def _attempt(
         raise
     except ToolSuspended as exc:
         return Outcome(exc.reason, True, _ms_since(started, clock), suspended=exc)
+    except RetryAfter as exc:
+        return Outcome(str(exc), True, _ms_since(started, clock), waited=exc, attempt=attempt)
     except ModelRetry as exc:
         return Outcome(exc.message, True, _ms_since(started, clock), retry=True)  # budget: `_correction`
     except (SystemExit, KeyboardInterrupt) as exc:  # a tool may not end the host process

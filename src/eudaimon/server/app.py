@@ -18,6 +18,7 @@ from eudaimon.server import (
     decisions,
     deliveries,
     effects,
+    inbox,
     lineage,
     pages,
     replays,
@@ -40,6 +41,8 @@ from eudaimon.server.origin import allowed_origins as allowed_origins_of
 from eudaimon.server.protocols import add_protocols
 from eudaimon.server.recovery import recover_forever
 from eudaimon.server.scheduling import CatchUp, fire_forever
+from eudaimon.server.timers import TIMER_INTERVAL_S
+from eudaimon.server.timers import fire_forever as fire_timers_forever
 from eudaimon.server.webhooks import Deliverer, Webhook
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.records import RecordStore
@@ -54,6 +57,7 @@ def create_app(
     auth: ApiKeys | None = None,
     recover: bool = True,
     recovery_interval_s: float | None = None,
+    timer_interval_s: float = TIMER_INTERVAL_S,
     max_body_bytes: int = MAX_BODY_BYTES,
     allowed_hosts: Iterable[str] = (),
     allowed_origins: Iterable[str] = (),
@@ -81,6 +85,8 @@ def create_app(
         recover: resume, on start and every `recovery_interval_s` (default: the lease TTL),
             the runs of these agents that are running and whose driver is gone, and start their
             queued runs in turn (without it, only the runs started here are started).
+        timer_interval_s: with `recover`, how often the server fires the approval deadlines and
+            durable waits (`RetryAfter`) of any run in the store that fell due (`server.timers`).
         max_body_bytes: larger request bodies are refused with 413.
         allowed_hosts: the host names served besides loopback ones (`"*"`: any); a request for
             another `Host` is refused (421). Requests that change something are refused unless
@@ -128,6 +134,7 @@ def create_app(
         tasks: list[asyncio.Task[None]] = []
         if recover:
             tasks.append(asyncio.create_task(recover_forever(ctx, interval)))
+            tasks.append(asyncio.create_task(fire_timers_forever(ctx, timer_interval_s)))
         if fire_schedules and isinstance(store, RecordStore):
             firing = fire_forever(ctx, interval_s=schedule_interval_s, catch_up=catch_up, grace_s=schedule_grace_s)
             tasks.append(asyncio.create_task(firing))
@@ -163,6 +170,7 @@ def create_app(
     app.include_router(schedules.router(ctx))
     app.include_router(deliveries.router(ctx, configured=webhook is not None))
     app.include_router(replays.router(ctx))
+    app.include_router(inbox.router(ctx))
     app.include_router(pages.router())
     install_docs(app)
     app.mount("/inspector", pages.static_files(), name="inspector")

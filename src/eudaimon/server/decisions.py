@@ -12,6 +12,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Response
 
 from eudaimon.core.errors import InvalidArguments
+from eudaimon.core.events import ApprovalTimedOut
 from eudaimon.core.state import CallStatus, RunState, Status
 from eudaimon.runtime import operations
 from eudaimon.runtime.operations import load_state
@@ -29,10 +30,22 @@ async def _check_call(ctx: ServerContext, state: RunState, call_id: str, waiting
     """404 for a call the run never made; 409 for one that is not `waiting` (decided, settled)."""
     progress = state.calls.get(call_id)
     if progress is not None:
+        if progress.timed_out:
+            raise HTTPException(
+                409,
+                f"call {call_id!r}: its approval deadline passed with no decision ({progress.note}); "
+                "a decision after the deadline is refused",
+            )
         if progress.status is not waiting:
             raise HTTPException(409, f"call {call_id!r} is {progress.status.value}, not {what}; a call is decided once")
         return
-    for event in await ctx.store.load(state.run_id):
+    events = await ctx.store.load(state.run_id)
+    for event in events:
+        if isinstance(event.data, ApprovalTimedOut) and event.data.call_id == call_id:
+            raise HTTPException(
+                409, f"call {call_id!r}: its approval deadline passed ({event.data.note}); a late decision is refused"
+            )
+    for event in events:
         message = getattr(event.data, "message", None)
         if message is not None and any(c.id == call_id for c in message.tool_calls):
             raise HTTPException(

@@ -54,6 +54,10 @@ def router() -> APIRouter:
     async def schedules_page(request: Request) -> Response:
         return page(request)
 
+    @pages.get("/inbox")
+    async def inbox_page(request: Request) -> Response:
+        return page(request)
+
     @pages.get("/threads")
     async def threads_page(request: Request) -> Response:
         return page(request)

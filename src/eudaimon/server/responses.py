@@ -42,6 +42,18 @@ class Call(BaseModel):
 
 class PendingApproval(Call):
     reason: str = Field(description="Why the call waits for a human, as the approval rule said.")
+    deadline: str | None = Field(
+        None, description="When the call is decided without a human if nobody decided (ISO 8601); null: never."
+    )
+    on_timeout: Literal["deny", "cancel"] | None = Field(
+        None, description="What the deadline does: deny the call, or cancel the run."
+    )
+
+
+class WaitingCall(BaseModel):
+    call_id: str
+    tool: str
+    wake_at: str | None = Field(description="When the call runs again (its tool raised RetryAfter).")
 
 
 class Parent(BaseModel):
@@ -113,6 +125,8 @@ class ApprovalDecision(_Decision):
     original_arguments: dict[str, Any] | None = Field(
         None, description="With an edit: the arguments the model asked for, which the edit replaced."
     )
+    deadline: str | None = Field(None, description="Set when nobody decided by the deadline (`by` is `deadline`).")
+    timed_out: bool = False
 
 
 class ReconcileDecision(_Decision):
@@ -138,6 +152,8 @@ class Run(_Run):
     updated_at: str | None
     pending_approvals: list[PendingApproval]
     unknown_outcomes: list[Call]
+    waiting: list[WaitingCall] = Field(default_factory=list, description="Calls sleeping until their wake_at.")
+    wake_at: str | None = Field(None, description="A `waiting` run's earliest wake.")
     step_usage: list[Step]
     decisions: list[Decision]
     resumed: bool | None = Field(None, description="Set by decisions: whether this server drives the run on.")
@@ -253,6 +269,27 @@ class AgentResponse(BaseModel):
     cost: float
     messages: list[Message]
     pending_approvals: list[PendingCall]
+
+
+class InboxItem(BaseModel):
+    run_id: str
+    agent: str
+    kind: Literal["approval", "reconciliation"]
+    call_id: str
+    tool: str
+    arguments: dict[str, Any] | str = Field(description="As the tool will get them.")
+    asked_at: str = Field(description="When the person was asked (ISO 8601).")
+    deadline: str | None
+    on_timeout: Literal["deny", "cancel"] | None
+    actions: list[Literal["approve", "deny", "reconcile", "retry"]] = Field(
+        description="What the caller's key may do: none for a viewer."
+    )
+
+
+class Inbox(BaseModel):
+    """`GET /v1/inbox`: every call waiting for a person, oldest first."""
+
+    items: list[InboxItem]
 
 
 class Health(BaseModel):

@@ -37,6 +37,7 @@ IndexStatus = Literal[
     "running",
     "awaiting_approval",
     "awaiting_reconciliation",
+    "waiting",
     "completed",
     "failed",
     "budget_exceeded",

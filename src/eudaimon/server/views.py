@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from eudaimon.core.codec import event_to_dict
 from eudaimon.core.events import (
     ApprovalDecided,
     ApprovalRequested,
+    ApprovalTimedOut,
     Event,
     ModelCalled,
     RunCancelled,
@@ -114,6 +116,19 @@ def run_dict(state: RunState, events: Sequence[Event]) -> dict[str, Any]:
             decisions.append(
                 _decision(event, "approval", data.call_id, by=data.by, approved=data.approved, note=data.note, **edit)
             )
+        elif isinstance(data, ApprovalTimedOut):
+            decisions.append(
+                _decision(
+                    event,
+                    "approval",
+                    data.call_id,
+                    by="deadline",
+                    approved=False,
+                    note=data.note,
+                    deadline=data.deadline.isoformat(),
+                    timed_out=True,
+                )
+            )
         elif isinstance(data, ToolReconciled):
             decisions.append(
                 _decision(event, "reconcile", data.call_id, by=data.by, output=data.output, retry=data.retry)
@@ -127,9 +142,19 @@ def run_dict(state: RunState, events: Sequence[Event]) -> dict[str, Any]:
         created_at=events[0].at.isoformat() if events else None,
         updated_at=events[-1].at.isoformat() if events else None,
         pending_approvals=[
-            {"call_id": c.id, "tool": c.name, "arguments": c.arguments, "reason": reasons.get(c.id, "")}
+            {
+                "call_id": c.id,
+                "tool": c.name,
+                "arguments": c.arguments,
+                "reason": reasons.get(c.id, ""),
+                **deadline_dict(state, c.id),
+            }
             for c in state.awaiting_approval()
         ],
+        waiting=[
+            {"call_id": c.id, "tool": c.name, "wake_at": _iso(state.calls[c.id].wake_at)} for c in state.waiting_calls()
+        ],
+        wake_at=_iso(min((w for w in (state.calls[c.id].wake_at for c in state.waiting_calls()) if w), default=None)),
         # An operator reconciles what the tool was started with (after middleware), as an object.
         unknown_outcomes=[
             {"call_id": c.id, "tool": c.name, "arguments": _as_object(ran_with.get(c.id, c.arguments))}
@@ -139,6 +164,18 @@ def run_dict(state: RunState, events: Sequence[Event]) -> dict[str, Any]:
         decisions=decisions,
     )
     return view
+
+
+def deadline_dict(state: RunState, call_id: str) -> dict[str, Any]:
+    """A waiting approval's deadline and what it does then (`deadline` None: no deadline)."""
+    progress = state.calls.get(call_id)
+    if progress is None or progress.deadline is None:
+        return {"deadline": None, "on_timeout": None}
+    return {"deadline": progress.deadline.isoformat(), "on_timeout": progress.on_timeout}
+
+
+def _iso(at: datetime | None) -> str | None:
+    return None if at is None else at.isoformat()
 
 
 def _as_object(arguments: JsonObject | str) -> JsonObject | str:

@@ -74,6 +74,8 @@ class RunQuery:
     cursor: Cursor | None = None
     statuses: tuple[str, ...] = ()
     """Any of these statuses (with `status`, both must hold); the recovery sweep's."""
+    due_by: datetime | None = None
+    """Runs with a deadline or a wake (`RunRow.due_at`) at or before this time; the timers' sweep."""
     replay_of: str | None = None
     """Only the replays of this run (`agent.replay`)."""
     replays: bool = False
@@ -106,6 +108,10 @@ class RunQuery:
             return False
         if self.version is not None and row.version != self.version:
             return False
+        if self.due_by is not None:
+            due = row.due_at
+            if due is None or sortable(due) > sortable(self.due_by):
+                return False
         if self.q and self.needle not in row.search_text:
             return False
         created = sortable(row.created_at)

@@ -2,6 +2,7 @@
 
 from eudaimon.core.messages import ToolSpec
 from eudaimon.tools._context import ToolContext, call_with_context, context_parameter
+from eudaimon.tools._time import RequireApproval, RetryAfter
 from eudaimon.tools._tool import (
     Prepare,
     Tool,
@@ -17,6 +18,8 @@ from eudaimon.tools._tool import (
 
 __all__ = [
     "Prepare",
+    "RequireApproval",
+    "RetryAfter",
     "Tool",
     "ToolArgumentsError",
     "ToolContext",

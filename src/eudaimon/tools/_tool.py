@@ -23,6 +23,7 @@ from eudaimon.core.messages import PART_TYPES, ContentPart, JsonObject, TextPart
 from eudaimon.tools._context import ToolContext
 from eudaimon.tools._numbers import odd_number, refuse_constant
 from eudaimon.tools._schema import function_schema
+from eudaimon.tools._time import check_timeout
 
 Prepare = Callable[[ToolContext[Any], ToolSpec], "ToolSpec | Awaitable[ToolSpec | None] | None"]
 """`fn(ctx, spec)`: the spec to offer at this step (possibly changed), or None to withhold the tool."""
@@ -104,6 +105,11 @@ class Tool:
     transacts_here: ClassVar[bool] = True
     """Whether a datasource tool's transaction is opened in this process; False for a tool
     that runs elsewhere (a Temporal activity), whose worker opens it."""
+    approval_timeout_s: float | None = None
+    """How long a human has to decide a call that needs approval (None: the agent's
+    `approval_timeout_s`, else no deadline)."""
+    on_approval_timeout: str | None = None
+    """`"deny"` the call or `"cancel"` the run when the deadline passes (None: the agent's)."""
     _validator: Any = field(default=None, repr=False, compare=False)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -353,6 +359,8 @@ def tool(
     prepare: Prepare | None = None,
     timeout_s: float | None = None,
     datasource: str | None = None,
+    approval_timeout_s: float | None = None,
+    on_approval_timeout: str | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -370,6 +378,8 @@ def tool(
     prepare: Prepare | None = None,
     timeout_s: float | None = None,
     datasource: str | None = None,
+    approval_timeout_s: float | None = None,
+    on_approval_timeout: str | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function (sync or async) into a `Tool`.
 
@@ -400,6 +410,10 @@ def tool(
             connection inside a transaction that eudaimon commits with the call's completion
             record. Its writes land exactly once: a crash never leaves the call in doubt, as
             recovery reads whether it committed. The effect stays WRITE.
+        approval_timeout_s: how long a human has to decide a call that needs approval; when it
+            passes with no decision the call is denied (the model reads "no decision within …")
+            or the run cancelled, per `on_approval_timeout` (None: the agent's settings).
+        on_approval_timeout: `"deny"` or `"cancel"` (None: the agent's, by default `"deny"`).
     """
 
     def build(func: Callable[..., Any]) -> Tool:
@@ -414,6 +428,7 @@ def tool(
                 f"tool {func.__name__!r}: a datasource tool's effect is 'write' (its transaction commits once), "
                 f"not {effect_value.value!r}"
             )
+        check_timeout(approval_timeout_s, on_approval_timeout or "deny", f"tool {func.__name__!r}")
         schema = function_schema(func)
         return Tool(
             name=name or func.__name__,
@@ -431,6 +446,8 @@ def tool(
             prepare=prepare,
             timeout_s=timeout_s,
             datasource=datasource,
+            approval_timeout_s=approval_timeout_s,
+            on_approval_timeout=on_approval_timeout,
         )
 
     return build(fn) if fn is not None else build

@@ -1,7 +1,7 @@
 """axe-core (axe-playwright-python) finds no violation, of any impact (minor and moderate as well
 as serious and critical), on every page of the inspector: the runs list, a run waiting for
-approval, a completed run with a child, a failed run, the dashboard, the threads, a thread and the schedules.
-The counts per page are printed (`-s`) for the record."""
+approval, a completed run with a child, a failed run, the dashboard, the threads, a thread, the
+schedules and the inbox. The counts per page are printed (`-s`) for the record."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ PAGES = [
     ("threads", "/threads", "[data-testid=threads] a"),
     ("thread", "/threads/{thread}", "h2"),
     ("schedules", "/schedules", "[data-testid=schedules] tr"),
+    ("inbox", "/inbox", "[data-testid=inbox] [data-testid=inbox-item]"),
 ]
 
 

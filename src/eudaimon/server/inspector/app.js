@@ -1,12 +1,13 @@
 // The eudaimon inspector: plain JavaScript modules, no build step, nothing fetched but this
 // server's API. This module routes between pages and wires up the header; each page is a
-// module of its own (runs.js, run.js, dashboard.js, threads.js), helpers live in shared.js.
+// module of its own (runs.js, run.js, dashboard.js, threads.js, inbox.js), helpers live in shared.js.
 import { apiKey, go, loadWhoami, notice, session, setApiKey, setRouter, watchHealth } from "./shared.js";
 import { runsPage } from "./runs.js";
 import { runPage } from "./run.js";
 import { dashboardPage } from "./dashboard.js";
 import { threadPage, threadsPage } from "./threads.js";
 import { schedulesPage } from "./schedules.js";
+import { inboxPage } from "./inbox.js";
 
 let stopPage = () => {};
 
@@ -21,6 +22,7 @@ function route() {
   else if (path === "/threads") stopPage = threadsPage(main);
   else if (path === "/dashboard") stopPage = dashboardPage(main);
   else if (path === "/schedules") stopPage = schedulesPage(main);
+  else if (path === "/inbox") stopPage = inboxPage(main);
   else stopPage = runsPage(main);
   for (const a of document.querySelectorAll("header nav a")) {
     const here = a.getAttribute("href") === session.root + (path.startsWith("/runs") ? "/" : path);

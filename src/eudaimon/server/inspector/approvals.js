@@ -3,6 +3,7 @@
 // outcome is unknown.
 import { api, el, failed, fill, mayOperate, notice } from "./shared.js";
 import { escapedJson, hiddenIn, revealed, revealedJson } from "./reveal.js";
+import { deadlineNote } from "./countdown.js";
 
 function sameCall(a, b) {
   return a.tool === b.tool && JSON.stringify(a.arguments) === JSON.stringify(b.arguments);
@@ -72,6 +73,7 @@ export function pendingApproval(runId, call, all, decided) {
       " (" + [...new Set(hidden)].join(", ") + "), shown below as ⟨U+…⟩. What you read may not be what the tool gets.") : null,
     twins.length ? el("p", { class: "warning", "data-testid": "identical-calls" }, "Identical to call" + (twins.length > 1 ? "s " : " ") + twins.map((t) => t.call_id).join(", ") + ": decide each by its call id.") : null,
     call.reason ? el("div", { class: "muted" }, revealed(call.reason)) : null,
+    call.deadline ? el("p", {}, deadlineNote(call.deadline, call.on_timeout)) : null,
     el("pre", { "data-testid": "arguments" }, revealedJson(call.arguments)),
     operate ? editing : null,
     operate ? editedNote : null,

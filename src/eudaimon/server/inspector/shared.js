@@ -4,7 +4,7 @@
 // it is only ever put on the page as text (textContent / text nodes), never as markup.
 
 const KEY_STORAGE = "eudaimon.apiKey";
-export const STATUSES = ["queued", "running", "awaiting_approval", "awaiting_reconciliation", "completed", "failed", "cancelled", "budget_exceeded"];
+export const STATUSES = ["queued", "running", "awaiting_approval", "awaiting_reconciliation", "waiting", "completed", "failed", "cancelled", "budget_exceeded"];
 export const ENDED = ["completed", "failed", "cancelled", "budget_exceeded"];
 export const session = { root: "", whoami: null, online: true };
 

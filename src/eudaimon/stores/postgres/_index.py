@@ -28,6 +28,14 @@ from eudaimon.stores.index import DayRow, RunQuery, day_row
 
 logger = logging.getLogger("eudaimon.stores")
 
+DUE_DDL = (
+    "ALTER TABLE {s}.run_index ADD COLUMN IF NOT EXISTS due_at timestamptz",
+    "CREATE INDEX IF NOT EXISTS run_index_by_due ON {s}.run_index (due_at) WHERE due_at IS NOT NULL",
+)
+"""Schema 4, the due index (`RunRow.due_at`): the sweepers that fire approval deadlines and wake
+waiting calls read the runs due by now off it, never every waiting run. A schema 3 gains it in
+place (`_sql._UPGRADE_FROM_3`); older rows stay NULL (their journals hold no deadline or wait)."""
+
 DDL = (
     """CREATE TABLE IF NOT EXISTS {s}.run_index (
         run_id      text COLLATE "C" PRIMARY KEY,
@@ -43,7 +51,8 @@ DDL = (
         input_tokens  bigint    NOT NULL,
         output_tokens bigint    NOT NULL,
         search      text        NOT NULL,
-        body        text        NOT NULL
+        body        text        NOT NULL,
+        due_at      timestamptz
     )""",
     "CREATE INDEX IF NOT EXISTS run_index_by_update ON {s}.run_index (updated_at DESC, run_id DESC)",
     "CREATE INDEX IF NOT EXISTS run_index_by_status ON {s}.run_index (status, updated_at DESC, run_id DESC)",
@@ -52,16 +61,17 @@ DDL = (
     # The dashboard's and `since`/`until`'s: covering (an index-only scan of the window).
     "CREATE INDEX IF NOT EXISTS run_index_by_creation ON {s}.run_index (created_at)"
     " INCLUDE (agent, status, duration_ms, cost_usd, input_tokens, output_tokens)",
+    *DUE_DDL,
 )
 
 _VALUES = (
     "%(ix_agent)s, %(ix_thread)s, %(ix_status)s, %(ix_created)s::timestamptz, %(ix_updated)s::timestamptz,"
     " %(ix_ended)s::timestamptz, %(ix_next)s::bigint, %(ix_duration)s::bigint, %(ix_cost)s::float8,"
-    " %(ix_in)s::bigint, %(ix_out)s::bigint, %(ix_search)s, %(ix_body)s"
+    " %(ix_in)s::bigint, %(ix_out)s::bigint, %(ix_search)s, %(ix_body)s, %(ix_due)s::timestamptz"
 )
 _COLUMNS = (
     "agent, thread_id, status, created_at, updated_at, ended_at, next_seq, duration_ms, cost_usd,"
-    " input_tokens, output_tokens, search, body"
+    " input_tokens, output_tokens, search, body, due_at"
 )
 _SET_ALL = ", ".join(f"{c} = EXCLUDED.{c}" for c in _COLUMNS.split(", "))
 
@@ -74,7 +84,7 @@ CREATE = (
 EXTEND = """, indexed AS (UPDATE {s}.run_index AS ix SET status = %(ix_status)s, updated_at = %(ix_updated)s::timestamptz,
     ended_at = %(ix_ended)s::timestamptz, next_seq = %(ix_next)s::bigint, duration_ms = %(ix_duration)s::bigint,
     cost_usd = %(ix_cost)s::float8, input_tokens = %(ix_in)s::bigint, output_tokens = %(ix_out)s::bigint,
-    search = %(ix_search)s, body = %(ix_body)s
+    search = %(ix_search)s, body = %(ix_body)s, due_at = %(ix_due)s::timestamptz
     FROM claimed WHERE ix.run_id = claimed.run_id AND ix.next_seq = %(expected)s RETURNING 1)"""
 
 UPSERT = "INSERT INTO {s}.run_index (run_id, " + _COLUMNS + ") VALUES (%(run)s, " + _VALUES + ")"
@@ -118,6 +128,7 @@ def params(row: RunRow) -> dict[str, Any]:
         "ix_out": row.output_tokens,
         "ix_search": row.search_text,
         "ix_body": row.to_json(),
+        "ix_due": None if row.due_at is None else _aware(row.due_at),
     }
 
 
@@ -154,6 +165,9 @@ def query(s: str, q: RunQuery) -> tuple[str, list[Any]]:
     if q.until is not None:
         clauses.append("created_at < %s")
         args.append(q.until)
+    if q.due_by is not None:
+        clauses.append("due_at <= %s")
+        args.append(_aware(q.due_by))
     if q.cursor is not None:
         clauses.append("(updated_at, run_id) < (%s::timestamptz, %s)")
         args.extend((q.cursor.updated_at, q.cursor.run_id))

@@ -13,12 +13,6 @@ DDL = (
     )""",
 )
 
-UPGRADE_FROM_3 = (
-    *DDL,
-    "UPDATE {s}.meta SET value = 4 WHERE name = 'schema_version' AND value = 3",
-)
-"""Version 3 → 4: one table, created empty; nothing to fill."""
-
 
 @dataclass(frozen=True, slots=True)
 class RecordStatements:

@@ -48,7 +48,7 @@ async def create(
                 await backfill(conn)
                 await _index.create_search(conn, sql.quoted)
                 version = await _version(conn, sql)
-            if version == 3:  # no records table (schedules, the webhook outbox): add it, empty
+            if version == 3:  # no due index, no records table (schedules, the webhook outbox): add them
                 for statement in sql.upgrade_from_3:
                     await conn.execute(statement)
                 version = await _version(conn, sql)

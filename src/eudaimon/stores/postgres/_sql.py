@@ -49,6 +49,8 @@ from eudaimon.stores.postgres._records import RecordStatements
 
 SCHEMA_VERSION = 4
 """1: events inline. 2: long texts and history messages stored once. 3: the run index (`_index`).
+4: the run index's due index (`_index.DUE_DDL`) and the records table (`_records`: schedules, the
+webhook outbox).
 Older schemas are upgraded in place, the index filled from the journal, once."""
 LOCK_CLASS = 0x6575_6461  # "euda": the advisory-lock namespace of schema creation and of content
 
@@ -123,6 +125,12 @@ _UPGRADE_FROM_1 = (
 _UPGRADE_FROM_2 = (
     *_index.DDL,
     "UPDATE {s}.meta SET value = 3 WHERE name = 'schema_version' AND value = 2",
+)
+
+_UPGRADE_FROM_3 = (
+    *_index.DUE_DDL,
+    *_records.DDL,
+    "UPDATE {s}.meta SET value = 4 WHERE name = 'schema_version' AND value = 3",
 )
 
 _FENCED = """(%(lease)s::text IS NULL OR EXISTS (SELECT 1 FROM {s}.leases
@@ -256,7 +264,7 @@ class Statements:
             ddl=tuple(statement.format(s=s) for statement in _DDL),
             upgrade_from_1=tuple(statement.format(s=s) for statement in _UPGRADE_FROM_1),
             upgrade_from_2=tuple(statement.format(s=s) for statement in _UPGRADE_FROM_2),
-            upgrade_from_3=tuple(statement.format(s=s) for statement in _records.UPGRADE_FROM_3),
+            upgrade_from_3=tuple(statement.format(s=s) for statement in _UPGRADE_FROM_3),
             records=RecordStatements.for_schema(s),
             quoted=s,
             index_row=f"SELECT body FROM {s}.run_index WHERE run_id = %s",

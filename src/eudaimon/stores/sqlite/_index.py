@@ -41,12 +41,25 @@ logger = logging.getLogger("eudaimon.stores")
 RUNNING = "running"
 """The status whose ids `run_search_ids` does not hold (module docstring)."""
 
+DUE_SCHEMA = ("CREATE INDEX IF NOT EXISTS run_index_by_due ON run_index (due_at) WHERE due_at IS NOT NULL",)
+"""Schema 5: the due index. The sweepers that fire approval deadlines and wake waiting calls read
+the runs due by now off it (a range scan of the few timed rows), not every waiting run."""
+
+
+def add_due_column(conn: sqlite3.Connection) -> None:
+    """Schema 4 → 5: `run_index.due_at` (`RunRow.due_at`). Rows of older files stay NULL: their
+    journals hold no deadline and no wait."""
+    columns = [row[1] for row in conn.execute("PRAGMA table_info(run_index)")]
+    if columns and "due_at" not in columns:
+        conn.execute("ALTER TABLE run_index ADD COLUMN due_at TEXT")
+
+
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS run_index (
         run_id TEXT PRIMARY KEY, agent TEXT NOT NULL, thread_id TEXT, status TEXT NOT NULL,
         created_at TEXT NOT NULL, updated_at TEXT NOT NULL, ended_at TEXT, next_seq INTEGER NOT NULL,
         duration_ms INTEGER, cost_usd REAL NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
-        search TEXT NOT NULL, body TEXT NOT NULL)""",
+        search TEXT NOT NULL, body TEXT NOT NULL, due_at TEXT)""",
     # Every append moves the run in the indexes holding updated_at (the listing's order, and the
     # status filter's): only those two do, so an append writes few index pages. A thread's runs
     # are few and an agent's page is read off `run_index_by_update` or sorted: neither needs it.
@@ -55,15 +68,16 @@ SCHEMA = (
     "CREATE INDEX IF NOT EXISTS run_index_by_agent ON run_index (agent)",
     "CREATE INDEX IF NOT EXISTS run_index_by_thread ON run_index (thread_id)",
     "CREATE INDEX IF NOT EXISTS run_index_by_creation ON run_index (created_at)",
+    *DUE_SCHEMA,
 )
 
 _COLUMNS = (
     "agent, thread_id, status, created_at, updated_at, ended_at, next_seq, duration_ms, cost_usd,"
-    " input_tokens, output_tokens, search, body"
+    " input_tokens, output_tokens, search, body, due_at"
 )
 _SET_ALL = ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS.split(", "))
 _UPSERT = (
-    f"INSERT INTO run_index (run_id, {_COLUMNS}) VALUES ({', '.join('?' * 14)})"
+    f"INSERT INTO run_index (run_id, {_COLUMNS}) VALUES ({', '.join('?' * 15)})"
     f" ON CONFLICT (run_id) DO UPDATE SET {_SET_ALL}"
 )
 """An upsert that keeps the run's rowid (which `run_search` rows are keyed by)."""
@@ -76,7 +90,8 @@ _RESEARCH_TEXT = "INSERT OR REPLACE INTO run_search (rowid, text) SELECT rowid, 
 _RESEARCH_IDS = "INSERT OR REPLACE INTO run_search_ids (rowid, ids) SELECT rowid, ? FROM run_index WHERE run_id = ?"
 _ADVANCE = (
     "UPDATE run_index SET status = ?, updated_at = ?, ended_at = ?, next_seq = ?, duration_ms = ?, cost_usd = ?,"
-    " input_tokens = ?, output_tokens = ?, body = ?, search = coalesce(?, search) WHERE run_id = ? AND next_seq = ?"
+    " input_tokens = ?, output_tokens = ?, body = ?, due_at = ?, search = coalesce(?, search)"
+    " WHERE run_id = ? AND next_seq = ?"
 )
 """The row's advance; its search text is left as it is (NULL) unless the batch changed it."""
 
@@ -97,7 +112,13 @@ def _values(row: RunRow) -> tuple[Any, ...]:
         row.output_tokens,
         row.search_text,
         row.to_json(),
+        _due(row),
     )
+
+
+def _due(row: RunRow) -> str | None:
+    due = row.due_at
+    return None if due is None else sortable(due)
 
 
 def write(
@@ -122,7 +143,16 @@ def write(
         ended = None if row.ended_at is None else sortable(row.ended_at)
         search = row.search_text if any(search_changed) else None
         values: tuple[Any, ...] = (row.status, sortable(row.updated_at), ended, row.event_count, row.duration_ms)
-        values += (row.cost_usd, row.input_tokens, row.output_tokens, row.to_json(), search, run_id, expected)
+        values += (
+            row.cost_usd,
+            row.input_tokens,
+            row.output_tokens,
+            row.to_json(),
+            _due(row),
+            search,
+            run_id,
+            expected,
+        )
         updated = conn.execute(_ADVANCE, values)
         if updated.rowcount == 1:
             _research(conn, row, *search_changed)
@@ -270,6 +300,9 @@ def _where(q: RunQuery, *, fts: bool) -> tuple[str, list[Any]]:
     if q.until is not None:
         clauses.append("created_at < ?")
         args.append(sortable(q.until))
+    if q.due_by is not None:
+        clauses.append("due_at <= ?")
+        args.append(sortable(q.due_by))
     if q.cursor is not None:
         clauses.append("(updated_at, run_id) < (?, ?)")
         args.extend((q.cursor.updated_at, q.cursor.run_id))

@@ -18,7 +18,8 @@ from eudaimon.core.events import TERMINAL_TYPES
 from eudaimon.stores.sqlite import _content, _index, _records, _sql
 
 VERSION = 5
-"""`PRAGMA user_version` of a file with these tables: 4 lacked `records` (`_records`), 3 lacked the run index (`_index`, filled
+"""`PRAGMA user_version` of a file with these tables: 4 lacked the due index (`run_index.due_at`,
+`_index.add_due_column`) and `records` (`_records`), 3 lacked the run index (`_index`, filled
 from the journal when such a file is first opened), 2 kept run summaries updated by every
 append, 1 lacked the tables of texts and messages (`_content`)."""
 
@@ -50,6 +51,7 @@ def ensure(conn: sqlite3.Connection) -> None:
     if version < VERSION:
         conn.execute("BEGIN IMMEDIATE")  # several processes may create the schema at once
         _drop_run_summaries(conn)
+        _index.add_due_column(conn)
         for statement in TABLES:
             conn.execute(statement)
         _index.backfill(conn, _sql.load_all)

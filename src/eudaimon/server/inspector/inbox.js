@@ -1,0 +1,55 @@
+// The inbox: every call waiting for a person, across runs and agents, oldest first, with its
+// deadline counting down, its arguments as the tool will get them, and the actions the
+// signed-in key allows (approve and deny here; a reconciliation is settled on its run's page).
+import { api, el, failed, fill, link, notice, runHref, when } from "./shared.js";
+import { revealed, revealedJson } from "./reveal.js";
+import { deadlineNote } from "./countdown.js";
+
+function actions(item, reload) {
+  const path = "/v1/runs/" + encodeURIComponent(item.run_id) + "/approvals/" + encodeURIComponent(item.call_id);
+  async function decide(event, approved) {
+    const button = event.currentTarget;
+    button.disabled = true;
+    try {
+      await api(path, { method: "POST", body: { approved } });
+      notice((approved ? "Approved " : "Denied ") + item.call_id);
+      reload();
+    } catch (problem) {
+      failed(problem);
+      button.disabled = false;
+    }
+  }
+  const buttons = [];
+  if (item.actions.includes("approve")) buttons.push(el("button", { class: "primary", "data-testid": "inbox-approve", onclick: (e) => decide(e, true) }, "Approve"));
+  if (item.actions.includes("deny")) buttons.push(el("button", { class: "danger", "data-testid": "inbox-deny", onclick: (e) => decide(e, false) }, "Deny"));
+  if (item.actions.includes("reconcile")) buttons.push(link(runHref(item.run_id), "Settle on the run's page", "inbox-settle"));
+  return buttons.length ? el("div", { class: "row" }, buttons) : el("span", { class: "muted" }, "view only");
+}
+
+export function inboxPage(main) {
+  const body = el("tbody", { "data-testid": "inbox-items" });
+  const table = el("table", { "data-testid": "inbox" },
+    el("caption", {}, "Calls waiting for a decision, oldest first"),
+    el("thead", {}, el("tr", {}, ["waiting since", "agent", "run", "call", "arguments", "deadline", "actions"].map((h) => el("th", { scope: "col" }, h)))),
+    body);
+  fill(main, el("h1", {}, "Inbox"), el("section", {}, table));
+  let stopped = false;
+  function load() {
+    api("/v1/inbox").then((answer) => {
+      if (stopped) return;
+      fill(body, ...answer.items.map((item) => el("tr", { "data-testid": "inbox-item", "data-run": item.run_id, "data-call": item.call_id, "data-kind": item.kind },
+        el("td", {}, when(item.asked_at)),
+        el("td", {}, item.agent),
+        el("td", { class: "mono" }, link(runHref(item.run_id), item.run_id)),
+        el("td", {}, el("span", { class: "mono" }, revealed(item.tool)), " ", el("span", { class: "muted mono" }, item.call_id),
+          el("div", { class: "muted" }, item.kind === "approval" ? "approval" : "outcome unknown")),
+        el("td", {}, el("pre", { "data-testid": "inbox-arguments" }, revealedJson(item.arguments))),
+        el("td", {}, deadlineNote(item.deadline, item.on_timeout)),
+        el("td", {}, actions(item, load)))));
+      if (!answer.items.length) fill(body, el("tr", {}, el("td", { colspan: 7, class: "muted", "data-testid": "inbox-empty" }, "Nothing waits for a decision.")));
+    }, failed);
+  }
+  load();
+  const every = setInterval(load, 5000);
+  return () => { stopped = true; clearInterval(every); };
+}

@@ -1,0 +1,72 @@
+"""`/inbox` in a real Chromium: every call waiting for a person, across runs and agents, oldest
+first, its deadline counting down, its arguments as the tool will get them, and only the actions
+the key's role allows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from _inspector_support import open_page, start_run
+from _server_support import KEYS, OPERATOR, VIEWER, Server, wait_until
+from playwright.sync_api import Browser, expect
+
+
+@pytest.fixture(scope="module")
+def timed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A server with `server_agents`' payer (no deadline) and `timed_agents`' slowpay (10 min)."""
+    db = tmp_path_factory.mktemp("inbox") / "runs.db"
+    env = {"EUDAIMON_API_KEYS": KEYS, "EUDAIMON_TEST_APPROVAL_S": "600"}
+    server = Server(db, env=env, args=("--agent", "timed_agents:slowpay")).start()
+    yield server
+    server.stop()
+
+
+def test_the_inbox_shows_waiting_calls_oldest_first_with_a_countdown(browser: Browser, timed: Server, shot) -> None:  # type: ignore[no-untyped-def]
+    """Invariant: two runs of two agents waiting for approval are two rows, oldest first; the one
+    with a deadline counts down (minutes left) and says the call is denied then; the other says
+    no deadline; arguments are shown; an operator denies from the inbox and the row goes."""
+    first = start_run(timed, "payer", "pay 61 to ACME")["run_id"]
+    wait_until(lambda: _status(timed, first) == "awaiting_approval", "the payer to wait")
+    second = start_run(timed, "slowpay", "pay ACME")["run_id"]
+    wait_until(lambda: _status(timed, second) == "awaiting_approval", "slowpay to wait")
+    page = open_page(browser, timed, OPERATOR, "/inbox")
+    try:
+        rows = page.locator("[data-testid=inbox] [data-testid=inbox-item]")
+        expect(rows).to_have_count(2)
+        assert [rows.nth(i).get_attribute("data-run") for i in range(2)] == [first, second]
+        expect(rows.nth(0).get_by_test_id("no-deadline")).to_be_visible()
+        countdown = rows.nth(1).get_by_test_id("countdown")
+        expect(countdown).to_contain_text("min")
+        expect(rows.nth(1).get_by_test_id("deadline")).to_contain_text("then the call is denied")
+        expect(rows.nth(1).get_by_test_id("inbox-arguments")).to_contain_text("ACME")
+        before = countdown.text_content()
+        page.wait_for_timeout(1500)
+        assert countdown.text_content() != before  # it counts down
+        shot(page, "inbox")
+
+        rows.nth(1).get_by_test_id("inbox-deny").click()
+
+        expect(rows).to_have_count(1)
+        wait_until(lambda: _status(timed, second) == "completed", "the denied run to go on")
+    finally:
+        page.context.close()
+
+
+def test_a_viewer_sees_the_inbox_without_actions(browser: Browser, timed: Server) -> None:
+    """Invariant: a viewer's inbox lists the same calls with no approve or deny button."""
+    start_run(timed, "payer", "pay 5 to ACME")
+    page = open_page(browser, timed, VIEWER, "/inbox")
+    try:
+        rows = page.locator("[data-testid=inbox] [data-testid=inbox-item]")
+        expect(rows.first).to_be_visible()
+        expect(page.get_by_test_id("inbox-approve")).to_have_count(0)
+        expect(page.get_by_test_id("inbox-deny")).to_have_count(0)
+        expect(rows.first).to_contain_text("view only")
+    finally:
+        page.context.close()
+
+
+def _status(server: Server, run_id: str) -> str:
+    with server.client(OPERATOR) as client:
+        return str(client.get(f"/v1/runs/{run_id}").json()["status"])
