@@ -97,8 +97,9 @@ class PostgresBackend(Backend):
         is_async = isinstance(conn, psycopg.AsyncConnection)
         try:
             if is_async:
-                await conn.execute(_INSERT, row)
-                await conn.commit()
+                async with conn.pipeline():  # the record and the commit in one round trip
+                    await conn.execute(_INSERT, row)
+                    await conn.commit()
             else:
                 await asyncio.to_thread(_execute_commit, conn, _INSERT, row)
         except psycopg.errors.UniqueViolation:
