@@ -8,6 +8,7 @@ subprocess soak (test_soak_datasource_kill9.py) does the real kill -9.
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -272,3 +273,22 @@ async def test_a_datasource_tool_that_needs_approval_commits_only_once_approved(
     assert done.status == "completed"
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT item FROM orders").fetchall() == [("tea-0",)]
+
+
+@needs_pg
+def test_an_async_postgres_datasource_serves_prompts_on_different_event_loops() -> None:
+    """`prompt_sync` runs each prompt on a loop of its own: a connection kept from the first
+    loop is never handed to the second."""
+    import psycopg
+
+    assert PG_DSN is not None
+    table = orders_table()
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(f"CREATE TABLE {table} (item TEXT, call_key TEXT)")
+    source = Datasource(PG_DSN)
+    for i in range(3):
+        agent = _agent(MemoryStore(), source, table, "async", [_order(i), "done"], crash_after=[])
+        assert agent.prompt_sync("x").output == "done"
+    asyncio.run(source.close())
+    with psycopg.connect(PG_DSN) as conn:
+        assert sorted(r[0] for r in conn.execute(f"SELECT item FROM {table}").fetchall()) == ["tea-0", "tea-1", "tea-2"]

@@ -9,6 +9,7 @@ waits on the first's row lock, then fails on the key, and its transaction rolls 
 from __future__ import annotations
 
 import asyncio
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from eudaimon._extras import require
@@ -39,8 +40,20 @@ class PostgresBackend(Backend):
         self.url = url
         self.source = source
         self._idle_sync: list[Any] = []
-        self._idle_async: list[Any] = []
+        self._idle_by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[Any]] = (
+            weakref.WeakKeyDictionary()
+        )
         self._ready = False
+
+    @property
+    def _idle_async(self) -> list[Any]:
+        """This event loop's idle async connections: an `AsyncConnection` serves only the loop
+        that opened it (`prompt_sync` runs each prompt on a loop of its own). Those kept for a
+        loop that has closed are closed here, synchronously (libpq's own close needs no loop)."""
+        for loop in [loop for loop in self._idle_by_loop if loop.is_closed()]:
+            for conn in self._idle_by_loop.pop(loop):
+                conn.pgconn.finish()
+        return self._idle_by_loop.setdefault(asyncio.get_running_loop(), [])
 
     async def _connect(self, is_async: bool) -> Any:
         import psycopg
@@ -84,8 +97,9 @@ class PostgresBackend(Backend):
         is_async = isinstance(conn, psycopg.AsyncConnection)
         try:
             if is_async:
-                await conn.execute(_INSERT, row)
-                await conn.commit()
+                async with conn.pipeline():  # the record and the commit in one round trip
+                    await conn.execute(_INSERT, row)
+                    await conn.commit()
             else:
                 await asyncio.to_thread(_execute_commit, conn, _INSERT, row)
         except psycopg.errors.UniqueViolation:
@@ -130,7 +144,8 @@ class PostgresBackend(Backend):
         return None if row is None else StoredCompletion(str(row[0]), bool(row[1]))
 
     async def close(self) -> None:
-        idle_async, self._idle_async = self._idle_async, []
+        idle_async = list(self._idle_async)  # also closes those kept for loops that have closed
+        self._idle_by_loop.pop(asyncio.get_running_loop(), None)
         idle_sync, self._idle_sync = self._idle_sync, []
         for conn in idle_async:
             await conn.close()
