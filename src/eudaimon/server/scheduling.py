@@ -74,6 +74,6 @@ async def fire_forever(ctx: ServerContext, *, interval_s: float, catch_up: Catch
     while True:
         try:
             await fire_due(ctx, catch_up=catch_up, grace_s=grace_s)
-        except EudaimonError as exc:
-            logger.warning("firing schedules failed (%s); trying again in %.1f s", exc, interval_s)
+        except Exception:  # a store that is briefly away must not stop the firing for good
+            logger.exception("firing schedules failed; trying again in %.1f s", interval_s)
         await asyncio.sleep(interval_s)

@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
 from eudaimon._extras import needs
-from eudaimon.core.errors import ConfigurationError, EudaimonError, LeaseHeld
+from eudaimon.core.errors import ConfigurationError, LeaseHeld
 from eudaimon.server import outbox
 from eudaimon.server.outbox import Delivery
 from eudaimon.stores.base import EventStore
@@ -179,6 +179,6 @@ class Deliverer:
         while True:
             try:
                 await self.tick()
-            except EudaimonError as exc:
-                logger.warning("webhook deliveries failed (%s); trying again in %.1f s", exc, interval_s)
+            except Exception:  # a store that is briefly away must not stop deliveries for good
+                logger.exception("webhook deliveries failed; trying again in %.1f s", interval_s)
             await asyncio.sleep(interval_s)
