@@ -17,6 +17,7 @@ import psycopg
 import pytest
 
 from eudaimon.core.events import (
+    AgentReplaced,
     ApprovalDecided,
     ApprovalRequested,
     ApprovalTimedOut,
@@ -38,6 +39,7 @@ from eudaimon.core.events import (
     RunFailed,
     RunQueued,
     RunStarted,
+    RunTakenOver,
     ToolCompleted,
     ToolDenied,
     ToolOutcomeUnknown,
@@ -98,7 +100,7 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
 
 
 def every_payload() -> list[EventData]:
-    """One instance of each of the 19 payload classes; run_started first, a terminal one last.
+    """One instance of each payload class; run_started first, a terminal one last.
 
     Non-default values everywhere a default exists, so a store that drops a field is caught.
     """
@@ -151,6 +153,14 @@ def every_payload() -> list[EventData]:
         ToolCompleted(call_id="call-1", tool="transfer", output="done", is_error=True, duration_ms=42),
         HandedOff(call_id="call-1", agent="billing", to_run_id="run-child"),
         AttemptTraced(trace_id="a" * 32, span_id="b" * 16),
+        RunTakenOver(owner="host:2:beef.0", orphaned_ms=57_000, previous_owner="host:1:cafe.0", interrupted_seq=4),
+        AgentReplaced(
+            version="v2",
+            previous_version="v1",
+            fingerprint=(("model", "m"), ("tool:pay:effect", "write")),
+            changes=("tool pay: schema changed",),
+            voided=("call-1",),
+        ),
         FinishRejected(step=2, reason="not JSON"),
         BudgetExceeded(reason="usd", spent=1.5, limit=1.0),
         RunFailed(error="boom", kind="MaxIterations"),
