@@ -6,8 +6,9 @@ worker's own agent (its model and tools) and the configured `EventStore`:
 - `eudaimon.append` appends a batch of events with the usual `expected_seq` fence. Temporal
   may run it again after a lost worker; a batch found already in the store (same seqs, same
   JSON) counts as appended, anything else raises `ConcurrencyConflict` (not retried).
-- `eudaimon.model` rebuilds the request from the journal and calls the model once: retries
-  are the loop's, journaled as `model_retry_scheduled`.
+- `eudaimon.model` appends the batch recording its attempt when the workflow sent one (one
+  round trip for both), rebuilds the request from the journal and calls the model once:
+  retries are the loop's, journaled as `model_retry_scheduled`.
 - `eudaimon.tool` runs one call with the `ToolContext` of its `tool_started` intent,
   heartbeating so that a worker's death is noticed within the heartbeat timeout. Its result
   carries the images or documents the tool returned, so `tool_completed.parts` is what a
@@ -38,6 +39,7 @@ from eudaimon.runtime.operations import load_state
 from eudaimon.stores.base import EventStore, Snapshot
 from eudaimon.temporal._deps import received_deps
 from eudaimon.temporal._payloads import (
+    APPEND_FAILED,
     FINE_LIMIT,
     MESSAGE,
     PAYLOAD_BUDGET,
@@ -152,6 +154,13 @@ class Activities:
 
     @activity.defn(name="eudaimon.model")
     async def model(self, request: ModelInput) -> str:
+        if request.journal is not None:  # the attempt is durable before the model is called
+            try:
+                await self.append(request.journal)
+            except ApplicationError:
+                raise
+            except Exception as exc:
+                raise ApplicationError(str(exc), type=APPEND_FAILED, non_retryable=True) from exc
         state = await self._state_at(request.run_id, request.seq)
         messages = []
         for item in request.messages:

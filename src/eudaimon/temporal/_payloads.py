@@ -41,6 +41,9 @@ CONTINUING = "Continuing"
 """The type of a decision refused while the run moves to a new execution: send it again."""
 WORKFLOW_FAILED = "WorkflowFailed"
 """The type of the error `settled` answers with when the execution fails."""
+APPEND_FAILED = "AppendFailed"
+"""The type of the error a model activity answers when the batch it carried could not be
+appended (the store did not answer): the workflow appends it on its own, then calls again."""
 
 _MARK = "\x00eudaimon:blob:"
 _B64_MARK = base64.b64encode(_MARK.encode()).decode()
@@ -83,6 +86,9 @@ class ModelInput:
     temperature: float | None = None
     max_tokens: int | None = None
     inline_limit: int = INLINE_LIMIT
+    journal: AppendInput | None = None
+    """The batch recording this attempt (`model_attempt_started`), appended by the activity
+    before it calls the model: the attempt is durable before the call, in one round trip."""
 
 
 @dataclass(frozen=True, slots=True)
