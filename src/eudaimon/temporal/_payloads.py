@@ -27,8 +27,10 @@ from eudaimon.core.messages import ContentPart, Message
 from eudaimon.models.base import ChatResponse
 from eudaimon.tools import ToolReturn
 
-INLINE_LIMIT = 256 * 1024
-"""Strings longer than this (in characters) travel as store references."""
+INLINE_LIMIT = 16 * 1024
+"""Strings longer than this (in characters) travel as store references: what grows with the
+conversation (a long document in the history, a tool's big result) stays in the store, and
+Temporal's history holds references to it."""
 PAYLOAD_BUDGET = 1 << 20
 """Bytes of JSON an activity's result may carry: half of Temporal's 2 MB limit. Strings each
 under `inline_limit` can add up past it (a run that starts with a dozen long messages)."""
