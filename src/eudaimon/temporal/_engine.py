@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import weakref
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
@@ -40,6 +41,7 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError, TemporalError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from eudaimon.core.codec import event_to_json
 from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, InvalidOperation, RunError
 from eudaimon.core.events import ApprovalDecided, ToolReconciled
 from eudaimon.runtime.engines import register_engine
@@ -154,7 +156,9 @@ class TemporalEngine:
             continue_after_events=self.continue_after_events,
         )
 
-    async def start(self, run_id: str, agent: str, deps: SentDeps | None = None) -> WorkflowHandle[object, str] | None:
+    async def start(
+        self, run_id: str, agent: str, deps: SentDeps | None = None, *, journal: list[str] | None = None
+    ) -> WorkflowHandle[object, str] | None:
         """Start the run's workflow (id = run id), or attach to it when it already runs; None
         when it has closed: a run is driven by one workflow, and is never started twice.
 
@@ -164,7 +168,7 @@ class TemporalEngine:
         try:
             await client.start_workflow(
                 WORKFLOW,
-                self.run_input(run_id, agent, deps),
+                replace(self.run_input(run_id, agent, deps), journal=journal),
                 id=run_id,
                 task_queue=self.task_queue,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
@@ -180,8 +184,10 @@ class TemporalEngine:
         self, driver: RunDriver, journal: RunJournal, cancel: CancellationToken | None, *, emit: bool
     ) -> AsyncIterator[StreamEvent]:
         run_id = journal.run_id
+        sent: list[str] | None = None
         if journal.committed_seq < journal.state.next_seq:
             await _commit_start(driver.store, journal)
+            sent = await self._small_journal(driver.store, run_id)
         try:
             await self.client()
         except Exception as exc:
@@ -191,7 +197,7 @@ class TemporalEngine:
                 run_id=run_id,
             ) from exc
         try:
-            handle = await self.start(run_id, driver.config.agent, send_deps(journal.deps))
+            handle = await self.start(run_id, driver.config.agent, send_deps(journal.deps), journal=sent)
             if handle is not None:
                 try:
                     async for event in self._until_settled(handle, driver.store, journal, cancel, emit=emit):
@@ -212,6 +218,13 @@ class TemporalEngine:
             if state.error and state.status.is_terminal and state.status != "completed":
                 yield Error(state.error)
             yield Done(run_id, state.status.value)
+
+    async def _small_journal(self, store: EventStore, run_id: str) -> list[str] | None:
+        """A new run's journal as it can travel in the workflow's input (sparing the workflow
+        a load activity): its one event, when that is under `inline_limit` characters."""
+        events = await store.load(run_id)
+        texts = [event_to_json(e) for e in events]
+        return texts if len(texts) == 1 and len(texts[0]) <= self.inline_limit else None
 
     async def _until_settled(
         self,

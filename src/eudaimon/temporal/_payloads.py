@@ -43,6 +43,9 @@ CONTINUING = "Continuing"
 """The type of a decision refused while the run moves to a new execution: send it again."""
 WORKFLOW_FAILED = "WorkflowFailed"
 """The type of the error `settled` answers with when the execution fails."""
+CARRIED_REFUSED = "CarriedBatchRefused"
+"""The type of the error an activity answers when the journal refused the batch it carried
+(something outside appended to the run): the effect did not run; the workflow reloads."""
 APPEND_FAILED = "AppendFailed"
 """The type of the error a model activity answers when the batch it carried could not be
 appended (the store did not answer): the workflow appends it on its own, then calls again."""
@@ -105,6 +108,9 @@ class ToolInput:
     step: int = 0
     deps: SentDeps | None = None
     """The deps the run was prompted with, when they could travel (`_deps`)."""
+    journal: AppendInput | None = None
+    """The batch recording this call's intent (`tool_started`), appended by the activity
+    before it runs the tool: the intent is durable before the effect, in one round trip."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +159,9 @@ class RunInput:
     Temporal suggests it)."""
     generation: int = 0
     """How many times this run's workflow has continued as new."""
+    journal: list[str] | None = None
+    """A new run's journal (its `run_started`, as journal JSON) when it is small enough to
+    travel: the first execution then needs no `eudaimon.load` activity."""
 
 
 MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)

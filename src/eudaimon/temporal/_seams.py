@@ -34,6 +34,7 @@ from eudaimon.runtime.tool_calls import OutcomeLost
 from eudaimon.stores.base import Fence, Lease, RunSummary, Snapshot
 from eudaimon.temporal._payloads import (
     APPEND_FAILED,
+    CARRIED_REFUSED,
     RESPONSE,
     AppendInput,
     ModelInput,
@@ -47,6 +48,10 @@ from eudaimon.temporal._payloads import (
 from eudaimon.tools import Tool, ToolArgumentsError, ToolContext, ToolReturn
 
 _RAISED: dict[str, type[Exception]] = {}
+
+
+_CARRIED = ("model_attempt_started", "tool_started")
+"""A batch ending so is followed at once by the effect it announces, whose activity carries it."""
 
 
 class _AppendFailed(Exception):
@@ -81,8 +86,9 @@ class JournalStore:
         """The seq of `events[0]`."""
         self.snapshot_every = snapshot_every
         self.carry = False
-        """Let the model activity append a batch that ends with `model_attempt_started` (the
-        loop calls the model right after committing it): one round trip instead of two."""
+        """Let the effect's activity append a batch that ends with `model_attempt_started` or
+        `tool_started` (the loop calls the model, or runs the tools, right after committing
+        it): one round trip instead of two."""
         self._carried: AppendInput | None = None
 
     def carried(self) -> AppendInput | None:
@@ -113,7 +119,7 @@ class JournalStore:
         """The workflow is the run's only driver: it holds no lease, so `fence` is always None."""
         await self.settle()
         batch = AppendInput(run_id, expected_seq, [event_to_json(e) for e in events], self.snapshot_every)
-        if self.carry and events and events[-1].type == "model_attempt_started":
+        if self.carry and events and events[-1].type in _CARRIED:
             self._carried = batch
         else:
             await self._append(batch)
@@ -227,7 +233,7 @@ class ActivityModel:
         except ActivityError as exc:
             cause = exc.cause
             if carried is not None and isinstance(cause, ApplicationError):
-                if cause.type in ("ConcurrencyConflict", "CorruptEvent"):  # the batch was refused: no call was made
+                if cause.type == CARRIED_REFUSED:  # the batch was refused: no call was made
                     raise core_errors.ConcurrencyConflict(payload.run_id, carried.expected_seq, -1) from exc
                 if cause.type == APPEND_FAILED:
                     raise _AppendFailed from exc
@@ -241,14 +247,16 @@ class ActivityModel:
         yield await self.generate(request)
 
 
-def activity_tools(config: RuntimeConfig, start: RunInput, stashed: set[str]) -> dict[str, Tool]:
+def activity_tools(
+    config: RuntimeConfig, start: RunInput, stashed: set[str], store: Callable[[], JournalStore]
+) -> dict[str, Tool]:
     """The agent's tools, each executing as an `eudaimon.tool` activity.
 
     A READ or idempotent tool's activity may be retried by Temporal (after a lost worker or
     a timeout) with the same `ToolContext`; any other tool's activity runs at most once, and
     one that may have started and did not report becomes `tool_outcome_unknown`.
     """
-    return {name: _proxy(tool, start, stashed) for name, tool in config.tools.items()}
+    return {name: _proxy(tool, start, stashed, store) for name, tool in config.tools.items()}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -263,12 +271,13 @@ class RemoteTool(Tool):
         return result
 
 
-def _proxy(tool: Tool, start: RunInput, stashed: set[str]) -> Tool:
+def _proxy(tool: Tool, start: RunInput, stashed: set[str], store: Callable[[], JournalStore]) -> Tool:
     rerunnable = tool.traits.rerunnable
     retry = RetryPolicy(maximum_attempts=start.read_attempts if rerunnable else 1)
     deps = start.deps if start.deps is not None and not start.deps.kept else None
 
     async def remote(arguments: Mapping[str, Any], ctx: ToolContext[Any]) -> tuple[str | ToolReturn, tuple[Any, ...]]:
+        journal = store()
         payload = ToolInput(
             run_id=ctx.run_id,
             call_id=ctx.call_id,
@@ -279,7 +288,18 @@ def _proxy(tool: Tool, start: RunInput, stashed: set[str]) -> Tool:
             inline_limit=start.inline_limit,
             step=ctx.step,
             deps=deps,
+            journal=journal.carried(),
         )
+        try:
+            result = await run(payload)
+        except _AppendFailed:
+            await journal.settle()  # appended on its own, retried as every append is; then the call
+            result = await run(replace(payload, journal=None))
+        refs_in(result, stashed)
+        return decode_tool_result(result)
+
+    async def run(payload: ToolInput) -> Any:
+        journal, carried = store(), payload.journal
         try:
             result: Any = await workflow.execute_activity(
                 "eudaimon.tool",
@@ -290,6 +310,12 @@ def _proxy(tool: Tool, start: RunInput, stashed: set[str]) -> Tool:
             )
         except ActivityError as exc:
             cause = exc.cause
+            if carried is not None and isinstance(cause, ApplicationError):
+                if cause.type == CARRIED_REFUSED:  # the tool did not run; the journal moved on elsewhere
+                    raise OutcomeLost(f"{tool.name}: the journal refused its intent ({cause.message})") from exc
+                if cause.type == APPEND_FAILED:
+                    raise _AppendFailed from exc
+                journal.landed(carried)  # the activity got past its append: the tool raised
             if isinstance(cause, ApplicationError):
                 raise _raised(cause.type or "Exception", cause.message) from exc
             if isinstance(cause, CancelledError):
@@ -297,8 +323,9 @@ def _proxy(tool: Tool, start: RunInput, stashed: set[str]) -> Tool:
             if rerunnable:
                 raise _raised("TimeoutError", f"the tool's activity did not finish: {cause}") from exc
             raise OutcomeLost(f"{tool.name}: the worker running it was lost or timed out ({cause})") from exc
-        refs_in(result, stashed)
-        return decode_tool_result(result)
+        if carried is not None:
+            journal.landed(carried)
+        return result
 
     kept = {f.name: getattr(tool, f.name) for f in fields(Tool)}
     return RemoteTool(**{**kept, "function": remote, "is_async": True, "context_param": None})

@@ -68,7 +68,7 @@ from eudaimon.temporal._seams import ActivityModel, JournalStore, activity_tools
 
 _UNSTASH_PATCH = "eudaimon.unstash"
 """Histories recorded before runs unstashed replay without the activity."""
-_CARRY_PATCH = "eudaimon.model-carries-its-attempt"
+_CARRY_PATCH = "eudaimon.effects-carry-their-intents"
 """Histories recorded when every batch had an append activity of its own replay with one."""
 _NO_MEMORY_PATCH = "eudaimon.no-memory-no-remember"
 """Histories recorded when every run called `eudaimon.remember`, memory or not, replay with it."""
@@ -190,11 +190,14 @@ class RunWorkflow:
         return _runtime_config(agent, self, self._start), problem
 
     async def _load(self) -> None:
-        loaded: Any = await workflow.execute_activity(
-            "eudaimon.load",
-            LoadInput(self._start.run_id, self._start.inline_limit, from_snapshot=True),
-            start_to_close_timeout=timedelta(seconds=120),
-        )
+        loaded: Any = self._start.journal
+        self._start = replace(self._start, journal=None)  # only the first load: a reload reads the store
+        if loaded is None:
+            loaded = await workflow.execute_activity(
+                "eudaimon.load",
+                LoadInput(self._start.run_id, self._start.inline_limit, from_snapshot=True),
+                start_to_close_timeout=timedelta(seconds=120),
+            )
         refs_in(loaded, self._stashed)
         texts: list[str] = loaded if isinstance(loaded, list) else loaded["events"]
         snapshot: str | None = None if isinstance(loaded, list) else loaded["state"]
@@ -394,6 +397,6 @@ def _runtime_config(agent: Agent, run: RunWorkflow, start: RunInput) -> RuntimeC
     return replace(
         config,
         model=ActivityModel(config, run._ready, start, run._stashed, lambda: run._store),
-        tools=activity_tools(config, start, run._stashed),
+        tools=activity_tools(config, start, run._stashed, lambda: run._store),
         hooks=hooks,
     )
