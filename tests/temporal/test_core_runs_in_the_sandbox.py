@@ -97,3 +97,27 @@ async def test_the_strict_sandbox_refuses_a_clock_in_eudaimon(client: Client) ->
         with pytest.raises(WorkflowFailureError) as failed:
             await client.execute_workflow(ClockProbe.run, id=queue, task_queue=queue)
     assert "restricted" in str(failed.value.cause).lower() or "cannot access" in str(failed.value.cause).lower()
+
+
+async def test_a_sandboxed_worker_runs_a_run_under_the_strict_sandbox(
+    client: Client, temporal_target: str, task_queue: str, store_url: str, ledger: Path
+) -> None:
+    """`create_worker(..., sandboxed=True)` keeps Temporal's sandbox: the run goes as on a
+    default worker, its agent built inside the sandbox from the module."""
+    import fleet_agent
+
+    from eudaimon.stores.url import open_store
+    from eudaimon.temporal import TemporalEngine, create_worker
+
+    store = open_store(store_url)
+    served = fleet_agent.make(store=store)
+    worker = create_worker(
+        client, task_queue=task_queue, agent=served, spec="fleet_agent:make", store=store, sandboxed=True
+    )
+    async with worker:
+        agent = fleet_agent.make(store=store_url, engine=TemporalEngine(temporal_target, task_queue=task_queue))
+        done = await agent.prompt("read then write")
+        await agent.aclose()
+    await store.close()
+    assert "charged 5" in done.output
+    assert ledger.read_text().count('"charge"') == 1
