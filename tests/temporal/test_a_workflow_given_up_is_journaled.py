@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 import pytest
-from _fleet import in_process_worker
+from _fleet import in_process_worker, worker_process
 from fleet_agent import make
 from temporalio.client import Client
 from typer.testing import CliRunner
@@ -73,4 +73,32 @@ async def test_runs_list_check_journals_a_workflow_terminated_with_nobody_waitin
         assert "run_orphaned" in result.output and "journaled as failed" in result.output
         state = await agent.state("run_orphaned")
         assert state.status == "failed" and "terminated" in (state.error or "")
+        await agent.aclose()
+
+
+async def test_a_worker_at_start_journals_a_workflow_terminated_while_none_ran(
+    client: Client, temporal_target: str, task_queue: str, store_url: str, ledger: Path, tmp_path: Path
+) -> None:
+    gate = Path(os.environ["FLEET_GATES"]) / "gate-read"
+    gate.touch()
+    async with in_process_worker(client, task_queue, store_url):
+        agent = make(store=store_url, engine=TemporalEngine(temporal_target, task_queue=task_queue))
+        prompt = await _held_run(agent, ledger, "run_unseen")
+        prompt.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await prompt
+        await client.get_workflow_handle("run_unseen").terminate("an operator stopped it")
+    gate.unlink()
+    assert (await agent.state("run_unseen")).status == "running"
+    worker = worker_process(temporal_target, task_queue, store_url, tmp_path / "worker.log")
+    try:
+        for _ in range(300):
+            if (await agent.state("run_unseen")).status == "failed":
+                break
+            await asyncio.sleep(0.1)
+        state = await agent.state("run_unseen")
+        assert state.status == "failed" and "terminated" in (state.error or ""), (tmp_path / "worker.log").read_text()
+    finally:
+        worker.terminate()
+        worker.wait(20)
         await agent.aclose()
