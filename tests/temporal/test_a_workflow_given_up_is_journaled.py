@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _fleet import in_process_worker, worker_process
@@ -18,14 +19,15 @@ from fleet_agent import make
 from temporalio.client import Client
 from typer.testing import CliRunner
 
+from eudaimon import Agent
 from eudaimon.cli.app import app
 from eudaimon.errors import RunFailedError
 from eudaimon.temporal import TemporalEngine
 from eudaimon.temporal._gave_up import WORKFLOW_CLOSED
 
 
-async def _held_run(agent: object, ledger: Path, run_id: str) -> asyncio.Future[object]:
-    prompt = asyncio.ensure_future(agent.prompt("hold lookup", run_id=run_id))  # type: ignore[attr-defined]
+async def _held_run(agent: Agent, ledger: Path, run_id: str) -> asyncio.Future[Any]:
+    prompt: asyncio.Future[Any] = asyncio.ensure_future(agent.prompt("hold lookup", run_id=run_id))
     while not ledger.exists() and not prompt.done():
         await asyncio.sleep(0.05)
     return prompt

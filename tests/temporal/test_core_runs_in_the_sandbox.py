@@ -27,7 +27,7 @@ from eudaimon.temporal import sandbox_restrictions
 JOURNALS = Path(__file__).parents[1] / "journal" / "fixtures" / "v1"
 
 
-def _eudaimon(modules: frozenset[str]) -> list[str]:
+def _eudaimon(modules: set[str] | frozenset[str]) -> list[str]:
     return [m for m in modules if m == "eudaimon" or m.startswith("eudaimon.")]
 
 
