@@ -52,6 +52,7 @@ WORKLOADS: dict[str, str] = {
     "runs_listing": "runs_listing",
     "delegation": "delegation",
     "temporal": "temporal_step",
+    "fleet": "fleet",
     "cancel": "cancel_latency",
     "append": "append_cost",
     "extensions": "extensions",

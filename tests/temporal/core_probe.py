@@ -7,6 +7,7 @@ from temporalio import workflow
 from eudaimon.core import RunState
 from eudaimon.core.codec import event_from_json, state_to_json
 from eudaimon.core.decide import DecideConfig, next_step
+from eudaimon.runtime.clock import SYSTEM_CLOCK
 
 
 @workflow.defn(name="core-probe")
@@ -23,3 +24,12 @@ class CoreProbe:
             "state": state_to_json(last),
             "run_state_id": str(id(RunState)),
         }
+
+
+@workflow.defn(name="clock-probe")
+class ClockProbe:
+    """Asks eudaimon's system clock for the time: what workflow code must never do."""
+
+    @workflow.run
+    async def run(self) -> str:
+        return SYSTEM_CLOCK.now().isoformat()

@@ -1,57 +1,132 @@
 """Record the workflow history fixtures the replay test holds today's code against.
 
-    cd tests/temporal && python record_history.py HOST:PORT [NAME]
+    cd tests/temporal && FLEET_GATES=$(mktemp -d) python record_history.py HOST:PORT [NAME…]
 
-runs, against a Temporal server at HOST:PORT with an in-process worker, and writes under
-`histories/`:
+runs each path of the loop against a Temporal server at HOST:PORT with an in-process worker
+(the default worker: eudaimon passed through the sandbox) and writes its history under
+`histories/<RELEASE>/NAME.json`. Histories of earlier releases stay beside them, and keep
+replaying: runs in flight when a release is deployed must finish under it.
 
-- `wire_money_approved.json`: "wire money" (an approval Update, then the tool), recorded
-  before content parts, snapshots, stash deletion and continue-as-new: that it still replays
-  shows that runs in flight survive the deploy of those;
-- `picture_by_reference.json`: "picture" with a low inline limit (a tool's image parts, one
-  by reference), then the stash deleted at the end.
+- `histories/wire_money_approved.json`, `histories/picture_by_reference.json`: the release
+  before content parts, snapshots, stash deletion and continue-as-new, and the one after;
+- `histories/<RELEASE>/`: one history per path — tools (a READ then a WRITE), parallel
+  calls, an approval, a call reconciled after its outcome was lost, a model call retried,
+  continue-as-new, a waiting run cancelled.
 
-Re-record one only when a deliberate change to the workflow makes old histories unreplayable
-(and say so: runs in flight when such a change is deployed would fail).
+Re-record a release's only when a deliberate change makes its histories unreplayable (and
+say so: runs in flight when such a change is deployed would fail).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import tempfile
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from _fleet import in_process_worker
 from fleet_agent import make
 from temporalio.client import Client
 
+from eudaimon import Agent
 from eudaimon.temporal import TemporalEngine
 
 HISTORIES = Path(__file__).parent / "histories"
+RELEASE = "v2"
+"""This release's histories: the worker passes eudaimon through the sandbox, the model
+activity appends its attempt, no `remember` for an agent without memory."""
+
+Path_ = Callable[[Agent, Client], Awaitable[str]]
+
+
+def _gates() -> Path:
+    return Path(os.environ["FLEET_GATES"])
+
+
+async def _tools(agent: Agent, client: Client) -> str:
+    return (await agent.prompt("read then write")).run_id
+
+
+async def _parallel(agent: Agent, client: Client) -> str:
+    return (await agent.prompt("parallel")).run_id
+
+
+async def _approval(agent: Agent, client: Client) -> str:
+    waiting = await agent.prompt("wire money")
+    [call] = waiting.pending_approvals
+    await agent.approve(waiting.run_id, call.id, True, by="recorder")
+    return waiting.run_id
+
+
+async def _retry(agent: Agent, client: Client) -> str:
+    (_gates() / "model-down").touch()  # the first model call fails as an outage; the retry answers
+    return (await agent.prompt("read then write")).run_id
+
+
+async def _reconciliation(agent: Agent, client: Client) -> str:
+    gate = _gates() / "gate-write"
+    gate.touch()  # the WRITE outlives its activity's timeout: its outcome is unknown
+    stuck = await agent.prompt("hold charge")
+    gate.unlink()
+    [call] = (await agent.state(stuck.run_id)).unknown_outcomes()
+    await agent.reconcile(stuck.run_id, call.id, output="charged 9 (seen in the ledger)", by="recorder")
+    return stuck.run_id
+
+
+async def _continue_as_new(agent: Agent, client: Client) -> str:
+    return (await agent.prompt("many lookups")).run_id
+
+
+async def _cancel(agent: Agent, client: Client) -> str:
+    waiting = await agent.prompt("wire money")
+    await client.get_workflow_handle(waiting.run_id).cancel()
+    return waiting.run_id
+
+
+PATHS: dict[str, tuple[Path_, dict[str, float]]] = {
+    "tools": (_tools, {}),
+    "parallel": (_parallel, {}),
+    "approval": (_approval, {}),
+    "retry": (_retry, {}),
+    "reconciliation": (_reconciliation, {"tool_timeout_s": 1.0, "heartbeat_timeout_s": 1.0}),
+    "continue_as_new": (_continue_as_new, {"continue_after_events": 30}),
+    "cancel": (_cancel, {}),
+}
 
 
 async def record(target: str, name: str) -> None:
     client = await Client.connect(target)
     queue = f"record-{uuid.uuid4().hex[:8]}"
+    run, options = PATHS[name]
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{tmp}/journal.db"
         async with in_process_worker(client, queue, url):
-            if name == "wire_money_approved":
-                agent = make(store=url, engine=TemporalEngine(target, task_queue=queue))
-                waiting = await agent.prompt("wire money")
-                [call] = waiting.pending_approvals
-                await agent.approve(waiting.run_id, call.id, True, by="recorder")
-                run_id = waiting.run_id
-            else:
-                agent = make(store=url, engine=TemporalEngine(target, task_queue=queue, inline_limit=1000))
-                run_id = (await agent.prompt("picture")).run_id
+            engine = TemporalEngine(target, task_queue=queue, **options)  # type: ignore[arg-type]
+            agent = make(store=url, engine=engine)
+            run_id = await run(agent, client)
             handle = client.get_workflow_handle(run_id)
-            assert await handle.result() == "completed"
-            (HISTORIES / f"{name}.json").write_text((await handle.fetch_history()).to_json())
+            await handle.result()
+            history = await handle.fetch_history()
+            _write(name, history.to_json())
+            started = history.events[0].workflow_execution_started_event_attributes
+            if started.continued_execution_run_id:  # the execution that continued as new, too
+                earlier = client.get_workflow_handle(run_id, run_id=started.continued_execution_run_id)
+                _write(f"{name}_earlier", (await earlier.fetch_history()).to_json())
             await agent.aclose()
 
 
+def _write(name: str, text: str) -> None:
+    out = HISTORIES / RELEASE / f"{name}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+
+
 if __name__ == "__main__":
-    asyncio.run(record(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "picture_by_reference"))
+    target, names = sys.argv[1], sys.argv[2:] or list(PATHS)
+    os.environ.setdefault("FLEET_GATES", tempfile.mkdtemp())
+    for each in names:
+        asyncio.run(record(target, each))
+        print("recorded", each)

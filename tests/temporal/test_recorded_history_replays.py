@@ -1,12 +1,17 @@
-"""Workflow determinism: a recorded history replays against today's code, and a divergent one
-fails loudly.
+"""Workflow determinism: recorded histories of every path replay against today's code, under
+Temporal's strict sandbox, and a divergent one fails loudly.
 
-`histories/wire_money_approved.json` is a real run (an approval Update, the tool, the
-answer) recorded by `record_history.py` before content parts, snapshots, stash deletion and
-continue-as-new; `picture_by_reference.json` a run with them (image parts by reference, the
-stash deleted). Replaying it re-executes the workflow — the loop,
-the fold, the decisions — in the sandbox against the recorded activity results: any change
-that would make runs in flight fail on deploy fails here first.
+This is where eudaimon's determinism is checked, now that workers pass it through the sandbox:
+the replayer imports eudaimon inside the sandbox (`sandbox_restrictions(module)`, strict), so a
+clock, randomness or I/O in the workflow's code fails here, and a change to what the workflow
+schedules fails here before it fails runs in flight on deploy.
+
+- `histories/wire_money_approved.json`: a run recorded before content parts, snapshots, stash
+  deletion and continue-as-new; `picture_by_reference.json`: the release with them.
+- `histories/v2/`: this release (eudaimon passed through, the model activity carrying its
+  attempt's append), one history per path of the loop: tools, parallel calls, an approval,
+  a reconciliation, a retried model call, continue-as-new (both executions), a cancellation.
+  Recorded by `record_history.py`.
 """
 
 from __future__ import annotations
@@ -34,7 +39,16 @@ def replayer() -> Replayer:
     )
 
 
-@pytest.mark.parametrize("name", ["wire_money_approved", "picture_by_reference"])
+RECORDED = sorted(str(p.relative_to(HISTORIES).with_suffix("")) for p in HISTORIES.rglob("*.json"))
+PATHS = ("tools", "parallel", "approval", "reconciliation", "retry", "continue_as_new", "cancel")
+
+
+def test_this_release_has_a_history_of_every_path() -> None:
+    assert {f"v2/{path}" for path in PATHS} <= set(RECORDED)
+    assert {"wire_money_approved", "picture_by_reference"} <= set(RECORDED)  # the releases before
+
+
+@pytest.mark.parametrize("name", RECORDED)
 async def test_recorded_history_replays_without_nondeterminism(name: str) -> None:
     """Today's workflow code makes the same decisions the recorded run made."""
     history = WorkflowHistory.from_json("recorded", (HISTORIES / f"{name}.json").read_text())

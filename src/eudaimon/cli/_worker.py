@@ -40,6 +40,14 @@ def worker(
             "for runs whose own deps cannot travel (a database pool). Required when the agent has a deps_type.",
         ),
     ] = None,
+    sandboxed: Annotated[
+        bool,
+        typer.Option(
+            "--sandboxed",
+            help="Keep Temporal's full workflow sandbox: eudaimon and the agent's module are imported again "
+            "for every run (about a second of CPU each). By default they are passed through.",
+        ),
+    ] = False,
 ) -> None:
     """Serve an agent's runs from a Temporal task queue, as one worker of a fleet.
 
@@ -65,7 +73,13 @@ def worker(
             fail(f"cannot reach Temporal at {temporal} (namespace {namespace}): {exc}")
         try:
             running = create_worker(
-                client, task_queue=task_queue, agent=built, spec=agent, store=built.store, deps=worker_deps
+                client,
+                task_queue=task_queue,
+                agent=built,
+                spec=agent,
+                store=built.store,
+                deps=worker_deps,
+                sandboxed=sandboxed,
             )
         except ConfigurationError as exc:
             fail(str(exc))
@@ -74,17 +88,35 @@ def worker(
         )
         sys.stdout.flush()
         freeze_start_up()  # connected, the agent and the worker built: no full collection walks them again
+        checking = asyncio.ensure_future(_check_at_start(built))
         try:
             await running.run()
         except asyncio.CancelledError:
             await running.shutdown()
         finally:
+            checking.cancel()
             await built.store.close()
 
     try:
         run_async(serve())
     except KeyboardInterrupt:
         console.print("worker stopped")
+
+
+async def _check_at_start(agent: Any) -> None:
+    """Journal as failed the runs of this agent whose workflow Temporal gave up on while no
+    worker looked (`eudaimon.temporal._gave_up`): the journal must not say `running` for good."""
+    from eudaimon.stores import index
+    from eudaimon.temporal._gave_up import check_runs
+
+    try:
+        rows = await index.query_runs(agent.store, index.RunQuery(limit=10_000, statuses=("running",)))
+        found = await check_runs(agent.store, [row.run_id for row in rows if row.agent == agent.name])
+    except Exception as exc:  # a check that fails leaves the runs as they were; the worker serves on
+        out().print(Text(f"could not check the runs Temporal may have given up on: {exc}"))
+        return
+    if found:
+        out().print(Text(f"journaled {len(found)} run(s) whose workflow had closed as failed: {', '.join(found[:10])}"))
 
 
 def _load_deps(target: str) -> Any:

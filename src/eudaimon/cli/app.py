@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from eudaimon._extras import needs
 from eudaimon.cli import _cancel, _effects, _ops, _replay, _schedules, _serve, _threads
 from eudaimon.cli import _worker as _temporal_cli
 from eudaimon.cli._common import (
@@ -96,6 +97,14 @@ def runs_list(
     replay_of: Annotated[str | None, typer.Option(help="Only the replays of this run (`eudaimon replay`).")] = None,
     replays: Annotated[bool, typer.Option("--replays", help="Include replays, which are left out.")] = False,
     version: Annotated[str | None, typer.Option(help="Only the runs of this agent version.")] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="Ask Temporal about the runs it drives that the journal says are running: one whose "
+            "workflow was terminated, timed out or failed outside the loop is journaled as failed.",
+        ),
+    ] = False,
 ) -> None:
     """List runs, most recently updated first (replays only when asked for)."""
     url = resolve_store_url(store)
@@ -104,7 +113,21 @@ def runs_list(
     async def work(journal: EventStore) -> list[RunRow]:
         return await index.query_runs(journal, query)
 
-    rows = run_async(with_store(url, work, read_only=True))
+    async def checked(journal: EventStore) -> list[RunRow]:
+        rows = await index.query_runs(journal, query)
+        going = [row.run_id for row in rows if row.status == "running"]
+        if going:
+            with needs("temporal", "eudaimon runs list --check"):
+                from eudaimon.temporal._gave_up import check_runs
+            for run_id in await check_runs(journal, going):
+                out().print(shown(f"run {run_id}: its Temporal workflow had closed; journaled as failed", "yellow"))
+        return await index.query_runs(journal, query)
+
+    rows = (
+        run_async(with_store(url, checked, read_only=False))
+        if check
+        else run_async(with_store(url, work, read_only=True))
+    )
     console = out()
     if not rows:
         console.print(shown(f"No runs in {shown_url(url)}. Try `eudaimon demo`."))

@@ -9,6 +9,7 @@ cancellation is an error result if it only read, else an unknown outcome.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -326,7 +327,10 @@ async def _attempt(
             await cfg.hooks.on_error(exc, ctx)
         return exc
     finally:
-        current_call.reset(token)
+        # A coroutine torn down from outside (a Temporal worker evicting a closed workflow)
+        # ends in another context, where the token means nothing: there is nothing to reset.
+        with contextlib.suppress(ValueError):
+            current_call.reset(token)
 
 
 def _scope(journal: RunJournal, cfg: RuntimeConfig, call_id: str, cancel: CancellationToken | None) -> CallScope:

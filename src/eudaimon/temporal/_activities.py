@@ -6,9 +6,11 @@ worker's own agent (its model and tools) and the configured `EventStore`:
 - `eudaimon.append` appends a batch of events with the usual `expected_seq` fence. Temporal
   may run it again after a lost worker; a batch found already in the store (same seqs, same
   JSON) counts as appended, anything else raises `ConcurrencyConflict` (not retried).
-- `eudaimon.model` rebuilds the request from the journal and calls the model once: retries
-  are the loop's, journaled as `model_retry_scheduled`.
-- `eudaimon.tool` runs one call with the `ToolContext` of its `tool_started` intent,
+- `eudaimon.model` appends the batch recording its attempt when the workflow sent one (one
+  round trip for both), rebuilds the request from the journal and calls the model once:
+  retries are the loop's, journaled as `model_retry_scheduled`.
+- `eudaimon.tool` appends the batch holding its intent when the workflow sent one, then
+  runs one call with the `ToolContext` of its `tool_started` intent,
   heartbeating so that a worker's death is noticed within the heartbeat timeout. Its result
   carries the images or documents the tool returned, so `tool_completed.parts` is what a
   local run journals. `ctx.deps` are the deps the run was prompted with when they could
@@ -41,6 +43,8 @@ from eudaimon.runtime.operations import load_state
 from eudaimon.stores.base import EventStore, Snapshot
 from eudaimon.temporal._deps import received_deps
 from eudaimon.temporal._payloads import (
+    APPEND_FAILED,
+    CARRIED_REFUSED,
     FINE_LIMIT,
     MESSAGE,
     PAYLOAD_BUDGET,
@@ -155,6 +159,8 @@ class Activities:
 
     @activity.defn(name="eudaimon.model")
     async def model(self, request: ModelInput) -> str:
+        if request.journal is not None:  # the attempt is durable before the model is called
+            await self._append_carried(request.journal)
         state = await self._state_at(request.run_id, request.seq)
         messages = []
         for item in request.messages:
@@ -176,8 +182,19 @@ class Activities:
             f"the model's answer in run {request.run_id}",
         )
 
+    async def _append_carried(self, batch: AppendInput) -> None:
+        """Append the batch an effect's activity carries, before the effect."""
+        try:
+            await self.append(batch)
+        except ApplicationError as exc:
+            raise ApplicationError(exc.message, type=CARRIED_REFUSED, non_retryable=True) from exc
+        except Exception as exc:
+            raise ApplicationError(str(exc), type=APPEND_FAILED, non_retryable=True) from exc
+
     @activity.defn(name="eudaimon.tool")
     async def tool(self, request: ToolInput) -> ToolResultPayload:
+        if request.journal is not None:  # the intent is durable before the tool runs
+            await self._append_carried(request.journal)
         tool = self.config.tools.get(request.tool)
         if tool is None:
             raise ApplicationError(f"this worker's agent has no tool {request.tool!r}", type="LookupError")

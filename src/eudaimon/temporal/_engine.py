@@ -27,15 +27,22 @@ import asyncio
 import contextlib
 import weakref
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
-from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
-from temporalio.common import WorkflowIDConflictPolicy
-from temporalio.exceptions import ApplicationError
+from temporalio.client import (
+    Client,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+)
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.exceptions import ApplicationError, TemporalError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from eudaimon.core.errors import ConfigurationError, InvalidOperation, RunError
+from eudaimon.core.codec import event_to_json
+from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, InvalidOperation, RunError
 from eudaimon.core.events import ApprovalDecided, ToolReconciled
 from eudaimon.runtime.engines import register_engine
 from eudaimon.runtime.operations import load_state
@@ -43,6 +50,7 @@ from eudaimon.stores.base import EventStore
 from eudaimon.streaming import Done, Error, StreamEvent
 from eudaimon.temporal._deps import send_deps
 from eudaimon.temporal._follow import stream_events
+from eudaimon.temporal._gave_up import record_if_gave_up
 from eudaimon.temporal._payloads import (
     CONTINUED,
     CONTINUING,
@@ -148,36 +156,91 @@ class TemporalEngine:
             continue_after_events=self.continue_after_events,
         )
 
-    async def start(self, run_id: str, agent: str, deps: SentDeps | None = None) -> WorkflowHandle[object, str]:
-        """Start the run's workflow, or attach to it when it already runs.
+    async def start(
+        self, run_id: str, agent: str, deps: SentDeps | None = None, *, journal: list[str] | None = None
+    ) -> WorkflowHandle[object, str] | None:
+        """Start the run's workflow (id = run id), or attach to it when it already runs; None
+        when it has closed: a run is driven by one workflow, and is never started twice.
 
         The handle names the workflow alone, not its first execution: updates and
         cancellation reach the execution that runs now, after any continue-as-new."""
         client = await self.client()
-        await client.start_workflow(
-            WORKFLOW,
-            self.run_input(run_id, agent, deps),
-            id=run_id,
-            task_queue=self.task_queue,
-            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-            result_type=str,
-        )
+        try:
+            await client.start_workflow(
+                WORKFLOW,
+                replace(self.run_input(run_id, agent, deps), journal=journal),
+                id=run_id,
+                task_queue=self.task_queue,
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                result_type=str,
+            )
+        except WorkflowAlreadyStartedError:
+            return None  # it ran and closed: the journal says how the run ended
         handle: WorkflowHandle[object, str] = client.get_workflow_handle(run_id, result_type=str)
         return handle
 
     async def drive(
         self, driver: RunDriver, journal: RunJournal, cancel: CancellationToken | None, *, emit: bool
     ) -> AsyncIterator[StreamEvent]:
-        if journal.committed_seq < journal.state.next_seq:
-            await journal.flush()  # a new run's run_started: the workflow reads it from the store
         run_id = journal.run_id
-        handle = await self.start(run_id, driver.config.agent, send_deps(journal.deps))
+        sent: list[str] | None = None
+        if journal.committed_seq < journal.state.next_seq:
+            await _commit_start(driver.store, journal)
+            sent = await self._small_journal(driver.store, run_id)
+        try:
+            await self.client()
+        except Exception as exc:
+            raise RunError(
+                f"run {run_id}: cannot reach Temporal at {self.target} (namespace {self.namespace}): {exc}. The run "
+                f"is journaled; once Temporal answers, `agent.resume({run_id!r})` starts it",
+                run_id=run_id,
+            ) from exc
+        try:
+            handle = await self.start(run_id, driver.config.agent, send_deps(journal.deps), journal=sent)
+            if handle is not None:
+                try:
+                    async for event in self._until_settled(handle, driver.store, journal, cancel, emit=emit):
+                        yield event
+                except TemporalError:
+                    # The workflow closed under its callers (terminated, timed out): say so in the journal.
+                    gave_up = await record_if_gave_up(await self.client(), driver.store, run_id)
+                    if gave_up is None or not gave_up.status.is_terminal:
+                        raise
+            found = await record_if_gave_up(await self.client(), driver.store, run_id)
+        except TemporalError as exc:
+            raise _eudaimon_error(exc, run_id) from exc
+        except RPCError as exc:
+            raise _eudaimon_error(exc, run_id) from exc
+        journal.replace_state(found if found is not None else await load_state(driver.store, run_id))
+        if emit:
+            state = journal.state
+            if state.error and state.status.is_terminal and state.status != "completed":
+                yield Error(state.error)
+            yield Done(run_id, state.status.value)
+
+    async def _small_journal(self, store: EventStore, run_id: str) -> list[str] | None:
+        """A new run's journal as it can travel in the workflow's input (sparing the workflow
+        a load activity): its one event, when that is under `inline_limit` characters."""
+        events = await store.load(run_id)
+        texts = [event_to_json(e) for e in events]
+        return texts if len(texts) == 1 and len(texts[0]) <= self.inline_limit else None
+
+    async def _until_settled(
+        self,
+        handle: WorkflowHandle[object, str],
+        store: EventStore,
+        journal: RunJournal,
+        cancel: CancellationToken | None,
+        *,
+        emit: bool,
+    ) -> AsyncIterator[StreamEvent]:
         watcher = asyncio.ensure_future(_cancel_on(cancel, handle)) if cancel is not None else None
         try:
             settled = asyncio.ensure_future(_settled(handle))
             try:
                 if emit:
-                    async for event in self._follow(driver.store, run_id, journal.committed_seq - 1, settled):
+                    async for event in self._follow(store, handle.id, journal.committed_seq - 1, settled):
                         yield event
                 else:
                     await settled
@@ -186,12 +249,6 @@ class TemporalEngine:
         finally:
             if watcher is not None:
                 watcher.cancel()
-        journal.replace_state(await load_state(driver.store, run_id))
-        if emit:
-            state = journal.state
-            if state.error and state.status.is_terminal and state.status != "completed":
-                yield Error(state.error)
-            yield Done(run_id, state.status.value)
 
     async def _follow(
         self, store: EventStore, run_id: str, after_seq: int, settled: asyncio.Future[None]
@@ -234,7 +291,7 @@ class TemporalEngine:
             except RPCError as exc:
                 if exc.status is RPCStatusCode.NOT_FOUND:
                     return False
-                raise
+                raise _eudaimon_error(exc, run_id) from exc
             return True
         raise InvalidOperation(f"run {run_id}'s workflow kept continuing as new; send the decision again")
 
@@ -251,6 +308,11 @@ async def _settled(handle: WorkflowHandle[object, str]) -> None:
     while True:
         try:
             status = await handle.execute_update("settled", result_type=str)
+        except WorkflowUpdateRPCTimeoutOrCancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise asyncio.CancelledError from None  # the caller went away; the run goes on
+            continue  # a long wait outlived the RPC's deadline: ask again
         except WorkflowUpdateFailedError as exc:
             cause = exc.cause
             if isinstance(cause, ApplicationError) and cause.type == WORKFLOW_FAILED:
@@ -263,6 +325,39 @@ async def _settled(handle: WorkflowHandle[object, str]) -> None:
         if status != CONTINUED:
             return
         # The run goes on in a new execution of its workflow; the next update reaches it.
+
+
+async def _commit_start(store: EventStore, journal: RunJournal) -> None:
+    """Commit a new run's `run_started` (the workflow reads it from the store). A retried
+    `prompt(run_id=…)` finds it committed already: the run is the one that exists, which this
+    caller then waits on, as the first did.
+
+    Raises:
+        InvalidOperation: the run id is taken by a run with another input.
+    """
+    fresh = journal.committed_seq == 0
+    try:
+        await journal.flush()
+    except ConcurrencyConflict:
+        if not fresh:
+            raise
+        found = await load_state(store, journal.run_id)
+        if found.input != journal.state.input:
+            raise InvalidOperation(
+                f"run {journal.run_id} exists with another input; prompt without run_id for a new run, or "
+                f"`agent.resume({journal.run_id!r})` to wait for that one"
+            ) from None
+        journal.replace_state(found)
+
+
+def _eudaimon_error(exc: BaseException, run_id: str) -> RunError:
+    """What a caller is told when Temporal answers with an error: the run, and what to do."""
+    return RunError(
+        f"run {run_id}: Temporal answered {type(exc).__name__}: {exc}. The run may still be going on its "
+        f"workflow (id {run_id}); it is never started twice: call `agent.resume({run_id!r})` (or prompt again "
+        f"with run_id={run_id!r}) to wait for it, or `eudaimon runs show {run_id}` to see where it is",
+        run_id=run_id,
+    )
 
 
 async def _cancel_on(cancel: CancellationToken, handle: WorkflowHandle[object, str]) -> None:

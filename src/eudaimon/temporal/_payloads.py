@@ -27,8 +27,10 @@ from eudaimon.core.messages import ContentPart, Message
 from eudaimon.models.base import ChatResponse
 from eudaimon.tools import ToolReturn
 
-INLINE_LIMIT = 256 * 1024
-"""Strings longer than this (in characters) travel as store references."""
+INLINE_LIMIT = 16 * 1024
+"""Strings longer than this (in characters) travel as store references: what grows with the
+conversation (a long document in the history, a tool's big result) stays in the store, and
+Temporal's history holds references to it."""
 PAYLOAD_BUDGET = 1 << 20
 """Bytes of JSON an activity's result may carry: half of Temporal's 2 MB limit. Strings each
 under `inline_limit` can add up past it (a run that starts with a dozen long messages)."""
@@ -41,6 +43,12 @@ CONTINUING = "Continuing"
 """The type of a decision refused while the run moves to a new execution: send it again."""
 WORKFLOW_FAILED = "WorkflowFailed"
 """The type of the error `settled` answers with when the execution fails."""
+CARRIED_REFUSED = "CarriedBatchRefused"
+"""The type of the error an activity answers when the journal refused the batch it carried
+(something outside appended to the run): the effect did not run; the workflow reloads."""
+APPEND_FAILED = "AppendFailed"
+"""The type of the error a model activity answers when the batch it carried could not be
+appended (the store did not answer): the workflow appends it on its own, then calls again."""
 
 _MARK = "\x00eudaimon:blob:"
 _B64_MARK = base64.b64encode(_MARK.encode()).decode()
@@ -83,6 +91,9 @@ class ModelInput:
     temperature: float | None = None
     max_tokens: int | None = None
     inline_limit: int = INLINE_LIMIT
+    journal: AppendInput | None = None
+    """The batch recording this attempt (`model_attempt_started`), appended by the activity
+    before it calls the model: the attempt is durable before the call, in one round trip."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +108,9 @@ class ToolInput:
     step: int = 0
     deps: SentDeps | None = None
     """The deps the run was prompted with, when they could travel (`_deps`)."""
+    journal: AppendInput | None = None
+    """The batch recording this call's intent (`tool_started`), appended by the activity
+    before it runs the tool: the intent is durable before the effect, in one round trip."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +159,9 @@ class RunInput:
     Temporal suggests it)."""
     generation: int = 0
     """How many times this run's workflow has continued as new."""
+    journal: list[str] | None = None
+    """A new run's journal (its `run_started`, as journal JSON) when it is small enough to
+    travel: the first execution then needs no `eudaimon.load` activity."""
 
 
 MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from datetime import timedelta
 from typing import Any, ClassVar
 
@@ -33,6 +33,8 @@ from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.tool_calls import OutcomeLost
 from eudaimon.stores.base import Fence, Lease, RunSummary, Snapshot
 from eudaimon.temporal._payloads import (
+    APPEND_FAILED,
+    CARRIED_REFUSED,
     RESPONSE,
     AppendInput,
     ModelInput,
@@ -46,6 +48,14 @@ from eudaimon.temporal._payloads import (
 from eudaimon.tools import Tool, ToolArgumentsError, ToolContext, ToolReturn
 
 _RAISED: dict[str, type[Exception]] = {}
+
+
+_CARRIED = ("model_attempt_started", "tool_started")
+"""A batch ending so is followed at once by the effect it announces, whose activity carries it."""
+
+
+class _AppendFailed(Exception):
+    """The model activity could not append the batch it carried (the store did not answer)."""
 
 
 def workflow_clock() -> Clock:
@@ -75,6 +85,27 @@ class JournalStore:
         self.base_seq = base_seq
         """The seq of `events[0]`."""
         self.snapshot_every = snapshot_every
+        self.carry = False
+        """Let the effect's activity append a batch that ends with `model_attempt_started` or
+        `tool_started` (the loop calls the model, or runs the tools, right after committing
+        it): one round trip instead of two."""
+        self._carried: AppendInput | None = None
+
+    def carried(self) -> AppendInput | None:
+        """The batch the next model activity appends before its call, if any."""
+        return self._carried
+
+    def landed(self, batch: AppendInput) -> None:
+        """The model activity carrying `batch` got past its append."""
+        if self._carried is batch:
+            self._carried = None
+
+    async def settle(self) -> None:
+        """Append a carried batch no model activity is known to have appended (the loop
+        stopped, or the activity was lost): the journal is whole before anything else."""
+        batch, self._carried = self._carried, None
+        if batch is not None:
+            await self._append(batch)
 
     async def append(
         self,
@@ -86,7 +117,16 @@ class JournalStore:
         fence: Fence | None = None,
     ) -> None:
         """The workflow is the run's only driver: it holds no lease, so `fence` is always None."""
+        await self.settle()
         batch = AppendInput(run_id, expected_seq, [event_to_json(e) for e in events], self.snapshot_every)
+        if self.carry and events and events[-1].type in _CARRIED:
+            self._carried = batch
+        else:
+            await self._append(batch)
+        self.events.extend(events)
+
+    async def _append(self, batch: AppendInput) -> None:
+        run_id, expected_seq = batch.run_id, batch.expected_seq
         try:
             await workflow.execute_activity(
                 "eudaimon.append",
@@ -103,7 +143,6 @@ class JournalStore:
             if isinstance(cause, ApplicationError) and cause.type == "ConcurrencyConflict":
                 raise core_errors.ConcurrencyConflict(run_id, expected_seq, -1) from exc
             raise core_errors.CorruptEvent(run_id, expected_seq, f"the journal append failed: {cause}") from exc
-        self.events.extend(events)
 
     # The rest of the protocol is never used by a driver: reading is done by activities.
     async def load(self, run_id: str, after_seq: int = -1) -> list[Event]:
@@ -139,12 +178,18 @@ class ActivityModel:
     retries are the loop's own, journaled as `model_retry_scheduled`."""
 
     def __init__(
-        self, config: RuntimeConfig, journal: Callable[[], RunJournal], start: RunInput, stashed: set[str]
+        self,
+        config: RuntimeConfig,
+        journal: Callable[[], RunJournal],
+        start: RunInput,
+        stashed: set[str],
+        store: Callable[[], JournalStore],
     ) -> None:
         self._config = config
         self._journal = journal
         self._start = start
         self._stashed = stashed
+        self._store = store
 
     @property
     def model_id(self) -> str:
@@ -154,6 +199,7 @@ class ActivityModel:
         journal = self._journal()
         specs = self._config.tool_specs
         same_tools = request.tools is specs or tuple(request.tools) == specs
+        store = self._store()
         payload = ModelInput(
             run_id=journal.run_id,
             seq=journal.committed_seq - 1,
@@ -162,7 +208,19 @@ class ActivityModel:
             temperature=request.temperature,
             max_tokens=request.max_tokens,
             inline_limit=self._start.inline_limit,
+            journal=store.carried(),
         )
+        try:
+            text = await self._call(payload)
+        except _AppendFailed:
+            await store.settle()  # appended on its own, retried as every append is; then the call
+            text = await self._call(replace(payload, journal=None))
+        if may_hold_refs(text):
+            refs_in(json.loads(text), self._stashed)
+        return RESPONSE.validate_json(text)
+
+    async def _call(self, payload: ModelInput) -> str:
+        store, carried = self._store(), payload.journal
         try:
             text: str = await workflow.execute_activity(
                 "eudaimon.model",
@@ -173,23 +231,32 @@ class ActivityModel:
                 result_type=str,
             )
         except ActivityError as exc:
+            cause = exc.cause
+            if carried is not None and isinstance(cause, ApplicationError):
+                if cause.type == CARRIED_REFUSED:  # the batch was refused: no call was made
+                    raise core_errors.ConcurrencyConflict(payload.run_id, carried.expected_seq, -1) from exc
+                if cause.type == APPEND_FAILED:
+                    raise _AppendFailed from exc
+                store.landed(carried)  # the activity got past its append: the model refused
             raise _model_error(exc, self.model_id) from exc
-        if may_hold_refs(text):
-            refs_in(json.loads(text), self._stashed)
-        return RESPONSE.validate_json(text)
+        if carried is not None:
+            store.landed(carried)
+        return text
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[ModelStreamItem]:
         yield await self.generate(request)
 
 
-def activity_tools(config: RuntimeConfig, start: RunInput, stashed: set[str]) -> dict[str, Tool]:
+def activity_tools(
+    config: RuntimeConfig, start: RunInput, stashed: set[str], store: Callable[[], JournalStore]
+) -> dict[str, Tool]:
     """The agent's tools, each executing as an `eudaimon.tool` activity.
 
     A READ or idempotent tool's activity may be retried by Temporal (after a lost worker or
     a timeout) with the same `ToolContext`; any other tool's activity runs at most once, and
     one that may have started and did not report becomes `tool_outcome_unknown`.
     """
-    return {name: _proxy(tool, start, stashed) for name, tool in config.tools.items()}
+    return {name: _proxy(tool, start, stashed, store) for name, tool in config.tools.items()}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -207,12 +274,13 @@ class RemoteTool(Tool):
         return result
 
 
-def _proxy(tool: Tool, start: RunInput, stashed: set[str]) -> Tool:
+def _proxy(tool: Tool, start: RunInput, stashed: set[str], store: Callable[[], JournalStore]) -> Tool:
     rerunnable = tool.traits.rerunnable
     retry = RetryPolicy(maximum_attempts=start.read_attempts if rerunnable else 1)
     deps = start.deps if start.deps is not None and not start.deps.kept else None
 
     async def remote(arguments: Mapping[str, Any], ctx: ToolContext[Any]) -> tuple[str | ToolReturn, tuple[Any, ...]]:
+        journal = store()
         payload = ToolInput(
             run_id=ctx.run_id,
             call_id=ctx.call_id,
@@ -223,7 +291,18 @@ def _proxy(tool: Tool, start: RunInput, stashed: set[str]) -> Tool:
             inline_limit=start.inline_limit,
             step=ctx.step,
             deps=deps,
+            journal=journal.carried(),
         )
+        try:
+            result = await run(payload)
+        except _AppendFailed:
+            await journal.settle()  # appended on its own, retried as every append is; then the call
+            result = await run(replace(payload, journal=None))
+        refs_in(result, stashed)
+        return decode_tool_result(result)
+
+    async def run(payload: ToolInput) -> Any:
+        journal, carried = store(), payload.journal
         try:
             result: Any = await workflow.execute_activity(
                 "eudaimon.tool",
@@ -234,6 +313,12 @@ def _proxy(tool: Tool, start: RunInput, stashed: set[str]) -> Tool:
             )
         except ActivityError as exc:
             cause = exc.cause
+            if carried is not None and isinstance(cause, ApplicationError):
+                if cause.type == CARRIED_REFUSED:  # the tool did not run; the journal moved on elsewhere
+                    raise OutcomeLost(f"{tool.name}: the journal refused its intent ({cause.message})") from exc
+                if cause.type == APPEND_FAILED:
+                    raise _AppendFailed from exc
+                journal.landed(carried)  # the activity got past its append: the tool raised
             if isinstance(cause, ApplicationError):
                 raise _raised(cause.type or "Exception", cause.message) from exc
             if isinstance(cause, CancelledError):
@@ -241,8 +326,9 @@ def _proxy(tool: Tool, start: RunInput, stashed: set[str]) -> Tool:
             if rerunnable:
                 raise _raised("TimeoutError", f"the tool's activity did not finish: {cause}") from exc
             raise OutcomeLost(f"{tool.name}: the worker running it was lost or timed out ({cause})") from exc
-        refs_in(result, stashed)
-        return decode_tool_result(result)
+        if carried is not None:
+            journal.landed(carried)
+        return result
 
     kept = {f.name: getattr(tool, f.name) for f in fields(Tool)}
     return RemoteTool(**{**kept, "function": remote, "is_async": True, "context_param": None})

@@ -1,10 +1,21 @@
-"""A worker: polls a task queue, runs `RunWorkflow`s in the sandbox and the activities they ask for.
+"""A worker: polls a task queue, runs `RunWorkflow`s and the activities they ask for.
 
 Every worker of a queue serves the same agent module: activities use this process's agent
-(its model, its tools, its memory) and the journal's store; workflows build the agent again
-inside Temporal's sandbox from the same module, so that the loop's decisions are replayable.
-Third-party libraries are passed through the sandbox, as Temporal's SDK documents for
-libraries without workflow state; eudaimon itself, and the agent's module, are not.
+(its model, its tools, its memory) and the journal's store.
+
+By default (`sandboxed=False`) eudaimon and the package of the agent's module are passed
+through Temporal's workflow sandbox with every third-party library, as the SDK documents
+for libraries without workflow state: a workflow uses the worker's agent and the modules
+imported once, and a run costs its decisions, not a fresh import of eudaimon (which took
+seconds per run and timed workflow tasks out past a few dozen runs). eudaimon is
+deterministic by construction (the pure fold and `next_step`; time, ids and effects come
+through `_seams`), and that is checked where it belongs: recorded histories of every path
+are replayed in CI under the strict restrictions (`sandbox_restrictions(..., strict=True)`),
+where eudaimon is re-imported and its clocks and randomness are refused.
+
+`sandboxed=True` keeps Temporal's full sandbox at run time: eudaimon and the agent's module
+are imported again for every workflow run (and after every eviction from the worker's
+cache), which costs about a second of CPU per run.
 """
 
 from __future__ import annotations
@@ -36,11 +47,16 @@ def third_party_modules() -> frozenset[str]:
     )
 
 
-def sandbox_restrictions(agent_module: str) -> SandboxRestrictions:
-    """Temporal's default restrictions, with third-party libraries passed through: everything
-    but eudaimon and the package of the agent's module is imported once, outside."""
+def sandbox_restrictions(agent_module: str, *, strict: bool = True) -> SandboxRestrictions:
+    """Temporal's default restrictions, with third-party libraries passed through.
+
+    `strict`: everything but eudaimon and the package of the agent's module is imported once,
+    outside; those two are imported inside the sandbox, their clocks and randomness refused
+    (what the replay of recorded histories and `create_worker(..., sandboxed=True)` use).
+    Otherwise those two are passed through as well."""
     own = {"eudaimon", agent_module.split(".", 1)[0]}
-    return SandboxRestrictions.default.with_passthrough_modules(*(third_party_modules() - own))
+    passed = third_party_modules() - own if strict else third_party_modules() | own
+    return SandboxRestrictions.default.with_passthrough_modules(*passed)
 
 
 def create_worker(
@@ -50,9 +66,12 @@ def create_worker(
     agent: Agent,
     spec: str,
     store: EventStore,
-    max_concurrent_activities: int = 100,
+    max_concurrent_activities: int = 200,
+    max_concurrent_workflow_tasks: int = 100,
+    max_cached_workflows: int = 2000,
     heartbeat_every_s: float = 1.0,
     deps: Any = None,
+    sandboxed: bool = False,
 ) -> Worker:
     """A worker serving `agent`, which the module `spec` (`MODULE:ATTR`) builds.
 
@@ -66,6 +85,13 @@ def create_worker(
             pool, which cannot travel — for runs whose own deps could not be sent (or that
             had none). Deps that serialize travel with their run and take precedence
             (`eudaimon.temporal._deps`). Required when the agent declares a `deps_type`.
+        sandboxed: keep Temporal's full workflow sandbox at run time (eudaimon and the agent's
+            module imported again per workflow run, about a second of CPU each); by default
+            they are passed through and the workflows use this worker's `agent`.
+        max_concurrent_activities: model calls, tools and journal appends run at once.
+        max_concurrent_workflow_tasks: workflow tasks (decisions) run at once.
+        max_cached_workflows: runs kept in memory between their tasks; a run evicted from the
+            cache is replayed from its history on its next task. Hold every run in flight.
 
     Raises:
         ConfigurationError: the agent declares a `deps_type` and `deps` is missing or not one.
@@ -73,7 +99,7 @@ def create_worker(
     module = spec.partition(":")[0]
     if agent.deps_type is not None:
         check_deps(agent.name, agent.deps_type, deps, "create_worker(..., deps=...) (`eudaimon worker --deps`)")
-    _served.serve(agent.name, spec, has_deps=deps is not None)
+    _served.serve(agent.name, spec, has_deps=deps is not None, agent=None if sandboxed else agent)
     driver = runtime_of(agent).driver
     activities = Activities(
         driver.config,
@@ -88,6 +114,8 @@ def create_worker(
         task_queue=task_queue,
         workflows=[RunWorkflow],
         activities=activities.all(),
-        workflow_runner=SandboxedWorkflowRunner(restrictions=sandbox_restrictions(module)),
+        workflow_runner=SandboxedWorkflowRunner(restrictions=sandbox_restrictions(module, strict=sandboxed)),
         max_concurrent_activities=max_concurrent_activities,
+        max_concurrent_workflow_tasks=max_concurrent_workflow_tasks,
+        max_cached_workflows=max_cached_workflows,
     )

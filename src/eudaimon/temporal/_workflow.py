@@ -21,8 +21,10 @@ for a human, the workflow waits on a condition, holding no worker, for as long a
 - When the workflow fails (an activity that can never succeed, such as a journal too big for
   any payload), `settled` answers with why before it ends: its callers are not left waiting.
 
-Everything here runs in Temporal's workflow sandbox; eudaimon's modules are imported inside
-it (none is passed through but the registry of agents this worker serves).
+Everything here runs in Temporal's workflow sandbox. On a default worker eudaimon is passed
+through it and the workflow uses the worker's agent (`_served`); under the strict
+restrictions (the replay of recorded histories, `create_worker(..., sandboxed=True)`)
+eudaimon's modules are imported inside it, and the agent is built there from its module.
 """
 
 from __future__ import annotations
@@ -66,6 +68,10 @@ from eudaimon.temporal._seams import ActivityModel, JournalStore, activity_tools
 
 _UNSTASH_PATCH = "eudaimon.unstash"
 """Histories recorded before runs unstashed replay without the activity."""
+_CARRY_PATCH = "eudaimon.effects-carry-their-intents"
+"""Histories recorded when every batch had an append activity of its own replay with one."""
+_NO_MEMORY_PATCH = "eudaimon.no-memory-no-remember"
+"""Histories recorded when every run called `eudaimon.remember`, memory or not, replay with it."""
 
 
 class _ContinueAsNew(_LoopSignal):
@@ -108,6 +114,9 @@ class RunWorkflow:
         """Why this execution fails, once it does (`_main`)."""
         self._snapshot: str | None = None
         """The state this execution was loaded from, when the store had a snapshot."""
+        self._has_memory = True
+        self._carry = False
+        """Whether a model activity appends the batch recording its attempt (`JournalStore.carry`)."""
 
     @workflow.run
     async def run(self, start: RunInput) -> str:
@@ -131,6 +140,7 @@ class RunWorkflow:
 
     async def _drive(self) -> str:
         config, problem = self._configure()
+        self._carry = workflow.patched(_CARRY_PATCH)
         await self._load()
         journal = self._ready()
         if problem is not None and not journal.state.status.is_terminal:
@@ -141,6 +151,7 @@ class RunWorkflow:
             try:
                 async for _ in drive(journal, config, cancel=self._cancel, emit=False):
                     pass
+                await self._store.settle()
             except ConcurrencyConflict:
                 # Something outside appended to the journal (an old client's decision): fold
                 # it and go on, as a local driver would after reloading.
@@ -168,6 +179,7 @@ class RunWorkflow:
         """The loop's configuration, and why the run cannot go on here if it cannot."""
         agent = _agent(self._start)
         self._snapshot_every = runtime_of(agent).driver.snapshot_every
+        self._has_memory = agent.memory is not None
         sent = self._start.deps
         problem = missing_deps(sent, _served.has_deps(self._start.agent))
         if sent is not None and not sent.kept:
@@ -178,11 +190,14 @@ class RunWorkflow:
         return _runtime_config(agent, self, self._start), problem
 
     async def _load(self) -> None:
-        loaded: Any = await workflow.execute_activity(
-            "eudaimon.load",
-            LoadInput(self._start.run_id, self._start.inline_limit, from_snapshot=True),
-            start_to_close_timeout=timedelta(seconds=120),
-        )
+        loaded: Any = self._start.journal
+        self._start = replace(self._start, journal=None)  # only the first load: a reload reads the store
+        if loaded is None:
+            loaded = await workflow.execute_activity(
+                "eudaimon.load",
+                LoadInput(self._start.run_id, self._start.inline_limit, from_snapshot=True),
+                start_to_close_timeout=timedelta(seconds=120),
+            )
         refs_in(loaded, self._stashed)
         texts: list[str] = loaded if isinstance(loaded, list) else loaded["events"]
         snapshot: str | None = None if isinstance(loaded, list) else loaded["state"]
@@ -193,12 +208,14 @@ class RunWorkflow:
             raise InvalidOperation(f"run {self._start.run_id} has no journal in the store")
         base = state.next_seq - len(events)
         self._store = JournalStore(self._start.run_id, events, base_seq=base, snapshot_every=self._snapshot_every)
+        self._store.carry = self._carry
         self._journal = RunJournal(self._store, state, snapshot_every=0, clock=workflow_clock())
         self._journal.replayed = True
         self._journal.deps = self._deps
 
     async def _remember(self, state: RunState) -> None:
-        if state.uses_memory:
+        """Feed the agent's memory: an activity only for an agent that has one."""
+        if state.uses_memory and (self._has_memory or not workflow.patched(_NO_MEMORY_PATCH)):
             await workflow.execute_activity(
                 "eudaimon.remember",
                 state.run_id,
@@ -219,11 +236,13 @@ class RunWorkflow:
         the history is long."""
         if self._history_is_long():
             await self._ready().flush()
+            await self._store.settle()
             raise _ContinueAsNew(f"run {self._start.run_id} continues as new")
 
     async def _continue_as_new(self) -> None:
         """Let decisions in flight land and tell callers waiting for the run where it went on."""
         self._continuing = True
+        await self._store.settle()
         await workflow.wait_condition(lambda: self._deciding == 0 and self._settling == 0)
         workflow.continue_as_new(replace(self._start, generation=self._start.generation + 1))
 
@@ -345,7 +364,11 @@ def _decision_event(state: RunState, decision: DecisionInput) -> Any:
 
 
 def _agent(start: RunInput) -> Agent:
-    """The agent, built in this sandbox from the module the worker serves."""
+    """The worker's agent when eudaimon is passed through (it is then of this `Agent` class),
+    else the agent built in this sandbox from the module the worker serves."""
+    served = _served.agent_for(start.agent)
+    if isinstance(served, Agent):
+        return served
     spec = _served.spec_for(start.agent)
     module_name, _, attr = spec.partition(":")
     # Building an agent reads its configuration (environment variables, a store URL) and
@@ -378,7 +401,7 @@ def _runtime_config(agent: Agent, run: RunWorkflow, start: RunInput) -> RuntimeC
     hooks = HookSet([*(config.hooks.hooks if config.hooks is not None else ()), _StepEnd(run)])
     return replace(
         config,
-        model=ActivityModel(config, run._ready, start, run._stashed),
-        tools=activity_tools(config, start, run._stashed),
+        model=ActivityModel(config, run._ready, start, run._stashed, lambda: run._store),
+        tools=activity_tools(config, start, run._stashed, lambda: run._store),
         hooks=hooks,
     )

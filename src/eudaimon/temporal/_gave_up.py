@@ -1,0 +1,102 @@
+"""A run whose workflow Temporal gave up on is journaled as `run_failed`, by whoever sees it first.
+
+A workflow can close outside the loop: terminated by an operator, timed out by an execution
+timeout, failed by an error the loop never saw. Its run's journal would then say `running`
+for good, looking exactly like a healthy run. The worker (at a run's start), the caller
+(`TemporalEngine`, when its workflow closes under it), `eudaimon runs list --check` and the
+server's recovery ask `record_if_gave_up`: when the run has not ended in the journal and its
+workflow has closed, `run_failed` is appended, saying how it closed and the workflow's id.
+Appending is fenced by `expected_seq`, so two that see it at once record it once.
+"""
+
+from __future__ import annotations
+
+from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.service import RPCError, RPCStatusCode
+
+from eudaimon.core.errors import ConcurrencyConflict, RunNotFound
+from eudaimon.core.events import FailureKind, RunFailed
+from eudaimon.core.state import RunState
+from eudaimon.runtime.journal import RunJournal
+from eudaimon.runtime.operations import load_state
+from eudaimon.stores.base import EventStore
+
+WORKFLOW_CLOSED = "WorkflowClosed"
+"""`run_failed.exception` for a run whose workflow closed outside the loop."""
+
+_CLOSED = {
+    WorkflowExecutionStatus.TERMINATED: "terminated",
+    WorkflowExecutionStatus.TIMED_OUT: "timed out",
+    WorkflowExecutionStatus.FAILED: "failed",
+    WorkflowExecutionStatus.CANCELED: "cancelled",
+    WorkflowExecutionStatus.COMPLETED: "completed",
+}
+"""How a workflow may close; any of them with its run not ended in the journal is a give-up."""
+
+
+async def workflow_closed(client: Client, run_id: str) -> str | None:
+    """How the run's workflow closed ("terminated", "timed out", …), None while it runs or
+    when there is none."""
+    try:
+        described = await client.get_workflow_handle(run_id).describe()
+    except RPCError as exc:
+        if exc.status is RPCStatusCode.NOT_FOUND:
+            return None
+        raise
+    return _CLOSED.get(described.status) if described.status is not None else None
+
+
+async def record_if_gave_up(client: Client, store: EventStore, run_id: str) -> RunState | None:
+    """The run's state, with `run_failed` appended first when its workflow closed while the
+    journal says the run goes on. None when the store has no such run."""
+    for _ in range(5):
+        try:
+            state = await load_state(store, run_id)
+        except RunNotFound:
+            return None
+        if state.status.is_terminal or not state.engine.startswith("temporal"):
+            return state
+        how = await workflow_closed(client, run_id)
+        if how is None:
+            return state
+        journal = RunJournal(store, state, snapshot_every=0)
+        journal.record(
+            RunFailed(
+                error=(
+                    f"Temporal {how} the run's workflow (workflow id {run_id}) outside the loop; the journal "
+                    f"holds the run up to its last commit: fork it (`eudaimon runs fork {run_id}`) to go on"
+                ),
+                kind=FailureKind.EXCEPTION,
+                exception=WORKFLOW_CLOSED,
+            )
+        )
+        try:
+            await journal.flush()
+        except ConcurrencyConflict:
+            continue  # someone appended meanwhile (maybe this very record): look again
+        return journal.state
+    return await load_state(store, run_id)
+
+
+async def check_runs(store: EventStore, run_ids: list[str]) -> list[str]:
+    """Record every run of `run_ids` whose Temporal workflow closed outside the loop
+    (`record_if_gave_up`); the ids recorded now. Runs of other engines are left alone."""
+    from eudaimon.temporal._engine import TemporalEngine
+
+    clients: dict[str, Client] = {}
+    recorded: list[str] = []
+    for run_id in run_ids:
+        try:
+            state = await load_state(store, run_id)
+        except RunNotFound:
+            continue
+        if state.status.is_terminal or not state.engine.startswith("temporal"):
+            continue
+        engine = TemporalEngine.from_url(state.engine)
+        client = clients.get(engine.url)
+        if client is None:
+            client = clients[engine.url] = await Client.connect(engine.target, namespace=engine.namespace)
+        after = await record_if_gave_up(client, store, run_id)
+        if after is not None and after.status.is_terminal:
+            recorded.append(run_id)
+    return recorded
