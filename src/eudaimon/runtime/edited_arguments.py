@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from eudaimon.core.errors import InvalidArguments
 from eudaimon.core.messages import JsonObject, ToolCall
 from eudaimon.core.state import RunState
-from eudaimon.tools import Tool, ToolArgumentsError, ToolPolicy
+from eudaimon.tools import RequireApproval, Tool, ToolArgumentsError, ToolPolicy
 from eudaimon.tools._numbers import odd_number
 
 if TYPE_CHECKING:
@@ -76,7 +76,8 @@ async def judged_edit(
         verdict = policy(call, tool)
         if inspect.isawaitable(verdict):
             verdict = await verdict
-        judged = ToolPolicy(verdict)
+        # A deadline-bearing RequireApproval is a REQUIRE_APPROVAL: the human's approval stands.
+        judged = ToolPolicy.REQUIRE_APPROVAL if isinstance(verdict, RequireApproval) else ToolPolicy(verdict)
     except Exception:  # a policy's bug: the human's approval stands, as for any call it cannot judge
         return
     if judged is ToolPolicy.DENY:
