@@ -28,11 +28,13 @@
     ├── InvalidEvent              an event that would not read back; refused before it is recorded
     ├── InvalidOperation          an approval, reconciliation or resume the run's state forbids
     │   ├── InvalidArguments      an approver's edited arguments the tool's schema refuses
+    │   │   └── EditDenied        an approver's edit the approval policy denies
     │   └── QueuedBehind          a queued run's turn on its thread has not come
     ├── MissingExtra              also an ImportError: a part whose optional dependencies are not installed
     │   (defined beside the part that raises them:)
     ├── ToolArgumentsError        also a ValueError: a call's arguments were unusable (eudaimon.tools)
     ├── BadCursor                 also a ValueError: a listing cursor this store did not make (eudaimon.stores.index)
+    ├── BoundOutOfRange           also a ValueError: a listing date outside the calendar in UTC (eudaimon.stores.index)
     ├── MCPConnectionError        an MCP server could not be started or reached (eudaimon.mcp)
     ├── MCPConnectionLost         an MCP request was in flight when the connection failed (eudaimon.mcp)
     ├── MCPToolError              an MCP server ran a tool and reported an error (eudaimon.mcp)
@@ -325,6 +327,11 @@ class InvalidOperation(EudaimonError):
 class InvalidArguments(InvalidOperation, ValueError):
     """Arguments an approver edited that the tool would refuse (not a JSON object, or not what
     its schema says); the message names the problem, and nothing was journaled."""
+
+
+class EditDenied(InvalidArguments):
+    """An approver's edit the agent's approval policy denies (an edit is a new call, judged as
+    the model's are): nothing was journaled and the call still waits for a decision."""
 
 
 class QueuedBehind(InvalidOperation):
