@@ -15,9 +15,8 @@ from _real_model import RealModelServer
 
 from eudaimon import Agent, Tool, ToolCall, ToolPolicy, tool
 from eudaimon.core.events import ApprovalDecided
-from eudaimon.errors import InvalidOperation, RunError
+from eudaimon.errors import EditDenied, InvalidOperation, RunError
 from eudaimon.models import Model, ModelSettings, infer_model
-from eudaimon.runtime.edited_arguments import EditDenied
 from eudaimon.stores import MemoryStore
 
 ASK = (

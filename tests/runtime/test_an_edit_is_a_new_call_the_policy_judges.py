@@ -22,10 +22,9 @@ import pytest
 
 from eudaimon import Agent, Message, ToolCall, tool
 from eudaimon.core.events import ApprovalDecided, ToolDenied, ToolStarted
-from eudaimon.errors import InvalidArguments, InvalidOperation
+from eudaimon.errors import EditDenied, InvalidArguments, InvalidOperation
 from eudaimon.models import ChatRequest, FunctionModel
 from eudaimon.runtime import operations
-from eudaimon.runtime.edited_arguments import EditDenied
 from eudaimon.stores.base import EventStore
 from eudaimon.tools import Tool, ToolPolicy
 

@@ -28,6 +28,7 @@
     ├── InvalidEvent              an event that would not read back; refused before it is recorded
     ├── InvalidOperation          an approval, reconciliation or resume the run's state forbids
     │   ├── InvalidArguments      an approver's edited arguments the tool's schema refuses
+    │   │   └── EditDenied        an approver's edit the approval policy denies
     │   ├── DeadlinePassed        a decision that came after the call's approval deadline
     │   ├── QueuedBehind          a queued run's turn on its thread has not come
     │   └── AgentChanged          Agent(on_change="refuse") met a run another agent started
@@ -35,6 +36,7 @@
     │   (defined beside the part that raises them:)
     ├── ToolArgumentsError        also a ValueError: a call's arguments were unusable (eudaimon.tools)
     ├── BadCursor                 also a ValueError: a listing cursor this store did not make (eudaimon.stores.index)
+    ├── BoundOutOfRange           also a ValueError: a listing date outside the calendar in UTC (eudaimon.stores.index)
     ├── MCPConnectionError        an MCP server could not be started or reached (eudaimon.mcp)
     ├── MCPConnectionLost         an MCP request was in flight when the connection failed (eudaimon.mcp)
     ├── MCPToolError              an MCP server ran a tool and reported an error (eudaimon.mcp)
@@ -332,6 +334,11 @@ class DeadlinePassed(InvalidOperation):
 class InvalidArguments(InvalidOperation, ValueError):
     """Arguments an approver edited that the tool would refuse (not a JSON object, or not what
     its schema says); the message names the problem, and nothing was journaled."""
+
+
+class EditDenied(InvalidArguments):
+    """An approver's edit the agent's approval policy denies (an edit is a new call, judged as
+    the model's are): nothing was journaled and the call still waits for a decision."""
 
 
 class AgentChanged(InvalidOperation):

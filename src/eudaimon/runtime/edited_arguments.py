@@ -20,7 +20,7 @@ import inspect
 import json
 from typing import TYPE_CHECKING, Any
 
-from eudaimon.core.errors import InvalidArguments
+from eudaimon.core.errors import EditDenied, InvalidArguments
 from eudaimon.core.messages import JsonObject, ToolCall
 from eudaimon.core.state import RunState
 from eudaimon.tools import RequireApproval, Tool, ToolArgumentsError, ToolPolicy
@@ -53,10 +53,6 @@ def checked_edit(state: RunState, call_id: str, arguments: object, tool: Tool | 
         except ToolArgumentsError as exc:
             raise InvalidArguments(f"{where} were refused: {exc}") from None
     return arguments
-
-
-class EditDenied(InvalidArguments):
-    """The approval policy denies the call as the approver edited it: nothing was journaled."""
 
 
 async def judged_edit(

@@ -23,6 +23,11 @@ from eudaimon.core.run_index import ENDED, ERRORED, RunRow, searchable, sortable
 from eudaimon.stores.base import EventStore
 
 
+class BoundOutOfRange(EudaimonError, ValueError):
+    """A listing's date or datetime that reads, but whose instant in UTC falls outside the years
+    1 to 9999 (`until=9999-12-31` ends after them); pick a date inside them."""
+
+
 class BadCursor(EudaimonError, ValueError):
     """A listing's cursor this module did not make (cut, edited, or from another server); pass the
     `next_cursor` of the previous page unchanged, or leave it out to start from the first page."""
@@ -243,10 +248,6 @@ def parse_bound(text: str, *, end: bool) -> datetime:
         return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
     except OverflowError:
         raise BoundOutOfRange(f"{text!r} is outside the dates a filter can hold (years 1 to 9999, in UTC)") from None
-
-
-class BoundOutOfRange(ValueError):
-    """A date or datetime that reads, but whose instant in UTC falls outside the calendar."""
 
 
 class LastRows:
