@@ -8,7 +8,7 @@ tool calls (between `tool_started` and `tool_completed`), inside model calls, an
 starts fresh ones that resume, and reconciles what waits for an operator, until every run has
 completed. Then `_journal_checks.audit_runs` holds every journal against the ledger.
 
-`EUDAIMON_SOAK_KILLS` (default 200) is the number of kills per backend; raise it for long soaks.
+`EUDAIMON_SOAK_KILLS` (default 100) is the number of kills per backend; raise it for long soaks.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from _journal_checks import Audit, audit_runs
 from _proc_support import Execution, open_store, scratch_pg_schema
 from _soak_driver import Soak, SoakResult, executions_of
 
-KILLS = int(os.environ.get("EUDAIMON_SOAK_KILLS", "200"))
+KILLS = int(os.environ.get("EUDAIMON_SOAK_KILLS", "100"))
 
 
 def _summary(backend: str, result: SoakResult, audit: Audit, executions: list[Execution]) -> str:
