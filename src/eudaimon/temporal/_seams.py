@@ -45,6 +45,7 @@ from eudaimon.temporal._payloads import (
     message_ranges,
     refs_in,
 )
+from eudaimon.temporal._timers import rebuilt_wait
 from eudaimon.tools import Tool, ToolArgumentsError, ToolContext, ToolReturn
 
 _RAISED: dict[str, type[Exception]] = {}
@@ -319,6 +320,9 @@ def _proxy(tool: Tool, start: RunInput, stashed: set[str], store: Callable[[], J
                 if cause.type == APPEND_FAILED:
                     raise _AppendFailed from exc
                 journal.landed(carried)  # the activity got past its append: the tool raised
+            waited = rebuilt_wait(cause)
+            if waited is not None:
+                raise waited from exc  # the loop journals `tool_waiting`; the workflow's timer wakes it
             if isinstance(cause, ApplicationError):
                 raise _raised(cause.type or "Exception", cause.message) from exc
             if isinstance(cause, CancelledError):
