@@ -165,3 +165,42 @@ async def test_a_retry_after_wakes_on_temporal(
         output = (await agent.state(waiting.run_id)).output
         assert output is not None and output.startswith("the tool said: report q3 (attempt 2, key ")
         await agent.aclose()
+
+
+async def test_a_wait_outlives_its_worker_on_temporal(
+    client: Client, temporal_target: str, task_queue: str, store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No worker is held while the call waits: the worker that saw `RetryAfter` stops, the
+    wake time passes with no worker at all, and a new worker runs the woken call."""
+    monkeypatch.setenv("TIMED_WAIT_S", "1")
+    engine = TemporalEngine(temporal_target, task_queue=task_queue)
+    async with _worker(client, task_queue, store_url, "make_napper"):
+        agent = timed_fleet_agent.make_napper(store=store_url, engine=engine)
+        waiting = await agent.prompt("fetch the q3 report")
+        assert waiting.status == "waiting"
+    await asyncio.sleep(1.5)  # the wake time passes while no worker serves the queue
+    assert "tool_woke" not in await _types(agent, waiting.run_id)
+    async with _worker(client, task_queue, store_url, "make_napper"):
+        assert await asyncio.wait_for(client.get_workflow_handle(waiting.run_id).result(), 30) == "completed"
+    types = await _types(agent, waiting.run_id)
+    assert types.count("tool_woke") == 1 and types.count("tool_started") == 2
+    await agent.aclose()
+
+
+async def test_cancelling_a_waiting_run_on_temporal_fires_nothing(
+    client: Client, temporal_target: str, task_queue: str, store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cancelling the workflow of a waiting run cancels it at once; its timer wakes nothing."""
+    monkeypatch.setenv("TIMED_WAIT_S", "1")
+    async with _worker(client, task_queue, store_url, "make_napper"):
+        agent = timed_fleet_agent.make_napper(
+            store=store_url, engine=TemporalEngine(temporal_target, task_queue=task_queue)
+        )
+        waiting = await agent.prompt("fetch the q3 report")
+        handle = client.get_workflow_handle(waiting.run_id)
+        await handle.cancel()
+        assert await asyncio.wait_for(handle.result(), 30) == "cancelled"
+        await asyncio.sleep(1.2)
+        types = await _types(agent, waiting.run_id)
+        assert "tool_woke" not in types and types[-1] == "run_cancelled"
+        await agent.aclose()
