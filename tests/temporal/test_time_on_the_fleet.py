@@ -21,6 +21,7 @@ from temporalio.client import Client
 
 from eudaimon.core.events import ApprovalDecided, ApprovalRequested, ApprovalTimedOut, ToolWaiting
 from eudaimon.errors import DeadlinePassed
+from eudaimon.runtime import timers
 from eudaimon.stores.url import open_store
 from eudaimon.temporal import TemporalEngine, create_worker
 
@@ -63,6 +64,8 @@ async def test_a_deadline_fires_on_temporal_and_the_model_is_told(
         assert fired.at >= asked.deadline  # never before its time
         types = [e.type for e in events]
         assert "tool_started" not in types and "approval_decided" not in types
+        assert await timers.fire_due(agent.store) == []  # a server's sweep leaves the workflow's run be
+        assert [e.type for e in await agent.store.load(paused.run_id)] == types
         await agent.aclose()
 
 
