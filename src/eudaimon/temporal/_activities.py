@@ -63,7 +63,7 @@ from eudaimon.temporal._payloads import (
     run_prefix,
     to_refs,
 )
-from eudaimon.temporal._timers import wait_failure
+from eudaimon.temporal._timers import wait_result
 from eudaimon.tools import RetryAfter, ToolContext, ToolReturn
 
 T = TypeVar("T")
@@ -217,7 +217,7 @@ class Activities:
         except asyncio.CancelledError:
             raise
         except RetryAfter as exc:  # a durable wait: the workflow's timer runs the call again
-            raise wait_failure(exc) from exc
+            return wait_result(exc)
         except Exception as exc:  # the model sees it, as locally; Temporal does not retry it
             raise ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True) from exc
         encoded = encode_tool_result(output, parts)

@@ -45,7 +45,7 @@ from eudaimon.temporal._payloads import (
     message_ranges,
     refs_in,
 )
-from eudaimon.temporal._timers import rebuilt_wait
+from eudaimon.temporal._timers import waiting_in
 from eudaimon.tools import Tool, ToolArgumentsError, ToolContext, ToolReturn
 
 _RAISED: dict[str, type[Exception]] = {}
@@ -299,6 +299,9 @@ def _proxy(tool: Tool, start: RunInput, stashed: set[str], store: Callable[[], J
         except _AppendFailed:
             await journal.settle()  # appended on its own, retried as every append is; then the call
             result = await run(replace(payload, journal=None))
+        waited = waiting_in(result)
+        if waited is not None:
+            raise waited  # the loop journals `tool_waiting`; the workflow's timer wakes the call
         refs_in(result, stashed)
         return decode_tool_result(result)
 
@@ -320,9 +323,6 @@ def _proxy(tool: Tool, start: RunInput, stashed: set[str], store: Callable[[], J
                 if cause.type == APPEND_FAILED:
                     raise _AppendFailed from exc
                 journal.landed(carried)  # the activity got past its append: the tool raised
-            waited = rebuilt_wait(cause)
-            if waited is not None:
-                raise waited from exc  # the loop journals `tool_waiting`; the workflow's timer wakes it
             if isinstance(cause, ApplicationError):
                 raise _raised(cause.type or "Exception", cause.message) from exc
             if isinstance(cause, CancelledError):

@@ -9,9 +9,9 @@ When it fires, the loop goes round again and its own `fire_due` journals what fe
 pure `core.due.due_events` read with the workflow's clock, appended by the `eudaimon.append`
 activity), exactly once: the workflow is the run's only writer.
 
-A tool's `RetryAfter` crosses the activity boundary as an `ApplicationError` of type
-`RetryAfter` whose details carry the seconds and reason (`wait_failure`), and is raised again
-as itself in the workflow (`rebuilt_wait`), where the loop journals `tool_waiting`.
+A tool's `RetryAfter` crosses the activity boundary as the activity's result
+(`{"retry_after": {"seconds", "reason"}}`, `wait_result`) and is raised again as itself in the
+workflow (`waiting_in`), where the loop journals `tool_waiting`.
 
 Histories recorded before durable timers replay without them (`TIMERS_PATCH`).
 """
@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError
 
 from eudaimon.core.state import CallStatus, RunState
 from eudaimon.tools import RetryAfter
@@ -30,8 +30,8 @@ from eudaimon.tools import RetryAfter
 TIMERS_PATCH = "eudaimon.durable-timers"
 """Histories recorded before the workflow kept its own time replay waiting for decisions only."""
 
-RETRY_AFTER = "RetryAfter"
-"""The `ApplicationError` type of a tool's `RetryAfter` raised on a worker."""
+WAIT = "retry_after"
+"""The key of a tool activity's result that says the tool raised `RetryAfter` (`wait_result`)."""
 
 _SLACK = timedelta(milliseconds=5)
 """Added to each timer, so the workflow's clock has passed the due time when it fires."""
@@ -67,19 +67,22 @@ async def wait_for_decision_or_due(state: RunState, decided: Callable[[], bool])
             continue  # the timer fired: the loop's `fire_due` journals what is due now
 
 
-def wait_failure(exc: RetryAfter) -> ApplicationError:
-    """A tool's `RetryAfter` as the activity's failure: not retried by Temporal, the wait is the loop's."""
-    return ApplicationError(str(exc), exc.seconds, exc.reason, type=RETRY_AFTER, non_retryable=True)
+def wait_result(exc: RetryAfter) -> dict[str, Any]:
+    """A tool's `RetryAfter` as its activity's result: a wait is no failure (Temporal neither
+    retries nor logs it as one); the loop journals it and the workflow's timer wakes the call."""
+    return {WAIT: {"seconds": exc.seconds, "reason": exc.reason}}
 
 
-def rebuilt_wait(cause: BaseException | None) -> RetryAfter | None:
-    """The `RetryAfter` a tool raised on a worker, from its activity's failure; else None."""
-    if not isinstance(cause, ApplicationError) or cause.type != RETRY_AFTER:
+def waiting_in(result: object) -> RetryAfter | None:
+    """The `RetryAfter` a tool raised on a worker, from its activity's result; else None."""
+    if not isinstance(result, dict) or not isinstance(result.get(WAIT), dict):
         return None
-    details = cause.details
-    seconds = details[0] if details and isinstance(details[0], int | float) else 0.0
-    reason = details[1] if len(details) > 1 and isinstance(details[1], str) else None
-    return RetryAfter(float(seconds), reason)
+    wait = result[WAIT]
+    seconds = wait.get("seconds")
+    reason = wait.get("reason")
+    return RetryAfter(
+        float(seconds) if isinstance(seconds, int | float) else 0.0, reason if isinstance(reason, str) else None
+    )
 
 
 def decision_time(state: RunState) -> datetime | None:
