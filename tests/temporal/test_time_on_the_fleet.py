@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+import psycopg
 import pytest
 import timed_fleet_agent
 from temporalio.client import Client
@@ -22,17 +25,36 @@ from temporalio.client import Client
 from eudaimon.core.events import ApprovalDecided, ApprovalRequested, ApprovalTimedOut, ToolWaiting
 from eudaimon.errors import DeadlinePassed
 from eudaimon.runtime import timers
+from eudaimon.stores.base import EventStore
+from eudaimon.stores.postgres import PostgresStore
 from eudaimon.stores.url import open_store
 from eudaimon.temporal import TemporalEngine, create_worker
 
+PG_DSN = os.environ.get("EUDAIMON_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
+
 
 @contextlib.asynccontextmanager
-async def _worker(client: Client, task_queue: str, store_url: str, name: str) -> AsyncIterator[None]:
-    store = open_store(store_url)
+async def _worker(client: Client, task_queue: str, store_url: str | EventStore, name: str) -> AsyncIterator[None]:
+    store = open_store(store_url) if isinstance(store_url, str) else store_url
     agent = getattr(timed_fleet_agent, name)(store=store)
     async with create_worker(client, task_queue=task_queue, agent=agent, spec=f"timed_fleet_agent:{name}", store=store):
         yield
+    if isinstance(store_url, str):
+        await store.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def journal(request: pytest.FixtureRequest, store_url: str) -> AsyncIterator[str | EventStore]:
+    """The journal the fleet writes: a SQLite file (its URL), or a fresh PostgreSQL schema."""
+    if request.param == "sqlite":
+        yield store_url
+        return
+    schema = f"eudaimon_ttime_{uuid.uuid4().hex[:12]}"
+    store = PostgresStore(PG_DSN, schema=schema, min_size=1, max_size=4)
+    yield store
     await store.close()
+    async with await psycopg.AsyncConnection.connect(PG_DSN, autocommit=True) as conn:
+        await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 async def _types(agent: object, run_id: str) -> list[str]:
@@ -40,13 +62,13 @@ async def _types(agent: object, run_id: str) -> list[str]:
 
 
 async def test_a_deadline_fires_on_temporal_and_the_model_is_told(
-    client: Client, temporal_target: str, task_queue: str, store_url: str
+    client: Client, temporal_target: str, task_queue: str, journal: str | EventStore
 ) -> None:
     """Nobody decides: the workflow's timer fires at the deadline, `approval_timed_out` is
     journaled once, the call is denied without running and the model reads why."""
-    async with _worker(client, task_queue, store_url, "make_slowpay"):
+    async with _worker(client, task_queue, journal, "make_slowpay"):
         agent = timed_fleet_agent.make_slowpay(
-            store=store_url, engine=TemporalEngine(temporal_target, task_queue=task_queue)
+            store=journal, engine=TemporalEngine(temporal_target, task_queue=task_queue)
         )
         paused = await agent.prompt("pay ACME")
         assert paused.status == "awaiting_approval"
@@ -141,14 +163,14 @@ async def test_a_deadline_may_cancel_the_run_on_temporal(
 
 
 async def test_a_retry_after_wakes_on_temporal(
-    client: Client, temporal_target: str, task_queue: str, store_url: str
+    client: Client, temporal_target: str, task_queue: str, journal: str | EventStore
 ) -> None:
     """A tool's `RetryAfter(1)` on a worker: the run is `waiting` with its `wake_at`, the
     workflow sleeps on a Temporal timer, then journals `tool_woke` and runs the call again with
     the same idempotency key and the next attempt."""
-    async with _worker(client, task_queue, store_url, "make_napper"):
+    async with _worker(client, task_queue, journal, "make_napper"):
         agent = timed_fleet_agent.make_napper(
-            store=store_url, engine=TemporalEngine(temporal_target, task_queue=task_queue)
+            store=journal, engine=TemporalEngine(temporal_target, task_queue=task_queue)
         )
         waiting = await agent.prompt("fetch the q3 report")
         assert waiting.status == "waiting"
