@@ -75,7 +75,7 @@ async def main(target: str, n: int) -> None:
                     elif isinstance(e.data, ToolWoke):
                         wakes.append(_ms(e.at, due[0]))  # type: ignore[arg-type]
             for name, values in (("deadlines", deadlines), ("wakes", wakes)):
-                q = statistics.quantiles(values, n=100) if len(values) > 1 else values * 99
+                q = statistics.quantiles(values, n=100, method="inclusive") if len(values) > 1 else values * 99
                 print(f"{name}: n={len(values)} p50 {q[49]:.0f} ms, p99 {q[98]:.0f} ms, max {max(values):.0f} ms")
             await payer.aclose()
             await napper.aclose()
