@@ -11,7 +11,8 @@ replaying: runs in flight when a release is deployed must finish under it.
   before content parts, snapshots, stash deletion and continue-as-new, and the one after;
 - `histories/<RELEASE>/`: one history per path — tools (a READ then a WRITE), parallel
   calls, an approval, a call reconciled after its outcome was lost, a model call retried,
-  continue-as-new, a waiting run cancelled.
+  continue-as-new, a waiting run cancelled; an approval deadline that fired and a tool's
+  `RetryAfter` woken by the workflow's timer (agents of `timed_fleet_agent`).
 
 Re-record a release's only when a deliberate change makes its histories unreplayable (and
 say so: runs in flight when such a change is deployed would fail).
@@ -27,6 +28,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import timed_fleet_agent
 from _fleet import in_process_worker
 from fleet_agent import make
 from temporalio.client import Client
@@ -86,6 +88,18 @@ async def _cancel(agent: Agent, client: Client) -> str:
     return waiting.run_id
 
 
+async def _deadline(agent: Agent, client: Client) -> str:
+    return (await agent.prompt("pay ACME")).run_id  # nobody decides: the deadline denies the call
+
+
+async def _wake(agent: Agent, client: Client) -> str:
+    return (await agent.prompt("fetch the q3 report")).run_id  # RetryAfter(1), then the timer wakes it
+
+
+TIMED: dict[str, str] = {"deadline": "make_slowpay", "wake": "make_napper"}
+"""Paths recorded with an agent of `timed_fleet_agent` (its factory), not the fleet's."""
+
+
 PATHS: dict[str, tuple[Path_, dict[str, float]]] = {
     "tools": (_tools, {}),
     "parallel": (_parallel, {}),
@@ -94,6 +108,8 @@ PATHS: dict[str, tuple[Path_, dict[str, float]]] = {
     "reconciliation": (_reconciliation, {"tool_timeout_s": 1.0, "heartbeat_timeout_s": 1.0}),
     "continue_as_new": (_continue_as_new, {"continue_after_events": 30}),
     "cancel": (_cancel, {}),
+    "deadline": (_deadline, {}),
+    "wake": (_wake, {}),
 }
 
 
@@ -103,9 +119,15 @@ async def record(target: str, name: str) -> None:
     run, options = PATHS[name]
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{tmp}/journal.db"
-        async with in_process_worker(client, queue, url):
+        factory = TIMED.get(name)
+        spec = f"timed_fleet_agent:{factory}" if factory else "fleet_agent:make"
+        async with in_process_worker(client, queue, url, spec=spec):
             engine = TemporalEngine(target, task_queue=queue, **options)  # type: ignore[arg-type]
-            agent = make(store=url, engine=engine)
+            agent = (
+                getattr(timed_fleet_agent, factory)(store=url, engine=engine)
+                if factory
+                else make(store=url, engine=engine)
+            )
             run_id = await run(agent, client)
             handle = client.get_workflow_handle(run_id)
             await handle.result()

@@ -96,8 +96,12 @@ def approval(
     note: str | None = None,
     arguments: JsonObject | None = None,
     tool: Tool | None = None,
+    at: datetime | None = None,
 ) -> ApprovalDecided:
     """The decision on a call awaiting approval; `InvalidOperation` when it is not waiting.
+
+    `at` is the time the decision is judged at against the call's deadline: now unless given
+    (a Temporal workflow gives its own clock, which its replay reads again identically).
 
     `arguments`, with an approval only, are the approver's edit of the call: checked against
     `tool`'s schema (or the one the journal holds), `InvalidArguments` naming the problem.
@@ -110,7 +114,9 @@ def approval(
         waiting = ", ".join(c.id for c in state.awaiting_approval()) or "none"
         raise InvalidOperation(f"run {run_id} has no call {call_id!r} awaiting approval (awaiting: {waiting})")
     if progress.timed_out or (
-        progress.status is CallStatus.AWAITING_APPROVAL and progress.deadline is not None and progress.deadline <= now()
+        progress.status is CallStatus.AWAITING_APPROVAL
+        and progress.deadline is not None
+        and progress.deadline <= (at or now())
     ):
         raise DeadlinePassed(
             f"call {call_id!r} of run {run_id}: the approval deadline passed at {_when(progress.deadline)} "

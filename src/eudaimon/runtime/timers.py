@@ -37,7 +37,8 @@ class Fired:
 async def fire(store: EventStore, run_id: str, at: datetime | None = None) -> Fired | None:
     """Journal what is due in the run now; None when nothing is (another process fired it first,
     a human decided in time, or the run ended), or when an engine drives the run: a Temporal
-    workflow learns of decisions by signal, and firing its deadlines is not built yet."""
+    workflow keeps its own time with durable timers (`eudaimon.temporal._timers`) and is the
+    run's only writer, so its deadlines and wakes are fired by it, never from outside."""
     while True:
         state = await load_state(store, run_id)
         if state.engine:  # driven by an engine (Temporal): its workflow would not learn of it

@@ -63,7 +63,8 @@ from eudaimon.temporal._payloads import (
     run_prefix,
     to_refs,
 )
-from eudaimon.tools import ToolContext, ToolReturn
+from eudaimon.temporal._timers import wait_result
+from eudaimon.tools import RetryAfter, ToolContext, ToolReturn
 
 T = TypeVar("T")
 
@@ -215,6 +216,8 @@ class Activities:
                 output, parts = await self._beating(tool.execute(arguments, ctx))
         except asyncio.CancelledError:
             raise
+        except RetryAfter as exc:  # a durable wait: the workflow's timer runs the call again
+            return wait_result(exc)
         except Exception as exc:  # the model sees it, as locally; Temporal does not retry it
             raise ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True) from exc
         encoded = encode_tool_result(output, parts)

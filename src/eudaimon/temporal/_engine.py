@@ -42,7 +42,7 @@ from temporalio.exceptions import ApplicationError, TemporalError, WorkflowAlrea
 from temporalio.service import RPCError, RPCStatusCode
 
 from eudaimon.core.codec import event_to_json
-from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, InvalidOperation, RunError
+from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, DeadlinePassed, InvalidOperation, RunError
 from eudaimon.core.events import ApprovalDecided, ToolReconciled
 from eudaimon.runtime.engines import register_engine
 from eudaimon.runtime.operations import load_state
@@ -287,6 +287,8 @@ class TemporalEngine:
                 if isinstance(cause, ApplicationError) and cause.type == CONTINUING:
                     await asyncio.sleep(0.1)  # the run goes on in a new execution: ask that one
                     continue
+                if isinstance(cause, ApplicationError) and cause.type == "DeadlinePassed":
+                    raise DeadlinePassed(cause.message) from exc
                 raise InvalidOperation(cause.message if isinstance(cause, ApplicationError) else str(cause)) from exc
             except RPCError as exc:
                 if exc.status is RPCStatusCode.NOT_FOUND:

@@ -171,7 +171,8 @@ RETURNED: TypeAdapter[ToolReturn] = TypeAdapter(ToolReturn)
 
 ToolResultPayload = str | dict[str, Any]
 """What the tool activity returns: the output text alone (what most tools give), or
-`{"output", "parts"}` (images or documents beside it), or `{"returned": ToolReturn}`."""
+`{"output", "parts"}` (images or documents beside it), or `{"returned": ToolReturn}`, or
+`{"retry_after": {"seconds", "reason"}}` (the tool raised `RetryAfter`: `_timers.wait_result`)."""
 
 
 def encode_tool_result(output: str | ToolReturn, parts: tuple[Any, ...]) -> ToolResultPayload:

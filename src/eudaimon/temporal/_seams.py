@@ -45,6 +45,7 @@ from eudaimon.temporal._payloads import (
     message_ranges,
     refs_in,
 )
+from eudaimon.temporal._timers import waiting_in
 from eudaimon.tools import Tool, ToolArgumentsError, ToolContext, ToolReturn
 
 _RAISED: dict[str, type[Exception]] = {}
@@ -298,6 +299,9 @@ def _proxy(tool: Tool, start: RunInput, stashed: set[str], store: Callable[[], J
         except _AppendFailed:
             await journal.settle()  # appended on its own, retried as every append is; then the call
             result = await run(replace(payload, journal=None))
+        waited = waiting_in(result)
+        if waited is not None:
+            raise waited  # the loop journals `tool_waiting`; the workflow's timer wakes the call
         refs_in(result, stashed)
         return decode_tool_result(result)
 

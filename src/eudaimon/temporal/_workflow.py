@@ -43,7 +43,7 @@ import eudaimon
 from eudaimon.agent import Agent
 from eudaimon.agent._agent import runtime_of
 from eudaimon.core.codec import event_from_json, state_from_json, state_to_json
-from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, InvalidOperation
+from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, DeadlinePassed, InvalidOperation
 from eudaimon.core.events import Event, FailureKind, RunCancelled, RunFailed
 from eudaimon.core.state import RunState
 from eudaimon.extensions.hooks import HookSet
@@ -65,6 +65,7 @@ from eudaimon.temporal._payloads import (
     refs_in,
 )
 from eudaimon.temporal._seams import ActivityModel, JournalStore, activity_tools, workflow_clock
+from eudaimon.temporal._timers import decision_time, wait_for_decision_or_due
 
 _UNSTASH_PATCH = "eudaimon.unstash"
 """Histories recorded before runs unstashed replay without the activity."""
@@ -169,7 +170,7 @@ class RunWorkflow:
             self._idle = True
             if self._history_is_long():
                 await self._continue_as_new()
-            await workflow.wait_condition(lambda: self._decisions != self._seen)
+            await wait_for_decision_or_due(journal.state, lambda: self._decisions != self._seen)
         self._idle = True
         await workflow.wait_condition(workflow.all_handlers_finished)
         await self._unstash()
@@ -297,6 +298,8 @@ class RunWorkflow:
             )
         try:
             _decision_event(state, decision)
+        except DeadlinePassed as exc:  # the late decision is refused as such (`_timers`)
+            raise ApplicationError(str(exc), type="DeadlinePassed", non_retryable=True) from exc
         except InvalidOperation as exc:
             raise ApplicationError(str(exc), type="InvalidOperation", non_retryable=True) from exc
 
@@ -352,7 +355,9 @@ def _fold(snapshot: str | None, events: list[Event]) -> RunState | None:
 
 def _decision_event(state: RunState, decision: DecisionInput) -> Any:
     if decision.approved is not None:
-        decided = approval(state, decision.call_id, decision.approved, by=decision.by, note=decision.note)
+        decided = approval(
+            state, decision.call_id, decision.approved, by=decision.by, note=decision.note, at=decision_time(state)
+        )
         # The sender checked the edit against the tool's schema; the run checks it again before it runs.
         if decision.arguments is None:
             return decided

@@ -1,0 +1,93 @@
+"""Time in a Temporal run: approval deadlines and durable waits as Temporal timers.
+
+Locally a deadline or a wake is journaled and fired by whichever process sweeps the store
+(`runtime.timers`); a run driven by a workflow is the workflow's alone, so the sweepers leave
+it be and the workflow keeps its own time. While the run waits (for a human, or a tool's
+`RetryAfter`), the workflow waits on the decision OR a durable timer until the earliest time
+due (`wait_for_decision_or_due`): no worker slot is held, and the timer outlives every worker.
+When it fires, the loop goes round again and its own `fire_due` journals what fell due (the
+pure `core.due.due_events` read with the workflow's clock, appended by the `eudaimon.append`
+activity), exactly once: the workflow is the run's only writer.
+
+A tool's `RetryAfter` crosses the activity boundary as the activity's result
+(`{"retry_after": {"seconds", "reason"}}`, `wait_result`) and is raised again as itself in the
+workflow (`waiting_in`), where the loop journals `tool_waiting`.
+
+Histories recorded before durable timers replay without them (`TIMERS_PATCH`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from temporalio import workflow
+
+from eudaimon.core.state import CallStatus, RunState
+from eudaimon.tools import RetryAfter
+
+TIMERS_PATCH = "eudaimon.durable-timers"
+"""Histories recorded before the workflow kept its own time replay waiting for decisions only."""
+
+WAIT = "retry_after"
+"""The key of a tool activity's result that says the tool raised `RetryAfter` (`wait_result`)."""
+
+_SLACK = timedelta(milliseconds=5)
+"""Added to each timer, so the workflow's clock has passed the due time when it fires."""
+
+
+def next_due(state: RunState) -> datetime | None:
+    """The earliest approval deadline or wake of a call the run waits on; None when none."""
+    times: list[datetime] = []
+    for progress in state.calls.values():
+        if progress.status is CallStatus.AWAITING_APPROVAL and progress.deadline is not None:
+            times.append(progress.deadline)
+        elif progress.status is CallStatus.WAITING and progress.wake_at is not None:
+            times.append(progress.wake_at)
+    return min(times, default=None)
+
+
+async def wait_for_decision_or_due(state: RunState, decided: Callable[[], bool]) -> None:
+    """Wait until `decided()` or the earliest deadline/wake of the run has come.
+
+    A run with nothing timed waits for a decision alone, as before durable timers, and makes
+    no patch marker: histories of runs without deadlines are unchanged."""
+    due = next_due(state) if not state.status.is_terminal else None
+    if due is None or not workflow.patched(TIMERS_PATCH):
+        await workflow.wait_condition(decided)
+        return
+    while not decided():
+        left = due - workflow.now()
+        if left <= timedelta(0):
+            return
+        try:
+            await workflow.wait_condition(decided, timeout=left + _SLACK)
+        except TimeoutError:
+            continue  # the timer fired: the loop's `fire_due` journals what is due now
+
+
+def wait_result(exc: RetryAfter) -> dict[str, Any]:
+    """A tool's `RetryAfter` as its activity's result: a wait is no failure (Temporal neither
+    retries nor logs it as one); the loop journals it and the workflow's timer wakes the call."""
+    return {WAIT: {"seconds": exc.seconds, "reason": exc.reason}}
+
+
+def waiting_in(result: object) -> RetryAfter | None:
+    """The `RetryAfter` a tool raised on a worker, from its activity's result; else None."""
+    if not isinstance(result, dict) or not isinstance(result.get(WAIT), dict):
+        return None
+    wait = result[WAIT]
+    seconds = wait.get("seconds")
+    reason = wait.get("reason")
+    return RetryAfter(
+        float(seconds) if isinstance(seconds, int | float) else 0.0, reason if isinstance(reason, str) else None
+    )
+
+
+def decision_time(state: RunState) -> datetime | None:
+    """The time a decision is judged at in the workflow: its own clock (never the host's,
+    which a replay would read differently), only when a call has a deadline to judge it by."""
+    if any(p.deadline is not None for p in state.calls.values()):
+        return workflow.now()
+    return None
