@@ -47,12 +47,14 @@ from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, Invali
 from eudaimon.core.events import Event, FailureKind, RunCancelled, RunFailed
 from eudaimon.core.state import RunState
 from eudaimon.extensions.hooks import HookSet
+from eudaimon.runtime.agent_change import AgentIdentity
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.loop import drive
 from eudaimon.runtime.operations import approval, reconciliation
 from eudaimon.runtime.signals import _LoopSignal
+from eudaimon.temporal._change import note_agent_change
 from eudaimon.temporal._deps import missing_deps, received_deps
 from eudaimon.temporal._payloads import (
     CONTINUED,
@@ -115,6 +117,8 @@ class RunWorkflow:
         self._snapshot: str | None = None
         """The state this execution was loaded from, when the store had a snapshot."""
         self._has_memory = True
+        self._identity = AgentIdentity()
+        """This worker's agent (`_change`): a run another agent started is noted as changed."""
         self._carry = False
         """Whether a model activity appends the batch recording its attempt (`JournalStore.carry`)."""
 
@@ -149,6 +153,7 @@ class RunWorkflow:
         while not journal.state.status.is_terminal:
             self._seen, self._idle = self._decisions, False
             try:
+                await note_agent_change(journal, self._identity, config.tools)  # _change.py
                 async for _ in drive(journal, config, cancel=self._cancel, emit=False):
                     pass
                 await self._store.settle()
@@ -179,6 +184,7 @@ class RunWorkflow:
         """The loop's configuration, and why the run cannot go on here if it cannot."""
         agent = _agent(self._start)
         self._snapshot_every = runtime_of(agent).driver.snapshot_every
+        self._identity = runtime_of(agent).driver.identity
         self._has_memory = agent.memory is not None
         sent = self._start.deps
         problem = missing_deps(sent, _served.has_deps(self._start.agent))
