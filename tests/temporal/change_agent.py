@@ -76,4 +76,6 @@ def make_parent(**options: Any) -> Agent:
     """A parent agent whose one tool is a child agent (`as_tool`): the child has no engine and
     runs wherever its parent's call runs (on the fleet: in the call's tool activity)."""
     child = Agent(FunctionModel(child_answer, model_id="child-model"), tools=[lookup], name="researcher")
-    return Agent(FunctionModel(parent_answer, model_id="parent-model"), tools=[child.as_tool()], name="parent", **options)
+    return Agent(
+        FunctionModel(parent_answer, model_id="parent-model"), tools=[child.as_tool()], name="parent", **options
+    )

@@ -5,6 +5,7 @@ model is told), and a human is asked again, about the call v2 takes."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator
@@ -14,7 +15,9 @@ from typing import Any
 import change_agent
 from temporalio.client import Client
 
+from eudaimon import Agent
 from eudaimon.core.events import AgentReplaced, ToolCompleted
+from eudaimon.core.state import RunState
 from eudaimon.stores.url import open_store
 from eudaimon.temporal import TemporalEngine, create_worker
 
@@ -26,6 +29,16 @@ async def worker(client: Client, task_queue: str, store_url: str, attr: str) -> 
     async with create_worker(client, task_queue=task_queue, agent=agent, spec=f"change_agent:{attr}", store=store):
         yield
     await store.close()
+
+
+async def settled(agent: Agent, run_id: str) -> RunState:
+    """The run's state once the fleet has acted on the decision: paused again, or finished."""
+    for _ in range(600):
+        state = await agent.state(run_id)
+        if state.status.is_paused or state.status.is_terminal:
+            return state
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"run {run_id} did not settle: {state.status}")
 
 
 def ran(ledger: Path) -> list[dict[str, Any]]:
@@ -46,7 +59,7 @@ async def test_an_approval_under_v1_is_void_when_a_v2_worker_continues_the_run(
     async with worker(client, task_queue, store_url, "make_v2"):
         # The human approves v1's call; the fleet now runs v2: the approval must not stand.
         await v1.approve(waiting.run_id, asked.id, True, by="ops")
-        state = await v1.state(waiting.run_id)
+        state = await settled(v1, waiting.run_id)
         assert state.status == "awaiting_approval", state.status
         assert ran(ledger) == []  # nothing ran
         events = [e.data for e in await v1.store.load(waiting.run_id)]
@@ -60,7 +73,8 @@ async def test_an_approval_under_v1_is_void_when_a_v2_worker_continues_the_run(
 
         # A human is asked again, and approving v2's call runs it, once.
         v2 = change_agent.make_v2(store=store_url, engine=engine)
-        done = await v2.approve(waiting.run_id, again.id, True, by="ops")
+        await v2.approve(waiting.run_id, again.id, True, by="ops")
+        done = await settled(v2, waiting.run_id)
         assert done.status == "completed", done.status
         assert [(r["tool"], r.get("recipient")) for r in ran(ledger)] == [("wire", "bob")]
         await v2.aclose()

@@ -22,7 +22,9 @@ async def test_a_child_run_answers_the_parent_on_the_fleet(
     store = open_store(store_url)
     agent = change_agent.make_parent(store=store)
     async with create_worker(client, task_queue=task_queue, agent=agent, spec="change_agent:make_parent", store=store):
-        parent = change_agent.make_parent(store=store_url, engine=TemporalEngine(temporal_target, task_queue=task_queue))
+        parent = change_agent.make_parent(
+            store=store_url, engine=TemporalEngine(temporal_target, task_queue=task_queue)
+        )
         result = await parent.prompt("research gold")
         assert result.status == "completed", result
         assert result.output == "parent says: the child found: value of gold"
@@ -33,7 +35,11 @@ async def test_a_child_run_answers_the_parent_on_the_fleet(
         completed = [e.data for e in await parent.store.load(result.run_id) if isinstance(e.data, ToolCompleted)]
         assert [e.child_run_id for e in completed] == [child_id]
         started = (await parent.store.load(child_id))[0].data
-        assert isinstance(started, RunStarted) and started.parent_call is not None and started.parent_call.run_id == result.run_id
+        assert (
+            isinstance(started, RunStarted)
+            and started.parent_call is not None
+            and started.parent_call.run_id == result.run_id
+        )
         lines = [json.loads(line) for line in ledger.read_text().splitlines()]
         assert [(r["tool"], r["run"]) for r in lines] == [("lookup", child_id)]
         await parent.aclose()

@@ -26,6 +26,7 @@ from eudaimon.runtime.scope import RUNS_A_CHILD, CallScope, current_call
 from eudaimon.stores.base import EventStore
 from eudaimon.tools import Tool
 
+
 def runs_a_child(tool: Tool) -> bool:
     return bool(getattr(tool.function, RUNS_A_CHILD, False))
 

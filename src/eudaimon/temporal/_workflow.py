@@ -54,7 +54,7 @@ from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.loop import drive
 from eudaimon.runtime.operations import approval, reconciliation
 from eudaimon.runtime.signals import _LoopSignal
-from eudaimon.temporal._change import note_agent_change
+from eudaimon.temporal._change import note_agent_change, wait_on_a_fresh_execution
 from eudaimon.temporal._deps import missing_deps, received_deps
 from eudaimon.temporal._payloads import (
     CONTINUED,
@@ -118,6 +118,7 @@ class RunWorkflow:
         """The state this execution was loaded from, when the store had a snapshot."""
         self._has_memory = True
         self._identity = AgentIdentity()
+        self._loaded_seq = -1
         """This worker's agent (`_change`): a run another agent started is noted as changed."""
         self._carry = False
         """Whether a model activity appends the batch recording its attempt (`JournalStore.carry`)."""
@@ -172,7 +173,7 @@ class RunWorkflow:
             if journal.state.status.is_terminal:
                 break
             self._idle = True
-            if self._history_is_long():
+            if self._history_is_long() or self._fresh_wait(journal.state):
                 await self._continue_as_new()
             await workflow.wait_condition(lambda: self._decisions != self._seen)
         self._idle = True
@@ -213,6 +214,7 @@ class RunWorkflow:
         if state is None:
             raise InvalidOperation(f"run {self._start.run_id} has no journal in the store")
         base = state.next_seq - len(events)
+        self._loaded_seq = state.next_seq - 1
         self._store = JournalStore(self._start.run_id, events, base_seq=base, snapshot_every=self._snapshot_every)
         self._store.carry = self._carry
         self._journal = RunJournal(self._store, state, snapshot_every=0, clock=workflow_clock())
@@ -228,6 +230,10 @@ class RunWorkflow:
                 start_to_close_timeout=timedelta(seconds=60),
                 retry_policy=RetryPolicy(maximum_attempts=10),
             )
+
+    def _fresh_wait(self, state: RunState) -> bool:
+        """Whether to wait for a human on a fresh execution (`_change`)."""
+        return wait_on_a_fresh_execution(state, self._loaded_seq, self._cancel.is_cancelled)
 
     def _history_is_long(self) -> bool:
         """Whether to continue as new: never once cancelled, as a new execution would not be."""
