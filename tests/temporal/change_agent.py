@@ -1,5 +1,5 @@
 """Agent modules for the change tests on the fleet: v1 and v2 of one agent, whose `wire` tool
-renamed its argument (`to` -> `recipient`), and a parent whose tool is an agent (`as_tool`).
+renamed its argument (`to` -> `recipient`).
 
 The model is a function of the conversation, so every worker and every replay answers the same:
 it wires to bob with v1's argument first; told that call did not run, it calls again with v2's.
@@ -46,36 +46,3 @@ def make_v1(**options: Any) -> Agent:
 
 def make_v2(**options: Any) -> Agent:
     return Agent(FunctionModel(answer, model_id="change-model"), tools=[wire_v2], name="payer", version="v2", **options)
-
-
-@tool(effect=Effect.READ)
-def lookup(key: str, ctx: ToolContext) -> str:
-    """Look a key up."""
-    _ledger("lookup", ctx, key_arg=key)
-    return f"value of {key}"
-
-
-def child_answer(request: ChatRequest) -> Message:
-    """The child agent: looks the question up once, then answers with what it found."""
-    results = [m for m in request.messages if m.role == "tool"]
-    if not results:
-        question = [m for m in request.messages if m.role == "user"][-1].content
-        return Message.assistant(tool_calls=[ToolCall("k0", "lookup", {"key": question})])
-    return Message.assistant(f"the child found: {results[-1].content}")
-
-
-def parent_answer(request: ChatRequest) -> Message:
-    """The parent: asks the researcher once, then answers with its answer."""
-    results = [m for m in request.messages if m.role == "tool"]
-    if not results:
-        return Message.assistant(tool_calls=[ToolCall("p0", "researcher", {"input": "gold"})])
-    return Message.assistant(f"parent says: {results[-1].content}")
-
-
-def make_parent(**options: Any) -> Agent:
-    """A parent agent whose one tool is a child agent (`as_tool`): the child has no engine and
-    runs wherever its parent's call runs (on the fleet: in the call's tool activity)."""
-    child = Agent(FunctionModel(child_answer, model_id="child-model"), tools=[lookup], name="researcher")
-    return Agent(
-        FunctionModel(parent_answer, model_id="parent-model"), tools=[child.as_tool()], name="parent", **options
-    )

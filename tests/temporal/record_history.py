@@ -11,7 +11,9 @@ replaying: runs in flight when a release is deployed must finish under it.
   before content parts, snapshots, stash deletion and continue-as-new, and the one after;
 - `histories/<RELEASE>/`: one history per path — tools (a READ then a WRITE), parallel
   calls, an approval, a call reconciled after its outcome was lost, a model call retried,
-  continue-as-new, a waiting run cancelled.
+  continue-as-new, a waiting run cancelled; an approval awaited on a fresh execution (both
+  executions: `awaited_fresh`, `awaited_fresh_earlier`), an agent used as a tool (`children`,
+  served by `fleet_agent:make_parent`).
 
 Re-record a release's only when a deliberate change makes its histories unreplayable (and
 say so: runs in flight when such a change is deployed would fail).
@@ -20,6 +22,7 @@ say so: runs in flight when such a change is deployed would fail).
 from __future__ import annotations
 
 import asyncio
+import importlib
 import os
 import sys
 import tempfile
@@ -28,7 +31,6 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from _fleet import in_process_worker
-from fleet_agent import make
 from temporalio.client import Client
 
 from eudaimon import Agent
@@ -80,6 +82,14 @@ async def _continue_as_new(agent: Agent, client: Client) -> str:
     return (await agent.prompt("many lookups")).run_id
 
 
+async def _awaited_fresh(agent: Agent, client: Client) -> str:
+    return await _approval(agent, client)  # the run waits for the human on a fresh execution
+
+
+async def _children(agent: Agent, client: Client) -> str:
+    return (await agent.prompt("research gold")).run_id  # its one tool is an agent (`as_tool`)
+
+
 async def _cancel(agent: Agent, client: Client) -> str:
     waiting = await agent.prompt("wire money")
     await client.get_workflow_handle(waiting.run_id).cancel()
@@ -94,7 +104,11 @@ PATHS: dict[str, tuple[Path_, dict[str, float]]] = {
     "reconciliation": (_reconciliation, {"tool_timeout_s": 1.0, "heartbeat_timeout_s": 1.0}),
     "continue_as_new": (_continue_as_new, {"continue_after_events": 30}),
     "cancel": (_cancel, {}),
+    "awaited_fresh": (_awaited_fresh, {}),
+    "children": (_children, {}),
 }
+SPECS = {"children": "fleet_agent:make_parent"}
+"""The agent module a path's worker serves, when it is not `fleet_agent:make`."""
 
 
 async def record(target: str, name: str) -> None:
@@ -103,9 +117,11 @@ async def record(target: str, name: str) -> None:
     run, options = PATHS[name]
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{tmp}/journal.db"
-        async with in_process_worker(client, queue, url):
+        spec = SPECS.get(name, "fleet_agent:make")
+        module, _, attr = spec.partition(":")
+        async with in_process_worker(client, queue, url, spec=spec):
             engine = TemporalEngine(target, task_queue=queue, **options)  # type: ignore[arg-type]
-            agent = make(store=url, engine=engine)
+            agent: Agent = getattr(importlib.import_module(module), attr)(store=url, engine=engine)
             run_id = await run(agent, client)
             handle = client.get_workflow_handle(run_id)
             await handle.result()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import change_agent
+import fleet_agent
 from temporalio.client import Client
 
 from eudaimon.core.events import RunStarted, ToolCompleted
@@ -20,11 +20,9 @@ async def test_a_child_run_answers_the_parent_on_the_fleet(
     client: Client, temporal_target: str, task_queue: str, store_url: str, ledger: Path
 ) -> None:
     store = open_store(store_url)
-    agent = change_agent.make_parent(store=store)
-    async with create_worker(client, task_queue=task_queue, agent=agent, spec="change_agent:make_parent", store=store):
-        parent = change_agent.make_parent(
-            store=store_url, engine=TemporalEngine(temporal_target, task_queue=task_queue)
-        )
+    agent = fleet_agent.make_parent(store=store)
+    async with create_worker(client, task_queue=task_queue, agent=agent, spec="fleet_agent:make_parent", store=store):
+        parent = fleet_agent.make_parent(store=store_url, engine=TemporalEngine(temporal_target, task_queue=task_queue))
         result = await parent.prompt("research gold")
         assert result.status == "completed", result
         assert result.output == "parent says: the child found: value of gold"

@@ -10,7 +10,8 @@ schedules fails here before it fails runs in flight on deploy.
   deletion and continue-as-new; `picture_by_reference.json`: the release with them.
 - `histories/v2/`: this release (eudaimon passed through, the model activity carrying its
   attempt's append), one history per path of the loop: tools, parallel calls, an approval,
-  a reconciliation, a retried model call, continue-as-new (both executions), a cancellation.
+  a reconciliation, a retried model call, continue-as-new (both executions), a cancellation,
+  an approval awaited on a fresh execution (both), an agent used as a tool (`children`).
   Recorded by `record_history.py`.
 """
 
@@ -33,6 +34,7 @@ FIXTURE = HISTORIES / "wire_money_approved.json"
 
 def replayer() -> Replayer:
     serve("fleet", "fleet_agent:make")
+    serve("parent", "fleet_agent:make_parent")
     return Replayer(
         workflows=[RunWorkflow],
         workflow_runner=SandboxedWorkflowRunner(restrictions=sandbox_restrictions("fleet_agent")),
@@ -40,7 +42,7 @@ def replayer() -> Replayer:
 
 
 RECORDED = sorted(str(p.relative_to(HISTORIES).with_suffix("")) for p in HISTORIES.rglob("*.json"))
-PATHS = ("tools", "parallel", "approval", "reconciliation", "retry", "continue_as_new", "cancel")
+PATHS = ("tools", "parallel", "approval", "reconciliation", "retry", "continue_as_new", "cancel", "children")
 
 
 def test_this_release_has_a_history_of_every_path() -> None:
