@@ -210,3 +210,27 @@ def make_parent(**options: Any) -> Agent:
     return Agent(
         FunctionModel(parent_answer, model_id="parent-model"), tools=[child.as_tool()], name="parent", **options
     )
+
+
+def payer_answer(request: ChatRequest) -> Message:
+    """The child that pays: wires to whom it is asked about (a call a human approves)."""
+    results = [m for m in request.messages if m.role == "tool"]
+    if not results:
+        whom = [m for m in request.messages if m.role == "user"][-1].content
+        return Message.assistant(tool_calls=[ToolCall("w0", "wire", {"to": whom})])
+    return Message.assistant(f"the payer says: {results[-1].content}")
+
+
+def asking_parent_answer(request: ChatRequest) -> Message:
+    results = [m for m in request.messages if m.role == "tool"]
+    if not results:
+        return Message.assistant(tool_calls=[ToolCall("p0", "payer", {"input": "bob"})])
+    return Message.assistant(f"parent says: {results[-1].content}")
+
+
+def make_asking_parent(**options: Any) -> Agent:
+    """A parent whose child agent's call waits for a human: the parent's call waits with it."""
+    child = Agent(FunctionModel(payer_answer, model_id="payer-model"), tools=[wire], name="payer")
+    return Agent(
+        FunctionModel(asking_parent_answer, model_id="parent-model"), tools=[child.as_tool()], name="asking", **options
+    )

@@ -10,7 +10,7 @@ from pathlib import Path
 import fleet_agent
 from temporalio.client import Client
 
-from eudaimon.core.events import RunStarted, ToolCompleted
+from eudaimon.core.events import ApprovalRequested, RunStarted, ToolCompleted
 from eudaimon.runtime.scope import child_run_id
 from eudaimon.stores.url import open_store
 from eudaimon.temporal import TemporalEngine, create_worker
@@ -40,5 +40,33 @@ async def test_a_child_run_answers_the_parent_on_the_fleet(
         )
         lines = [json.loads(line) for line in ledger.read_text().splitlines()]
         assert [(r["tool"], r["run"]) for r in lines] == [("lookup", child_id)]
+        await parent.aclose()
+    await store.close()
+
+
+async def test_a_child_waiting_for_a_human_suspends_the_parent_call_on_the_fleet(
+    client: Client, temporal_target: str, task_queue: str, store_url: str, ledger: Path
+) -> None:
+    """The child's call waits for approval: so does the parent's call (naming the child), and
+    approving on the parent decides in the child, releases the call, and the child's call runs once."""
+    store = open_store(store_url)
+    agent = fleet_agent.make_asking_parent(store=store)
+    spec = "fleet_agent:make_asking_parent"
+    async with create_worker(client, task_queue=task_queue, agent=agent, spec=spec, store=store):
+        engine = TemporalEngine(temporal_target, task_queue=task_queue)
+        parent = fleet_agent.make_asking_parent(store=store_url, engine=engine)
+        waiting = await parent.prompt("pay bob")
+        assert waiting.status == "awaiting_approval", waiting
+        child_id = child_run_id(waiting.run_id, "p0")
+        asked = [e.data for e in await parent.store.load(waiting.run_id) if isinstance(e.data, ApprovalRequested)]
+        assert [(a.call_id, a.child_run_id) for a in asked] == [("p0", child_id)]
+        assert not ledger.exists()  # nothing ran
+
+        await parent.approve(waiting.run_id, "p0", True, by="ops")
+        done = await parent.resume(waiting.run_id)
+        assert done.status == "completed", done
+        assert done.output == "parent says: the payer says: wired to bob"
+        lines = [json.loads(line) for line in ledger.read_text().splitlines()]
+        assert [(r["tool"], r["run"]) for r in lines] == [("wire", child_id)]
         await parent.aclose()
     await store.close()

@@ -41,7 +41,7 @@ from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.datasource_calls import run_in_transaction
 from eudaimon.runtime.operations import load_state
 from eudaimon.stores.base import EventStore, Snapshot
-from eudaimon.temporal._children import call_scope
+from eudaimon.temporal._children import call_scope, suspension_details
 from eudaimon.temporal._deps import received_deps
 from eudaimon.temporal._payloads import (
     APPEND_FAILED,
@@ -218,7 +218,8 @@ class Activities:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the model sees it, as locally; Temporal does not retry it
-            raise ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True) from exc
+            details = suspension_details(exc)  # a child run's wait: the call waits too (`_children`)
+            raise ApplicationError(str(exc), *details, type=type(exc).__name__, non_retryable=True) from exc
         encoded = encode_tool_result(output, parts)
         result: ToolResultPayload = await self._fitted(
             lambda limit, blobs: to_refs(encoded, limit, blobs, request.run_id),

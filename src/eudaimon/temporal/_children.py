@@ -19,12 +19,20 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from typing import Any
+
+from temporalio import workflow
+from temporalio.exceptions import ApplicationError
 
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.operations import load_state
 from eudaimon.runtime.scope import RUNS_A_CHILD, CallScope, current_call
 from eudaimon.stores.base import EventStore
-from eudaimon.tools import Tool
+from eudaimon.tools import Tool, ToolSuspended
+
+SUSPENDED = "ToolSuspended"
+SUSPENDED_PATCH = "eudaimon.child-waits-suspend-the-call"
+"""Histories recorded when a tool's `ToolSuspended` came back as an error result replay so."""
 
 
 def runs_a_child(tool: Tool) -> bool:
@@ -53,3 +61,24 @@ async def call_scope(
     finally:
         with contextlib.suppress(ValueError):
             current_call.reset(token)
+
+
+def suspension_details(exc: Exception) -> list[Any]:
+    """What a tool activity sends with the error of a call that must wait (`ToolSuspended`:
+    a child run waits for a human or an operator), so the workflow suspends the call as a
+    local run does; [] for any other error."""
+    if isinstance(exc, ToolSuspended):
+        return [{"wait": exc.wait, "child_run_id": exc.child_run_id}]
+    return []
+
+
+def suspended_from(cause: ApplicationError) -> ToolSuspended | None:
+    """In the workflow: the `ToolSuspended` a tool activity's error stands for, or None. The
+    call then waits as the child does (`approval_requested`/`tool_outcome_unknown` naming the
+    child), and deciding on the parent decides in the child and releases the call."""
+    if cause.type != SUSPENDED or not cause.details or not isinstance(cause.details[0], dict):
+        return None
+    if not workflow.patched(SUSPENDED_PATCH):
+        return None
+    details: dict[str, Any] = cause.details[0]
+    return ToolSuspended(cause.message, wait=str(details.get("wait")), child_run_id=details.get("child_run_id"))
