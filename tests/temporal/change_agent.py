@@ -46,3 +46,7 @@ def make_v1(**options: Any) -> Agent:
 
 def make_v2(**options: Any) -> Agent:
     return Agent(FunctionModel(answer, model_id="change-model"), tools=[wire_v2], name="payer", version="v2", **options)
+
+
+def make_v2_refusing(**options: Any) -> Agent:
+    return make_v2(on_change="refuse", **options)

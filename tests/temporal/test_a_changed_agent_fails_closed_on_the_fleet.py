@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import change_agent
+import pytest
 from temporalio.client import Client
 
 from eudaimon import Agent
+from eudaimon.core.errors import RunFailedError
 from eudaimon.core.events import AgentReplaced, ToolCompleted
 from eudaimon.core.state import RunState
 from eudaimon.stores.url import open_store
@@ -78,4 +80,26 @@ async def test_an_approval_under_v1_is_void_when_a_v2_worker_continues_the_run(
         assert done.status == "completed", done.status
         assert [(r["tool"], r.get("recipient")) for r in ran(ledger)] == [("wire", "bob")]
         await v2.aclose()
+    await v1.aclose()
+
+
+async def test_a_refusing_worker_fails_the_workflow_and_runs_nothing(
+    client: Client, temporal_target: str, task_queue: str, store_url: str, ledger: Path
+) -> None:
+    """A v2 worker with `on_change="refuse"` runs nothing and notes no change: the run's
+    workflow fails, and the run is journaled as failed (`WorkflowClosed`)."""
+    engine = TemporalEngine(temporal_target, task_queue=task_queue)
+    v1 = change_agent.make_v1(store=store_url, engine=engine)
+    async with worker(client, task_queue, store_url, "make_v1"):
+        waiting = await v1.prompt("pay bob")
+        [asked] = waiting.pending_approvals
+
+    async with worker(client, task_queue, store_url, "make_v2_refusing"):
+        await asyncio.wait_for(v1.approve(waiting.run_id, asked.id, True, by="ops"), 30)
+        with pytest.raises(RunFailedError):
+            await asyncio.wait_for(v1.resume(waiting.run_id), 30)
+        assert (await v1.state(waiting.run_id)).status == "failed"
+        events = [e.data for e in await v1.store.load(waiting.run_id)]
+        assert not [e for e in events if isinstance(e, AgentReplaced)]
+        assert ran(ledger) == []
     await v1.aclose()

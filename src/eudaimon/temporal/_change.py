@@ -55,8 +55,11 @@ async def note_agent_change(journal: RunJournal, identity: AgentIdentity, tools:
     differs from the one the run recorded; False when nothing was noted.
 
     Raises:
-        ApplicationError: the agent differs and refuses to continue (`on_change="refuse"`):
-            the workflow fails, nothing is recorded (callers are refused before, client side).
+        ApplicationError: the agent differs and refuses to continue (`on_change="refuse"`): the
+            workflow fails (a failed workflow *task* would be retried forever and hold the
+            decision's caller), the loop records nothing, and the run is then journaled as
+            failed by whoever sees the workflow closed (`_gave_up`). Callers with a refusing
+            agent are refused before anything is sent, client side.
     """
     state = journal.state
     if state.status.is_terminal or not state.started:
