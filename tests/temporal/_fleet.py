@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import subprocess
 import sys
@@ -23,11 +24,9 @@ async def in_process_worker(
     client: Client, task_queue: str, store_url: str, *, spec: str = "fleet_agent:make", deps: Any = None
 ) -> AsyncIterator[None]:
     """A worker in this process serving `spec` (`fleet_agent:make`), with the store at `store_url`."""
-    import importlib
-
-    module, _, factory = spec.partition(":")
+    module, _, attr = spec.partition(":")
     store = open_store(store_url)
-    agent = getattr(importlib.import_module(module), factory)(store=store)
+    agent = getattr(importlib.import_module(module), attr)(store=store)
     worker = create_worker(client, task_queue=task_queue, agent=agent, spec=spec, store=store, deps=deps)
     async with worker:
         yield

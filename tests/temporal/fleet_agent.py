@@ -184,3 +184,53 @@ def make_untyped(**options: Any) -> Agent:
 
 WORKER_WHO = Who("the worker's user", "the worker")
 """What `eudaimon worker --deps fleet_agent:WORKER_WHO` gives its tools."""
+
+
+def child_answer(request: ChatRequest) -> Message:
+    """The child agent: looks the question up once, then answers with what it found."""
+    results = [m for m in request.messages if m.role == "tool"]
+    if not results:
+        question = [m for m in request.messages if m.role == "user"][-1].content
+        return Message.assistant(tool_calls=[ToolCall("k0", "lookup", {"key": question})])
+    return Message.assistant(f"the child found: {results[-1].content}")
+
+
+def parent_answer(request: ChatRequest) -> Message:
+    """The parent: asks the researcher once, then answers with its answer."""
+    results = [m for m in request.messages if m.role == "tool"]
+    if not results:
+        return Message.assistant(tool_calls=[ToolCall("p0", "researcher", {"input": "gold"})])
+    return Message.assistant(f"parent says: {results[-1].content}")
+
+
+def make_parent(**options: Any) -> Agent:
+    """A parent agent whose one tool is a child agent (`as_tool`): the child has no engine and
+    runs wherever its parent's call runs (on the fleet: in the call's tool activity)."""
+    child = Agent(FunctionModel(child_answer, model_id="child-model"), tools=[lookup], name="researcher")
+    return Agent(
+        FunctionModel(parent_answer, model_id="parent-model"), tools=[child.as_tool()], name="parent", **options
+    )
+
+
+def payer_answer(request: ChatRequest) -> Message:
+    """The child that pays: wires to whom it is asked about (a call a human approves)."""
+    results = [m for m in request.messages if m.role == "tool"]
+    if not results:
+        whom = [m for m in request.messages if m.role == "user"][-1].content
+        return Message.assistant(tool_calls=[ToolCall("w0", "wire", {"to": whom})])
+    return Message.assistant(f"the payer says: {results[-1].content}")
+
+
+def asking_parent_answer(request: ChatRequest) -> Message:
+    results = [m for m in request.messages if m.role == "tool"]
+    if not results:
+        return Message.assistant(tool_calls=[ToolCall("p0", "payer", {"input": "bob"})])
+    return Message.assistant(f"parent says: {results[-1].content}")
+
+
+def make_asking_parent(**options: Any) -> Agent:
+    """A parent whose child agent's call waits for a human: the parent's call waits with it."""
+    child = Agent(FunctionModel(payer_answer, model_id="payer-model"), tools=[wire], name="payer")
+    return Agent(
+        FunctionModel(asking_parent_answer, model_id="parent-model"), tools=[child.as_tool()], name="asking", **options
+    )

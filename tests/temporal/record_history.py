@@ -12,7 +12,9 @@ replaying: runs in flight when a release is deployed must finish under it.
 - `histories/<RELEASE>/`: one history per path — tools (a READ then a WRITE), parallel
   calls, an approval, a call reconciled after its outcome was lost, a model call retried,
   continue-as-new, a waiting run cancelled; an approval deadline that fired and a tool's
-  `RetryAfter` woken by the workflow's timer (agents of `timed_fleet_agent`).
+  `RetryAfter` woken by the workflow's timer (agents of `timed_fleet_agent`); an approval awaited
+  on a fresh execution (both executions: `awaited_fresh`, `awaited_fresh_earlier`), an agent used
+  as a tool (`children`, served by `fleet_agent:make_parent`).
 
 Re-record a release's only when a deliberate change makes its histories unreplayable (and
 say so: runs in flight when such a change is deployed would fail).
@@ -21,6 +23,7 @@ say so: runs in flight when such a change is deployed would fail).
 from __future__ import annotations
 
 import asyncio
+import importlib
 import os
 import sys
 import tempfile
@@ -28,9 +31,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-import timed_fleet_agent
 from _fleet import in_process_worker
-from fleet_agent import make
 from temporalio.client import Client
 
 from eudaimon import Agent
@@ -82,6 +83,14 @@ async def _continue_as_new(agent: Agent, client: Client) -> str:
     return (await agent.prompt("many lookups")).run_id
 
 
+async def _awaited_fresh(agent: Agent, client: Client) -> str:
+    return await _approval(agent, client)  # the run waits for the human on a fresh execution
+
+
+async def _children(agent: Agent, client: Client) -> str:
+    return (await agent.prompt("research gold")).run_id  # its one tool is an agent (`as_tool`)
+
+
 async def _cancel(agent: Agent, client: Client) -> str:
     waiting = await agent.prompt("wire money")
     await client.get_workflow_handle(waiting.run_id).cancel()
@@ -96,10 +105,6 @@ async def _wake(agent: Agent, client: Client) -> str:
     return (await agent.prompt("fetch the q3 report")).run_id  # RetryAfter(1), then the timer wakes it
 
 
-TIMED: dict[str, str] = {"deadline": "make_slowpay", "wake": "make_napper"}
-"""Paths recorded with an agent of `timed_fleet_agent` (its factory), not the fleet's."""
-
-
 PATHS: dict[str, tuple[Path_, dict[str, float]]] = {
     "tools": (_tools, {}),
     "parallel": (_parallel, {}),
@@ -110,7 +115,15 @@ PATHS: dict[str, tuple[Path_, dict[str, float]]] = {
     "cancel": (_cancel, {}),
     "deadline": (_deadline, {}),
     "wake": (_wake, {}),
+    "awaited_fresh": (_awaited_fresh, {}),
+    "children": (_children, {}),
 }
+SPECS = {
+    "children": "fleet_agent:make_parent",
+    "deadline": "timed_fleet_agent:make_slowpay",
+    "wake": "timed_fleet_agent:make_napper",
+}
+"""The agent module a path's worker serves, when it is not `fleet_agent:make`."""
 
 
 async def record(target: str, name: str) -> None:
@@ -119,15 +132,11 @@ async def record(target: str, name: str) -> None:
     run, options = PATHS[name]
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{tmp}/journal.db"
-        factory = TIMED.get(name)
-        spec = f"timed_fleet_agent:{factory}" if factory else "fleet_agent:make"
+        spec = SPECS.get(name, "fleet_agent:make")
+        module, _, attr = spec.partition(":")
         async with in_process_worker(client, queue, url, spec=spec):
             engine = TemporalEngine(target, task_queue=queue, **options)  # type: ignore[arg-type]
-            agent = (
-                getattr(timed_fleet_agent, factory)(store=url, engine=engine)
-                if factory
-                else make(store=url, engine=engine)
-            )
+            agent: Agent = getattr(importlib.import_module(module), attr)(store=url, engine=engine)
             run_id = await run(agent, client)
             handle = client.get_workflow_handle(run_id)
             await handle.result()

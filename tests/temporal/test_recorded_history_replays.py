@@ -12,7 +12,8 @@ schedules fails here before it fails runs in flight on deploy.
   attempt's append), one history per path of the loop: tools, parallel calls, an approval,
   a reconciliation, a retried model call, continue-as-new (both executions), a cancellation,
   an approval deadline fired by the workflow's timer and a `RetryAfter` woken by one (the
-  `eudaimon.durable-timers` patch; the histories before it have no deadline and no marker).
+  `eudaimon.durable-timers` patch; the histories before it have no deadline and no marker), an
+  approval awaited on a fresh execution (both), an agent used as a tool (`children`).
   Recorded by `record_history.py`.
 """
 
@@ -37,6 +38,7 @@ def replayer() -> Replayer:
     serve("fleet", "fleet_agent:make")
     serve("slowpay", "timed_fleet_agent:make_slowpay")
     serve("napper", "timed_fleet_agent:make_napper")
+    serve("parent", "fleet_agent:make_parent")
     return Replayer(
         workflows=[RunWorkflow],
         workflow_runner=SandboxedWorkflowRunner(restrictions=sandbox_restrictions("fleet_agent")),
@@ -44,7 +46,18 @@ def replayer() -> Replayer:
 
 
 RECORDED = sorted(str(p.relative_to(HISTORIES).with_suffix("")) for p in HISTORIES.rglob("*.json"))
-PATHS = ("tools", "parallel", "approval", "reconciliation", "retry", "continue_as_new", "cancel", "deadline", "wake")
+PATHS = (
+    "tools",
+    "parallel",
+    "approval",
+    "reconciliation",
+    "retry",
+    "continue_as_new",
+    "cancel",
+    "deadline",
+    "wake",
+    "children",
+)
 
 
 def test_this_release_has_a_history_of_every_path() -> None:

@@ -25,7 +25,7 @@ from eudaimon.extensions.cost import Budget
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.operations import load_state
-from eudaimon.runtime.scope import CallScope, child_run_id, current_call
+from eudaimon.runtime.scope import RUNS_A_CHILD, CallScope, child_run_id, current_call
 from eudaimon.tools import RetryAfter, Tool, ToolContext, ToolReturn, ToolSuspended
 
 if TYPE_CHECKING:
@@ -42,6 +42,7 @@ def agent_tool(
     async def ask(input: str, ctx: ToolContext) -> ToolReturn:
         return await run_child(agent, runtime, ctx, input=input, history=None)
 
+    setattr(ask, RUNS_A_CHILD, True)
     return Tool(
         name=name or agent.name,
         description=description or f"Ask the agent {agent.name!r}; it answers `input` with a run of its own.",
@@ -65,6 +66,7 @@ def handoff_tool(agent: Agent[Any, Any], runtime: AgentRuntime) -> Tool:
     async def transfer(ctx: ToolContext) -> ToolReturn:
         return await run_child(agent, runtime, ctx, input=None, history=_history(_scope()))
 
+    setattr(transfer, RUNS_A_CHILD, True)
     return Tool(
         name=f"transfer_to_{agent.name}",
         description=f"Hand the conversation over to the agent {agent.name!r}, which answers from here on.",

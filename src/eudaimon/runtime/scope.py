@@ -28,6 +28,11 @@ class CallScope:
     """The calling run's token: a child run stops when its parent is cancelled."""
 
 
+RUNS_A_CHILD = "_eudaimon_runs_a_child"
+"""Set on the function of a tool that starts a child run (an agent used as a tool, a handoff):
+a runtime that gives a call its scope only when the call needs one (a Temporal tool activity)
+looks for it."""
+
 current_call: ContextVar[CallScope | None] = ContextVar("eudaimon_current_call", default=None)
 
 

@@ -41,6 +41,7 @@ from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.datasource_calls import run_in_transaction
 from eudaimon.runtime.operations import load_state
 from eudaimon.stores.base import EventStore, Snapshot
+from eudaimon.temporal._children import call_scope, suspension_details
 from eudaimon.temporal._deps import received_deps
 from eudaimon.temporal._payloads import (
     APPEND_FAILED,
@@ -213,13 +214,15 @@ class Activities:
                 done = await self._beating(run_in_transaction(source, tool, arguments, ctx))
                 output, parts = done.output, done.parts
             else:
-                output, parts = await self._beating(tool.execute(arguments, ctx))
+                async with call_scope(tool, self.config, self.store, request.run_id, request.call_id):
+                    output, parts = await self._beating(tool.execute(arguments, ctx))
         except asyncio.CancelledError:
             raise
         except RetryAfter as exc:  # a durable wait: the workflow's timer runs the call again
             return wait_result(exc)
         except Exception as exc:  # the model sees it, as locally; Temporal does not retry it
-            raise ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True) from exc
+            details = suspension_details(exc)  # a child run's wait: the call waits too (`_children`)
+            raise ApplicationError(str(exc), *details, type=type(exc).__name__, non_retryable=True) from exc
         encoded = encode_tool_result(output, parts)
         result: ToolResultPayload = await self._fitted(
             lambda limit, blobs: to_refs(encoded, limit, blobs, request.run_id),

@@ -32,6 +32,7 @@ from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.tool_calls import OutcomeLost
 from eudaimon.stores.base import Fence, Lease, RunSummary, Snapshot
+from eudaimon.temporal._children import suspended_from
 from eudaimon.temporal._payloads import (
     APPEND_FAILED,
     CARRIED_REFUSED,
@@ -324,7 +325,7 @@ def _proxy(tool: Tool, start: RunInput, stashed: set[str], store: Callable[[], J
                     raise _AppendFailed from exc
                 journal.landed(carried)  # the activity got past its append: the tool raised
             if isinstance(cause, ApplicationError):
-                raise _raised(cause.type or "Exception", cause.message) from exc
+                raise suspended_from(cause) or _raised(cause.type or "Exception", cause.message) from exc
             if isinstance(cause, CancelledError):
                 raise
             if rerunnable:

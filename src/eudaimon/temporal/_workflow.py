@@ -47,12 +47,14 @@ from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, Deadli
 from eudaimon.core.events import Event, FailureKind, RunCancelled, RunFailed
 from eudaimon.core.state import RunState
 from eudaimon.extensions.hooks import HookSet
+from eudaimon.runtime.agent_change import AgentIdentity
 from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.loop import drive
 from eudaimon.runtime.operations import approval, reconciliation
 from eudaimon.runtime.signals import _LoopSignal
+from eudaimon.temporal._change import note_agent_change, wait_on_a_fresh_execution
 from eudaimon.temporal._deps import missing_deps, received_deps
 from eudaimon.temporal._payloads import (
     CONTINUED,
@@ -116,6 +118,9 @@ class RunWorkflow:
         self._snapshot: str | None = None
         """The state this execution was loaded from, when the store had a snapshot."""
         self._has_memory = True
+        self._identity = AgentIdentity()
+        self._loaded_seq = -1
+        """This worker's agent (`_change`): a run another agent started is noted as changed."""
         self._carry = False
         """Whether a model activity appends the batch recording its attempt (`JournalStore.carry`)."""
 
@@ -150,6 +155,7 @@ class RunWorkflow:
         while not journal.state.status.is_terminal:
             self._seen, self._idle = self._decisions, False
             try:
+                await note_agent_change(journal, self._identity, config.tools)  # _change.py
                 async for _ in drive(journal, config, cancel=self._cancel, emit=False):
                     pass
                 await self._store.settle()
@@ -168,7 +174,7 @@ class RunWorkflow:
             if journal.state.status.is_terminal:
                 break
             self._idle = True
-            if self._history_is_long():
+            if self._history_is_long() or self._fresh_wait(journal.state):
                 await self._continue_as_new()
             await wait_for_decision_or_due(journal.state, lambda: self._decisions != self._seen)
         self._idle = True
@@ -180,6 +186,7 @@ class RunWorkflow:
         """The loop's configuration, and why the run cannot go on here if it cannot."""
         agent = _agent(self._start)
         self._snapshot_every = runtime_of(agent).driver.snapshot_every
+        self._identity = runtime_of(agent).driver.identity
         self._has_memory = agent.memory is not None
         sent = self._start.deps
         problem = missing_deps(sent, _served.has_deps(self._start.agent))
@@ -208,6 +215,7 @@ class RunWorkflow:
         if state is None:
             raise InvalidOperation(f"run {self._start.run_id} has no journal in the store")
         base = state.next_seq - len(events)
+        self._loaded_seq = state.next_seq - 1
         self._store = JournalStore(self._start.run_id, events, base_seq=base, snapshot_every=self._snapshot_every)
         self._store.carry = self._carry
         self._journal = RunJournal(self._store, state, snapshot_every=0, clock=workflow_clock())
@@ -223,6 +231,10 @@ class RunWorkflow:
                 start_to_close_timeout=timedelta(seconds=60),
                 retry_policy=RetryPolicy(maximum_attempts=10),
             )
+
+    def _fresh_wait(self, state: RunState) -> bool:
+        """Whether to wait for a human on a fresh execution (`_change`)."""
+        return wait_on_a_fresh_execution(state, self._loaded_seq, self._cancel.is_cancelled)
 
     def _history_is_long(self) -> bool:
         """Whether to continue as new: never once cancelled, as a new execution would not be."""
