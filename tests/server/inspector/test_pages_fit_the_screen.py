@@ -69,6 +69,34 @@ def test_no_page_scrolls_sideways(screen: Page, inspector: Server, runs: dict[st
     assert _overflow(screen) <= 0, f"{path} is {_overflow(screen)} px wider than the screen"
 
 
+@pytest.mark.parametrize(
+    ("path", "ready"),
+    [
+        ("/inbox", "[data-testid=inbox] [data-testid=inbox-item]"),
+        ("/schedules", "[data-testid=schedules] [data-schedule]"),
+        ("/runs/{effects}", "[data-testid=effects] [data-effect]"),
+        ("/runs/{replay}", "[data-testid=replay-diff] [data-testid=replay-step]"),
+    ],
+    ids=["inbox", "schedules", "effects", "replay"],
+)
+def test_this_rounds_panels_fit_without_scrolling_inside(
+    screen: Page, inspector: Server, runs: dict[str, str], path: str, ready: str, shot
+) -> None:
+    """Invariant: the inbox, the schedules, the effects panel and a replay's diff are no wider than
+    their section at 1,280 px and at 390 px (on a phone their tables stack, one card per row, each
+    cell named), and an id on a button (the effects panel's call) is never broken letter by letter."""
+    screen.goto(inspector.url + path.format(**runs))
+    found = screen.locator(ready).first
+    expect(found).to_be_visible()
+    screen.wait_for_timeout(300)
+    inside = int(found.evaluate("(e) => { const s = e.closest('section'); return s.scrollWidth - s.clientWidth; }"))
+    assert inside <= 0, f"{path}: {ready} is in a section {inside} px wider than itself"
+    for button in screen.get_by_test_id("effect-call").all():
+        box = button.bounding_box()
+        assert box is not None and box["height"] < 40, f"the call button {button.inner_text()!r} wraps: {box}"
+    shot(screen, "panel")
+
+
 def test_the_runs_list_at_1280_shows_every_column(screen: Page, inspector: Server, runs: dict[str, str], shot) -> None:
     """Invariant: the list's last column is inside the screen; durations and costs have one style,
     and a run of a model with no price reads "unpriced"."""
