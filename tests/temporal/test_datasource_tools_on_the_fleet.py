@@ -47,3 +47,16 @@ async def test_a_datasource_tool_commits_on_the_worker(
         assert conn.execute("SELECT sku FROM orders").fetchall() == [("tea",)]
         rows = conn.execute(f"SELECT run_id, call_id FROM {COMPLETIONS_TABLE}").fetchall()
     assert rows == [(response.run_id, "call_0")]
+
+
+def test_a_worker_sends_back_whether_the_result_was_read_from_the_record() -> None:
+    """Invariant: the tool activity's result says `recovered` (and `is_error`) when set, and the
+    workflow reads them back; a plain commit's result is the bare text it always was, so recorded
+    histories replay unchanged."""
+    from eudaimon.runtime.datasource_calls import Committed
+    from eudaimon.temporal._payloads import decode_tool_result, encode_tool_result
+
+    assert encode_tool_result(Committed(output="ordered tea"), ()) == "ordered tea"
+    for said in (Committed(output="ordered tea", recovered=True), Committed(output="sold out", is_error=True)):
+        decoded, parts = decode_tool_result(encode_tool_result(said, ()))
+        assert decoded == said and parts == ()

@@ -33,6 +33,15 @@ class Transacted:
     """The result is the completion record another attempt (or process) had committed."""
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Committed(ToolReturn):
+    """A datasource call's result as a Temporal worker's `eudaimon.tool` activity sends it back
+    when it says more than its text: it was an error, or it was read back from the completion
+    record (`recovered`), which the workflow journals on `tool_completed` as a local run does."""
+
+    recovered: bool = False
+
+
 async def run_in_transaction(
     source: Datasource, tool: Tool, arguments: Mapping[str, Any], ctx: ToolContext[Any]
 ) -> Transacted:

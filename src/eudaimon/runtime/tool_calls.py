@@ -31,7 +31,7 @@ from eudaimon.runtime.cancel import CancellationToken
 from eudaimon.runtime.clock import SYSTEM_CLOCK, Clock
 from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.context import run_context
-from eudaimon.runtime.datasource_calls import run_in_transaction
+from eudaimon.runtime.datasource_calls import Committed, run_in_transaction
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.scope import CallScope, current_call
 from eudaimon.runtime.signals import _LoopSignal
@@ -300,10 +300,15 @@ async def _attempt(
         else:
             async with deadline:
                 output, parts = await tool.execute(item.arguments, ctx)
+        ms = _ms_since(started, clock)
+        if isinstance(output, Committed):  # committed by a Temporal worker, maybe read back from its record
+            return Outcome(
+                output.output, output.is_error, ms, parts, datasource=tool.datasource, recovered=output.recovered
+            )
         if isinstance(output, ToolReturn):
-            return Outcome(output.output, output.is_error, _ms_since(started, clock), returned=output)
+            return Outcome(output.output, output.is_error, ms, returned=output)
         # A datasource tool run by a Temporal worker committed there, in its activity.
-        return Outcome(output, False, _ms_since(started, clock), parts, datasource=tool.datasource)
+        return Outcome(output, False, ms, parts, datasource=tool.datasource)
     except (asyncio.CancelledError, OutcomeLost):
         raise
     except ToolSuspended as exc:

@@ -38,7 +38,7 @@ from eudaimon.core.state import RunState
 from eudaimon.models.base import ChatRequest, ToolSpec
 from eudaimon.models.output import settle
 from eudaimon.runtime.config import RuntimeConfig
-from eudaimon.runtime.datasource_calls import run_in_transaction
+from eudaimon.runtime.datasource_calls import Committed, run_in_transaction
 from eudaimon.runtime.operations import load_state
 from eudaimon.stores.base import EventStore, Snapshot
 from eudaimon.temporal._children import call_scope, suspension_details
@@ -212,7 +212,8 @@ class Activities:
                 ctx = replace(ctx, attempt=max(ctx.attempt, activity.info().attempt))
                 source = self.config.datasources[tool.datasource]
                 done = await self._beating(run_in_transaction(source, tool, arguments, ctx))
-                output, parts = done.output, done.parts
+                output = Committed(output=done.output, is_error=done.is_error, recovered=done.recovered)
+                parts = done.parts
             else:
                 async with call_scope(tool, self.config, self.store, request.run_id, request.call_id):
                     output, parts = await self._beating(tool.execute(arguments, ctx))

@@ -25,6 +25,7 @@ from pydantic import TypeAdapter
 
 from eudaimon.core.messages import ContentPart, Message
 from eudaimon.models.base import ChatResponse
+from eudaimon.runtime.datasource_calls import Committed
 from eudaimon.tools import ToolReturn
 
 INLINE_LIMIT = 16 * 1024
@@ -176,6 +177,12 @@ ToolResultPayload = str | dict[str, Any]
 
 
 def encode_tool_result(output: str | ToolReturn, parts: tuple[Any, ...]) -> ToolResultPayload:
+    if isinstance(output, Committed):
+        # A datasource call: `is_error` and `recovered` only when set, so a plain commit's
+        # result is what it always was (recorded histories replay).
+        said: dict[str, Any] = {"output": output.output, "parts": PARTS.dump_python(list(parts), mode="json")}
+        said.update({k: True for k in ("is_error", "recovered") if getattr(output, k)})
+        return said if len(said) > 2 else encode_tool_result(output.output, parts)
     if isinstance(output, ToolReturn):
         return {"returned": RETURNED.dump_python(output, mode="json")}
     if parts:
@@ -191,7 +198,13 @@ def decode_tool_result(result: Any) -> tuple[str | ToolReturn, tuple[Any, ...]]:
     if isinstance(result, dict) and "returned" in result:
         return RETURNED.validate_python(result["returned"]), ()
     if isinstance(result, dict) and isinstance(result.get("output"), str):
-        return result["output"], tuple(PARTS.validate_python(result.get("parts") or []))
+        parts = tuple(PARTS.validate_python(result.get("parts") or []))
+        if result.get("is_error") or result.get("recovered"):
+            said = Committed(
+                output=result["output"], is_error=bool(result.get("is_error")), recovered=bool(result.get("recovered"))
+            )
+            return said, parts
+        return result["output"], parts
     raise ValueError(f"a tool activity returned {type(result).__name__}, not a tool result")
 
 

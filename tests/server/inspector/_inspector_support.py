@@ -3,14 +3,20 @@ signed in with a key, and a run started over the API."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import httpx2
 from _server_support import KEYS, OPERATOR, Server
 from playwright.sync_api import Browser, Page
+
+from eudaimon import Agent, Message, ToolCall, tool
+from eudaimon.models import ChatRequest, FunctionModel
+from eudaimon.stores.sqlite import SqliteStore
 
 EXTRA_AGENTS = ("family", "refunder", "twins", "broken", "ponderer")
 
@@ -50,3 +56,53 @@ def docs_shot(page: Page, name: str, locator: str | None = None) -> None:
     `EUDAIMON_DOCS_SCREENSHOTS=1`: they are committed, not rewritten on every run."""
     if os.environ.get("EUDAIMON_DOCS_SCREENSHOTS") == "1":
         (page.locator(locator) if locator else page).screenshot(path=str(DOCS / f"{name}.png"))
+
+
+def replayed_runs(server: Server) -> tuple[str, str]:
+    """A support run (v1, "Be fair.": refunds 5) and its replay by v2 ("Be generous.": would
+    refund 10, so it diverges at step 2), written into the server's journal: (original, replay)."""
+    with ThreadPoolExecutor(1) as pool:  # Playwright's sync API holds this thread's event loop
+        return pool.submit(asyncio.run, _replayed(server)).result()
+
+
+def _support(store: SqliteStore, prompt: str, version: str, ledger: list[int]) -> Agent[Any, Any]:
+    @tool(effect="read")
+    def lookup(order: int) -> str:
+        """Look an order up."""
+        return f"order {order}: paid"
+
+    @tool(effect="write")
+    def refund(order: int, amount: int) -> str:
+        """Refund an order."""
+        ledger.append(amount)
+        return f"refunded {amount}"
+
+    def answer(request: ChatRequest) -> Message | str:
+        told = [m for m in request.messages if m.role == "tool"]
+        if not told:
+            return Message.assistant(tool_calls=[ToolCall("l1", "lookup", {"order": 42})])
+        if len(told) == 1:
+            amount = 10 if "generous" in str(request.messages[0].content) else 5
+            return Message.assistant(tool_calls=[ToolCall("r1", "refund", {"order": 42, "amount": amount})])
+        return "refunded order 42"
+
+    return Agent(
+        FunctionModel(answer),
+        system_prompt=prompt,
+        tools=[lookup, refund],
+        store=store,
+        name="replayed-support",
+        version=version,
+        memory=None,
+    )
+
+
+async def _replayed(server: Server) -> tuple[str, str]:
+    store, ledger = SqliteStore(server.db), []
+    try:
+        original = await _support(store, "Be fair.", "v1", ledger).prompt("refund order 42")
+        replay = await _support(store, "Be generous.", "v2", ledger).replay(original.run_id)
+        assert replay.status == "diverged" and ledger == [5]
+        return original.run_id, replay.run_id
+    finally:
+        await store.close()

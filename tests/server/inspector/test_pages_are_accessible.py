@@ -6,8 +6,8 @@ schedules and the inbox. The counts per page are printed (`-s`) for the record."
 from __future__ import annotations
 
 import pytest
-from _inspector_support import start_run
-from _server_support import Server
+from _inspector_support import replayed_runs, start_run
+from _server_support import OPERATOR, Server
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page, expect
 
@@ -20,8 +20,10 @@ PAGES = [
     ("dashboard", "/dashboard", "[data-testid=dashboard-agent]"),
     ("threads", "/threads", "[data-testid=threads] a"),
     ("thread", "/threads/{thread}", "h2"),
-    ("schedules", "/schedules", "[data-testid=schedules] tr"),
+    ("schedules", "/schedules", "[data-testid=schedules] [data-schedule]"),
     ("inbox", "/inbox", "[data-testid=inbox] [data-testid=inbox-item]"),
+    ("run-with-effects", "/runs/{effects}", "[data-testid=effects] [data-effect]"),
+    ("replay", "/runs/{replay}", "[data-testid=replay-diff] [data-testid=replay-step]"),
 ]
 
 
@@ -37,7 +39,13 @@ def violations(page: Page) -> list[str]:
 @pytest.fixture(scope="module")
 def runs(inspector: Server) -> dict[str, str]:
     done = start_run(inspector, "ticker", "ticks=2", wait=True)
+    _, replay = replayed_runs(inspector)
+    with inspector.client(OPERATOR) as client:
+        body = {"agent": "ticker", "input": "ticks=0", "schedule_id": "weekday-mornings", "cron": "0 9 * * 1-5"}
+        assert client.post("/v1/schedules", json={**body, "timezone": "Europe/Paris"}).status_code == 201
     return {
+        "effects": str(start_run(inspector, "refunder", "refund A-17 and pay ALICE")["run_id"]),
+        "replay": replay,
         "waiting": str(start_run(inspector, "payer", "pay 61 to \u202eEMCA")["run_id"]),
         "done": str(done["run_id"]),
         "family": str(start_run(inspector, "family", "pay the invoice to ACME-Corp")["run_id"]),

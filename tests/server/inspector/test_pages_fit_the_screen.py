@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from _inspector_support import docs_shot, open_page, start_run
+from _inspector_support import docs_shot, open_page, replayed_runs, start_run
 from _server_support import OPERATOR, Server
 from playwright.sync_api import Browser, Page, expect
 
@@ -21,10 +21,16 @@ MONEY = re.compile(r"^(\$\d+\.\d{2,4}|<\$0\.0001|unpriced)$")
 @pytest.fixture(scope="module")
 def runs(inspector: Server) -> dict[str, str]:
     done = start_run(inspector, "ticker", "ticks=2", wait=True)
+    _, replay = replayed_runs(inspector)
+    with inspector.client(OPERATOR) as client:
+        body = {"agent": "ticker", "input": "ticks=0", "schedule_id": "weekday-mornings", "cron": "0 9 * * 1-5"}
+        assert client.post("/v1/schedules", json={**body, "timezone": "Europe/Paris"}).status_code == 201
     return {
         "long": str(start_run(inspector, "payer", LONG)["run_id"]),
         "done": str(done["run_id"]),
         "thread": str(done["thread_id"]),
+        "effects": str(start_run(inspector, "refunder", "refund A-17 and pay ALICE")["run_id"]),
+        "replay": replay,
     }
 
 
@@ -49,6 +55,10 @@ def _overflow(page: Page) -> int:
         ("/dashboard", "[data-testid=dashboard-agent]"),
         ("/threads", "[data-testid=threads] a"),
         ("/threads/{thread}", "h2"),
+        ("/inbox", "[data-testid=inbox] [data-testid=inbox-item]"),
+        ("/schedules", "[data-testid=schedules] [data-schedule]"),
+        ("/runs/{effects}", "[data-testid=effects] [data-effect]"),
+        ("/runs/{replay}", "[data-testid=replay-diff] [data-testid=replay-step]"),
     ],
 )
 def test_no_page_scrolls_sideways(screen: Page, inspector: Server, runs: dict[str, str], path: str, ready: str) -> None:
@@ -57,6 +67,34 @@ def test_no_page_scrolls_sideways(screen: Page, inspector: Server, runs: dict[st
     expect(screen.locator(ready).first).to_be_visible()
     screen.wait_for_timeout(300)
     assert _overflow(screen) <= 0, f"{path} is {_overflow(screen)} px wider than the screen"
+
+
+@pytest.mark.parametrize(
+    ("path", "ready"),
+    [
+        ("/inbox", "[data-testid=inbox] [data-testid=inbox-item]"),
+        ("/schedules", "[data-testid=schedules] [data-schedule]"),
+        ("/runs/{effects}", "[data-testid=effects] [data-effect]"),
+        ("/runs/{replay}", "[data-testid=replay-diff] [data-testid=replay-step]"),
+    ],
+    ids=["inbox", "schedules", "effects", "replay"],
+)
+def test_this_rounds_panels_fit_without_scrolling_inside(
+    screen: Page, inspector: Server, runs: dict[str, str], path: str, ready: str, shot
+) -> None:
+    """Invariant: the inbox, the schedules, the effects panel and a replay's diff are no wider than
+    their section at 1,280 px and at 390 px (on a phone their tables stack, one card per row, each
+    cell named), and an id on a button (the effects panel's call) is never broken letter by letter."""
+    screen.goto(inspector.url + path.format(**runs))
+    found = screen.locator(ready).first
+    expect(found).to_be_visible()
+    screen.wait_for_timeout(300)
+    inside = int(found.evaluate("(e) => { const s = e.closest('section'); return s.scrollWidth - s.clientWidth; }"))
+    assert inside <= 0, f"{path}: {ready} is in a section {inside} px wider than itself"
+    for button in screen.get_by_test_id("effect-call").all():
+        box = button.bounding_box()
+        assert box is not None and box["height"] < 40, f"the call button {button.inner_text()!r} wraps: {box}"
+    shot(screen, "panel")
 
 
 def test_the_runs_list_at_1280_shows_every_column(screen: Page, inspector: Server, runs: dict[str, str], shot) -> None:

@@ -1,7 +1,7 @@
 // A run's effects in one place: one row per call that is not READ (GET /v1/runs/{id}/effects),
 // with its effect class, datasource, idempotency key, attempts, outcome, the approval behind it
 // and its result. A row links to its span on the waterfall and its intent on the timeline.
-import { api, el, failed, fill, json, when } from "./shared.js";
+import { api, el, failed, fill, json, labelled, when } from "./shared.js";
 import { revealed } from "./reveal.js";
 
 const OUTCOMES = {
@@ -45,8 +45,9 @@ function show(runRoot, e) {
 
 export function effectsPanel() {
   const body = el("tbody", {});
+  const columns = ["call", "tool", "effect", "datasource", "key", "attempts", "outcome", "approval", "result"];
   const section = el("section", { "data-testid": "effects" }, el("h2", {}, "Effects"),
-    el("table", {}, el("thead", {}, el("tr", {}, ["call", "tool", "effect", "datasource", "key", "attempts", "outcome", "approval", "result"].map((h) => el("th", {}, h)))), body));
+    el("table", { class: "stack" }, el("thead", {}, el("tr", {}, columns.map((h) => el("th", { scope: "col" }, h)))), body));
   let shown = "";
   async function load(runId) {
     try {
@@ -58,13 +59,13 @@ export function effectsPanel() {
         fill(body, el("tr", {}, el("td", { colspan: 9, class: "muted" }, "No effects: no call that is not READ.")));
         return;
       }
-      fill(body, ...answer.effects.map((e) => el("tr", { "data-effect": e.effect, "data-call": e.call_id, "data-outcome": e.outcome },
+      fill(body, ...answer.effects.map((e) => labelled(columns, el("tr", { "data-effect": e.effect, "data-call": e.call_id, "data-outcome": e.outcome },
         el("td", {}, el("button", { class: "mono call-id", "data-testid": "effect-call", "aria-label": "Show call " + e.call_id + " on the waterfall and timeline", onclick: () => show(section.parentElement || document, e) }, e.call_id)),
         el("td", { class: "tool-name" }, e.tool), el("td", {}, e.effect), el("td", {}, e.datasource || ""),
         el("td", { class: "mono", title: e.idempotency_key || "" }, (e.idempotency_key || "").slice(0, 12)),
         el("td", {}, e.attempts), el("td", { "data-testid": "effect-outcome" }, outcomeText(e)),
         el("td", { "data-testid": "effect-approval" }, approvalText(e.approval)),
-        el("td", {}, revealed(e.result || "")))));
+        el("td", {}, revealed(e.result || ""))))));
     } catch (error) { failed(error); }
   }
   return { section, load };

@@ -1,7 +1,7 @@
 // The inbox: every call waiting for a person, across runs and agents, oldest first, with its
 // deadline counting down, its arguments as the tool will get them, and the actions the
 // signed-in key allows (approve and deny here; a reconciliation is settled on its run's page).
-import { api, el, failed, fill, link, notice, runHref, when } from "./shared.js";
+import { api, el, failed, fill, labelled, link, notice, runHref, when } from "./shared.js";
 import { revealed, revealedJson } from "./reveal.js";
 import { deadlineNote } from "./countdown.js";
 
@@ -28,16 +28,17 @@ function actions(item, reload) {
 
 export function inboxPage(main) {
   const body = el("tbody", { "data-testid": "inbox-items" });
-  const table = el("table", { "data-testid": "inbox" },
+  const columns = ["waiting since", "agent", "run", "call", "arguments", "deadline", "actions"];
+  const table = el("table", { "data-testid": "inbox", class: "stack" },
     el("caption", {}, "Calls waiting for a decision, oldest first"),
-    el("thead", {}, el("tr", {}, ["waiting since", "agent", "run", "call", "arguments", "deadline", "actions"].map((h) => el("th", { scope: "col" }, h)))),
+    el("thead", {}, el("tr", {}, columns.map((h) => el("th", { scope: "col" }, h)))),
     body);
   fill(main, el("h1", {}, "Inbox"), el("section", {}, table));
   let stopped = false;
   function load() {
     api("/v1/inbox").then((answer) => {
       if (stopped) return;
-      fill(body, ...answer.items.map((item) => el("tr", { "data-testid": "inbox-item", "data-run": item.run_id, "data-call": item.call_id, "data-kind": item.kind },
+      fill(body, ...answer.items.map((item) => labelled(columns, el("tr", { "data-testid": "inbox-item", "data-run": item.run_id, "data-call": item.call_id, "data-kind": item.kind },
         el("td", {}, when(item.asked_at)),
         el("td", {}, item.agent),
         el("td", { class: "mono" }, link(runHref(item.run_id), item.run_id)),
@@ -45,7 +46,7 @@ export function inboxPage(main) {
           el("div", { class: "muted" }, item.kind === "approval" ? "approval" : "outcome unknown")),
         el("td", {}, el("pre", { "data-testid": "inbox-arguments" }, revealedJson(item.arguments))),
         el("td", {}, deadlineNote(item.deadline, item.on_timeout)),
-        el("td", {}, actions(item, load)))));
+        el("td", {}, actions(item, load))))));
       if (!answer.items.length) fill(body, el("tr", {}, el("td", { colspan: 7, class: "muted", "data-testid": "inbox-empty" }, "Nothing waits for a decision.")));
     }, failed);
   }

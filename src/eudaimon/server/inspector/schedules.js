@@ -1,13 +1,14 @@
 // Schedules (their next and last runs) and webhook deliveries (each attempt and the answer).
 // Both lists are for operators: a viewer's key is told so instead.
-import { api, el, failed, fill, link, mayOperate, runHref, when } from "./shared.js";
+import { api, el, failed, fill, labelled, link, mayOperate, runHref, when } from "./shared.js";
 
 export function schedulesPage(main) {
   const schedules = el("tbody", { "data-testid": "schedules" });
   const deliveries = el("tbody", { "data-testid": "webhook-deliveries" });
+  const columns = ["schedule", "agent", "cron", "zone", "state", "next run", "last run"];
   const head = (names) => el("thead", {}, el("tr", {}, names.map((h) => el("th", { scope: "col" }, h))));
   fill(main, el("h1", {}, "Schedules"),
-    el("section", {}, el("table", {}, head(["schedule", "agent", "cron", "zone", "state", "next run", "last run"]), schedules)),
+    el("section", {}, el("table", { class: "stack" }, head(columns), schedules)),
     el("section", {}, el("h2", {}, "Webhook deliveries"),
       el("table", {}, head(["delivery", "event", "run", "state", "attempts", "last answer"]), deliveries)));
   if (!mayOperate()) {
@@ -17,11 +18,11 @@ export function schedulesPage(main) {
     return () => {};
   }
   api("/v1/schedules").then((answer) => {
-    fill(schedules, ...answer.schedules.map((s) => el("tr", { "data-schedule": s.id },
+    fill(schedules, ...answer.schedules.map((s) => labelled(columns, el("tr", { "data-schedule": s.id },
       el("td", { class: "mono" }, s.id), el("td", {}, s.agent), el("td", { class: "mono" }, s.cron), el("td", {}, s.timezone),
       el("td", {}, s.paused ? "paused" : "active"),
       el("td", { "data-testid": "next-run" }, s.next_run_at ? when(s.next_run_at) : "—"),
-      el("td", { "data-testid": "last-run" }, s.last_run_id ? link(runHref(s.last_run_id), when(s.last_slot)) : "—"))));
+      el("td", { "data-testid": "last-run" }, s.last_run_id ? link(runHref(s.last_run_id), when(s.last_slot)) : "—")))));
     if (!answer.schedules.length) fill(schedules, el("tr", {}, el("td", { colspan: 7, class: "muted" }, "No schedules. Add one with `eudaimon schedules add`.")));
   }, failed);
   api("/v1/webhooks/deliveries").then((answer) => {
