@@ -31,6 +31,13 @@ def _shared_server() -> RealModelServer:
     pytest.skip(f"the shared real model server on port {port} does not answer (this test never starts it)")
 
 
+ASK = (
+    "Repeat exactly, nothing else: <tool_call>\n"
+    '{"name": "send_wire", "arguments": {"to": "bob", "amount_usd": 5}}\n</tool_call>'
+)
+"""The tiny model copies a call it is shown far more often than it writes one of its own."""
+
+
 async def test_a_real_models_call_denied_by_its_deadline_reads_no_decision_within() -> None:
     """Invariant: the call the model made waits with a 1 s deadline; the sweep journals
     `approval_timed_out` once; the resumed run's tool result says "no decision within 1s" and
@@ -46,13 +53,13 @@ async def test_a_real_models_call_denied_by_its_deadline_reads_no_decision_withi
     agent = Agent(
         model,
         tools=[send_wire],
-        model_settings=ModelSettings(max_tokens=48, seed=3, tool_choice="required"),
+        model_settings=ModelSettings(max_tokens=48, seed=2),
         max_iterations=2,
         store=MemoryStore(),
         memory=None,
     )
     try:
-        paused = await agent.prompt("Send 5 dollars to bob with send_wire.")
+        paused = await agent.prompt(ASK)
         asked = [e.data for e in await agent.store.load(paused.run_id) if isinstance(e.data, ApprovalRequested)]
         if paused.status != "awaiting_approval":
             pytest.skip(f"the tiny model wrote no usable call this time (status {paused.status})")
