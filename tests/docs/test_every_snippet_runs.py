@@ -18,9 +18,11 @@ import re
 import subprocess
 import sys
 import textwrap
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from _fake_openai import fake_openai
@@ -86,8 +88,25 @@ def openai_url() -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="module")
+def database_url() -> Iterator[str]:
+    """A PostgreSQL database of the module's own, dropped after it: snippets name fixed schemas
+    (`eudaimon_docs`), which a shared database would keep from older runs and older versions."""
+    import psycopg
+
+    server = os.environ.get("EUDAIMON_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
+    name = f"eudaimon_docs_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield urlunsplit(urlsplit(server)._replace(path="/" + name))
+    finally:
+        with psycopg.connect(server, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 @pytest.mark.parametrize("snippet", SNIPPETS, ids=[s.id for s in SNIPPETS])
-def test_snippet_runs_as_written(snippet: Snippet, openai_url: str, tmp_path: Path) -> None:
+def test_snippet_runs_as_written(snippet: Snippet, openai_url: str, database_url: str, tmp_path: Path) -> None:
     """Invariant: the block, pasted into a file of its own, runs to the end and exits 0."""
     if snippet.skip is not None:
         pytest.skip(snippet.skip)
@@ -102,7 +121,7 @@ def test_snippet_runs_as_written(snippet: Snippet, openai_url: str, tmp_path: Pa
         PYTHONPATH=SRC,
         OPENAI_API_KEY="sk-docs-snippets-0123456789",
         OPENAI_BASE_URL=openai_url,
-        DATABASE_URL=os.environ.get("EUDAIMON_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres"),
+        DATABASE_URL=database_url,
         REDIS_URL=os.environ.get("EUDAIMON_TEST_REDIS_URL", "redis://127.0.0.1:6379/0"),
         EUDAIMON_LEASE_TTL_S="2",
     )

@@ -66,6 +66,7 @@ def test_a_kill_between_read_calls_and_their_one_commit_reruns_them_with_the_sam
         assert runs == [(1, key, killed), (1, key, resumer)]
     assert [e.incarnation for e in ran if e.tool == "write"] == [resumer]
     assert read_commits(procs.commit_log or Path(), resumer) == [
+        ["run_taken_over"],  # the resumer says whose run it took over, and after how long
         ["model_attempt_started"],  # the model is asked again: its attempt is durable first
         FUSED_READ_STEP,  # the all-READ step: one commit, after its calls ran
         ["model_called", "tool_started"],  # the WRITE's intent, before the WRITE runs

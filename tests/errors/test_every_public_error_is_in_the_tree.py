@@ -20,6 +20,7 @@ SRC = Path(eudaimon.__file__).parent
 SIGNALS = {
     "ModelRetry": "raised by user code (a tool, an output validator) to correct the model",
     "ToolSuspended": "raised by a tool to make the run wait",
+    "RetryAfter": "raised by a tool to make its call wait durably and run again",
     "ContextRejected": "the loop's own control flow (runtime/model_calls.py), never leaves the runtime",
     "OutcomeLost": "the loop's own control flow (runtime/tool_calls.py), never leaves the runtime",
     "CallCancelled": "the loop's own control flow (runtime/call_watch.py), never leaves the runtime",

@@ -44,7 +44,7 @@ async def test_a_message_over_the_budget_is_kept() -> None:
 def test_tiktoken_counter_or_a_clear_import_error() -> None:
     """tiktoken is optional: without it, tiktoken_counter says how to install it."""
     if importlib.util.find_spec("tiktoken") is None:
-        with pytest.raises(ImportError, match=r"eudaimon\[tiktoken\]"):
+        with pytest.raises(ImportError, match=r"pip install -e '\.\[tiktoken\]'"):
             tiktoken_counter()
     else:
         assert tiktoken_counter("gpt-4o")(Message.user("hello world", id="1")) >= 1

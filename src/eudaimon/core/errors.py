@@ -40,7 +40,9 @@
     ├── MCPConnectionError        an MCP server could not be started or reached (eudaimon.mcp)
     ├── MCPConnectionLost         an MCP request was in flight when the connection failed (eudaimon.mcp)
     ├── MCPToolError              an MCP server ran a tool and reported an error (eudaimon.mcp)
-    └── A2AToolError              a remote A2A agent's task did not complete (eudaimon.a2a)
+    ├── A2AToolError              a remote A2A agent's task did not complete (eudaimon.a2a)
+    ├── DatasourceError           a datasource could not be reached or refused eudaimon's statements (eudaimon.datasources)
+    └── UnknownSchedule           also a KeyError: no schedule has this id (eudaimon.runtime.schedules)
 
     EudaimonWarning (a UserWarning)
     └── ToolRetryIgnored          tool_retry_policy will not re-run some tools; names them
@@ -48,6 +50,7 @@
     Signals user code raises to steer a run, not errors (so not EudaimonErrors):
     ModelRetry                    raised by a tool or an output validator to hand the model a correction
     ToolSuspended                 raised by a tool whose call cannot finish now: the run waits (eudaimon.tools)
+    RetryAfter                    raised by a tool to run its call again later: the run sleeps durably (eudaimon.tools)
 
 Messages say what happened and what to do; they never contain secrets. A run error raised in
 the process where user code raised carries that exception as its `__cause__`.
