@@ -16,12 +16,16 @@ from eudaimon.stores.postgres import PostgresStore
 from eudaimon.stores.sqlite import SqliteStore
 
 PG_DSN = os.environ.get("EUDAIMON_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
+SCHEMAS: list[str] = []
+"""The PostgreSQL schemas `open_store` made; tests/change/conftest.py drops them at the end."""
 
 
 def open_store(kind: str, tmp_path: Path) -> EventStore:
     if kind == "sqlite":
         return SqliteStore(tmp_path / "runs.db")
-    return PostgresStore(PG_DSN, schema=f"eudaimon_change_{uuid.uuid4().hex[:12]}")
+    schema = f"eudaimon_change_{uuid.uuid4().hex[:12]}"
+    SCHEMAS.append(schema)
+    return PostgresStore(PG_DSN, schema=schema)
 
 
 def _last_tool_text(request: ChatRequest) -> str | None:
