@@ -54,7 +54,7 @@ async def _drive(agent: Any, run_id: str, stream: bool, token: Any) -> str:
 
 async def _one(server: Any, agent: Any, n: int, stream: bool, how: str) -> tuple[float, float]:
     from eudaimon import CancellationToken
-    from eudaimon.runtime import operations
+    from eudaimon.runtime.process import operations
 
     store = agent.store
     token = CancellationToken() if how == "token" else None

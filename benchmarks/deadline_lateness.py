@@ -3,7 +3,7 @@
 `N_WAITING` runs wait for approval with a deadline far ahead (in the due index, never due) and
 as many without one; `N_TIMED` runs get a deadline, and `N_TIMED` a `tool_waiting` wake, spread
 over the next `SPREAD_S` seconds. A sweeper does what `eudaimon serve`'s timer sweep does
-(`runtime.timers`, every `--interval` seconds) and records, per run, when its event was journaled
+(`runtime.process.timers`, every `--interval` seconds) and records, per run, when its event was journaled
 minus when it was due. Run: `python benchmarks/deadline_lateness.py [--store URL] [--interval S]`.
 """
 
@@ -22,7 +22,7 @@ import psycopg
 
 from eudaimon.core.events import ApprovalRequested, Event, EventData, ModelCalled, RunStarted, ToolStarted, ToolWaiting
 from eudaimon.core.messages import Message, ToolCall
-from eudaimon.runtime import timers
+from eudaimon.runtime.process import timers
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.postgres import PostgresStore
 from eudaimon.stores.url import open_store

@@ -81,7 +81,9 @@ billing = Agent(
 async def fill_store(db: Path, count: int = 200, days: int = 14) -> None:
     """`count` runs of the two agents spread over `days` days, with a clock moved back so each
     run's events carry the times of its day (and durations of a few hundred ms to seconds)."""
-    from eudaimon.runtime import clock, operations
+    from eudaimon.runtime.loop import clock
+    from eudaimon.runtime.process import operations
+    from eudaimon.runtime.process.load_state import load_state
     from eudaimon.stores import SqliteStore
 
     store = SqliteStore(str(db))
@@ -113,7 +115,7 @@ async def fill_store(db: Path, count: int = 200, days: int = 14) -> None:
             with contextlib.suppress(RunFailedError):  # the failed runs the dashboard counts
                 await agent.prompt(text, run_id=latest)
             if agent.name == "billing":
-                state = await operations.load_state(store, latest)
+                state = await load_state(store, latest)
                 if state.awaiting_approval() and pick.random() < 0.9:
                     approved = pick.random() < 0.85
                     await operations.approve(store, latest, "call_1", approved, by="finance")

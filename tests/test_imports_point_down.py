@@ -214,3 +214,65 @@ def test_the_check_sees_an_upward_import_and_a_circle(tmp_path: Path) -> None:
     found = all_imports(package)
     assert [(imp.line, imp.target) for imp in upward(found)] == [(2, "eudaimon.agent")]
     assert circles(found) == [["models", "tools"]]
+
+
+def _module_circles(imports: list[Import], prefix: str) -> list[list[str]]:
+    """Groups of modules under `prefix` that import each other (Tarjan's SCCs over modules, not folders)."""
+    graph: dict[str, set[str]] = defaultdict(set)
+    for imp in imports:
+        if imp.source.startswith(prefix) and imp.target.startswith(prefix) and imp.source != imp.target:
+            graph[imp.source].add(imp.target)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while (member := stack.pop()) != node:
+                group.append(member)
+            if group:
+                groups.append(sorted([node, *group]))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return groups
+
+
+def test_the_loop_never_imports_the_process_around_it() -> None:
+    """Invariant: the process package (leases, queues, engines, operations) stands on the loop package,
+    never the other way: the loop can be read, tested and replayed without the process."""
+    bad = [
+        imp
+        for imp in all_imports()
+        if imp.source.startswith("eudaimon.runtime.loop.") and imp.target.startswith("eudaimon.runtime.process.")
+    ]
+    assert not bad, f"{len(bad)} imports from the loop up into the process:\n" + "\n".join(map(str, bad))
+
+
+def test_no_circle_among_the_runtime_modules() -> None:
+    """Invariant: the runtime's modules import each other in no circle (type-only and lazy imports count)."""
+    groups = _module_circles(all_imports(), "eudaimon.runtime.")
+    assert not groups, f"{len(groups)} circles of runtime modules:\n" + "\n".join(" ↔ ".join(g) for g in groups)
+
+
+def test_the_module_circle_check_sees_a_circle(tmp_path: Path) -> None:
+    """Invariant: the module check is not vacuous — a planted type-only circle of two modules is found."""
+    package = tmp_path / "eudaimon" / "runtime" / "loop"
+    package.mkdir(parents=True)
+    (package / "a.py").write_text("from eudaimon.runtime.loop.b import B\n")
+    (package / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from eudaimon.runtime.loop.a import A\n"
+    )
+    found = all_imports(tmp_path / "eudaimon")
+    assert _module_circles(found, "eudaimon.runtime.") == [["eudaimon.runtime.loop.a", "eudaimon.runtime.loop.b"]]

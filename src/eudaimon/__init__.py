@@ -60,9 +60,9 @@ if TYPE_CHECKING:
     from eudaimon.models.output import NativeOutput as NativeOutput
     from eudaimon.models.output import PromptedOutput as PromptedOutput
     from eudaimon.models.output import ToolOutput as ToolOutput
-    from eudaimon.runtime.cancel import CancellationToken as CancellationToken
-    from eudaimon.runtime.replay import Replay as Replay
-    from eudaimon.runtime.response import AgentResponse as AgentResponse
+    from eudaimon.runtime.loop.cancel import CancellationToken as CancellationToken
+    from eudaimon.runtime.loop.response import AgentResponse as AgentResponse
+    from eudaimon.runtime.process.replay import Replay as Replay
     from eudaimon.tools import Tool as Tool
     from eudaimon.tools import ToolContext as ToolContext
     from eudaimon.tools import ToolPolicy as ToolPolicy
@@ -77,9 +77,9 @@ if TYPE_CHECKING:
 _PUBLIC: dict[str, tuple[str, ...]] = {
     # agent
     "eudaimon.agent": ("Agent",),
-    "eudaimon.runtime.response": ("AgentResponse",),
-    "eudaimon.runtime.replay": ("Replay",),
-    "eudaimon.runtime.cancel": ("CancellationToken",),
+    "eudaimon.runtime.loop.response": ("AgentResponse",),
+    "eudaimon.runtime.process.replay": ("Replay",),
+    "eudaimon.runtime.loop.cancel": ("CancellationToken",),
     "eudaimon.core.settings": ("ModelSettings",),
     "eudaimon.models.output": ("NativeOutput", "PromptedOutput", "ToolOutput"),
     # tools

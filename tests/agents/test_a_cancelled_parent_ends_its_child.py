@@ -14,7 +14,7 @@ from eudaimon.core.errors import Cancelled
 from eudaimon.core.events import RunCancelled
 from eudaimon.core.messages import Message, ToolCall
 from eudaimon.models import ChatRequest, FunctionModel, ScriptedModel
-from eudaimon.runtime.cancel import CancellationToken
+from eudaimon.runtime.loop.cancel import CancellationToken
 from eudaimon.stores import MemoryStore
 
 PARENT = "parent-run"

@@ -15,7 +15,7 @@ import pytest
 from _tree import build, ledger_lines
 
 from eudaimon.core.state import CallStatus
-from eudaimon.runtime.tree import waiting_calls
+from eudaimon.runtime.process.tree import waiting_calls
 
 WORKER = str(Path(__file__).with_name("_tree_worker.py"))
 

@@ -8,7 +8,7 @@ from _replay_agents import Counter, support
 
 from eudaimon.core.events import RunStarted
 from eudaimon.core.state import RunState
-from eudaimon.runtime.replay import Replay
+from eudaimon.runtime.process.replay import Replay
 from eudaimon.stores.sqlite import SqliteStore
 
 

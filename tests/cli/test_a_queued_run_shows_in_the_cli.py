@@ -7,7 +7,7 @@ import asyncio
 from cli_support import Invoke
 
 from eudaimon.core.events import RunQueued
-from eudaimon.runtime.queued import enqueue
+from eudaimon.runtime.process.queued import enqueue
 from eudaimon.stores.sqlite import SqliteStore
 
 

@@ -18,7 +18,7 @@ from eudaimon.core.codec import encoding_problem, event_from_json, event_to_json
 from eudaimon.core.errors import InvalidEvent
 from eudaimon.core.events import Event, ModelAttemptStarted, ModelCalled, ToolCompleted, ToolStarted
 from eudaimon.core.messages import Message, Role, ToolCall, Usage
-from eudaimon.runtime.clock import now
+from eudaimon.runtime.loop.clock import now
 
 GOOD: list[Any] = [
     ModelAttemptStarted(step=1, request_id="r", request_digest="d", model="m"),

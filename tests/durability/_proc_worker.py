@@ -6,7 +6,7 @@ Commands (each prints exactly one JSON line last, then exits):
   prompt RUN_ID PLAN POLICY   start the run; PLAN is `kind,kind|kind,…` (one batch per `|`);
                               POLICY is `default` (IRREVERSIBLE waits for a human), `allow`
                               or `ask` (every call waits for a human)
-  approve RUN_ID CALL_ID yes|no   decide through `eudaimon.runtime.operations.approve`, no Agent
+  approve RUN_ID CALL_ID yes|no   decide through `eudaimon.runtime.process.operations.approve`, no Agent
   resume RUN_ID PLAN          print `ready`, wait for a line on stdin (the start gate), resume
 
 The JSON line is the run's state as the process saw it when done (`status`, `final_text`,
@@ -36,7 +36,8 @@ from eudaimon import Agent, AgentResponse, ToolCall, ToolPolicy
 from eudaimon.core.digest import digest
 from eudaimon.core.errors import EudaimonError
 from eudaimon.core.state import RunState
-from eudaimon.runtime import operations
+from eudaimon.runtime.process import operations
+from eudaimon.runtime.process.load_state import load_state
 
 
 def parse_plan(text: str) -> list[list[str]]:
@@ -92,7 +93,7 @@ async def main() -> dict[str, Any]:
         store = open_store(spec)
         try:
             await operations.approve(store, run_id, args[0], args[1] == "yes", by=f"approver-{os.getpid()}")
-            return summary(await operations.load_state(store, run_id))
+            return summary(await load_state(store, run_id))
         finally:
             await store.close()
     agent = build(spec, ledger_dir, incarnation, parse_plan(args[0]), args[1] if len(args) > 1 else "default")

@@ -43,7 +43,8 @@ from _stall_points import is_stopped
 
 from eudaimon.core.errors import RunNotFound
 from eudaimon.core.state import RunState, Status
-from eudaimon.runtime import operations
+from eudaimon.runtime.process import operations
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores import EventStore
 
 WORKER = Path(__file__).with_name("_soak_worker.py")
@@ -199,7 +200,7 @@ class Soak:
     async def _state(self, run_id: str) -> RunState | None:
         assert self._store is not None
         try:
-            return await operations.load_state(self._store, run_id)
+            return await load_state(self._store, run_id)
         except RunNotFound:
             return None
 

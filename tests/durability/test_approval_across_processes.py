@@ -1,7 +1,7 @@
 """Approval across processes: one process prompts and exits, another decides, a third resumes.
 
 Nothing but the journal links them: the decision is appended by a process that never built
-an Agent (`eudaimon.runtime.operations.approve`), and the resuming process acts on it. The
+an Agent (`eudaimon.runtime.process.operations.approve`), and the resuming process acts on it. The
 ledger (`_proc_support`) shows what really ran.
 """
 

@@ -18,7 +18,8 @@ from eudaimon import Agent, CancellationToken, Message, ToolCall, tool
 from eudaimon.cli import app
 from eudaimon.core.errors import InvalidOperation
 from eudaimon.models import ScriptedModel
-from eudaimon.runtime import operations
+from eudaimon.runtime.process import operations
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores.sqlite import SqliteStore
 
 
@@ -42,7 +43,7 @@ async def _cancelled_with_an_unknown_write(store: SqliteStore) -> str:
     with pytest.raises(Exception, match="cancelled"):
         await agent.prompt("go", cancel=cancel)
     [summary] = await store.list_runs()
-    state = await operations.load_state(store, summary.run_id)
+    state = await load_state(store, summary.run_id)
     assert state.status == "cancelled" and [c.id for c in state.unknown_outcomes()] == ["w"]
     return summary.run_id
 

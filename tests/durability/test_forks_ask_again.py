@@ -10,8 +10,8 @@ from eudaimon import Agent, Message, ToolCall, tool
 from eudaimon.core.digest import idempotency_key
 from eudaimon.core.events import ApprovalDecided, ApprovalRequested, ToolOutcomeUnknown, ToolReconciled, ToolStarted
 from eudaimon.models import ChatRequest, FunctionModel
-from eudaimon.runtime.journal import RunJournal
-from eudaimon.runtime.operations import load_state
+from eudaimon.runtime.loop.journal import RunJournal
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores import MemoryStore
 
 

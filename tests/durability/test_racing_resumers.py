@@ -18,7 +18,7 @@ from _journal_checks import audit_runs
 from _proc_runner import Procs
 from _proc_support import scratch_pg_schema
 
-from eudaimon.runtime import operations
+from eudaimon.runtime.process import operations
 
 RESUMERS = 8
 

@@ -11,7 +11,7 @@ from eudaimon import Agent, Message, ToolCall, tool
 from eudaimon.core.state import Status
 from eudaimon.errors import InvalidOperation, RunNotFound
 from eudaimon.models import ScriptedModel
-from eudaimon.runtime import operations
+from eudaimon.runtime.process import operations
 from eudaimon.stores import MemoryStore, SqliteStore
 
 RUNS: list[int] = []

@@ -21,9 +21,9 @@ SIGNALS = {
     "ModelRetry": "raised by user code (a tool, an output validator) to correct the model",
     "ToolSuspended": "raised by a tool to make the run wait",
     "RetryAfter": "raised by a tool to make its call wait durably and run again",
-    "ContextRejected": "the loop's own control flow (runtime/model_calls.py), never leaves the runtime",
-    "OutcomeLost": "the loop's own control flow (runtime/tool_calls.py), never leaves the runtime",
-    "CallCancelled": "the loop's own control flow (runtime/call_watch.py), never leaves the runtime",
+    "ContextRejected": "the loop's own control flow (runtime/loop/model_calls.py), never leaves the runtime",
+    "OutcomeLost": "the loop's own control flow (runtime/loop/tool_calls.py), never leaves the runtime",
+    "CallCancelled": "the loop's own control flow (runtime/loop/call_watch.py), never leaves the runtime",
     "StreamIncomplete": "a private module's (models/_sdk.py); raised as ModelResponseInvalid",
 }
 """Exception classes that are not errors eudaimon raises to its user, and why."""

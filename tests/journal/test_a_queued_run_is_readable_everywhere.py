@@ -21,10 +21,11 @@ from eudaimon.core.messages import Message
 from eudaimon.core.state import RunState, Status
 from eudaimon.memory import JournalMemory
 from eudaimon.models import ScriptedModel
-from eudaimon.runtime import operations
-from eudaimon.runtime.cancel import CancellationToken
-from eudaimon.runtime.queued import QueuedBehind, enqueue, run_ahead
-from eudaimon.runtime.threads import hold_thread, thread_state
+from eudaimon.runtime.loop.cancel import CancellationToken
+from eudaimon.runtime.process import operations
+from eudaimon.runtime.process.load_state import load_state
+from eudaimon.runtime.process.queued import QueuedBehind, enqueue, run_ahead
+from eudaimon.runtime.process.threads import hold_thread, thread_state
 from eudaimon.stores import EventStore, MemoryStore
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -87,10 +88,10 @@ async def test_stores_keep_a_queued_run_and_summarise_it(store: EventStore) -> N
         1,
         "run_queued",
     )
-    assert (await operations.load_state(store, "r1")).status is Status.QUEUED
+    assert (await load_state(store, "r1")).status is Status.QUEUED
     await store.append("r1", 1, [_at(1, _started())])
-    assert (await operations.load_state(store, "r1")).status is Status.RUNNING
-    assert (await operations.load_state(store, "r1", at_seq=0)).status is Status.QUEUED  # time travel
+    assert (await load_state(store, "r1")).status is Status.RUNNING
+    assert (await load_state(store, "r1", at_seq=0)).status is Status.QUEUED  # time travel
     with pytest.raises(CorruptEvent):
         await store.append("r2", 0, [Event.of("r2", 0, T0, RunCancelled())])
 
@@ -114,7 +115,7 @@ async def test_a_run_that_was_queued_forks_from_its_start_keeping_its_seqs() -> 
     child = await operations.fork(store, "r1", 1, new_run_id="r2")
     events = await store.load(child)
     assert [e.type for e in events] == ["run_queued", "run_started"]
-    state = await operations.load_state(store, child)
+    state = await load_state(store, child)
     assert state.parent is not None and (state.parent.run_id, state.parent.seq) == ("r1", 1)
     assert state.status is Status.RUNNING and not state.uses_memory
 
@@ -127,12 +128,12 @@ async def test_resume_starts_a_queued_run_with_the_thread_history_as_it_is_then(
     store = MemoryStore()
     agent = _agent(store, "first answer", "second answer")
     await enqueue(store, "r2", RunQueued(agent="bank", input="second", thread_id="t1", memory_thread="t1"))
-    assert await run_ahead(store, await operations.load_state(store, "r2")) is None
+    assert await run_ahead(store, await load_state(store, "r2")) is None
     first = await agent.prompt("first", thread_id="t1")  # the thread moved on while r2 was queued
     assert first.text() == "first answer"
     second = await agent.resume("r2")
     assert second.status == "completed" and second.text() == "second answer"
-    sent = [m.content for m in (await operations.load_state(store, "r2")).messages]
+    sent = [m.content for m in (await load_state(store, "r2")).messages]
     assert sent == ["first", "first answer", "second", "second answer"]
     assert (await thread_state(store, "t1")).turn_count == 2
 
@@ -145,7 +146,7 @@ async def test_a_queued_run_does_not_start_before_the_runs_queued_ahead_of_it() 
     with pytest.raises(QueuedBehind) as behind:
         await agent.resume("r2")
     assert behind.value.ahead == "r1"
-    assert (await operations.load_state(store, "r2")).status is Status.QUEUED
+    assert (await load_state(store, "r2")).status is Status.QUEUED
     assert (await agent.resume("r1")).text() == "one"
     assert (await agent.resume("r2")).text() == "two"
 
@@ -161,7 +162,7 @@ async def test_a_queued_run_waiting_for_its_thread_is_cancelled_by_its_token() -
     with pytest.raises(Cancelled, match="not needed any more"):
         await waiting
     await busy.release()
-    state = await operations.load_state(store, "r1")
+    state = await load_state(store, "r1")
     assert state.status is Status.CANCELLED and not state.started
 
 
@@ -176,5 +177,5 @@ async def test_journal_memory_reads_the_thread_past_its_queued_runs() -> None:
     await enqueue(store, "r2", RunQueued(agent="bank", input="second", thread_id="t1", memory_thread="t1"))
     await enqueue(store, "r3", RunQueued(agent="bank", input="third", thread_id="t1", memory_thread="t1"))
     await agent.resume("r2")
-    sent = [m.content for m in (await operations.load_state(store, "r2")).messages]
+    sent = [m.content for m in (await load_state(store, "r2")).messages]
     assert sent == ["first", "first answer", "second", "second answer"]

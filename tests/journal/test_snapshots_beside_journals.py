@@ -19,7 +19,7 @@ from eudaimon.core.events import Event
 from eudaimon.core.state import RunState
 from eudaimon.errors import GuardrailBlocked, MaxIterations
 from eudaimon.models import ScriptedModel
-from eudaimon.runtime.operations import load_state
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores import MemoryStore
 from eudaimon.stores.base import Snapshot
 

@@ -71,7 +71,7 @@ CASES = {
     "tiktoken": (("tiktoken",), "from eudaimon.memory import tiktoken_counter; tiktoken_counter()", "tiktoken"),
     "schedules": (
         ("cronsim",),
-        "from eudaimon.runtime.schedules import check; check('0 9 * * 1-5', 'UTC')",
+        "from eudaimon.runtime.process.schedules import check; check('0 9 * * 1-5', 'UTC')",
         "schedules",
     ),
     "webhooks": (

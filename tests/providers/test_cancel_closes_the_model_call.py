@@ -24,7 +24,7 @@ from eudaimon.models import Model
 from eudaimon.models.anthropic import AnthropicModel
 from eudaimon.models.fallback import FallbackModel
 from eudaimon.models.openai import OpenAIModel
-from eudaimon.runtime import operations
+from eudaimon.runtime.process import operations
 from eudaimon.stores import MemoryStore
 from eudaimon.streaming import Done
 

@@ -16,7 +16,7 @@ from _real_model import RealModelServer
 from eudaimon import Agent, ModelSettings, tool
 from eudaimon.core.events import ApprovalRequested, ApprovalTimedOut
 from eudaimon.models.registry import infer_model
-from eudaimon.runtime import timers
+from eudaimon.runtime.process import timers
 from eudaimon.stores import MemoryStore
 
 

@@ -27,8 +27,8 @@ import pytest
 from eudaimon.core.events import Event, ModelAttemptStarted, RunStarted
 from eudaimon.core.messages import Message
 from eudaimon.core.state import RunState
-from eudaimon.runtime.journal import RunJournal
-from eudaimon.runtime.leases import LeaseKeeper
+from eudaimon.runtime.loop.journal import RunJournal
+from eudaimon.runtime.process.leases import LeaseKeeper
 from eudaimon.stores.postgres import PostgresStore
 from eudaimon.stores.sqlite import SqliteStore, _worker
 

@@ -13,7 +13,7 @@ import pytest
 from eudaimon import Agent
 from eudaimon.core.events import RunTakenOver
 from eudaimon.models import ChatRequest, FunctionModel
-from eudaimon.runtime.takeover import seconds
+from eudaimon.runtime.process.takeover import seconds
 from eudaimon.stores.sqlite import SqliteStore
 
 hang = asyncio.Event()

@@ -17,8 +17,8 @@ from eudaimon.core.events import RunCancelled
 from eudaimon.errors import Cancelled, InvalidOperation
 from eudaimon.models import FunctionModel, ScriptedModel
 from eudaimon.models.base import ChatRequest
-from eudaimon.runtime import operations
-from eudaimon.runtime.cancel_requests import CancelRequest, read_cancel_request, request_cancel
+from eudaimon.runtime.loop.cancel_requests import CancelRequest, read_cancel_request, request_cancel
+from eudaimon.runtime.process import operations
 from eudaimon.stores import SqliteStore
 
 

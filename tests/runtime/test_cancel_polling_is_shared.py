@@ -14,7 +14,8 @@ import pytest
 from eudaimon import Agent, Message, ToolCall, tool
 from eudaimon.core.errors import Cancelled
 from eudaimon.models import ChatRequest, FunctionModel
-from eudaimon.runtime import cancel_requests, operations
+from eudaimon.runtime.loop import cancel_requests
+from eudaimon.runtime.process import operations
 from eudaimon.stores import MemoryStore
 from eudaimon.stores.base import Snapshot
 

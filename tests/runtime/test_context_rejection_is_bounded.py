@@ -13,7 +13,7 @@ from eudaimon.core.events import FailureKind, ModelContextRejected, RunFailed
 from eudaimon.core.groups import estimate_tokens
 from eudaimon.errors import ContextExhausted, ContextTooLong, RunError
 from eudaimon.models import ChatRequest, FunctionModel
-from eudaimon.runtime.model_calls import RetrySettings
+from eudaimon.runtime.loop.config import RetrySettings
 from eudaimon.stores import MemoryStore
 
 

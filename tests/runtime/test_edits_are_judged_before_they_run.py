@@ -24,7 +24,7 @@ from eudaimon import Agent, Message, ToolCall, tool
 from eudaimon.core.events import ApprovalDecided, ToolDenied, ToolStarted
 from eudaimon.errors import EditDenied, InvalidArguments, InvalidOperation
 from eudaimon.models import ChatRequest, FunctionModel
-from eudaimon.runtime import operations
+from eudaimon.runtime.process import operations
 from eudaimon.stores.base import EventStore
 from eudaimon.tools import Tool, ToolPolicy
 

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from eudaimon.core.errors import LeaseLost
-from eudaimon.runtime.leases import LeaseKeeper
+from eudaimon.runtime.process.leases import LeaseKeeper
 from eudaimon.stores import MemoryStore
 
 

@@ -1,6 +1,6 @@
 """An engine URL finds its engine through the runtime's registry, not an import of the shell.
 
-`runtime/engines.py` used to import `eudaimon.temporal`; now the Temporal shell registers an
+`runtime/process/engines.py` used to import `eudaimon.temporal`; now the Temporal shell registers an
 opener for `temporal://` when its engine module loads, and `open_engine` loads that module
 for a URL of the scheme — so `Agent(engine="temporal://…")` works in a process that never
 imported `eudaimon.temporal`, and the runtime names no shell.
@@ -14,14 +14,14 @@ import sys
 import pytest
 
 from eudaimon.core.errors import ConfigurationError
-from eudaimon.runtime.engines import open_engine
+from eudaimon.runtime.process.engines import open_engine
 
 
 def test_a_temporal_url_opens_a_temporal_engine_in_a_fresh_process() -> None:
     """Invariant: nothing but the URL is needed; the shell registers itself when the registry loads it."""
     code = (
         "import sys\n"
-        "from eudaimon.runtime.engines import open_engine\n"
+        "from eudaimon.runtime.process.engines import open_engine\n"
         "assert 'eudaimon.temporal' not in sys.modules\n"
         "engine = open_engine('temporal://127.0.0.1:7233/agents?namespace=prod')\n"
         "assert type(engine).__name__ == 'TemporalEngine', type(engine)\n"

@@ -10,7 +10,7 @@ import pytest
 from eudaimon.core.errors import JournalError
 from eudaimon.core.events import Event, RunCompleted, RunStarted
 from eudaimon.core.state import RunState
-from eudaimon.runtime.journal import RunJournal
+from eudaimon.runtime.loop.journal import RunJournal
 from eudaimon.stores import MemoryStore
 from eudaimon.stores.base import Fence, Snapshot
 

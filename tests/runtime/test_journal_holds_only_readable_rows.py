@@ -21,7 +21,7 @@ from eudaimon.core.events import ModelFailed, RunFailed, ToolStarted
 from eudaimon.core.messages import Role, Usage
 from eudaimon.middleware import Middleware, ToolCallRequest
 from eudaimon.models import ChatRequest, ChatResponse, FunctionModel
-from eudaimon.runtime import operations
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores.sqlite import SqliteStore
 
 
@@ -90,7 +90,7 @@ async def test_a_malformed_model_response_fails_the_attempt_and_the_journal_read
     failed = [e.data for e in events if isinstance(e.data, ModelFailed)]
     assert len(failed) == 1 and failed[0].error.startswith("ModelResponseInvalid")
     assert isinstance(events[-1].data, RunFailed) and events[-1].data.exception == "ModelResponseInvalid"
-    state = await operations.load_state(store, "r")
+    state = await load_state(store, "r")
     assert state.status == "failed" and state.next_seq == len(events)
     with pytest.raises(RunFailedError):
         await agent.resume("r")  # reads back and reports how the run ended, no CorruptEvent
@@ -136,7 +136,7 @@ async def test_arguments_that_cannot_be_journaled_are_an_error_result_and_the_st
     assert "cannot be journaled" in done.final_text or "nested too deeply" in done.final_text
     events = await store.load("deep")
     assert not any(isinstance(e.data, ToolStarted) for e in events)
-    assert (await operations.load_state(store, "deep")).messages == done.messages
+    assert (await load_state(store, "deep")).messages == done.messages
 
 
 async def test_raw_arguments_nested_5000_deep_are_an_error_the_model_sees(store: SqliteStore) -> None:

@@ -1,6 +1,6 @@
 """A driver keeps its leases for as long as it runs, and lets them go when it stops.
 
-Keepers on one event loop share a single timer for their first renewal (`runtime/leases.py`),
+Keepers on one event loop share a single timer for their first renewal (`runtime/process/leases.py`),
 so these tests hold several leases of different lifetimes at once: each must be renewed before
 it lapses, whichever keeper the shared timer was set for, and a released one never again.
 """
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import pytest
 
 from eudaimon.core.errors import LeaseHeld, LeaseLost
-from eudaimon.runtime.leases import LeaseKeeper
+from eudaimon.runtime.process.leases import LeaseKeeper
 from eudaimon.stores import MemoryStore
 
 

@@ -17,7 +17,7 @@ import pytest
 from eudaimon import Agent, Message, ToolCall, tool
 from eudaimon.core.errors import LeaseHeld
 from eudaimon.models import ChatRequest, FunctionModel
-from eudaimon.runtime.leases import LeaseKeeper
+from eudaimon.runtime.process.leases import LeaseKeeper
 from eudaimon.stores.sqlite import SqliteStore
 
 

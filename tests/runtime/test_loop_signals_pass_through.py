@@ -1,6 +1,6 @@
 """The loop's control-flow signals share one base, and `drive` lets one through untouched.
 
-A signal (`runtime/signals.py`) steers the loop, or the shell that drives it: a Temporal run
+A signal (`runtime/loop/signals.py`) steers the loop, or the shell that drives it: a Temporal run
 continues as new at a step's end by raising one from a hook. Were `drive` to take it for a
 failure, the journal would say `run_failed` of a run that goes on elsewhere.
 """
@@ -13,10 +13,10 @@ from eudaimon import Agent, Message, ToolCall, tool
 from eudaimon.core.errors import JournalError
 from eudaimon.hooks import LoopState
 from eudaimon.models import ChatResponse, ScriptedModel, StopReason
-from eudaimon.runtime.call_watch import CallCancelled
-from eudaimon.runtime.model_calls import ContextRejected
-from eudaimon.runtime.signals import _LoopSignal
-from eudaimon.runtime.tool_calls import OutcomeLost
+from eudaimon.runtime.loop.call_watch import CallCancelled
+from eudaimon.runtime.loop.model_calls import ContextRejected
+from eudaimon.runtime.loop.signals import _LoopSignal
+from eudaimon.runtime.loop.tool_calls import OutcomeLost
 
 
 class _GoOnElsewhere(_LoopSignal):

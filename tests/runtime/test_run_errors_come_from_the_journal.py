@@ -17,7 +17,7 @@ from eudaimon.guardrails import OutputGuardrail
 from eudaimon.hooks import AgentHook, LoopState
 from eudaimon.middleware import Middleware
 from eudaimon.models import ChatRequest, ChatResponse, FunctionModel, ScriptedModel
-from eudaimon.runtime.runs import error_for
+from eudaimon.runtime.process.runs import error_for
 from eudaimon.stores import MemoryStore
 
 

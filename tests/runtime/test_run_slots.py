@@ -2,13 +2,13 @@
 (cancelled) never keeps a slot from the others.
 
 The slots replaced `asyncio.Semaphore`, whose release on Python 3.11 scans the waiters already
-woken; these pin the behaviour the replacement must keep (`runtime/admission.py`)."""
+woken; these pin the behaviour the replacement must keep (`runtime/process/admission.py`)."""
 
 from __future__ import annotations
 
 import asyncio
 
-from eudaimon.runtime.admission import RunSlots
+from eudaimon.runtime.process.admission import RunSlots
 
 
 async def _holder(slots: RunSlots, name: str, order: list[str], release: asyncio.Event) -> None:

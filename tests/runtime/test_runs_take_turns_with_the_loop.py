@@ -1,5 +1,5 @@
 """Invariant: runs share their event loop. Steps run back to back for at most a slice of time
-(`runtime/turns.py`); then the loop's due timers and other callbacks go first, whatever the
+(`runtime/loop/turns.py`); then the loop's due timers and other callbacks go first, whatever the
 number of runs ready. A step that waits for its turn and is cancelled gives its place up.
 
 Timing is not asserted: each model call spins for a millisecond of the same clock the slices
@@ -14,7 +14,7 @@ import time
 
 from eudaimon import Agent, Message, ToolCall, tool
 from eudaimon.models import ChatRequest, FunctionModel
-from eudaimon.runtime.turns import SLICE_S, take_turn
+from eudaimon.runtime.loop.turns import SLICE_S, take_turn
 from eudaimon.stores import MemoryStore
 
 SPIN_S = 0.001

@@ -18,8 +18,8 @@ from eudaimon.core.errors import InvalidEvent, RunFailedError
 from eudaimon.core.events import Event, RunFailed, ToolCompleted, ToolStarted
 from eudaimon.core.state import RunState
 from eudaimon.models import ChatRequest, FunctionModel
-from eudaimon.runtime import operations
-from eudaimon.runtime.journal import RunJournal
+from eudaimon.runtime.loop.journal import RunJournal
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores.base import Fence, Snapshot
 from eudaimon.stores.sqlite import SqliteStore
 
@@ -31,7 +31,7 @@ async def test_an_event_that_would_not_read_back_changes_nothing(tmp_path: Path)
     try:
         agent = Agent(FunctionModel(lambda request: "hi"), store=store)
         await agent.prompt("go", run_id="r")
-        journal = RunJournal(store, await operations.load_state(store, "r"))
+        journal = RunJournal(store, await load_state(store, "r"))
         before = journal.state.next_seq
         with pytest.raises(InvalidEvent, match="tool_completed"):
             journal.record(ToolCompleted(call_id="c", tool="t", output=None))  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ from _server_support import HERE, Server, wait_until
 
 from eudaimon import Message, ToolCall
 from eudaimon.models import ChatRequest
-from eudaimon.runtime import operations
+from eudaimon.runtime.process import operations
 from eudaimon.stores import SqliteStore
 
 

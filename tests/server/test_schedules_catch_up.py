@@ -14,7 +14,7 @@ from _queue_support import BACKENDS
 
 from eudaimon import Agent
 from eudaimon.models import FunctionModel
-from eudaimon.runtime.schedules import KIND, Schedules, slot_run_id
+from eudaimon.runtime.process.schedules import KIND, Schedules, slot_run_id
 from eudaimon.server import create_app
 from eudaimon.server.context import ServerContext
 from eudaimon.server.scheduling import fire_due

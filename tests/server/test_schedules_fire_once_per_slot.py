@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx2
 from _queue_support import Backend, QueueServer
 
-from eudaimon.runtime.schedules import Schedules
+from eudaimon.runtime.process.schedules import Schedules
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.url import open_store
 

@@ -1,5 +1,5 @@
 """Schedules are kept in the store and managed three ways that agree: `/v1/schedules` (operators
-only: a viewer's key is refused), the `eudaimon schedules` command, and `runtime.schedules`."""
+only: a viewer's key is refused), the `eudaimon schedules` command, and `runtime.process.schedules`."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from temporalio import workflow
 from eudaimon.core import RunState
 from eudaimon.core.codec import event_from_json, state_to_json
 from eudaimon.core.decide import DecideConfig, next_step
-from eudaimon.runtime.clock import SYSTEM_CLOCK
+from eudaimon.runtime.loop.clock import SYSTEM_CLOCK
 
 
 @workflow.defn(name="core-probe")

@@ -10,7 +10,7 @@ from fleet_agent import make
 from temporalio.client import Client
 
 from eudaimon.core.events import RunQueued
-from eudaimon.runtime.queued import enqueue
+from eudaimon.runtime.process.queued import enqueue
 from eudaimon.temporal import TemporalEngine
 
 

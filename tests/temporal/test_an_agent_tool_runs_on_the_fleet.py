@@ -11,7 +11,7 @@ import fleet_agent
 from temporalio.client import Client
 
 from eudaimon.core.events import ApprovalRequested, RunStarted, ToolCompleted
-from eudaimon.runtime.scope import child_run_id
+from eudaimon.runtime.loop.scope import child_run_id
 from eudaimon.stores.url import open_store
 from eudaimon.temporal import TemporalEngine, create_worker
 

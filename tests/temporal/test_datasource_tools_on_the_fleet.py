@@ -53,7 +53,7 @@ def test_a_worker_sends_back_whether_the_result_was_read_from_the_record() -> No
     """Invariant: the tool activity's result says `recovered` (and `is_error`) when set, and the
     workflow reads them back; a plain commit's result is the bare text it always was, so recorded
     histories replay unchanged."""
-    from eudaimon.runtime.datasource_calls import Committed
+    from eudaimon.runtime.loop.datasource_calls import Committed
     from eudaimon.temporal._payloads import decode_tool_result, encode_tool_result
 
     assert encode_tool_result(Committed(output="ordered tea"), ()) == "ordered tea"

@@ -1,6 +1,6 @@
 """One loop: a run on Temporal journals what the same run journals locally, in one store.
 
-The workflow drives `eudaimon.runtime.loop.drive` itself, so the same scripted conversation
+The workflow drives `eudaimon.runtime.loop.loop.drive` itself, so the same scripted conversation
 must produce the same sequence of event types, gap-free in the configured store, whether the
 process that prompts drives it or a worker does; and everything that reads the store
 (`state` at any seq, `fork`, `prompt_stream`) works on a Temporal run unchanged.

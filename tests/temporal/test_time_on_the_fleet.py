@@ -24,7 +24,7 @@ from temporalio.client import Client
 
 from eudaimon.core.events import ApprovalDecided, ApprovalRequested, ApprovalTimedOut, ToolWaiting
 from eudaimon.errors import DeadlinePassed
-from eudaimon.runtime import timers
+from eudaimon.runtime.process import timers
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.postgres import PostgresStore
 from eudaimon.stores.url import open_store

@@ -13,7 +13,7 @@ from _time_support import Opener, payer
 from eudaimon import ToolCall
 from eudaimon.core.events import ApprovalDecided, ApprovalRequested, ApprovalTimedOut, RunCancelled, ToolDenied
 from eudaimon.errors import DeadlinePassed, InvalidOperation
-from eudaimon.runtime import timers
+from eudaimon.runtime.process import timers
 from eudaimon.stores.base import EventStore
 from eudaimon.tools import RequireApproval, ToolPolicy
 

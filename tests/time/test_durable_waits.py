@@ -12,7 +12,8 @@ from _time_support import WAIT_S, Opener, fetcher
 from eudaimon import Agent, Message, ToolCall
 from eudaimon.core.events import ToolStarted, ToolWaiting
 from eudaimon.models import ChatRequest, FunctionModel
-from eudaimon.runtime import operations, timers
+from eudaimon.runtime.process import operations, timers
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores import index
 
 
@@ -23,7 +24,7 @@ async def test_a_retry_after_waits_durably_then_runs_again_with_the_same_key(ope
     store, seen = open_store(), []
     agent = fetcher(store, seen)
     paused = await agent.prompt("get the report")
-    state = await operations.load_state(store, paused.run_id)
+    state = await load_state(store, paused.run_id)
     assert state.status == "waiting"
     [waited] = [e.data for e in await store.load(paused.run_id) if isinstance(e.data, ToolWaiting)]
     assert waited.attempt == 1 and waited.reason == "the report is being built"

@@ -66,7 +66,7 @@ from eudaimon.agent import Agent
 from eudaimon.core.errors import ConcurrencyConflict, EudaimonError, GuardrailBlocked
 from eudaimon.core.events import Event
 from eudaimon.core.state import RunState, Status
-from eudaimon.runtime import operations
+from eudaimon.runtime.process import operations
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext
 from eudaimon.server.following import journal_batches, settled

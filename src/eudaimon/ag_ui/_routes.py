@@ -24,8 +24,8 @@ from fastapi.responses import StreamingResponse
 from eudaimon.ag_ui._events import delta, events_of, finished, started, view
 from eudaimon.core.errors import ConcurrencyConflict, EudaimonError, GuardrailBlocked
 from eudaimon.core.state import RunState, Status
-from eudaimon.runtime import operations
-from eudaimon.runtime.operations import load_state
+from eudaimon.runtime.process import operations
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
 from eudaimon.server.following import journal_batches

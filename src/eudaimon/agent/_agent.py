@@ -37,17 +37,17 @@ from eudaimon.extensions.retry import ToolRetryPolicy
 from eudaimon.memory import Memory, SlidingWindowMemory
 from eudaimon.models.base import Model
 from eudaimon.models.output import NativeOutput, PromptedOutput, ToolOutput
-from eudaimon.runtime.admission import run_slot
-from eudaimon.runtime.agent_change import AgentIdentity
-from eudaimon.runtime.cancel import CancellationToken
-from eudaimon.runtime.config import ApprovalPolicy
-from eudaimon.runtime.engines import Engine, open_engine
-from eudaimon.runtime.journal import RunJournal
-from eudaimon.runtime.replay import Replay
-from eudaimon.runtime.response import AgentResponse, OutputT
-from eudaimon.runtime.runs import RunDriver
-from eudaimon.runtime.toolset_binding import ToolsetBinding
-from eudaimon.runtime.tree import waiting_calls
+from eudaimon.runtime.loop.cancel import CancellationToken
+from eudaimon.runtime.loop.config import ApprovalPolicy
+from eudaimon.runtime.loop.journal import RunJournal
+from eudaimon.runtime.loop.response import AgentResponse, OutputT
+from eudaimon.runtime.loop.toolset_binding import ToolsetBinding
+from eudaimon.runtime.process.admission import run_slot
+from eudaimon.runtime.process.agent_change import AgentIdentity
+from eudaimon.runtime.process.engines import Engine, open_engine
+from eudaimon.runtime.process.replay import Replay
+from eudaimon.runtime.process.runs import RunDriver
+from eudaimon.runtime.process.tree import waiting_calls
 from eudaimon.stores.base import EventStore
 from eudaimon.streaming import StreamEvent
 from eudaimon.tools import Tool

@@ -17,9 +17,9 @@ from eudaimon.core.errors import ConfigurationError
 from eudaimon.core.events import ToolRecord
 from eudaimon.core.settings import ModelSettings
 from eudaimon.core.state import RunState
-from eudaimon.runtime.config import RuntimeConfig
-from eudaimon.runtime.runs import RunDriver
-from eudaimon.runtime.toolset_binding import ToolsetBinding
+from eudaimon.runtime.loop.config import RuntimeConfig
+from eudaimon.runtime.loop.toolset_binding import ToolsetBinding
+from eudaimon.runtime.process.runs import RunDriver
 from eudaimon.stores.base import EventStore
 from eudaimon.tools import ToolContext, call_with_context
 

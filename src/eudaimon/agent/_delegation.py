@@ -22,10 +22,10 @@ from eudaimon.core.events import CallRef
 from eudaimon.core.messages import Message, Role
 from eudaimon.core.state import RunState, Status
 from eudaimon.extensions.cost import Budget
-from eudaimon.runtime.config import RuntimeConfig
-from eudaimon.runtime.journal import RunJournal
-from eudaimon.runtime.operations import load_state
-from eudaimon.runtime.scope import RUNS_A_CHILD, CallScope, child_run_id, current_call
+from eudaimon.runtime.loop.config import RuntimeConfig
+from eudaimon.runtime.loop.journal import RunJournal
+from eudaimon.runtime.loop.scope import RUNS_A_CHILD, CallScope, child_run_id, current_call
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.tools import RetryAfter, Tool, ToolContext, ToolReturn, ToolSuspended
 
 if TYPE_CHECKING:

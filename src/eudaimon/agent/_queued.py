@@ -17,13 +17,14 @@ from eudaimon.agent._input import UserInput
 from eudaimon.agent._start import _NoThread, assemble
 from eudaimon.core.errors import EudaimonError
 from eudaimon.core.state import RunState, Status
-from eudaimon.runtime import operations
-from eudaimon.runtime.cancel import CancellationToken
-from eudaimon.runtime.config import RuntimeConfig
-from eudaimon.runtime.journal import RunJournal
-from eudaimon.runtime.leases import LeaseKeeper
-from eudaimon.runtime.queued import QueuedBehind, run_ahead
-from eudaimon.runtime.threads import snapshot_key
+from eudaimon.runtime.loop.cancel import CancellationToken
+from eudaimon.runtime.loop.config import RuntimeConfig
+from eudaimon.runtime.loop.journal import RunJournal
+from eudaimon.runtime.process import operations
+from eudaimon.runtime.process.leases import LeaseKeeper
+from eudaimon.runtime.process.load_state import load_state
+from eudaimon.runtime.process.queued import QueuedBehind, run_ahead
+from eudaimon.runtime.process.threads import snapshot_key
 
 if TYPE_CHECKING:
     from eudaimon.agent._agent import Agent
@@ -57,10 +58,10 @@ async def begin_queued(
             return _NoThread(), await runtime.driver.reopen(state.run_id, deps), None
         keeper = held
     try:
-        now = await operations.load_state(store, state.run_id)
+        now = await load_state(store, state.run_id)
         if now.status is Status.QUEUED and cancel is not None and cancel.is_cancelled:
             await _cancel(agent, state.run_id, cancel)
-            now = await operations.load_state(store, state.run_id)
+            now = await load_state(store, state.run_id)
         if now.status is not Status.QUEUED:
             await keeper.release()
             return _NoThread(), await runtime.driver.reopen(state.run_id, deps), await runtime.resumed_tools(now)

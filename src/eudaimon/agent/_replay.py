@@ -2,7 +2,7 @@
 
 The replay is a run of its own in the agent's store (`run_started.replay_of`), driven here in
 this process whatever engine the agent names: it sends no effect anywhere, so there is nothing
-to make durable elsewhere. See `eudaimon.runtime.replay` for the rules a call follows.
+to make durable elsewhere. See `eudaimon.runtime.process.replay` for the rules a call follows.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from eudaimon.core.events import RunCancelled
 from eudaimon.core.messages import Message, Role
 from eudaimon.core.state import RunState, Status
 from eudaimon.extensions.middleware import MiddlewareStack
-from eudaimon.runtime.clock import new_run_id
-from eudaimon.runtime.operations import load_state
-from eudaimon.runtime.replay import Recorded, Replay, replay_of, replay_policy
-from eudaimon.runtime.runs import RunDriver
+from eudaimon.runtime.loop.clock import new_run_id
+from eudaimon.runtime.process.load_state import load_state
+from eudaimon.runtime.process.replay import Recorded, Replay, replay_of, replay_policy
+from eudaimon.runtime.process.runs import RunDriver
 
 Evaluator = Callable[[RunState, Replay], Any]
 """`fn(original, replay) -> bool | float | str` (or awaitable): one score of a replay."""

@@ -22,8 +22,8 @@ from eudaimon.extensions.prompts import PromptBuilder, PromptTemplate
 from eudaimon.extensions.retry import ToolRetryPolicy
 from eudaimon.memory import Memory
 from eudaimon.models.base import Model
-from eudaimon.runtime.config import ApprovalPolicy
-from eudaimon.runtime.engines import Engine
+from eudaimon.runtime.loop.config import ApprovalPolicy
+from eudaimon.runtime.process.engines import Engine
 from eudaimon.stores.base import EventStore
 from eudaimon.tools import Tool
 from eudaimon.tools.toolsets import Toolset

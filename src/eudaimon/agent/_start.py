@@ -22,11 +22,11 @@ from eudaimon.core.messages import Message
 from eudaimon.core.settings import ModelSettings
 from eudaimon.core.state import RunState
 from eudaimon.extensions.guardrails import run_input_guardrails
-from eudaimon.runtime.clock import new_message_id, new_run_id
-from eudaimon.runtime.config import RuntimeConfig
-from eudaimon.runtime.journal import RunJournal
-from eudaimon.runtime.leases import LeaseKeeper
-from eudaimon.runtime.threads import hold_thread, thread_state
+from eudaimon.runtime.loop.clock import new_message_id, new_run_id
+from eudaimon.runtime.loop.config import RuntimeConfig
+from eudaimon.runtime.loop.journal import RunJournal
+from eudaimon.runtime.process.leases import LeaseKeeper
+from eudaimon.runtime.process.threads import hold_thread, thread_state
 from eudaimon.tools import ToolContext
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """What any process may do with an agent's runs in its store without driving one: read a run's
 state at any event, decide for its waiting calls, fork it, read a thread.
 
-These are the journal's operations (`eudaimon.runtime.operations`) on the agent's store; a
+These are the journal's operations (`eudaimon.runtime.process.operations`) on the agent's store; a
 decision is journaled here and acted on by whoever drives the run next (`Agent.resume`, the
 server, a Temporal workflow).
 """
@@ -14,14 +14,15 @@ from eudaimon.core.errors import InvalidOperation
 from eudaimon.core.messages import JsonObject
 from eudaimon.core.state import RunState
 from eudaimon.memory import ThreadState
-from eudaimon.runtime import operations
-from eudaimon.runtime.agent_change import AgentIdentity, note_change
-from eudaimon.runtime.threads import thread_state
+from eudaimon.runtime.process import operations
+from eudaimon.runtime.process.agent_change import AgentIdentity, note_change
+from eudaimon.runtime.process.load_state import load_state
+from eudaimon.runtime.process.threads import thread_state
 from eudaimon.stores.base import EventStore
 from eudaimon.tools import Tool
 
 if TYPE_CHECKING:
-    from eudaimon.runtime.config import ApprovalPolicy
+    from eudaimon.runtime.loop.config import ApprovalPolicy
 
 
 class StoredRuns:
@@ -50,7 +51,7 @@ class StoredRuns:
 
     async def state(self, run_id: str, at_seq: int | None = None) -> RunState:
         """The run's state after event `at_seq` (the latest when None). Raises `RunNotFound`."""
-        return await operations.load_state(self.store, run_id, at_seq)
+        return await load_state(self.store, run_id, at_seq)
 
     async def approve(
         self,
@@ -78,7 +79,7 @@ class StoredRuns:
         await note_change(self.store, run_id, self._identity(), self.tools)
         tool = None
         if arguments is not None:
-            state = await operations.load_state(self.store, run_id)
+            state = await load_state(self.store, run_id)
             progress = state.calls.get(call_id)
             tool = self.tools.get(progress.call.name) if progress is not None else None
         return await operations.approve(
@@ -99,7 +100,7 @@ class StoredRuns:
         """Settle a call whose outcome is unknown: give the `output` it had, or `retry=True`.
 
         "No effect seen" is not proof while the process that started the call may still be
-        alive (stopped, not dead): see `eudaimon.runtime.operations.reconcile`.
+        alive (stopped, not dead): see `eudaimon.runtime.process.operations.reconcile`.
 
         Raises:
             InvalidOperation: the call has no unknown outcome, or the run has finished.

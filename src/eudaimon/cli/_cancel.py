@@ -1,7 +1,7 @@
 """`eudaimon runs cancel RUN_ID`: stop a run from outside its loop, wherever it is driven.
 
 A run nobody drives (it waits for a human, or its driver died) is cancelled here at once. A run
-another process drives gets a request in the store (`runtime.cancel_requests`): its driver
+another process drives gets a request in the store (`runtime.loop.cancel_requests`): its driver
 sees it within its poll interval, a model call it waits on included, closes that call and
 journals `run_cancelled` with who and why.
 """
@@ -15,7 +15,7 @@ import typer
 from eudaimon.cli._common import RunArgument, StoreOption, out, resolve_store_url, run_async, with_store
 from eudaimon.cli._escape import shown
 from eudaimon.cli._ops import ByOption, login_name
-from eudaimon.runtime import operations
+from eudaimon.runtime.process import operations
 
 ReasonOption = Annotated[str, typer.Option("--reason", help="Why, for the journal's `run_cancelled`.")]
 

@@ -20,7 +20,7 @@ from eudaimon.core.errors import ConfigurationError, CorruptEvent, EudaimonError
 from eudaimon.core.events import Event
 from eudaimon.core.redact import redact
 from eudaimon.core.state import RunState, Status
-from eudaimon.runtime.operations import load_state
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.url import open_store
 

@@ -33,7 +33,7 @@ from eudaimon.cli._common import (
 from eudaimon.cli._escape import shown
 from eudaimon.core.errors import RunNotFound
 from eudaimon.core.events import RunStarted, ToolStarted
-from eudaimon.runtime import operations
+from eudaimon.runtime.process import operations
 from eudaimon.stores.base import EventStore
 
 CAREFUL = frozenset({"write", "irreversible", "unknown"})

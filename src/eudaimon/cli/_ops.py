@@ -39,11 +39,12 @@ from eudaimon.cli._render import call_text, status_text
 from eudaimon.cli._tree import TreeView
 from eudaimon.core.messages import JsonObject, ToolCall
 from eudaimon.core.state import RunState, Status
-from eudaimon.runtime import operations
+from eudaimon.runtime.process import operations
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores.base import EventStore
 
 if TYPE_CHECKING:  # `eudaimon --help` loads no tools (and no pydantic)
-    from eudaimon.runtime.config import ApprovalPolicy
+    from eudaimon.runtime.loop.config import ApprovalPolicy
     from eudaimon.tools import Tool
 
 CallArgument = Annotated[str, typer.Argument(help="The tool call id, as `eudaimon runs show RUN` lists it.")]
@@ -134,7 +135,7 @@ def _decide(
     async def decide(journal: EventStore) -> RunState:
         tool = None
         if arguments is not None and tools is not None:
-            progress = (await operations.load_state(journal, run_id)).calls.get(call_id)
+            progress = (await load_state(journal, run_id)).calls.get(call_id)
             tool = tools.get(progress.call.name) if progress is not None else None
         return await operations.approve(
             journal, run_id, call_id, approved, by=who, note=note, arguments=arguments, tool=tool, policy=policy
@@ -236,7 +237,7 @@ def parse_duration(text: str) -> timedelta:
 
 
 def _after_decision(run_id: str, url: str) -> None:
-    state = run_async(with_store(url, lambda journal: operations.load_state(journal, run_id)))
+    state = run_async(with_store(url, lambda journal: load_state(journal, run_id)))
     print_waiting(state, url)
     if state.engine:
         out().print(shown(f"  the run goes on by itself on {state.engine}", "cyan"))

@@ -57,7 +57,7 @@ from eudaimon.core.messages import (
     describe_part,
 )
 from eudaimon.core.state import RunState, Status
-from eudaimon.runtime.takeover import taken_over_line
+from eudaimon.runtime.process.takeover import taken_over_line
 from eudaimon.streaming import (
     Done,
     Error,

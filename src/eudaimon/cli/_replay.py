@@ -23,7 +23,7 @@ from eudaimon.stores import index
 
 if TYPE_CHECKING:
     from eudaimon.agent import Agent
-    from eudaimon.runtime.replay import Replay
+    from eudaimon.runtime.process.replay import Replay
 
 _WHERE_KEYS = ("q", "agent", "since", "until", "status", "version", "thread")
 

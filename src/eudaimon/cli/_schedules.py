@@ -1,4 +1,4 @@
-"""`eudaimon schedules add|list|pause|remove`: the schedules kept in a store (`runtime.schedules`).
+"""`eudaimon schedules add|list|pause|remove`: the schedules kept in a store (`runtime.process.schedules`).
 
 `eudaimon serve` on the same store fires them for the agents it serves.
 """
@@ -14,7 +14,7 @@ from rich.table import Table
 
 from eudaimon.cli._common import StoreOption, fail, out, resolve_store_url, run_async, shown_url, with_store
 from eudaimon.cli._escape import shown
-from eudaimon.runtime.schedules import Schedule, Schedules, UnknownSchedule
+from eudaimon.runtime.process.schedules import Schedule, Schedules, UnknownSchedule
 from eudaimon.stores.base import EventStore
 
 IdArgument = Annotated[str, typer.Argument(help="The schedule's id (see `eudaimon schedules list`).")]

@@ -70,7 +70,7 @@ def threads_show(thread_id: ThreadArgument, store: StoreOption = None) -> None:
         runs = await journal.list_runs(limit=_ALL, thread_id=thread_id)
         if not runs:
             fail(f"no thread {thread_id!r} in {shown_url(url)}; see `eudaimon threads list`")
-        from eudaimon.runtime.threads import thread_state
+        from eudaimon.runtime.process.threads import thread_state
 
         return await thread_state(journal, thread_id, cache=False), runs
 

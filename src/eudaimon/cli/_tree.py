@@ -11,8 +11,8 @@ from rich.tree import Tree
 
 from eudaimon.cli._render import status_text, usage_text
 from eudaimon.core.state import CallStatus, PendingCall, RunState
-from eudaimon.runtime.operations import load_state
-from eudaimon.runtime.tree import run_tree, waiting_calls
+from eudaimon.runtime.process.load_state import load_state
+from eudaimon.runtime.process.tree import run_tree, waiting_calls
 from eudaimon.stores.base import EventStore
 
 

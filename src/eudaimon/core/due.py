@@ -1,6 +1,6 @@
 """What falls due in a run at a time: approval deadlines and durable waits, as the events that
 record them. Pure: the runtime's loop (a run resumed after its time) and the stores' sweepers
-(`runtime.timers`) journal what this returns."""
+(`runtime.process.timers`) journal what this returns."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ closed there, on the loop. Each client is therefore held by a started async gene
 model is closed (`aclose`). A loop closed without `shutdown_asyncgens` keeps its client until
 the model is closed or collected.
 
-`runtime.per_loop.PerLoop` drops a value with its loop; it cannot serve here, since a value
+`runtime.loop.per_loop.PerLoop` drops a value with its loop; it cannot serve here, since a value
 needs an awaited close on its loop first, and `models` does not import `runtime`.
 """
 

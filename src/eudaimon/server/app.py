@@ -11,7 +11,7 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from eudaimon.agent import Agent
 from eudaimon.core.errors import ConfigurationError
-from eudaimon.runtime.leases import lease_ttl_s
+from eudaimon.runtime.process.leases import lease_ttl_s
 from eudaimon.server import (
     daimon,
     dashboard,

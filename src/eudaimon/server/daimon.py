@@ -14,8 +14,8 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from eudaimon.agent import Agent
 from eudaimon.core.errors import GuardrailBlocked
 from eudaimon.core.state import RunState
-from eudaimon.runtime.clock import new_run_id
-from eudaimon.runtime.operations import load_state
+from eudaimon.runtime.loop.clock import new_run_id
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.server import queueing, responses
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards

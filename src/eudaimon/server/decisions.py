@@ -14,8 +14,8 @@ from fastapi import APIRouter, Depends, HTTPException, Response
 from eudaimon.core.errors import InvalidArguments
 from eudaimon.core.events import ApprovalTimedOut
 from eudaimon.core.state import CallStatus, RunState, Status
-from eudaimon.runtime import operations
-from eudaimon.runtime.operations import load_state
+from eudaimon.runtime.process import operations
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.server import responses
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards

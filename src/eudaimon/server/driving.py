@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 
 from eudaimon.agent import Agent
 from eudaimon.core.errors import EudaimonError, LeaseHeld, RunError
-from eudaimon.runtime.cancel import CancellationToken
+from eudaimon.runtime.loop.cancel import CancellationToken
 from eudaimon.server.hub import Hub
 from eudaimon.streaming import StreamEvent
 

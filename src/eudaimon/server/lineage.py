@@ -12,8 +12,8 @@ from pydantic import BaseModel, Field
 
 from eudaimon.core.errors import RunNotFound
 from eudaimon.core.state import RunState
-from eudaimon.runtime.operations import load_state
-from eudaimon.runtime.tree import run_tree
+from eudaimon.runtime.process.load_state import load_state
+from eudaimon.runtime.process.tree import run_tree
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
 from eudaimon.server.responses import ERRORS

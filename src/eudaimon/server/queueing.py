@@ -29,8 +29,8 @@ from eudaimon.agent._input import check_deps, check_input
 from eudaimon.core.events import Event, RunQueued
 from eudaimon.core.state import RunState, Status
 from eudaimon.extensions.guardrails import run_input_guardrails
-from eudaimon.runtime.operations import load_state
-from eudaimon.runtime.queued import QueuedBehind, enqueue, queued_on
+from eudaimon.runtime.process.load_state import load_state
+from eudaimon.runtime.process.queued import QueuedBehind, enqueue, queued_on
 from eudaimon.tools import ToolContext
 
 if TYPE_CHECKING:

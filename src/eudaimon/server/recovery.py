@@ -20,7 +20,7 @@ import logging
 from eudaimon.core.errors import EudaimonError
 from eudaimon.core.run_index import RunRow, sortable
 from eudaimon.core.state import RunState
-from eudaimon.runtime.operations import load_state
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.server.context import ServerContext
 from eudaimon.stores import index
 
@@ -35,7 +35,7 @@ RECOVERED = ("running", "queued")
 async def sweep(ctx: ServerContext, told: set[str] | None = None) -> list[str]:
     """Resume the runs that need a driver; return their ids. A queued run is logged once (in
     `told`) when this server hands it to its queue; a takeover is logged by the driver that
-    takes over (`runtime.takeover`), once it holds the lease."""
+    takes over (`runtime.process.takeover`), once it holds the lease."""
     resumed: list[str] = []
     for row in await runs_to_recover(ctx):
         agent = ctx.agents.get(row.agent)

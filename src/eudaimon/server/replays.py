@@ -1,7 +1,7 @@
 """`GET /v1/runs/{id}/replay`: a replay beside its original, step by step.
 
 A replay (`agent.replay`) is a run whose `run_started.replay_of` names the run it replays. This
-lines both runs' decisions up (`eudaimon.runtime.replay.compare`): the calls made and their
+lines both runs' decisions up (`eudaimon.runtime.process.replay.compare`): the calls made and their
 arguments, or the final text, and the first step where they differ, which the inspector marks.
 """
 
@@ -11,8 +11,8 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
 from eudaimon.core.errors import InvalidOperation
-from eudaimon.runtime.operations import load_state
-from eudaimon.runtime.replay import compare
+from eudaimon.runtime.process.load_state import load_state
+from eudaimon.runtime.process.replay import compare
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
 from eudaimon.server.responses import ERRORS

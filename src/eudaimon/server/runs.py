@@ -8,8 +8,8 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Query, Response
 
 from eudaimon.core.errors import RunNotFound
 from eudaimon.core.state import RunState
-from eudaimon.runtime.clock import new_run_id
-from eudaimon.runtime.operations import load_state
+from eudaimon.runtime.loop.clock import new_run_id
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.server import responses, starting
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards

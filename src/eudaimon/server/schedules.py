@@ -2,7 +2,7 @@
 
 A schedule starts runs of an agent on its own, so reading the list is an operator's too: its
 inputs are prompts an operator wrote. Next and last runs are shown as the store and the cron
-expression have them (`runtime.schedules`).
+expression have them (`runtime.process.schedules`).
 """
 
 from datetime import UTC, datetime
@@ -12,7 +12,7 @@ from fastapi import APIRouter, Depends, HTTPException
 from pydantic import BaseModel, Field
 
 from eudaimon.core.errors import ConfigurationError, MissingExtra
-from eudaimon.runtime.schedules import Schedule, Schedules, UnknownSchedule
+from eudaimon.runtime.process.schedules import Schedule, Schedules, UnknownSchedule
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
 from eudaimon.server.responses import ERRORS

@@ -1,4 +1,4 @@
-"""`eudaimon serve` fires the schedules of the agents it serves (`runtime.schedules`).
+"""`eudaimon serve` fires the schedules of the agents it serves (`runtime.process.schedules`).
 
 Every `interval_s` the server reads the schedules from the store and, for each one not paused
 whose agent it serves, the slots due since the last one fired. A slot is started by journaling
@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from eudaimon.core.errors import ConcurrencyConflict, EudaimonError
-from eudaimon.runtime.schedules import Schedule, Schedules, slot_run_id
+from eudaimon.runtime.process.schedules import Schedule, Schedules, slot_run_id
 from eudaimon.server.context import ServerContext
 from eudaimon.server.queueing import submit
 

@@ -20,7 +20,7 @@ from fastapi.responses import StreamingResponse
 from eudaimon.core.errors import RunNotFound
 from eudaimon.core.events import Event
 from eudaimon.core.state import RunState
-from eudaimon.runtime.operations import load_state
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
 from eudaimon.server.hub import Fed, event_sse, sse

@@ -5,7 +5,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Query
 
 from eudaimon.core.run_index import sortable
-from eudaimon.runtime.threads import thread_state
+from eudaimon.runtime.process.threads import thread_state
 from eudaimon.server import responses
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards

@@ -1,5 +1,5 @@
 """The server's timer sweep: every `interval_s` (a second by default) it fires the approval
-deadlines and durable waits of every run in its store that fell due (`runtime.timers`), and
+deadlines and durable waits of every run in its store that fell due (`runtime.process.timers`), and
 drives on those of its own agents that can go on.
 
 Any number of servers may sweep one store: each deadline is journaled by exactly one of them (the
@@ -13,7 +13,7 @@ import asyncio
 import logging
 
 from eudaimon.core.state import Status
-from eudaimon.runtime import timers
+from eudaimon.runtime.process import timers
 from eudaimon.server.context import ServerContext
 
 logger = logging.getLogger("eudaimon.server")

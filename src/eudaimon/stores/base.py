@@ -129,7 +129,7 @@ class EventStore(Protocol):
         """Give the lease up, if `owner` holds it."""
         ...
 
-    # A store may also offer, and every store here does (`runtime.leases` falls back to
+    # A store may also offer, and every store here does (`runtime.process.leases` falls back to
     # `acquire_lease` one by one otherwise):
     #
     #     async def renew_leases(self, leases: Sequence[tuple[str, str]], ttl_s: float) -> list[bool]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from eudaimon._extras import needs
-from eudaimon.runtime.observe import observers
+from eudaimon.runtime.loop.journal import observers
 
 with needs("otel", "eudaimon.telemetry"):
     from eudaimon.telemetry._observer import SpanObserver

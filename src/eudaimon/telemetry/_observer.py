@@ -34,9 +34,9 @@ from eudaimon.core.events import (
     ToolStarted,
 )
 from eudaimon.core.messages import Message
-from eudaimon.runtime.clock import now
-from eudaimon.runtime.config import RuntimeConfig
-from eudaimon.runtime.journal import RunJournal
+from eudaimon.runtime.loop.clock import now
+from eudaimon.runtime.loop.config import RuntimeConfig
+from eudaimon.runtime.loop.journal import RunJournal
 
 if TYPE_CHECKING:
     from eudaimon.models.base import ChatRequest, ChatResponse

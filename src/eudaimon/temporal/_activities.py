@@ -37,9 +37,9 @@ from eudaimon.core.events import Event
 from eudaimon.core.state import RunState
 from eudaimon.models.base import ChatRequest, ToolSpec
 from eudaimon.models.output import settle
-from eudaimon.runtime.config import RuntimeConfig
-from eudaimon.runtime.datasource_calls import Committed, run_in_transaction
-from eudaimon.runtime.operations import load_state
+from eudaimon.runtime.loop.config import RuntimeConfig
+from eudaimon.runtime.loop.datasource_calls import Committed, run_in_transaction
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores.base import EventStore, Snapshot
 from eudaimon.temporal._children import call_scope, suspension_details
 from eudaimon.temporal._deps import received_deps

@@ -1,6 +1,6 @@
 """A fleet run continued by a worker whose agent differs from the run's: journaled, fail closed.
 
-The local runtime does this in `RunDriver.drive` (`runtime/agent_change.py`); a workflow drives
+The local runtime does this in `RunDriver.drive` (`runtime/process/agent_change.py`); a workflow drives
 `loop.drive` directly, so it calls the same pure `record_change` itself, at the top of each pass
 of its loop (a new execution, a decision received): `agent_replaced` is journaled, approvals of
 changed tools are voided (the call waits for a human again), removed tools or arguments the new
@@ -32,8 +32,8 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 from eudaimon.core.state import RunState
-from eudaimon.runtime.agent_change import AgentIdentity, changes_for, record_change
-from eudaimon.runtime.journal import RunJournal
+from eudaimon.runtime.loop.journal import RunJournal
+from eudaimon.runtime.process.agent_change import AgentIdentity, changes_for, record_change
 from eudaimon.tools import Tool
 
 AGENT_CHANGE_PATCH = "eudaimon.agent-change"

@@ -24,9 +24,9 @@ from typing import Any
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
-from eudaimon.runtime.config import RuntimeConfig
-from eudaimon.runtime.operations import load_state
-from eudaimon.runtime.scope import RUNS_A_CHILD, CallScope, current_call
+from eudaimon.runtime.loop.config import RuntimeConfig
+from eudaimon.runtime.loop.scope import RUNS_A_CHILD, CallScope, current_call
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores.base import EventStore
 from eudaimon.tools import Tool, ToolSuspended
 
@@ -44,7 +44,7 @@ async def call_scope(
     tool: Tool, config: RuntimeConfig, store: EventStore, run_id: str, call_id: str
 ) -> AsyncIterator[None]:
     """Around a tool activity: the parent call's `CallScope` for a tool that runs a child,
-    as `runtime.tool_calls` sets it locally (the parent's committed state: its intent, carried
+    as `runtime.loop.tool_calls` sets it locally (the parent's committed state: its intent, carried
     by the activity, is appended by now)."""
     if not runs_a_child(tool):
         yield

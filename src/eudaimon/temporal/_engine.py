@@ -44,8 +44,8 @@ from temporalio.service import RPCError, RPCStatusCode
 from eudaimon.core.codec import event_to_json
 from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, DeadlinePassed, InvalidOperation, RunError
 from eudaimon.core.events import ApprovalDecided, ToolReconciled
-from eudaimon.runtime.engines import register_engine
-from eudaimon.runtime.operations import load_state
+from eudaimon.runtime.process.engines import register_engine
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores.base import EventStore
 from eudaimon.streaming import Done, Error, StreamEvent
 from eudaimon.temporal._deps import send_deps
@@ -62,9 +62,9 @@ from eudaimon.temporal._payloads import (
 )
 
 if TYPE_CHECKING:
-    from eudaimon.runtime.cancel import CancellationToken
-    from eudaimon.runtime.journal import RunJournal
-    from eudaimon.runtime.runs import RunDriver
+    from eudaimon.runtime.loop.cancel import CancellationToken
+    from eudaimon.runtime.loop.journal import RunJournal
+    from eudaimon.runtime.process.engines import Driver
 
 WORKFLOW = "eudaimon.run"
 _DECIDE_TRIES = 50
@@ -181,7 +181,7 @@ class TemporalEngine:
         return handle
 
     async def drive(
-        self, driver: RunDriver, journal: RunJournal, cancel: CancellationToken | None, *, emit: bool
+        self, driver: Driver, journal: RunJournal, cancel: CancellationToken | None, *, emit: bool
     ) -> AsyncIterator[StreamEvent]:
         run_id = journal.run_id
         sent: list[str] | None = None

@@ -17,8 +17,8 @@ from temporalio.service import RPCError, RPCStatusCode
 from eudaimon.core.errors import ConcurrencyConflict, RunNotFound
 from eudaimon.core.events import FailureKind, RunFailed
 from eudaimon.core.state import RunState
-from eudaimon.runtime.journal import RunJournal
-from eudaimon.runtime.operations import load_state
+from eudaimon.runtime.loop.journal import RunJournal
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores.base import EventStore
 
 WORKFLOW_CLOSED = "WorkflowClosed"

@@ -25,7 +25,7 @@ from pydantic import TypeAdapter
 
 from eudaimon.core.messages import ContentPart, Message
 from eudaimon.models.base import ChatResponse
-from eudaimon.runtime.datasource_calls import Committed
+from eudaimon.runtime.loop.datasource_calls import Committed
 from eudaimon.tools import ToolReturn
 
 INLINE_LIMIT = 16 * 1024

@@ -27,10 +27,10 @@ from eudaimon.core.codec import event_to_json
 from eudaimon.core.events import Event
 from eudaimon.core.messages import ContentPart
 from eudaimon.models.base import ChatRequest, ChatResponse, ModelStreamItem
-from eudaimon.runtime.clock import Clock, no_wait
-from eudaimon.runtime.config import RuntimeConfig
-from eudaimon.runtime.journal import RunJournal
-from eudaimon.runtime.tool_calls import OutcomeLost
+from eudaimon.runtime.loop.clock import Clock, no_wait
+from eudaimon.runtime.loop.config import RuntimeConfig
+from eudaimon.runtime.loop.journal import RunJournal
+from eudaimon.runtime.loop.tool_calls import OutcomeLost
 from eudaimon.stores.base import Fence, Lease, RunSummary, Snapshot
 from eudaimon.temporal._children import suspended_from
 from eudaimon.temporal._payloads import (

@@ -1,7 +1,7 @@
 """Time in a Temporal run: approval deadlines and durable waits as Temporal timers.
 
 Locally a deadline or a wake is journaled and fired by whichever process sweeps the store
-(`runtime.timers`); a run driven by a workflow is the workflow's alone, so the sweepers leave
+(`runtime.process.timers`); a run driven by a workflow is the workflow's alone, so the sweepers leave
 it be and the workflow keeps its own time. While the run waits (for a human, or a tool's
 `RetryAfter`), the workflow waits on the decision OR a durable timer until the earliest time
 due (`wait_for_decision_or_due`): no worker slot is held, and the timer outlives every worker.

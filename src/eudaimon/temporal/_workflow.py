@@ -1,6 +1,6 @@
 """`RunWorkflow`: one eudaimon run as one Temporal workflow, driven by the one loop.
 
-The workflow (id = the run id) loads the run's journal, then runs `eudaimon.runtime.loop.drive`
+The workflow (id = the run id) loads the run's journal, then runs `eudaimon.runtime.loop.loop.drive`
 with its effects plugged in as activities (`_seams`): the same `next_step` over the same
 `RunState` fold decides every step, and every event it records is appended, in order and
 gap-free, to the configured `EventStore` before the effect it announces. When the run waits
@@ -47,13 +47,13 @@ from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, Deadli
 from eudaimon.core.events import Event, FailureKind, RunCancelled, RunFailed
 from eudaimon.core.state import RunState
 from eudaimon.extensions.hooks import HookSet
-from eudaimon.runtime.agent_change import AgentIdentity
-from eudaimon.runtime.cancel import CancellationToken
-from eudaimon.runtime.config import RuntimeConfig
-from eudaimon.runtime.journal import RunJournal
-from eudaimon.runtime.loop import drive
-from eudaimon.runtime.operations import approval, reconciliation
-from eudaimon.runtime.signals import _LoopSignal
+from eudaimon.runtime.loop.cancel import CancellationToken
+from eudaimon.runtime.loop.config import RuntimeConfig
+from eudaimon.runtime.loop.journal import RunJournal
+from eudaimon.runtime.loop.loop import drive
+from eudaimon.runtime.loop.signals import _LoopSignal
+from eudaimon.runtime.process.agent_change import AgentIdentity
+from eudaimon.runtime.process.operations import approval, reconciliation
 from eudaimon.temporal._change import note_agent_change, wait_on_a_fresh_execution
 from eudaimon.temporal._deps import missing_deps, received_deps
 from eudaimon.temporal._payloads import (

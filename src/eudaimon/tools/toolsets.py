@@ -5,7 +5,7 @@ them in `run_started`, and each record is bound back to a callable `Tool`. A run
 later binds the records it journaled, not what the toolset offers now, so it calls the same
 tools with the same effect classes; a tool the toolset stopped offering still exists for the
 run and answers the model with an error. Binding records into a run's config is the runtime's
-(`eudaimon.runtime.toolset_binding`).
+(`eudaimon.runtime.loop.toolset_binding`).
 """
 
 from __future__ import annotations

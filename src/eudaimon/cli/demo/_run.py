@@ -37,7 +37,7 @@ from eudaimon.cli.demo import _show
 from eudaimon.cli.demo._agent import CRASH_ENV, LEDGER_ENV, REFUND_LIMIT_USD, demo_agent, read_ledger
 from eudaimon.core.events import ApprovalRequested, Event
 from eudaimon.core.state import Status
-from eudaimon.runtime import operations
+from eudaimon.runtime.process import operations
 from eudaimon.stores.base import EventStore
 
 CRASH_TOOL = "lookup_order"

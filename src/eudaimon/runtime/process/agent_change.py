@@ -21,8 +21,8 @@ from eudaimon.core.errors import AgentChanged, ConcurrencyConflict
 from eudaimon.core.events import AgentReplaced, ApprovalRequested, ToolCompleted
 from eudaimon.core.fingerprint import Parts, differences, tool_changes
 from eudaimon.core.state import CallStatus, RunState
-from eudaimon.runtime.journal import RunJournal
-from eudaimon.runtime.operations import load_state
+from eudaimon.runtime.loop.journal import RunJournal
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores.base import EventStore
 from eudaimon.tools import Tool, ToolArgumentsError
 

@@ -27,7 +27,7 @@ from eudaimon.tools import RequireApproval, Tool, ToolArgumentsError, ToolPolicy
 from eudaimon.tools._numbers import odd_number
 
 if TYPE_CHECKING:
-    from eudaimon.runtime.config import ApprovalPolicy
+    from eudaimon.runtime.loop.config import ApprovalPolicy
 
 
 def checked_edit(state: RunState, call_id: str, arguments: object, tool: Tool | None = None) -> JsonObject:

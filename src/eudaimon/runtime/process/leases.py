@@ -28,7 +28,7 @@ import time
 from collections.abc import Sequence
 
 from eudaimon.core.errors import LeaseHeld, LeaseLost
-from eudaimon.runtime.per_store import PerStore
+from eudaimon.runtime.loop.per_store import PerStore
 from eudaimon.stores.base import EventStore, Fence
 
 DEFAULT_TTL_S = 30.0
@@ -274,7 +274,7 @@ class LeaseKeeper:
         self._schedule: _Renewals | None = None
         self.previous_holder: str | None = None
         """Who held the lease when this process last found it taken (None if it never did): a
-        driver taking over from a lost one names it (`runtime.takeover`)."""
+        driver taking over from a lost one names it (`runtime.process.takeover`)."""
 
     @property
     def fence(self) -> Fence:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 
 from eudaimon.memory.thread import ThreadState
-from eudaimon.runtime.clock import now
-from eudaimon.runtime.leases import LeaseKeeper
-from eudaimon.runtime.operations import load_state
+from eudaimon.runtime.loop.clock import now
+from eudaimon.runtime.process.leases import LeaseKeeper
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores.base import EventStore, Snapshot
 
 

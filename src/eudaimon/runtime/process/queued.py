@@ -21,8 +21,8 @@ from datetime import datetime
 from eudaimon.core.errors import QueuedBehind
 from eudaimon.core.events import RunQueued
 from eudaimon.core.state import RunState, Status
-from eudaimon.runtime.journal import RunJournal
-from eudaimon.runtime.operations import load_state
+from eudaimon.runtime.loop.journal import RunJournal
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores.base import EventStore, RunSummary
 
 _ALL = 1_000_000_000

@@ -5,32 +5,21 @@ only what is recorded live, as it is recorded: events read back from the journal
 are never shown to them, so a recorded effect is never reported as happening again. An
 observer may record events itself (`journal.record`) before the one it is shown; none is
 given to it after a terminal event.
+
+The observers and their protocol (`journal.observers`, `journal.RunObserver`) sit with the
+journal, which calls them as it records; a model call shows them here what the journal does
+not keep (`model_answered`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
+
+from eudaimon.runtime.loop.journal import observers
 
 if TYPE_CHECKING:
-    from eudaimon.core.events import EventData
     from eudaimon.models.base import ChatRequest, ChatResponse
-    from eudaimon.runtime.config import RuntimeConfig
-    from eudaimon.runtime.journal import RunJournal
-
-
-class RunObserver(Protocol):
-    def attempt_started(self, journal: RunJournal, cfg: RuntimeConfig) -> None: ...
-
-    def recording(self, journal: RunJournal, data: EventData) -> None:
-        """`data` is about to be recorded (folded, buffered)."""
-
-    def recorded(self, journal: RunJournal, data: EventData) -> None: ...
-
-    def attempt_ended(self, journal: RunJournal, error: BaseException | None) -> None: ...
-
-
-observers: list[RunObserver] = []
-"""The observers installed (`eudaimon.telemetry.instrument`); empty costs one test per event."""
+    from eudaimon.runtime.loop.journal import RunJournal
 
 
 def model_answered(

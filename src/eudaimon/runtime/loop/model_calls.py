@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import random
-from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 
 from eudaimon.core.digest import canonical_json, specs_digest
 from eudaimon.core.errors import ContextTooLong, InvalidEvent, ModelError, ModelResponseInvalid, ModelRetryableError
@@ -35,29 +34,12 @@ from eudaimon.core.settings import NO_SETTINGS
 from eudaimon.core.validity import check_payload
 from eudaimon.models.base import ChatRequest, ChatResponse, Model, ModelStreamItem
 from eudaimon.models.output import settle
-from eudaimon.runtime.call_watch import CallWatch
-from eudaimon.runtime.journal import RunJournal
-from eudaimon.runtime.observe import model_answered, observers
-from eudaimon.runtime.signals import _LoopSignal
+from eudaimon.runtime.loop.call_watch import CallWatch
+from eudaimon.runtime.loop.config import RetrySettings
+from eudaimon.runtime.loop.journal import RunJournal, observers
+from eudaimon.runtime.loop.observe import model_answered
+from eudaimon.runtime.loop.signals import _LoopSignal
 from eudaimon.streaming import Error
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RetrySettings:
-    """How model calls are retried: `max_retries` after the first try, delays in seconds."""
-
-    max_retries: int = 4
-    initial_delay: float = 0.5
-    max_delay: float = 30.0
-    max_context_retries: int = 3
-    """Smaller requests tried in one step after the provider said the context is too long."""
-
-    def delay_for(
-        self, retry_number: int, retry_after_s: float | None, jitter: Callable[[], float] = random.random
-    ) -> float:
-        backoff = min(self.max_delay, self.initial_delay * 2.0 ** (retry_number - 1))
-        jittered = backoff * (0.5 + jitter() / 2)
-        return max(jittered, min(float(retry_after_s), self.max_delay * 4)) if retry_after_s else jittered
 
 
 class ContextRejected(_LoopSignal):

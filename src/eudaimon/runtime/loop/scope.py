@@ -12,7 +12,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from eudaimon.core.state import RunState
-from eudaimon.runtime.cancel import CancellationToken
+from eudaimon.runtime.loop.cancel import CancellationToken
 from eudaimon.stores.base import EventStore
 
 

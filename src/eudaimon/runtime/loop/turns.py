@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 
-from eudaimon.runtime.per_loop import PerLoop
+from eudaimon.runtime.loop.per_loop import PerLoop
 
 SLICE_S = 0.002
 """How long steps run back to back before the loop's other callbacks and timers get a turn: a

@@ -26,15 +26,15 @@ from eudaimon.core.events import (
 )
 from eudaimon.core.messages import ContentPart, Usage
 from eudaimon.extensions.hooks import ToolOutput
-from eudaimon.runtime.call_intents import Ready, complete, must_commit_first
-from eudaimon.runtime.cancel import CancellationToken
-from eudaimon.runtime.clock import SYSTEM_CLOCK, Clock
-from eudaimon.runtime.config import RuntimeConfig
-from eudaimon.runtime.context import run_context
-from eudaimon.runtime.datasource_calls import Committed, run_in_transaction
-from eudaimon.runtime.journal import RunJournal
-from eudaimon.runtime.scope import CallScope, current_call
-from eudaimon.runtime.signals import _LoopSignal
+from eudaimon.runtime.loop.call_intents import Ready, complete, must_commit_first
+from eudaimon.runtime.loop.cancel import CancellationToken
+from eudaimon.runtime.loop.clock import SYSTEM_CLOCK, Clock
+from eudaimon.runtime.loop.config import RuntimeConfig
+from eudaimon.runtime.loop.context import run_context
+from eudaimon.runtime.loop.datasource_calls import Committed, run_in_transaction
+from eudaimon.runtime.loop.journal import RunJournal
+from eudaimon.runtime.loop.scope import CallScope, current_call
+from eudaimon.runtime.loop.signals import _LoopSignal
 from eudaimon.streaming import ToolResult
 from eudaimon.tools import RetryAfter, Tool, ToolArgumentsError, ToolContext, ToolReturn, ToolSuspended
 

@@ -20,10 +20,22 @@ from eudaimon.core.errors import ConfigurationError, install_line
 from eudaimon.core.events import ApprovalDecided, ToolReconciled
 
 if TYPE_CHECKING:
-    from eudaimon.runtime.cancel import CancellationToken
-    from eudaimon.runtime.journal import RunJournal
-    from eudaimon.runtime.runs import RunDriver
+    from eudaimon.runtime.loop.cancel import CancellationToken
+    from eudaimon.runtime.loop.config import RuntimeConfig
+    from eudaimon.runtime.loop.journal import RunJournal
+    from eudaimon.stores.base import EventStore
     from eudaimon.streaming import StreamEvent
+
+
+class Driver(Protocol):
+    """What an engine reads of the driver that hands it a run (`runs.RunDriver`): where runs are
+    kept and the agent's config. Named here, not imported, so that engines sit below runs."""
+
+    @property
+    def store(self) -> EventStore: ...
+
+    @property
+    def config(self) -> RuntimeConfig: ...
 
 
 class Engine(Protocol):
@@ -33,7 +45,7 @@ class Engine(Protocol):
         ...
 
     def drive(
-        self, driver: RunDriver, journal: RunJournal, cancel: CancellationToken | None, *, emit: bool
+        self, driver: Driver, journal: RunJournal, cancel: CancellationToken | None, *, emit: bool
     ) -> AsyncIterator[StreamEvent]:
         """Commit what `journal` buffers (a new run's `run_started`), have the engine drive the
         run until it finishes or waits, yield what happens (nothing unless `emit`), and leave

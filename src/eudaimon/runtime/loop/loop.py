@@ -47,17 +47,17 @@ from eudaimon.extensions.guardrails import Block, RetryWithFeedback, Transform, 
 from eudaimon.extensions.hooks import LoopState
 from eudaimon.models.base import ChatRequest, ChatResponse
 from eudaimon.models.history import History
-from eudaimon.runtime.call_intents import prepare_batch
-from eudaimon.runtime.call_watch import CallCancelled, CallWatch
-from eudaimon.runtime.cancel import CancellationToken
-from eudaimon.runtime.clock import no_wait
-from eudaimon.runtime.config import RuntimeConfig
-from eudaimon.runtime.context import offered_specs, run_context
-from eudaimon.runtime.journal import RunJournal
-from eudaimon.runtime.model_calls import ContextRejected, attempt
-from eudaimon.runtime.model_calls import call as model_call
-from eudaimon.runtime.signals import _LoopSignal
-from eudaimon.runtime.tool_calls import OutcomeLost, run_alone, run_together
+from eudaimon.runtime.loop.call_intents import prepare_batch
+from eudaimon.runtime.loop.call_watch import CallCancelled, CallWatch
+from eudaimon.runtime.loop.cancel import CancellationToken
+from eudaimon.runtime.loop.clock import no_wait
+from eudaimon.runtime.loop.config import RuntimeConfig
+from eudaimon.runtime.loop.context import offered_specs, run_context
+from eudaimon.runtime.loop.journal import RunJournal
+from eudaimon.runtime.loop.model_calls import ContextRejected, attempt
+from eudaimon.runtime.loop.model_calls import call as model_call
+from eudaimon.runtime.loop.signals import _LoopSignal
+from eudaimon.runtime.loop.tool_calls import OutcomeLost, run_alone, run_together
 from eudaimon.streaming import Done, Error, StreamEvent
 from eudaimon.streaming import Usage as UsageEvent
 

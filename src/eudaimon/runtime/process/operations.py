@@ -11,7 +11,6 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from eudaimon.core.codec import state_from_json
 from eudaimon.core.errors import ConcurrencyConflict, DeadlinePassed, InvalidOperation, LeaseHeld, RunNotFound
 from eudaimon.core.events import (
     ApprovalDecided,
@@ -25,43 +24,22 @@ from eudaimon.core.events import (
 )
 from eudaimon.core.messages import JsonObject
 from eudaimon.core.state import CallStatus, RunState
-from eudaimon.runtime.cancel_requests import CancelRequest, request_cancel
-from eudaimon.runtime.clock import new_run_id as fresh_run_id
-from eudaimon.runtime.clock import now
-from eudaimon.runtime.journal import RunJournal
-from eudaimon.runtime.leases import LeaseKeeper
+from eudaimon.runtime.loop.cancel_requests import CancelRequest, request_cancel
+from eudaimon.runtime.loop.clock import new_run_id as fresh_run_id
+from eudaimon.runtime.loop.clock import now
+from eudaimon.runtime.loop.journal import RunJournal
+from eudaimon.runtime.process.engines import open_engine
+from eudaimon.runtime.process.leases import LeaseKeeper
+from eudaimon.runtime.process.load_state import load_state
+from eudaimon.runtime.process.timers import fire
+from eudaimon.runtime.process.tree import owner_below
 from eudaimon.stores.base import EventStore
 
 if TYPE_CHECKING:  # the CLI reads journals with this module; tools (pydantic) load only for an edit
-    from eudaimon.runtime.config import ApprovalPolicy
+    from eudaimon.runtime.loop.config import ApprovalPolicy
     from eudaimon.tools import Tool
 
 Decide = Callable[[RunState], EventData]
-
-
-async def load_state(store: EventStore, run_id: str, at_seq: int | None = None) -> RunState:
-    """Fold a run's journal up to and including `at_seq` (all of it when None).
-
-    The latest snapshot is used when it is not past `at_seq`; only the events after it are
-    read. A missing or stale snapshot just means folding from the start.
-    """
-    if at_seq is not None and at_seq < 0:
-        raise ValueError(f"at_seq must be 0 or more, got {at_seq}")
-    state: RunState | None = None
-    snapshot = await store.load_snapshot(f"run:{run_id}")
-    if snapshot is not None and (at_seq is None or snapshot.version <= at_seq):
-        state = state_from_json(snapshot.data)
-    events = await store.load(run_id, after_seq=state.next_seq - 1 if state is not None else -1)
-    if at_seq is not None:
-        events = [e for e in events if e.seq <= at_seq]
-    if state is None:
-        state = RunState.from_events(events)
-        if state is None:
-            raise RunNotFound(run_id)
-        return state
-    for event in events:
-        state.apply(event)
-    return state
 
 
 async def append_decision(store: EventStore, run_id: str, decide: Decide) -> RunState:
@@ -73,11 +51,12 @@ async def append_decision(store: EventStore, run_id: str, decide: Decide) -> Run
     while True:
         state = await load_state(store, run_id)
         decision = decide(state)
-        if state.engine and isinstance(decision, ApprovalDecided | ToolReconciled):
-            from eudaimon.runtime.engines import open_engine
-
-            if await open_engine(state.engine).decide(run_id, decision):
-                return await load_state(store, run_id)
+        if (
+            state.engine
+            and isinstance(decision, ApprovalDecided | ToolReconciled)
+            and await open_engine(state.engine).decide(run_id, decision)
+        ):
+            return await load_state(store, run_id)
         journal = RunJournal(store, state, snapshot_every=0)
         journal.record(decision)
         try:
@@ -131,7 +110,9 @@ def approval(
     if arguments is not None:
         if not approved:
             raise InvalidOperation(f"call {call_id!r}: edited arguments go with an approval, not a denial")
-        from eudaimon.runtime.edited_arguments import checked_edit
+        from eudaimon.runtime.process.edited_arguments import (
+            checked_edit,  # loads the tools (pydantic) for an edit only
+        )
 
         arguments = checked_edit(state, call_id, arguments, tool)
         asked = progress.asked if progress.asked is not None else progress.call.arguments
@@ -213,7 +194,7 @@ async def approve(
         if settled is not None:
             return settled
     if arguments is not None and policy is not None and approved:
-        from eudaimon.runtime.edited_arguments import judged_edit
+        from eudaimon.runtime.process.edited_arguments import judged_edit
 
         await judged_edit(top, call_id, arguments, tool, policy)
     try:
@@ -223,8 +204,6 @@ async def approve(
             lambda state: approval(state, call_id, approved, by=by, note=note, arguments=arguments, tool=tool),
         )
     except DeadlinePassed:
-        from eudaimon.runtime.timers import fire
-
         await fire(store, run_id)  # the deadline is recorded before the late decision is refused
         raise
 
@@ -268,8 +247,6 @@ async def _decide_below(
 ) -> RunState | None:
     """Decide `call_id` in the child run that holds it, then release the calls above it that
     waited only for that; None when no child below `top` holds it."""
-    from eudaimon.runtime.tree import owner_below
-
     if call_id in top.children:  # the call waiting on a child: decide all its child waits for
         here, child_id = call_id, top.children[call_id]
         child = await load_state(store, child_id)

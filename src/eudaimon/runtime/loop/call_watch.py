@@ -23,11 +23,11 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
-from eudaimon.runtime.cancel import CancellationToken
-from eudaimon.runtime.cancel_requests import CANCEL_POLL_S, CancelRequest
-from eudaimon.runtime.journal import RunJournal
-from eudaimon.runtime.per_loop import PerLoop
-from eudaimon.runtime.signals import _LoopSignal
+from eudaimon.runtime.loop.cancel import CancellationToken
+from eudaimon.runtime.loop.cancel_requests import CANCEL_POLL_S, CancelRequest
+from eudaimon.runtime.loop.journal import RunJournal
+from eudaimon.runtime.loop.per_loop import PerLoop
+from eudaimon.runtime.loop.signals import _LoopSignal
 
 T = TypeVar("T")
 

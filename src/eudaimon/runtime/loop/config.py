@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -10,7 +11,6 @@ from eudaimon.core.decide import DecideConfig
 from eudaimon.core.messages import ToolCall, Usage
 from eudaimon.core.settings import NO_SETTINGS, ModelSettings
 from eudaimon.models.base import Model, StructuredOutput, ToolSpec
-from eudaimon.runtime.model_calls import RetrySettings
 from eudaimon.tools import RequireApproval, Tool, ToolContext, ToolPolicy
 
 if TYPE_CHECKING:
@@ -20,6 +20,25 @@ if TYPE_CHECKING:
     from eudaimon.extensions.hooks import HookSet
     from eudaimon.extensions.middleware import MiddlewareStack
     from eudaimon.extensions.retry import ToolRetryPolicy
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RetrySettings:
+    """How model calls are retried: `max_retries` after the first try, delays in seconds."""
+
+    max_retries: int = 4
+    initial_delay: float = 0.5
+    max_delay: float = 30.0
+    max_context_retries: int = 3
+    """Smaller requests tried in one step after the provider said the context is too long."""
+
+    def delay_for(
+        self, retry_number: int, retry_after_s: float | None, jitter: Callable[[], float] = random.random
+    ) -> float:
+        backoff = min(self.max_delay, self.initial_delay * 2.0 ** (retry_number - 1))
+        jittered = backoff * (0.5 + jitter() / 2)
+        return max(jittered, min(float(retry_after_s), self.max_delay * 4)) if retry_after_s else jittered
+
 
 ApprovalPolicy = Callable[
     [ToolCall, Tool], "ToolPolicy | RequireApproval | str | Awaitable[ToolPolicy | RequireApproval | str]"

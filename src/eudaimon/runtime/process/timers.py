@@ -18,9 +18,9 @@ from eudaimon.core.due import due_events
 from eudaimon.core.errors import ConcurrencyConflict
 from eudaimon.core.events import EventData
 from eudaimon.core.state import RunState
-from eudaimon.runtime.clock import now as utc_now
-from eudaimon.runtime.journal import RunJournal
-from eudaimon.runtime.operations import load_state
+from eudaimon.runtime.loop.clock import now as utc_now
+from eudaimon.runtime.loop.journal import RunJournal
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores import index
 from eudaimon.stores.base import EventStore
 

@@ -29,20 +29,19 @@ from eudaimon.core.messages import Message, Role
 from eudaimon.core.settings import NO_SETTINGS, ModelSettings
 from eudaimon.core.state import RunState, Status
 from eudaimon.memory.base import feed
-from eudaimon.runtime import takeover
-from eudaimon.runtime.admission import max_active_runs, run_slot
-from eudaimon.runtime.agent_change import AgentIdentity, record_change, refuse_changed
-from eudaimon.runtime.cancel import CancellationToken
-from eudaimon.runtime.clock import new_message_id, new_run_id
-from eudaimon.runtime.config import RuntimeConfig
-from eudaimon.runtime.engines import Engine
-from eudaimon.runtime.journal import SNAPSHOT_EVERY, RunJournal
-from eudaimon.runtime.leases import LeaseKeeper, lease_ttl_s
-from eudaimon.runtime.loop import drive
-from eudaimon.runtime.observe import observers
-from eudaimon.runtime.operations import load_state
-from eudaimon.runtime.output import OutputSchema
-from eudaimon.runtime.response import AgentResponse
+from eudaimon.runtime.loop.cancel import CancellationToken
+from eudaimon.runtime.loop.clock import new_message_id, new_run_id
+from eudaimon.runtime.loop.config import RuntimeConfig
+from eudaimon.runtime.loop.journal import SNAPSHOT_EVERY, RunJournal, observers
+from eudaimon.runtime.loop.loop import drive
+from eudaimon.runtime.loop.output import OutputSchema
+from eudaimon.runtime.loop.response import AgentResponse
+from eudaimon.runtime.process import takeover
+from eudaimon.runtime.process.admission import max_active_runs, run_slot
+from eudaimon.runtime.process.agent_change import AgentIdentity, record_change, refuse_changed
+from eudaimon.runtime.process.engines import Engine
+from eudaimon.runtime.process.leases import LeaseKeeper, lease_ttl_s
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
 from eudaimon.streaming import Done, StreamEvent
@@ -208,7 +207,7 @@ class RunDriver:
         return keeper
 
     async def _tell_takeover(self, journal: RunJournal, keeper: LeaseKeeper) -> None:
-        """Journal and log a takeover from a driver lost mid-run (`runtime.takeover`)."""
+        """Journal and log a takeover from a driver lost mid-run (`runtime.process.takeover`)."""
         if journal.committed_seq == 0 or journal.state.status is not Status.RUNNING:
             return
         tail = await self.store.load(journal.run_id, after_seq=journal.committed_seq - 2)

@@ -13,21 +13,47 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import fields
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from eudaimon.core.codec import state_to_json
 from eudaimon.core.errors import InvalidEvent, JournalError
 from eudaimon.core.events import Event, EventData
 from eudaimon.core.state import RunState
 from eudaimon.core.validity import check_payload
-from eudaimon.runtime.cancel_requests import CancelPoll, CancelRequest
-from eudaimon.runtime.clock import SYSTEM_CLOCK, Clock
-from eudaimon.runtime.observe import observers
+from eudaimon.runtime.loop.cancel_requests import CancelPoll, CancelRequest
+from eudaimon.runtime.loop.clock import SYSTEM_CLOCK, Clock
 from eudaimon.stores.base import EventStore, Fence, Snapshot
+
+if TYPE_CHECKING:
+    from eudaimon.runtime.loop.config import RuntimeConfig
 
 SNAPSHOT_EVERY = 200
 """Events between snapshots of a run's state."""
 _STATE_FIELDS = tuple(f.name for f in fields(RunState))
+
+
+class RunObserver(Protocol):
+    """The seam observers (tracing) hang on: a run's attempts and the events they record.
+
+    An attempt is one process driving a run, from taking its lease to letting go. Observers see
+    only what is recorded live, as it is recorded: events read back from the journal on resume
+    are never shown to them, so a recorded effect is never reported as happening again. An
+    observer may record events itself (`journal.record`) before the one it is shown; none is
+    given to it after a terminal event.
+    """
+
+    def attempt_started(self, journal: RunJournal, cfg: RuntimeConfig) -> None: ...
+
+    def recording(self, journal: RunJournal, data: EventData) -> None:
+        """`data` is about to be recorded (folded, buffered)."""
+
+    def recorded(self, journal: RunJournal, data: EventData) -> None: ...
+
+    def attempt_ended(self, journal: RunJournal, error: BaseException | None) -> None: ...
+
+
+observers: list[RunObserver] = []
+"""The observers installed (`eudaimon.telemetry.instrument`); empty costs one test per event."""
 
 
 class RunJournal:

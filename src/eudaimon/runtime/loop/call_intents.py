@@ -28,9 +28,9 @@ from eudaimon.core.events import ApprovalRequested, ToolCompleted, ToolDenied, T
 from eudaimon.core.messages import ContentPart, JsonObject, ToolCall
 from eudaimon.core.state import CallProgress, RunState
 from eudaimon.extensions.hooks import ToolOutput
-from eudaimon.runtime.config import RuntimeConfig
-from eudaimon.runtime.context import run_context
-from eudaimon.runtime.journal import RunJournal
+from eudaimon.runtime.loop.config import RuntimeConfig
+from eudaimon.runtime.loop.context import run_context
+from eudaimon.runtime.loop.journal import RunJournal
 from eudaimon.streaming import ToolResult
 from eudaimon.tools import RequireApproval, Tool, ToolArgumentsError, ToolPolicy
 

@@ -24,7 +24,7 @@ import json
 import secrets
 from dataclasses import dataclass
 
-from eudaimon.runtime.per_store import PerStore
+from eudaimon.runtime.loop.per_store import PerStore
 from eudaimon.stores.base import EventStore, Snapshot
 
 CANCEL_POLL_S = 1.0

@@ -12,7 +12,7 @@ from dataclasses import asdict, replace
 from eudaimon.core.digest import digest
 from eudaimon.core.errors import ConfigurationError
 from eudaimon.core.events import ToolRecord
-from eudaimon.runtime.config import RuntimeConfig
+from eudaimon.runtime.loop.config import RuntimeConfig
 from eudaimon.tools.toolsets import Toolset, Unconfigured, list_all
 
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from eudaimon.core.errors import RunNotFound
 from eudaimon.core.state import CallStatus, PendingCall, RunState
-from eudaimon.runtime.scope import child_run_id
+from eudaimon.runtime.loop.scope import child_run_id
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores.base import EventStore
 
 
 async def _load(store: EventStore, run_id: str) -> RunState | None:
-    from eudaimon.runtime.operations import load_state
-
     try:
         return await load_state(store, run_id)
     except RunNotFound:

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from eudaimon.runtime.turns import take_turn
+from eudaimon.runtime.loop.turns import take_turn
 
 now: Callable[[], datetime] = functools.partial(datetime.now, UTC)
 """The current time in UTC (a partial, not a function: every event reads it)."""

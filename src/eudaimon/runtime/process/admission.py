@@ -18,7 +18,7 @@ import weakref
 from collections import deque
 
 from eudaimon.core.errors import ConfigurationError
-from eudaimon.runtime.turns import take_turn
+from eudaimon.runtime.loop.turns import take_turn
 
 DEFAULT_MAX_ACTIVE_RUNS = 1000
 

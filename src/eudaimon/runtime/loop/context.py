@@ -13,8 +13,8 @@ from typing import Any
 
 from eudaimon.core.errors import ConfigurationError
 from eudaimon.core.messages import ToolSpec
-from eudaimon.runtime.config import RuntimeConfig
-from eudaimon.runtime.journal import RunJournal
+from eudaimon.runtime.loop.config import RuntimeConfig
+from eudaimon.runtime.loop.journal import RunJournal
 from eudaimon.tools import ToolContext
 
 

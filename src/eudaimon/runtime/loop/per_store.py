@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
 
-from eudaimon.runtime.per_loop import PerLoop
+from eudaimon.runtime.loop.per_loop import PerLoop
 from eudaimon.stores.base import EventStore
 
 
