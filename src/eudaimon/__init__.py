@@ -61,8 +61,8 @@ if TYPE_CHECKING:
     from eudaimon.models.output import PromptedOutput as PromptedOutput
     from eudaimon.models.output import ToolOutput as ToolOutput
     from eudaimon.runtime.loop.cancel import CancellationToken as CancellationToken
-    from eudaimon.runtime.loop.response import AgentResponse as AgentResponse
     from eudaimon.runtime.process.replay import Replay as Replay
+    from eudaimon.runtime.process.response import AgentResponse as AgentResponse
     from eudaimon.tools import Tool as Tool
     from eudaimon.tools import ToolContext as ToolContext
     from eudaimon.tools import ToolPolicy as ToolPolicy
@@ -77,7 +77,7 @@ if TYPE_CHECKING:
 _PUBLIC: dict[str, tuple[str, ...]] = {
     # agent
     "eudaimon.agent": ("Agent",),
-    "eudaimon.runtime.loop.response": ("AgentResponse",),
+    "eudaimon.runtime.process.response": ("AgentResponse",),
     "eudaimon.runtime.process.replay": ("Replay",),
     "eudaimon.runtime.loop.cancel": ("CancellationToken",),
     "eudaimon.core.settings": ("ModelSettings",),

@@ -40,12 +40,12 @@ from eudaimon.models.output import NativeOutput, PromptedOutput, ToolOutput
 from eudaimon.runtime.loop.cancel import CancellationToken
 from eudaimon.runtime.loop.config import ApprovalPolicy
 from eudaimon.runtime.loop.journal import RunJournal
-from eudaimon.runtime.loop.response import AgentResponse, OutputT
 from eudaimon.runtime.loop.toolset_binding import ToolsetBinding
 from eudaimon.runtime.process.admission import run_slot
 from eudaimon.runtime.process.agent_change import AgentIdentity
 from eudaimon.runtime.process.engines import Engine, open_engine
 from eudaimon.runtime.process.replay import Replay
+from eudaimon.runtime.process.response import AgentResponse, OutputT
 from eudaimon.runtime.process.runs import RunDriver
 from eudaimon.runtime.process.tree import waiting_calls
 from eudaimon.stores.base import EventStore

@@ -28,8 +28,8 @@ from eudaimon.models.base import Model, StructuredOutput, check_model_settings
 from eudaimon.models.output import choose, unwrap
 from eudaimon.models.registry import infer_model
 from eudaimon.runtime.loop.config import Pricer, RuntimeConfig
-from eudaimon.runtime.loop.output import OutputCheck, OutputSchema
 from eudaimon.runtime.process.agent_change import AgentIdentity, OnChange
+from eudaimon.runtime.process.output import OutputCheck, OutputSchema
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
 from eudaimon.stores.url import open_store

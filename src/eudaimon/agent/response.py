@@ -1,5 +1,5 @@
-"""`eudaimon.agent.response`: the old path of `AgentResponse`, which the runtime writes (`eudaimon.runtime.loop.response`)."""
+"""`eudaimon.agent.response`: the old path of `AgentResponse`, which the runtime writes (`eudaimon.runtime.process.response`)."""
 
-from eudaimon.runtime.loop.response import AgentResponse, OutputT
+from eudaimon.runtime.process.response import AgentResponse, OutputT
 
 __all__ = ["AgentResponse", "OutputT"]

@@ -34,14 +34,14 @@ from eudaimon.runtime.loop.clock import new_message_id, new_run_id
 from eudaimon.runtime.loop.config import RuntimeConfig
 from eudaimon.runtime.loop.journal import SNAPSHOT_EVERY, RunJournal, observers
 from eudaimon.runtime.loop.loop import drive
-from eudaimon.runtime.loop.output import OutputSchema
-from eudaimon.runtime.loop.response import AgentResponse
 from eudaimon.runtime.process import takeover
 from eudaimon.runtime.process.admission import max_active_runs, run_slot
 from eudaimon.runtime.process.agent_change import AgentIdentity, record_change, refuse_changed
 from eudaimon.runtime.process.engines import Engine
 from eudaimon.runtime.process.leases import LeaseKeeper, lease_ttl_s
 from eudaimon.runtime.process.load_state import load_state
+from eudaimon.runtime.process.output import OutputSchema
+from eudaimon.runtime.process.response import AgentResponse
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
 from eudaimon.streaming import Done, StreamEvent
