@@ -7,6 +7,12 @@ same slot finds the run journaled and starts nothing, so each slot runs once whi
 are up (`server.scheduling`). Cron expressions are read by `cronsim` (extra `schedules`): five
 fields, or six with seconds first; slots are reckoned in the schedule's time zone (IANA name),
 so "0 9 * * 1-5" means nine on weekday mornings there, across daylight-saving changes.
+
+A schedule of an agent served by a Temporal fleet is owned by Temporal (`engine` names the
+fleet's engine URL): `add` also creates a Temporal Schedule, `pause` and `remove` are mirrored
+on it, its next and last action times are Temporal's (`times`), and `eudaimon serve` leaves it
+alone; Temporal fires it (`eudaimon.temporal._scheduled`), with the same run id per slot. The
+runtime reaches Temporal only through the engine the URL opens (`runtime.engines.ScheduleOwner`).
 """
 
 from __future__ import annotations
@@ -21,10 +27,15 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from eudaimon._extras import needs
 from eudaimon.core.errors import ConfigurationError, EudaimonError
+from eudaimon.runtime.engines import ScheduleOwner, open_engine
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.records import RecordStore, records_of
 
 KIND = "schedule"
+LATE_AFTER_S = 60.0
+"""A slot found this long after its time was missed (no server, or Temporal, was up to fire it):
+`catch_up` decides whether it still runs."""
+CATCH_UPS = ("latest", "none")
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
@@ -48,6 +59,12 @@ class Schedule:
     last_slot: str | None = None
     """ISO time of the last slot a server fired (or skipped as missed)."""
     last_run_id: str | None = None
+    engine: str = ""
+    """Who fires it: "" for `eudaimon serve`; an engine URL (`temporal://host:port/queue`) for a
+    Temporal Schedule that engine owns (its id `temporal_schedule_id`)."""
+    catch_up: str = "latest"
+    """For an engine's schedule, its missed slots: "latest" runs the latest once, "none" skips them
+    (a server's are its `--catch-up`)."""
 
     def slots(self, after: datetime) -> Iterator[datetime]:
         """The slots strictly after `after`, in UTC, forever."""
@@ -80,10 +97,30 @@ class Schedule:
     def from_json(cls, text: str) -> Schedule:
         return cls(**json.loads(text))
 
+    def skips(self, slot: datetime, now: datetime) -> bool:
+        """Whether a slot found at `now` is skipped as missed: it is over `LATE_AFTER_S` late and
+        its catch-up is "none", or a later slot is due too (which runs instead, with "latest")."""
+        if (now - slot).total_seconds() <= LATE_AFTER_S:
+            return False
+        return self.catch_up == "none" or self.next_slot(slot) <= now
+
 
 def slot_run_id(schedule_id: str, slot: datetime) -> str:
     """The run a slot starts: the same for every server, so the second start finds the first."""
     return f"sched-{schedule_id}-{int(slot.timestamp())}"
+
+
+def temporal_schedule_id(schedule_id: str) -> str:
+    """The id of the Temporal Schedule that fires an engine-owned schedule."""
+    return f"eudaimon-sched-{schedule_id}"
+
+
+def owner_of(engine: str) -> ScheduleOwner:
+    """The engine an engine URL opens, as the owner of schedules; `ConfigurationError` if it cannot own one."""
+    opened = open_engine(engine)
+    if not isinstance(opened, ScheduleOwner):
+        raise ConfigurationError(f"the engine {engine!r} cannot fire schedules; leave it out for `eudaimon serve` to")
+    return opened
 
 
 def check(cron: str, timezone: str) -> None:
@@ -118,13 +155,21 @@ class Schedules:
         timezone: str = "UTC",
         thread_id: str | None = None,
         schedule_id: str | None = None,
+        engine: str | None = None,
+        catch_up: str = "latest",
     ) -> Schedule:
-        """Keep a new schedule; its first slot is the first after now.
+        """Keep a new schedule; its first slot is the first after now. With `engine` (the URL of
+        the agent's `TemporalEngine`), a Temporal Schedule of the same slots is created too, and
+        Temporal fires it; `catch_up` is then its policy for missed slots.
 
         Raises:
-            ConfigurationError: a bad cron expression, time zone or id, or the id is taken.
+            ConfigurationError: a bad cron expression, time zone, id or catch-up, the id is taken,
+                or the engine could not create its schedule (nothing is kept then).
         """
         check(cron, timezone)
+        if catch_up not in CATCH_UPS:
+            raise ConfigurationError(f"catch_up is 'latest' or 'none', got {catch_up!r}")
+        owner = owner_of(engine) if engine else None
         sid = schedule_id or secrets.token_hex(6)
         if not _ID.fullmatch(sid):
             raise ConfigurationError(f"schedule id {sid!r}: use 1 to 64 letters, digits, '_' or '-'")
@@ -136,9 +181,17 @@ class Schedules:
             timezone=timezone,
             thread_id=thread_id,
             created_at=datetime.now(UTC).isoformat(),
+            engine=engine or "",
+            catch_up=catch_up,
         )
         if not await self._records.put_record(KIND, sid, schedule.to_json(), only_new=True):
             raise ConfigurationError(f"schedule id {sid!r} is taken")
+        if owner is not None:
+            try:  # the record first: what the engine fires reads it
+                await owner.add_schedule(schedule)
+            except BaseException:
+                await self._records.delete_record(KIND, sid)
+                raise
         return schedule
 
     async def list(self) -> list[Schedule]:
@@ -161,14 +214,31 @@ class Schedules:
             if not paused and schedule.paused:
                 changed = replace(changed, last_slot=datetime.now(UTC).isoformat())
             if await self._records.put_record(KIND, schedule_id, changed.to_json(), expected=record.body):
+                if changed.engine:
+                    await owner_of(changed.engine).pause_schedule(changed.id, paused)
                 return changed
 
     async def resume(self, schedule_id: str) -> Schedule:
         return await self.pause(schedule_id, paused=False)
 
     async def remove(self, schedule_id: str) -> None:
+        """Remove the schedule (and its engine's schedule: it fires no more); its runs stay."""
+        record = await self._records.load_record(KIND, schedule_id)
+        if record is None:
+            raise UnknownSchedule(schedule_id)
+        schedule = Schedule.from_json(record.body)
+        if schedule.engine:
+            await owner_of(schedule.engine).remove_schedule(schedule.id)
         if not await self._records.delete_record(KIND, schedule_id):
             raise UnknownSchedule(schedule_id)
+
+    async def times(self, schedule: Schedule, now: datetime) -> tuple[datetime | None, datetime | None]:
+        """The schedule's next slot and the last one fired: its engine's own action times for an
+        engine's schedule (None where it has none), else reckoned from the cron and the record."""
+        if schedule.engine:
+            return await owner_of(schedule.engine).schedule_times(schedule.id)
+        upcoming = None if schedule.paused else schedule.next_slot(now)
+        return upcoming, datetime.fromisoformat(schedule.last_slot) if schedule.last_slot else None
 
     async def fired(self, schedule: Schedule, slot: datetime, run_id: str | None) -> None:
         """Note `slot` as the schedule's last: never moving it back, not reviving a schedule removed

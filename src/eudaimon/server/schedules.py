@@ -2,7 +2,9 @@
 
 A schedule starts runs of an agent on its own, so reading the list is an operator's too: its
 inputs are prompts an operator wrote. Next and last runs are shown as the store and the cron
-expression have them (`runtime.schedules`).
+expression have them (`runtime.schedules`). A schedule of an agent this server serves on a
+Temporal fleet (its `TemporalEngine`) is added as a Temporal Schedule: Temporal fires it, and
+no server does.
 """
 
 from datetime import UTC, datetime
@@ -11,7 +13,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException
 from pydantic import BaseModel, Field
 
+from eudaimon.agent._agent import runtime_of
 from eudaimon.core.errors import ConfigurationError, MissingExtra
+from eudaimon.runtime.engines import ScheduleOwner
 from eudaimon.runtime.schedules import Schedule, Schedules, UnknownSchedule
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
@@ -43,6 +47,7 @@ class ScheduleView(BaseModel):
     last_slot: str | None = Field(description="The last slot fired (or skipped as missed).")
     last_run_id: str | None
     next_run_at: str | None = Field(description="The next slot, unless paused.")
+    engine: str = Field("", description="The engine that fires it (a Temporal URL), or empty: `eudaimon serve`.")
 
 
 class ScheduleList(BaseModel):
@@ -64,6 +69,7 @@ def view(schedule: Schedule, now: datetime | None = None) -> dict[str, Any]:
         "created_at": schedule.created_at,
         "last_slot": schedule.last_slot,
         "last_run_id": schedule.last_run_id,
+        "engine": schedule.engine,
         "next_run_at": upcoming,
     }
 
@@ -88,6 +94,7 @@ def router(ctx: ServerContext) -> APIRouter:
         """Keep a schedule; a server serving its agent fires it from the next slot on."""
         if body.agent not in ctx.agents:
             raise HTTPException(422, f"this server serves no agent {body.agent!r}")
+        engine = runtime_of(ctx.agents[body.agent]).driver.engine
         try:
             schedule = await kept().add(
                 body.agent,
@@ -96,6 +103,7 @@ def router(ctx: ServerContext) -> APIRouter:
                 timezone=body.timezone,
                 thread_id=body.thread_id,
                 schedule_id=body.schedule_id,
+                engine=engine.url if isinstance(engine, ScheduleOwner) else None,
             )
         except (ConfigurationError, MissingExtra) as exc:
             raise HTTPException(422, str(exc)) from None
