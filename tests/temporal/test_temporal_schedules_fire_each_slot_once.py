@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import psycopg
 import pytest
 from fleet_agent import make
 from temporalio.client import Client, ScheduleHandle
@@ -34,6 +37,23 @@ from eudaimon.temporal._scheduled import ScheduledInput
 from eudaimon.temporal._scheduled_start import ScheduledStarts
 
 INPUT = "read then write"
+PG_DSN = os.environ.get("EUDAIMON_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def journal_url(request: pytest.FixtureRequest, store_url: str) -> Iterator[str]:
+    """The journal on SQLite (`store_url`) or in a PostgreSQL database of its own, dropped after."""
+    if request.param == "sqlite":
+        yield store_url
+        return
+    name = f"eudaimon_tsched_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(PG_DSN, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"{PG_DSN.rpartition('/')[0]}/{name}"
+    finally:
+        with psycopg.connect(PG_DSN, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @contextlib.asynccontextmanager
@@ -93,20 +113,22 @@ async def _last_slot(handle: ScheduleHandle, count: int) -> datetime:
 
 
 async def test_a_triggered_temporal_schedule_starts_one_run_per_slot_under_the_derived_id(
-    client: Client, temporal_target: str, task_queue: str, store_url: str, ledger: Path
+    client: Client, temporal_target: str, task_queue: str, journal_url: str, ledger: Path
 ) -> None:
     """Invariant: `Schedules.add(engine=…)` creates the Temporal Schedule (the cron, the zone,
     the starter on the agent's queue); each trigger starts one run, whose id is
     `slot_run_id(schedule, Temporal's scheduled time)` and which completes with `run_queued`,
     `run_started` and the principal `schedule:ID`; running the starter's activity again for
-    that slot starts nothing new (the journal and the run's workflow are the first's)."""
+    that slot starts nothing new (the journal and the run's workflow are the first's). On SQLite
+    and PostgreSQL."""
     engine = TemporalEngine(temporal_target, task_queue=task_queue)
-    async with fleet(client, temporal_target, task_queue, store_url) as (_, store):
+    sid = f"mornings-{task_queue}"  # one Temporal namespace serves every test: ids of its own
+    async with fleet(client, temporal_target, task_queue, journal_url) as (_, store):
         schedules = Schedules(store)
         added = await schedules.add(
-            "fleet", "0 9 * * 1-5", INPUT, timezone="Europe/Paris", schedule_id="mornings", engine=engine.url
+            "fleet", "0 9 * * 1-5", INPUT, timezone="Europe/Paris", schedule_id=sid, engine=engine.url
         )
-        handle = client.get_schedule_handle(temporal_schedule_id("mornings"))
+        handle = client.get_schedule_handle(temporal_schedule_id(sid))
         described = await handle.describe()
         assert described.schedule.spec.time_zone_name == "Europe/Paris"
         upcoming = list(described.info.next_action_times[:3])
@@ -118,30 +140,28 @@ async def test_a_triggered_temporal_schedule_starts_one_run_per_slot_under_the_d
         seen: list[str] = []
         for count in (1, 2):
             await handle.trigger()
-            run_id = await _new_run(store, "mornings", seen)
+            run_id = await _new_run(store, sid, seen)
             slot = await _last_slot(handle, count)
-            assert run_id == slot_run_id("mornings", slot)
+            assert run_id == slot_run_id(sid, slot)
             types = await _completed(store, run_id)
             assert types[:2] == ["run_queued", "run_started"] and types[-1] == "run_completed"
             first = (await store.load(run_id))[0].data
-            assert isinstance(first, RunQueued) and first.principal == "schedule:mornings" and first.input == INPUT
+            assert isinstance(first, RunQueued) and first.principal == f"schedule:{sid}" and first.input == INPUT
             seen.append(run_id)
             await asyncio.sleep(1.1)  # the next trigger is another second: another slot
 
-        again = await ActivityEnvironment().run(
-            ScheduledStarts(store).start, ScheduledInput("mornings", slot.isoformat())
-        )
+        again = await ActivityEnvironment().run(ScheduledStarts(store).start, ScheduledInput(sid, slot.isoformat()))
         assert again == seen[-1]
         events = await store.load(seen[-1])
         assert sum(isinstance(e.data, RunQueued) for e in events) == 1
         assert sum(isinstance(e.data, RunStarted) for e in events) == 1
         assert events[-1].type == "run_completed"
-        assert await _runs_of(store, "mornings") == sorted(seen)
+        assert await _runs_of(store, sid) == sorted(seen)
         history = await client.get_workflow_handle(seen[-1]).fetch_history()
         assert history.events[0].workflow_execution_started_event_attributes.attempt == 1
-        upcoming, last = await schedules.times(await schedules.get("mornings"), datetime.now(UTC))
+        upcoming, last = await schedules.times(await schedules.get(sid), datetime.now(UTC))
         assert upcoming is not None and upcoming > datetime.now(UTC) and last == slot
-        await schedules.remove("mornings")
+        await schedules.remove(sid)
 
 
 async def test_pause_stops_temporal_firing_and_remove_deletes_the_temporal_schedule(
