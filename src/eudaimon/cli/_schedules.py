@@ -16,7 +16,7 @@ from rich.table import Table
 from eudaimon.cli._common import StoreOption, fail, out, resolve_store_url, run_async, shown_url, with_store
 from eudaimon.cli._escape import shown
 from eudaimon.core.errors import ConfigurationError
-from eudaimon.runtime.schedules import Schedule, Schedules, UnknownSchedule
+from eudaimon.runtime.schedules import Schedule, ScheduleEngineFailed, Schedules, UnknownSchedule
 from eudaimon.stores.base import EventStore
 
 IdArgument = Annotated[str, typer.Argument(help="The schedule's id (see `eudaimon schedules list`).")]
@@ -71,7 +71,7 @@ def schedules_add(
                 engine=temporal,
                 catch_up=catch_up,
             )
-        except ConfigurationError as exc:
+        except (ConfigurationError, ScheduleEngineFailed) as exc:
             fail(str(exc))
 
     schedule = run_async(with_store(url, work))
@@ -136,6 +136,8 @@ def schedules_pause(
             return await Schedules(journal).pause(schedule_id, not resume)
         except UnknownSchedule:
             fail(f"no schedule {schedule_id!r}; `eudaimon schedules list` shows them")
+        except ScheduleEngineFailed as exc:
+            fail(str(exc))
 
     schedule = run_async(with_store(url, work))
     out().print(shown(f"schedule {schedule.id} {'paused' if schedule.paused else 'resumed'}"))
@@ -150,6 +152,8 @@ def schedules_remove(schedule_id: IdArgument, store: StoreOption = None) -> None
             await Schedules(journal).remove(schedule_id)
         except UnknownSchedule:
             fail(f"no schedule {schedule_id!r}; `eudaimon schedules list` shows them")
+        except ScheduleEngineFailed as exc:
+            fail(str(exc))
 
     run_async(with_store(url, work))
     out().print(shown(f"schedule {schedule_id} removed"))

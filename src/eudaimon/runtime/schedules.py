@@ -13,14 +13,22 @@ fleet's engine URL): `add` also creates a Temporal Schedule, `pause` and `remove
 on it, its next and last action times are Temporal's (`times`), and `eudaimon serve` leaves it
 alone; Temporal fires it (`eudaimon.temporal._scheduled`), with the same run id per slot. The
 runtime reaches Temporal only through the engine the URL opens (`runtime.engines.ScheduleOwner`).
+
+The record and the engine's schedule are two places, so each change is ordered to leave them
+agreeing when the engine fails: `add` keeps the record, then creates the engine's schedule, and
+deletes the record if that fails; `pause` and `remove` change the engine first and the record
+after, so an engine that does not answer (or no longer has the schedule) changes nothing and
+says what to do (`ScheduleEngineFailed`); a record that cannot be written after the engine
+changed has the engine's change undone where it can be.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import secrets
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -41,6 +49,11 @@ _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 class UnknownSchedule(EudaimonError, KeyError):
     """No schedule has this id (it was never added, or was removed)."""
+
+
+class ScheduleEngineFailed(EudaimonError):
+    """The engine that fires a schedule (Temporal) did not take a change; the store's record was
+    left as it was, so the two still agree. The message says what to do."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +136,28 @@ def owner_of(engine: str) -> ScheduleOwner:
     return opened
 
 
+async def _on_engine(schedule: Schedule, verb: str, change: Awaitable[None]) -> None:
+    """Await the engine's side of a change; any failure becomes `ScheduleEngineFailed`, saying
+    that the record was left as it was and what to do."""
+    try:
+        await change
+    except EudaimonError:
+        raise
+    except Exception as exc:
+        state = "paused" if schedule.paused else "active"
+        raise ScheduleEngineFailed(
+            f"schedule {schedule.id!r} was not {verb}d: {_engine_said(exc)} from {schedule.engine}; nothing was "
+            f"changed (it is still {state}, in the store and on Temporal). Try again once Temporal answers; if "
+            f"Temporal no longer has {temporal_schedule_id(schedule.id)!r}, `eudaimon schedules remove {schedule.id}` "
+            "and add it again."
+        ) from exc
+
+
+def _engine_said(exc: BaseException) -> str:
+    said = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {said}"[:300] if said else type(exc).__name__
+
+
 def check(cron: str, timezone: str) -> None:
     """Raises `ConfigurationError` for a cron expression cronsim cannot read or an unknown zone."""
     try:
@@ -189,8 +224,13 @@ class Schedules:
         if owner is not None:
             try:  # the record first: what the engine fires reads it
                 await owner.add_schedule(schedule)
-            except BaseException:
+            except BaseException as exc:
                 await self._records.delete_record(KIND, sid)
+                if isinstance(exc, Exception) and not isinstance(exc, EudaimonError):
+                    raise ScheduleEngineFailed(
+                        f"schedule {sid!r} was not added: {_engine_said(exc)} from {schedule.engine}; nothing was kept. "
+                        "Add it again once Temporal answers (`temporal operator cluster health` checks it)."
+                    ) from exc
                 raise
         return schedule
 
@@ -204,7 +244,16 @@ class Schedules:
         return Schedule.from_json(record.body)
 
     async def pause(self, schedule_id: str, paused: bool = True) -> Schedule:
-        """Stop (or, with `paused=False`, restart) firing; slots passed while paused never fire."""
+        """Stop (or, with `paused=False`, restart) firing; slots passed while paused never fire.
+
+        An engine's schedule is changed on the engine first, then in the record (pausing again
+        what is paused already is no error, and brings the two back together).
+
+        Raises:
+            UnknownSchedule: no such schedule.
+            ScheduleEngineFailed: the engine did not take the change; the record is unchanged.
+        """
+        verb = "pause" if paused else "resume"
         while True:
             record = await self._records.load_record(KIND, schedule_id)
             if record is None:
@@ -213,9 +262,18 @@ class Schedules:
             changed = replace(schedule, paused=paused)
             if not paused and schedule.paused:
                 changed = replace(changed, last_slot=datetime.now(UTC).isoformat())
-            if await self._records.put_record(KIND, schedule_id, changed.to_json(), expected=record.body):
-                if changed.engine:
-                    await owner_of(changed.engine).pause_schedule(changed.id, paused)
+            if schedule.engine:
+                owner = owner_of(schedule.engine)
+                await _on_engine(schedule, verb, owner.pause_schedule(schedule.id, paused))
+                try:
+                    written = await self._records.put_record(KIND, schedule_id, changed.to_json(), expected=record.body)
+                except BaseException:
+                    with contextlib.suppress(Exception):  # the record could not follow: undo the engine's change
+                        await owner.pause_schedule(schedule.id, schedule.paused)
+                    raise
+            else:
+                written = await self._records.put_record(KIND, schedule_id, changed.to_json(), expected=record.body)
+            if written:
                 return changed
 
     async def resume(self, schedule_id: str) -> Schedule:
@@ -227,8 +285,8 @@ class Schedules:
         if record is None:
             raise UnknownSchedule(schedule_id)
         schedule = Schedule.from_json(record.body)
-        if schedule.engine:
-            await owner_of(schedule.engine).remove_schedule(schedule.id)
+        if schedule.engine:  # the engine first: a record left behind is seen, a Temporal Schedule left behind fires
+            await _on_engine(schedule, "remove", owner_of(schedule.engine).remove_schedule(schedule.id))
         if not await self._records.delete_record(KIND, schedule_id):
             raise UnknownSchedule(schedule_id)
 

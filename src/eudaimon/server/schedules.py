@@ -19,10 +19,10 @@ from pydantic import BaseModel, Field
 from eudaimon.agent._agent import runtime_of
 from eudaimon.core.errors import ConfigurationError, MissingExtra
 from eudaimon.runtime.engines import ScheduleOwner
-from eudaimon.runtime.schedules import Schedule, Schedules, UnknownSchedule
+from eudaimon.runtime.schedules import Schedule, ScheduleEngineFailed, Schedules, UnknownSchedule
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
-from eudaimon.server.responses import ERRORS
+from eudaimon.server.responses import ERRORS, Problem
 
 
 class NewSchedule(BaseModel):
@@ -107,6 +107,12 @@ def view(schedule: Schedule, now: datetime | None = None) -> dict[str, Any]:
     }
 
 
+ENGINE_FAILED: dict[int | str, dict[str, Any]] = {
+    503: {"model": Problem, "description": "The engine that fires the schedule (Temporal) did not take the change; "
+          "nothing was changed."}
+}  # fmt: skip
+
+
 def router(ctx: ServerContext) -> APIRouter:
     _, operator = guards(ctx)
     api = APIRouter(prefix="/v1/schedules", tags=["schedules"], responses=ERRORS)
@@ -125,7 +131,7 @@ def router(ctx: ServerContext) -> APIRouter:
         listed = await schedules.list()
         return {"schedules": list(await asyncio.gather(*(shown(schedules, s, now) for s in listed)))}
 
-    @api.post("", summary="Add a schedule", status_code=201, response_model=ScheduleView)
+    @api.post("", summary="Add a schedule", status_code=201, response_model=ScheduleView, responses=ENGINE_FAILED)
     async def add_schedule(body: NewSchedule, principal: Annotated[Principal, Depends(operator)]) -> dict[str, Any]:
         """Keep a schedule; a server serving its agent fires it from the next slot on."""
         if body.agent not in ctx.agents:
@@ -144,9 +150,16 @@ def router(ctx: ServerContext) -> APIRouter:
             )
         except (ConfigurationError, MissingExtra) as exc:
             raise HTTPException(422, str(exc)) from None
+        except ScheduleEngineFailed as exc:
+            raise HTTPException(503, str(exc)) from None
         return await shown(schedules, schedule)
 
-    @api.post("/{schedule_id}/pause", summary="Pause or resume a schedule", response_model=ScheduleView)
+    @api.post(
+        "/{schedule_id}/pause",
+        summary="Pause or resume a schedule",
+        response_model=ScheduleView,
+        responses=ENGINE_FAILED,
+    )
     async def pause_schedule(
         schedule_id: str, body: PauseSchedule, principal: Annotated[Principal, Depends(operator)]
     ) -> dict[str, Any]:
@@ -156,13 +169,17 @@ def router(ctx: ServerContext) -> APIRouter:
             return await shown(schedules, await schedules.pause(schedule_id, body.paused))
         except UnknownSchedule:
             raise HTTPException(404, f"no schedule {schedule_id!r}") from None
+        except ScheduleEngineFailed as exc:
+            raise HTTPException(503, str(exc)) from None
 
-    @api.delete("/{schedule_id}", summary="Remove a schedule", status_code=204)
+    @api.delete("/{schedule_id}", summary="Remove a schedule", status_code=204, responses=ENGINE_FAILED)
     async def remove_schedule(schedule_id: str, principal: Annotated[Principal, Depends(operator)]) -> None:
         """Runs it started stay; no more are started."""
         try:
             await kept().remove(schedule_id)
         except UnknownSchedule:
             raise HTTPException(404, f"no schedule {schedule_id!r}") from None
+        except ScheduleEngineFailed as exc:
+            raise HTTPException(503, str(exc)) from None
 
     return api
