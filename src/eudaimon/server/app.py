@@ -41,7 +41,7 @@ from eudaimon.server.origin import allowed_origins as allowed_origins_of
 from eudaimon.server.protocols import add_protocols
 from eudaimon.server.recovery import recover_forever
 from eudaimon.server.scheduling import CatchUp, fire_forever
-from eudaimon.server.timers import TIMER_INTERVAL_S
+from eudaimon.server.timers import TIMER_INTERVAL_S, checked_interval
 from eudaimon.server.timers import fire_forever as fire_timers_forever
 from eudaimon.server.webhooks import Deliverer, Webhook
 from eudaimon.stores.base import EventStore
@@ -86,7 +86,8 @@ def create_app(
             the runs of these agents that are running and whose driver is gone, and start their
             queued runs in turn (without it, only the runs started here are started).
         timer_interval_s: with `recover`, how often the server fires the approval deadlines and
-            durable waits (`RetryAfter`) of any run in the store that fell due (`server.timers`).
+            durable waits (`RetryAfter`) of any run in the store that fell due (`server.timers`);
+            0.05 to 3600 seconds (`eudaimon serve --timer-interval`).
         max_body_bytes: larger request bodies are refused with 413.
         allowed_hosts: the host names served besides loopback ones (`"*"`: any); a request for
             another `Host` is refused (421). Requests that change something are refused unless
@@ -104,12 +105,15 @@ def create_app(
         fire_schedules: start the runs of the store's schedules for these agents every
             `schedule_interval_s` (`server.scheduling`); a slot older than `schedule_grace_s`
             when found was missed while no server was up: `catch_up="latest"` runs the latest
-            such slot once, `"none"` skips them.
+            such slot once, `"none"` skips them. 0.05 to 3600 seconds, like `timer_interval_s`.
 
     Raises:
         ConfigurationError: no agent, two agents with one name, agents on different stores
-            with no `store` given, or an allowed origin that is not an origin (or `"*"` without keys).
+            with no `store` given, an allowed origin that is not an origin (or `"*"` without keys),
+            or a timer or schedule interval out of range.
     """
+    checked_interval("timer_interval_s", timer_interval_s)
+    checked_interval("schedule_interval_s", schedule_interval_s)
     served = _by_name(agents)
     origins = allowed_origins_of(allowed_origins, keyed=auth is not None)
     if store is None:

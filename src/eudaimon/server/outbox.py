@@ -12,6 +12,13 @@ scan, its own after a restart or another server's.
 Records (`stores.records`): `webhook` the delivery (its payload, state and attempts),
 `webhook-due` the deliveries still to make (with the time of the next attempt),
 `webhook-seen` the last seq scanned per run, `webhook-scan` the watermark.
+
+Retention (`prune`): a delivery that is done is removed once it is old — a delivered one after
+`Webhook.keep_delivered_s` (7 days by default), one that failed for good (attempts spent) after
+`Webhook.keep_failed_s` (30 days by default: it is what an operator comes to look at after an
+outage of the receiver), both counted from its last attempt. A pending delivery is never
+removed. The run's `webhook-seen` mark stays (one small record per run), so a run resumed
+later is not announced again from its start.
 """
 
 from __future__ import annotations
@@ -148,6 +155,29 @@ async def enqueue(records: RecordStore, delivery: Delivery) -> int:
             return 0
     due = json.dumps({"next_at": datetime.now(UTC).isoformat()})
     return int(await records.put_record(DUE, delivery.id, due, only_new=True))
+
+
+def finished_at(delivery: Delivery) -> datetime:
+    """When a delivery was last attempted (when it was made, if never): what its age counts from."""
+    last = delivery.attempts[-1].get("at") if delivery.attempts else None
+    return datetime.fromisoformat(last if isinstance(last, str) else delivery.created_at)
+
+
+async def prune(
+    records: RecordStore, *, keep_delivered_s: float, keep_failed_s: float, now: datetime | None = None
+) -> int:
+    """Remove the deliveries delivered more than `keep_delivered_s` ago and those failed for
+    good more than `keep_failed_s` ago; return how many. Pending ones are kept, whatever their
+    age. Several servers may prune at once: a record already removed is not counted twice."""
+    now = now or datetime.now(UTC)
+    keep = {"delivered": timedelta(seconds=keep_delivered_s), "failed": timedelta(seconds=keep_failed_s)}
+    removed = 0
+    for record in await records.load_records(DELIVERY):
+        delivery = Delivery.from_json(record.body)
+        kept_for = keep.get(delivery.state)
+        if kept_for is not None and now - finished_at(delivery) > kept_for:
+            removed += int(await records.delete_record(DELIVERY, record.key))
+    return removed
 
 
 async def deliveries(records: RecordStore, limit: int = 100) -> list[Delivery]:

@@ -2,20 +2,27 @@
 
 A schedule starts runs of an agent on its own, so reading the list is an operator's too: its
 inputs are prompts an operator wrote. Next and last runs are shown as the store and the cron
-expression have them (`runtime.process.schedules`).
+expression have them (`runtime.process.schedules`). A schedule of an agent this server serves on a
+Temporal fleet (its `TemporalEngine`) is added as a Temporal Schedule: Temporal fires it, and
+no server does; its next and last action times are then Temporal's own (`Schedules.times`, as
+`eudaimon schedules list` shows them), and a Temporal that does not answer is said so in the
+view (`engine_error`) rather than failing the whole list.
 """
 
+import asyncio
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException
 from pydantic import BaseModel, Field
 
+from eudaimon.agent._agent import runtime_of
 from eudaimon.core.errors import ConfigurationError, MissingExtra
-from eudaimon.runtime.process.schedules import Schedule, Schedules, UnknownSchedule
+from eudaimon.runtime.process.engines import ScheduleOwner
+from eudaimon.runtime.process.schedules import Schedule, ScheduleEngineFailed, Schedules, UnknownSchedule
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
-from eudaimon.server.responses import ERRORS
+from eudaimon.server.responses import ERRORS, Problem
 
 
 class NewSchedule(BaseModel):
@@ -43,13 +50,44 @@ class ScheduleView(BaseModel):
     last_slot: str | None = Field(description="The last slot fired (or skipped as missed).")
     last_run_id: str | None
     next_run_at: str | None = Field(description="The next slot, unless paused.")
+    engine: str = Field("", description="The engine that fires it (a Temporal URL), or empty: `eudaimon serve`.")
+    times_from: str = Field(
+        "cron",
+        description="Where next_run_at comes from: 'cron' (reckoned by eudaimon), 'engine' (Temporal's next "
+        "action time), or 'unavailable' (the engine did not answer: engine_error says why).",
+    )
+    engine_last_at: str | None = Field(None, description="For an engine's schedule: its last action's scheduled time.")
+    engine_error: str | None = Field(None, description="Why the engine's times could not be read.")
 
 
 class ScheduleList(BaseModel):
     schedules: list[ScheduleView]
 
 
+ENGINE_WAIT_S = 5.0
+"""How long the view waits for an engine's times before saying it did not answer."""
+
+
+async def shown(kept: Schedules, schedule: Schedule, now: datetime | None = None) -> dict[str, Any]:
+    """`view`, with an engine's schedule's next and last action times asked of the engine."""
+    now = now or datetime.now(UTC)
+    if not schedule.engine:
+        return view(schedule, now)
+    try:
+        upcoming, last = await asyncio.wait_for(kept.times(schedule, now), ENGINE_WAIT_S)
+    except Exception as exc:  # any failure to reach it (refused, unreachable, timed out) is shown, not raised
+        said = str(exc) or type(exc).__name__
+        return {**view(schedule, now), "next_run_at": None, "times_from": "unavailable", "engine_error": said}
+    return {
+        **view(schedule, now),
+        "next_run_at": upcoming.isoformat() if upcoming else None,
+        "times_from": "engine",
+        "engine_last_at": last.isoformat() if last else None,
+    }
+
+
 def view(schedule: Schedule, now: datetime | None = None) -> dict[str, Any]:
+    """The schedule with its next slot reckoned from the cron (`shown` asks an engine instead)."""
     now = now or datetime.now(UTC)
     after = max(now, datetime.fromisoformat(schedule.last_slot)) if schedule.last_slot else now
     upcoming = None if schedule.paused else schedule.next_slot(after).isoformat()
@@ -64,8 +102,15 @@ def view(schedule: Schedule, now: datetime | None = None) -> dict[str, Any]:
         "created_at": schedule.created_at,
         "last_slot": schedule.last_slot,
         "last_run_id": schedule.last_run_id,
+        "engine": schedule.engine,
         "next_run_at": upcoming,
     }
+
+
+ENGINE_FAILED: dict[int | str, dict[str, Any]] = {
+    503: {"model": Problem, "description": "The engine that fires the schedule (Temporal) did not take the change; "
+          "nothing was changed."}
+}  # fmt: skip
 
 
 def router(ctx: ServerContext) -> APIRouter:
@@ -81,42 +126,60 @@ def router(ctx: ServerContext) -> APIRouter:
     @api.get("", summary="List schedules", response_model=ScheduleList)
     async def list_schedules(principal: Annotated[Principal, Depends(operator)]) -> dict[str, Any]:
         """Every schedule in the store, by id, with its next and last runs."""
-        return {"schedules": [view(s) for s in await kept().list()]}
+        schedules = kept()
+        now = datetime.now(UTC)
+        listed = await schedules.list()
+        return {"schedules": list(await asyncio.gather(*(shown(schedules, s, now) for s in listed)))}
 
-    @api.post("", summary="Add a schedule", status_code=201, response_model=ScheduleView)
+    @api.post("", summary="Add a schedule", status_code=201, response_model=ScheduleView, responses=ENGINE_FAILED)
     async def add_schedule(body: NewSchedule, principal: Annotated[Principal, Depends(operator)]) -> dict[str, Any]:
         """Keep a schedule; a server serving its agent fires it from the next slot on."""
         if body.agent not in ctx.agents:
             raise HTTPException(422, f"this server serves no agent {body.agent!r}")
+        engine = runtime_of(ctx.agents[body.agent]).driver.engine
+        schedules = kept()
         try:
-            schedule = await kept().add(
+            schedule = await schedules.add(
                 body.agent,
                 body.cron,
                 body.input,
                 timezone=body.timezone,
                 thread_id=body.thread_id,
                 schedule_id=body.schedule_id,
+                engine=engine.url if isinstance(engine, ScheduleOwner) else None,
             )
         except (ConfigurationError, MissingExtra) as exc:
             raise HTTPException(422, str(exc)) from None
-        return view(schedule)
+        except ScheduleEngineFailed as exc:
+            raise HTTPException(503, str(exc)) from None
+        return await shown(schedules, schedule)
 
-    @api.post("/{schedule_id}/pause", summary="Pause or resume a schedule", response_model=ScheduleView)
+    @api.post(
+        "/{schedule_id}/pause",
+        summary="Pause or resume a schedule",
+        response_model=ScheduleView,
+        responses=ENGINE_FAILED,
+    )
     async def pause_schedule(
         schedule_id: str, body: PauseSchedule, principal: Annotated[Principal, Depends(operator)]
     ) -> dict[str, Any]:
         """`{"paused": false}` resumes it; slots passed while paused never fire."""
+        schedules = kept()
         try:
-            return view(await kept().pause(schedule_id, body.paused))
+            return await shown(schedules, await schedules.pause(schedule_id, body.paused))
         except UnknownSchedule:
             raise HTTPException(404, f"no schedule {schedule_id!r}") from None
+        except ScheduleEngineFailed as exc:
+            raise HTTPException(503, str(exc)) from None
 
-    @api.delete("/{schedule_id}", summary="Remove a schedule", status_code=204)
+    @api.delete("/{schedule_id}", summary="Remove a schedule", status_code=204, responses=ENGINE_FAILED)
     async def remove_schedule(schedule_id: str, principal: Annotated[Principal, Depends(operator)]) -> None:
         """Runs it started stay; no more are started."""
         try:
             await kept().remove(schedule_id)
         except UnknownSchedule:
             raise HTTPException(404, f"no schedule {schedule_id!r}") from None
+        except ScheduleEngineFailed as exc:
+            raise HTTPException(503, str(exc)) from None
 
     return api

@@ -10,6 +10,9 @@ up, and a server killed mid-tick leaves nothing a survivor would not redo exactl
 A slot older than `grace_s` when found passed while no server was up to fire it: with
 `catch_up="none"` it is skipped, with `"latest"` the latest such slot runs (once), the rest are
 skipped — what an operator wants after an outage, not a burst of the mornings missed.
+
+A schedule an engine owns (`Schedule.engine`: a Temporal Schedule) is never fired here: the
+engine fires it, and a server firing it too would only race it for the same run ids.
 """
 
 from __future__ import annotations
@@ -38,8 +41,8 @@ async def fire_due(
     schedules = Schedules(ctx.store)
     started: list[str] = []
     for schedule in await schedules.list():
-        if schedule.paused or schedule.agent not in ctx.agents:
-            continue
+        if schedule.paused or schedule.engine or schedule.agent not in ctx.agents:
+            continue  # an engine's schedule (a Temporal Schedule) is fired by the engine, never here too
         slots = schedule.due(now)
         if not slots:
             continue

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 
+from eudaimon.core.errors import ConfigurationError
 from eudaimon.core.state import Status
 from eudaimon.runtime.process import timers
 from eudaimon.server.context import ServerContext
@@ -19,6 +21,22 @@ from eudaimon.server.context import ServerContext
 logger = logging.getLogger("eudaimon.server")
 TIMER_INTERVAL_S = 1.0
 """How often a server looks for deadlines and wakes due: the most a firing is late, plus its work."""
+MIN_INTERVAL_S, MAX_INTERVAL_S = 0.05, 3600.0
+"""The intervals a server accepts: below 50 ms the sweeps' queries load the store for nothing;
+above an hour a deadline or a schedule slot fires that much late."""
+
+
+def checked_interval(name: str, seconds: float) -> float:
+    """`seconds` if it is a sweep interval a server can keep, else a `ConfigurationError` naming
+    `name` (the setting or flag) and the range."""
+    if not isinstance(seconds, int | float) or isinstance(seconds, bool) or not math.isfinite(seconds):
+        raise ConfigurationError(f"{name} must be a number of seconds, got {seconds!r}")
+    if not MIN_INTERVAL_S <= seconds <= MAX_INTERVAL_S:
+        raise ConfigurationError(
+            f"{name} must be from {MIN_INTERVAL_S:g} to {MAX_INTERVAL_S:g} seconds, got {seconds:g}: it is how "
+            "often the server fires deadlines, durable waits and schedule slots, so the most each is late"
+        )
+    return float(seconds)
 
 
 async def sweep(ctx: ServerContext) -> list[timers.Fired]:

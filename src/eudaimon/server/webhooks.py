@@ -8,7 +8,8 @@ Webhooks specification (`webhook-id`, `webhook-timestamp`, `webhook-signature`, 
 receiver answers 2xx or `max_attempts` are spent — across restarts, since the attempts are
 records too. At least once: a server that dies after the receiver took a delivery but before
 noting it sends it again, with the same id, which is what a receiver deduplicates by.
-One server at a time makes a given attempt (a lease per delivery).
+One server at a time makes a given attempt (a lease per delivery). Deliveries that are done are
+pruned from the outbox once old (`outbox.prune`, every `PRUNE_EVERY_S`, ages in `Webhook`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ logger = logging.getLogger("eudaimon.server")
 
 DEFAULT_EVENTS = frozenset({"awaiting_approval", "awaiting_reconciliation", "approval_timed_out", "failed"})
 _KEPT_ATTEMPTS = 20
+DAY_S = 86400.0
+PRUNE_EVERY_S = 300.0
+"""How often a deliverer removes the old deliveries: reading every delivery kept costs a scan of
+the outbox, which retention ages of days need not repeat every second."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,8 +56,16 @@ class Webhook:
     """The wait after the first failure, doubling after each, up to `max_backoff_s`."""
     max_backoff_s: float = 600.0
     timeout_s: float = 10.0
+    keep_delivered_s: float = 7 * DAY_S
+    """How long a delivered delivery stays visible (`GET /v1/webhooks/deliveries`), from its last attempt."""
+    keep_failed_s: float = 30 * DAY_S
+    """How long one that failed for good stays: longer, as it is what an operator looks into."""
 
     def __post_init__(self) -> None:
+        for name in ("keep_delivered_s", "keep_failed_s"):
+            age = getattr(self, name)
+            if isinstance(age, bool) or not isinstance(age, int | float) or not 0 < age < float("inf"):
+                raise ConfigurationError(f"the webhook's {name} must be a positive number of seconds, got {age!r}")
         parts = urlsplit(self.url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ConfigurationError("a webhook URL must be an absolute http:// or https:// URL")
@@ -126,9 +139,13 @@ class Deliverer:
         self.webhook = webhook
         self.records: RecordStore = records_of(store, what="webhooks")
         self.owner = f"webhooks-{secrets.token_hex(6)}"
+        self._pruned_at = float("-inf")
 
     async def tick(self) -> int:
-        """One scan and one round of due attempts; returns how many were delivered."""
+        """One scan and one round of due attempts (and, every `PRUNE_EVERY_S`, the old
+        deliveries removed); returns how many were delivered."""
+        if time.monotonic() - self._pruned_at >= PRUNE_EVERY_S:
+            await self.prune()
         await outbox.scan(self.store, self.records, self.webhook.events)
         delivered = 0
         now = datetime.now(UTC)
@@ -136,6 +153,16 @@ class Deliverer:
             if datetime.fromisoformat(json.loads(due.body)["next_at"]) <= now:
                 delivered += await self._attempt(due.key)
         return delivered
+
+    async def prune(self) -> int:
+        """Remove the deliveries older than the webhook's retention ages; return how many."""
+        self._pruned_at = time.monotonic()
+        removed = await outbox.prune(
+            self.records, keep_delivered_s=self.webhook.keep_delivered_s, keep_failed_s=self.webhook.keep_failed_s
+        )
+        if removed:
+            logger.info("pruned %d old webhook deliveries", removed)
+        return removed
 
     async def _attempt(self, delivery_id: str) -> int:
         lease = f"webhook:{delivery_id}"

@@ -28,6 +28,7 @@ import contextlib
 import weakref
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from datetime import datetime
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
@@ -48,6 +49,7 @@ from eudaimon.runtime.process.engines import register_engine
 from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores.base import EventStore
 from eudaimon.streaming import Done, Error, StreamEvent
+from eudaimon.temporal import _schedules
 from eudaimon.temporal._deps import send_deps
 from eudaimon.temporal._follow import stream_events
 from eudaimon.temporal._gave_up import record_if_gave_up
@@ -65,6 +67,7 @@ if TYPE_CHECKING:
     from eudaimon.runtime.loop.cancel import CancellationToken
     from eudaimon.runtime.loop.journal import RunJournal
     from eudaimon.runtime.process.engines import Driver
+    from eudaimon.runtime.process.schedules import Schedule
 
 WORKFLOW = "eudaimon.run"
 _DECIDE_TRIES = 50
@@ -296,6 +299,19 @@ class TemporalEngine:
                 raise _eudaimon_error(exc, run_id) from exc
             return True
         raise InvalidOperation(f"run {run_id}'s workflow kept continuing as new; send the decision again")
+
+    async def add_schedule(self, schedule: Schedule) -> None:
+        """Create the Temporal Schedule that fires `schedule` on this engine's queue (`_schedules`)."""
+        await _schedules.create(await self.client(), self.task_queue, schedule)
+
+    async def pause_schedule(self, schedule_id: str, paused: bool) -> None:
+        await _schedules.pause(await self.client(), schedule_id, paused)
+
+    async def remove_schedule(self, schedule_id: str) -> None:
+        await _schedules.remove(await self.client(), schedule_id)
+
+    async def schedule_times(self, schedule_id: str) -> tuple[datetime | None, datetime | None]:
+        return await _schedules.times(await self.client(), schedule_id)
 
     def __repr__(self) -> str:
         return f"TemporalEngine({self.target!r}, task_queue={self.task_queue!r}, namespace={self.namespace!r})"

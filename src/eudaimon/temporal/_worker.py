@@ -34,6 +34,8 @@ from eudaimon.agent._input import check_deps
 from eudaimon.stores.base import EventStore
 from eudaimon.temporal import _served
 from eudaimon.temporal._activities import Activities
+from eudaimon.temporal._scheduled import ScheduledWorkflow
+from eudaimon.temporal._scheduled_start import ScheduledStarts
 from eudaimon.temporal._workflow import RunWorkflow
 
 
@@ -112,8 +114,8 @@ def create_worker(
     return Worker(
         client,
         task_queue=task_queue,
-        workflows=[RunWorkflow],
-        activities=activities.all(),
+        workflows=[RunWorkflow, ScheduledWorkflow],  # the second: what Temporal Schedules start (`_scheduled`)
+        activities=[*activities.all(), *ScheduledStarts(store).all()],
         workflow_runner=SandboxedWorkflowRunner(restrictions=sandbox_restrictions(module, strict=sandboxed)),
         max_concurrent_activities=max_concurrent_activities,
         max_concurrent_workflow_tasks=max_concurrent_workflow_tasks,

@@ -1,11 +1,12 @@
 // Schedules (their next and last runs) and webhook deliveries (each attempt and the answer).
-// Both lists are for operators: a viewer's key is told so instead.
+// Both lists are for operators: a viewer's key is told so instead. A schedule Temporal fires
+// (`engine` set) says so, and its next and last times are Temporal's own (`times_from`).
 import { api, el, failed, fill, labelled, link, mayOperate, runHref, when } from "./shared.js";
 
 export function schedulesPage(main) {
   const schedules = el("tbody", { "data-testid": "schedules" });
   const deliveries = el("tbody", { "data-testid": "webhook-deliveries" });
-  const columns = ["schedule", "agent", "cron", "zone", "state", "next run", "last run"];
+  const columns = ["schedule", "agent", "cron", "zone", "state", "fired by", "next run", "last run"];
   const head = (names) => el("thead", {}, el("tr", {}, names.map((h) => el("th", { scope: "col" }, h))));
   fill(main, el("h1", {}, "Schedules"),
     el("section", {}, el("table", { class: "stack" }, head(columns), schedules)),
@@ -13,7 +14,7 @@ export function schedulesPage(main) {
       el("table", {}, head(["delivery", "event", "run", "state", "attempts", "last answer"]), deliveries)));
   if (!mayOperate()) {
     const only = (span) => el("tr", {}, el("td", { colspan: span, class: "muted" }, "Shown to operators only: use an operator's API key."));
-    fill(schedules, only(7));
+    fill(schedules, only(columns.length));
     fill(deliveries, only(6));
     return () => {};
   }
@@ -21,9 +22,9 @@ export function schedulesPage(main) {
     fill(schedules, ...answer.schedules.map((s) => labelled(columns, el("tr", { "data-schedule": s.id },
       el("td", { class: "mono" }, s.id), el("td", {}, s.agent), el("td", { class: "mono" }, s.cron), el("td", {}, s.timezone),
       el("td", {}, s.paused ? "paused" : "active"),
-      el("td", { "data-testid": "next-run" }, s.next_run_at ? when(s.next_run_at) : "—"),
-      el("td", { "data-testid": "last-run" }, s.last_run_id ? link(runHref(s.last_run_id), when(s.last_slot)) : "—")))));
-    if (!answer.schedules.length) fill(schedules, el("tr", {}, el("td", { colspan: 7, class: "muted" }, "No schedules. Add one with `eudaimon schedules add`.")));
+      el("td", { "data-testid": "fired-by", title: s.engine || "eudaimon serve" }, s.engine ? "Temporal" : "serve"),
+      nextCell(s), lastCell(s)))));
+    if (!answer.schedules.length) fill(schedules, el("tr", {}, el("td", { colspan: columns.length, class: "muted" }, "No schedules. Add one with `eudaimon schedules add`.")));
   }, failed);
   api("/v1/webhooks/deliveries").then((answer) => {
     fill(deliveries, ...answer.deliveries.map((d) => {
@@ -39,4 +40,22 @@ export function schedulesPage(main) {
     }
   }, failed);
   return () => {};
+}
+
+// The next run: Temporal's next action time for a schedule Temporal fires, or why it is unknown.
+function nextCell(s) {
+  if (s.times_from === "unavailable") {
+    return el("td", { "data-testid": "next-run", class: "muted", title: s.engine_error || "" }, "Temporal did not answer");
+  }
+  const said = s.next_run_at ? when(s.next_run_at) : "—";
+  return el("td", { "data-testid": "next-run" }, s.times_from === "engine" ? said + " (Temporal)" : said);
+}
+
+// The last run (a link to it), and for a schedule Temporal fires, Temporal's last action time.
+function lastCell(s) {
+  const run = s.last_run_id ? link(runHref(s.last_run_id), when(s.last_slot)) : "—";
+  if (s.times_from !== "engine") return el("td", { "data-testid": "last-run" }, run);
+  const action = el("div", { class: "muted", "data-testid": "last-action" },
+    s.engine_last_at ? "Temporal's last action: " + when(s.engine_last_at) : "Temporal's last action: none yet");
+  return el("td", { "data-testid": "last-run" }, run, action);
 }
