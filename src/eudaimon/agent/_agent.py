@@ -3,13 +3,29 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Generic, Literal, Self
+from typing import Any, Generic, Literal, Never
 
-from eudaimon.agent._agent_runtime import AgentRuntime
-from eudaimon.agent._build import build_runtime_config
-from eudaimon.agent._contracts import check_memory
+from eudaimon.agent._build import (
+    DEFAULT_MEMORY,
+    DefaultMemory,
+    build_budget,
+    build_datasources,
+    build_memory,
+    build_model,
+    build_model_settings,
+    build_output,
+    build_pricer,
+    build_prompt,
+    build_tools,
+    check_limits,
+    check_settings,
+    config_digest,
+    identity,
+    open_agent_store,
+)
 from eudaimon.agent._delegation import agent_tool, handoff_tool
 from eudaimon.agent._input import (
     PromptInput,
@@ -17,12 +33,12 @@ from eudaimon.agent._input import (
     check_input,
     check_messages,
 )
-from eudaimon.agent._options import InitSignature, refuse_unknown_options
+from eudaimon.agent._options import misplaced_option
 from eudaimon.agent._queued import begin_queued
 from eudaimon.agent._replay import Evaluator, replay_run
-from eudaimon.agent._settings import DEFAULT_MEMORY, AgentSettings, _Default
 from eudaimon.agent._start import begin_prompt
 from eudaimon.agent._stored_runs import StoredRuns
+from eudaimon.agent.agent_runtime import AgentRuntime
 from eudaimon.core.decide import DecideConfig
 from eudaimon.core.errors import EudaimonError, InvalidOperation
 from eudaimon.core.messages import Message
@@ -32,21 +48,22 @@ from eudaimon.datasources import Datasource
 from eudaimon.extensions.cost import CostModel
 from eudaimon.extensions.guardrails import Guardrail
 from eudaimon.extensions.hitl import HumanInputHandler
+from eudaimon.extensions.hooks import HookSet
+from eudaimon.extensions.middleware import MiddlewareStack
 from eudaimon.extensions.prompts import PromptBuilder, PromptTemplate
 from eudaimon.extensions.retry import ToolRetryPolicy
-from eudaimon.memory import Memory, SlidingWindowMemory
+from eudaimon.memory import Memory
 from eudaimon.models.base import Model
 from eudaimon.models.output import NativeOutput, PromptedOutput, ToolOutput
 from eudaimon.runtime.admission import run_slot
 from eudaimon.runtime.agent_change import AgentIdentity
 from eudaimon.runtime.cancel import CancellationToken
-from eudaimon.runtime.config import ApprovalPolicy
+from eudaimon.runtime.config import ApprovalPolicy, RuntimeConfig
 from eudaimon.runtime.engines import Engine, open_engine
 from eudaimon.runtime.journal import RunJournal
+from eudaimon.runtime.output import OutputCheck
 from eudaimon.runtime.replay import Replay
 from eudaimon.runtime.response import AgentResponse, OutputT
-from eudaimon.runtime.runs import RunDriver
-from eudaimon.runtime.toolset_binding import ToolsetBinding
 from eudaimon.runtime.tree import waiting_calls
 from eudaimon.stores.base import EventStore
 from eudaimon.streaming import StreamEvent
@@ -149,15 +166,9 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
             can no longer make; "refuse" raises `AgentChanged` and records nothing.
     """
 
-    __signature__ = InitSignature()
     _runtime: AgentRuntime
-    """What its helpers and engines use of it (`runtime_of`): driver, toolsets, instructions."""
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
-        # Only to say where a keyword `__init__` does not take belongs (`base_url=` is the
-        # model's): Python's own TypeError would not. Type checkers read `__init__`.
-        refuse_unknown_options(cls.__init__, args, kwargs)
-        return super().__new__(cls)
+    """What its helpers and engines use of it (`runtime_of`): the driver of its runs, its
+    toolsets, instructions."""
 
     def __init__(
         self,
@@ -166,7 +177,7 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         system_prompt: str | Callable[..., Any] | None = None,
         prompt_template: PromptTemplate | PromptBuilder | str | None = None,
         tools: Sequence[Tool | Toolset | Callable[..., Any]] = (),
-        memory: Memory | Literal[_Default.MEMORY] | None = DEFAULT_MEMORY,
+        memory: Memory | Literal[DefaultMemory.SLIDING_WINDOW] | None = DEFAULT_MEMORY,
         hooks: object | Sequence[object] | None = None,
         max_iterations: int = 25,
         temperature: float | None = None,
@@ -203,39 +214,91 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         datasources: Mapping[str, Datasource] | None = None,
         version: str = "",
         on_change: Literal["continue", "refuse"] = "continue",
+        **misplaced: Never,
     ) -> None:
-        settings = AgentSettings.of(locals())  # first: `locals()` is the arguments, and only them
-        built = build_runtime_config(settings, handoffs=[handoff_tool(a, a._runtime) for a in handoffs])
+        # `misplaced`: keywords the agent does not take. Python's own TypeError would not say
+        # that `base_url=` is the model's, nor which option a misspelt one meant.
+        if misplaced:
+            raise TypeError(misplaced_option(model, misplaced, inspect.signature(Agent.__init__).parameters))
+        check_limits(
+            name,
+            max_iterations=max_iterations,
+            max_output_retries=max_output_retries,
+            tool_timeout_s=tool_timeout_s,
+            approval_timeout_s=approval_timeout_s,
+            on_approval_timeout=on_approval_timeout,
+            max_waits=max_waits,
+        )
+        resolved = build_model(model)
+        handoff_tools = [handoff_tool(agent, agent._runtime) for agent in handoffs]
+        compiled, toolsets = build_tools([*tools, *handoff_tools], human_input, tool_retry_policy)
+        output, structured = build_output(output_type, resolved)
+        prompt = build_prompt(system_prompt, prompt_template, output, structured)
+        settings = build_model_settings(model_settings, temperature, max_tokens)
+        check_settings(resolved, settings, compiled)
+        hook_set = HookSet(hooks) if hooks else None
+        stack = MiddlewareStack(middleware) if middleware else None
+        config = RuntimeConfig(
+            agent=name,
+            model=resolved,
+            tools=compiled,
+            tool_specs=tuple(t.spec for t in compiled.values()),
+            decide=DecideConfig(
+                max_iterations=max_iterations,
+                tools={n: t.traits for n, t in compiled.items()},
+                max_finish_rejections=max_output_retries + 1,
+            ),
+            temperature=settings.temperature,
+            max_tokens=settings.max_tokens,
+            validate_tool_inputs=validate_tool_inputs,
+            hooks=hook_set or None,
+            middleware=stack or None,
+            output_guardrails=tuple(output_guardrails),
+            price=build_pricer(cost_model, max_budget, resolved),
+            budget=build_budget(max_budget, max_budget_tokens),
+            tool_retry_policy=tool_retry_policy,
+            approval_policy=approval_policy,
+            output_validator=OutputCheck.of(output, output_validators),
+            model_settings=settings,
+            prepared=any(t.prepare is not None for t in compiled.values()),
+            tool_timeout_s=tool_timeout_s,
+            datasources=build_datasources(datasources, compiled),
+            structured_output=structured,
+            approval_timeout_s=approval_timeout_s,
+            on_approval_timeout=on_approval_timeout,
+            max_waits=max_waits,
+        )
+        self.memory: Memory | None = build_memory(memory)
+        self._runtime = AgentRuntime(
+            config,
+            open_agent_store(store),
+            self.memory,
+            output,
+            config_digest(config, prompt, toolsets, temperature=temperature, max_tokens=max_tokens),
+            identity=identity(config, prompt, output, version=version, on_change=on_change),
+            engine=open_engine(engine) if isinstance(engine, str) else engine,
+            toolsets=toolsets,
+            system_prompt=prompt.text,
+            instructions=prompt.instructions,
+            output_instruction=prompt.output_instruction,
+            carries_rejections=bool(output_guardrails),
+        )
         self.name = name
-        self.model = built.config.model
-        self.system_prompt = built.system_prompt
-        self.tools = dict(built.config.tools)
+        self.model = resolved
+        self.system_prompt = prompt.text
+        self.tools = dict(compiled)
+        self.toolsets = toolsets
         self.description = description
         self.approval_policy = approval_policy
         """What judges each call, and each approver's edit of one (`approve(arguments=…)`)."""
-        self.memory: Memory | None = SlidingWindowMemory(50) if memory is DEFAULT_MEMORY else memory
-        if self.memory is not None:
-            check_memory(self.memory)
         self.default_thread: str | None = f"{name}:default" if self.memory is not None else None
         """The thread of prompts that name none; None (no thread) for an agent without memory."""
         self.deps_type = deps_type
-        self.store: EventStore = built.store
+        self.store: EventStore = self._runtime.store
         self._owns_store = store is None or isinstance(store, str)
         self._owns_model = isinstance(model, str)
         self.input_guardrails = tuple(input_guardrails)
-        driver = RunDriver(built.config, self.store, self.memory, built.output, built.config_digest)
-        driver.identity = built.identity
         self.version = version
-        driver.engine = open_engine(engine) if isinstance(engine, str) else engine
-        self.toolsets = built.toolsets
-        self._runtime = AgentRuntime(
-            driver,
-            ToolsetBinding(built.config, self.toolsets),
-            system_prompt=built.system_prompt,
-            instructions=built.instructions,
-            output_instruction=built.output_instruction,
-            carries_rejections=bool(output_guardrails),
-        )
 
     def as_tool(self, *, name: str | None = None, description: str | None = None) -> Tool:
         """This agent as another agent's tool, taking one string parameter, `input`.
@@ -251,12 +314,12 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         return agent_tool(self, self._runtime, name=name, description=description)
 
     def _identity(self) -> AgentIdentity:
-        return self._driver.identity
+        return self._runtime.identity
 
     @property
-    def _driver(self) -> RunDriver:
-        """`self._runtime.driver`, for the agent's own methods."""
-        return self._runtime.driver
+    def _driver(self) -> AgentRuntime:
+        """`self._runtime`, the driver of its runs, for the agent's own methods."""
+        return self._runtime
 
     @property
     def decide_config(self) -> DecideConfig:
@@ -499,9 +562,3 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={self.model.model_id!r}, tools={sorted(self.tools)!r})"
-
-
-def runtime_of(agent: Agent[Any, Any]) -> AgentRuntime:
-    """The runtime side of `agent` (its driver, toolset configs, instructions), for the engines
-    and shells that run it (the Temporal worker and workflow) instead of its private attributes."""
-    return agent._runtime

@@ -12,9 +12,9 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from eudaimon.agent._agent_runtime import AgentRuntime
 from eudaimon.agent._input import UserInput
 from eudaimon.agent._start import _NoThread, assemble
+from eudaimon.agent.agent_runtime import AgentRuntime
 from eudaimon.core.errors import EudaimonError
 from eudaimon.core.state import RunState, Status
 from eudaimon.runtime import operations
@@ -50,11 +50,11 @@ async def begin_queued(
     store = agent.store
     keeper: LeaseKeeper | _NoThread = _NoThread()
     if state.thread_id is not None:
-        held = LeaseKeeper(store, snapshot_key(state.thread_id), ttl_s=runtime.driver.lease_ttl_s)
+        held = LeaseKeeper(store, snapshot_key(state.thread_id), ttl_s=runtime.lease_ttl_s)
         if not await _acquire_unless_cancelled(held, wait, cancel):
             assert cancel is not None
             await _cancel(agent, state.run_id, cancel)
-            return _NoThread(), await runtime.driver.reopen(state.run_id, deps), None
+            return _NoThread(), await runtime.reopen(state.run_id, deps), None
         keeper = held
     try:
         now = await operations.load_state(store, state.run_id)
@@ -63,7 +63,7 @@ async def begin_queued(
             now = await operations.load_state(store, state.run_id)
         if now.status is not Status.QUEUED:
             await keeper.release()
-            return _NoThread(), await runtime.driver.reopen(state.run_id, deps), await runtime.resumed_tools(now)
+            return _NoThread(), await runtime.reopen(state.run_id, deps), await runtime.resumed_tools(now)
         ahead = await run_ahead(store, now)
         if ahead is not None:
             raise QueuedBehind(now.run_id, ahead, now.thread_id or "")

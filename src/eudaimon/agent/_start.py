@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from eudaimon.agent._agent_runtime import AgentRuntime
 from eudaimon.agent._input import (
     PromptInput,
     UserInput,
@@ -17,6 +16,7 @@ from eudaimon.agent._input import (
     check_history,
     check_input,
 )
+from eudaimon.agent.agent_runtime import AgentRuntime
 from eudaimon.core.events import ToolRecord
 from eudaimon.core.messages import Message
 from eudaimon.core.settings import ModelSettings
@@ -69,7 +69,7 @@ async def begin_prompt(
     thread = thread_id or agent.default_thread
     keeper: LeaseKeeper | _NoThread = _NoThread()
     if thread is not None:
-        keeper = await hold_thread(agent.store, thread, wait=wait, ttl_s=runtime.driver.lease_ttl_s)
+        keeper = await hold_thread(agent.store, thread, wait=wait, ttl_s=runtime.lease_ttl_s)
     try:
         journal = await assemble(
             agent,
@@ -117,7 +117,7 @@ async def assemble(
     system = await runtime.render_instructions(run_id, deps)
     # Ids given here, at construction, spare `start` a copy of each message to give one.
     first = [Message.system(system, id=new_message_id())] if system else []
-    return runtime.driver.start(
+    return runtime.start(
         [*first, *history, user.message(new_message_id())],
         input=user.text,
         thread_id=thread,

@@ -41,7 +41,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 import eudaimon
 from eudaimon.agent import Agent
-from eudaimon.agent._agent import runtime_of
+from eudaimon.agent.agent_runtime import runtime_of
 from eudaimon.core.codec import event_from_json, state_from_json, state_to_json
 from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, DeadlinePassed, InvalidOperation
 from eudaimon.core.events import Event, FailureKind, RunCancelled, RunFailed
@@ -185,8 +185,8 @@ class RunWorkflow:
     def _configure(self) -> tuple[RuntimeConfig, str | None]:
         """The loop's configuration, and why the run cannot go on here if it cannot."""
         agent = _agent(self._start)
-        self._snapshot_every = runtime_of(agent).driver.snapshot_every
-        self._identity = runtime_of(agent).driver.identity
+        self._snapshot_every = runtime_of(agent).snapshot_every
+        self._identity = runtime_of(agent).identity
         self._has_memory = agent.memory is not None
         sent = self._start.deps
         problem = missing_deps(sent, _served.has_deps(self._start.agent))
