@@ -33,11 +33,15 @@ if TYPE_CHECKING:
     from eudaimon.agent._agent import Agent
 
 
-class _NoThread:
+class NoThread:
     """The lease of a prompt that belongs to no thread: there is nothing to hold or release."""
 
     async def release(self) -> None:
         return None
+
+
+ThreadHold = LeaseKeeper | NoThread
+"""What a starting run holds of its thread until it has run: the thread's lease, or nothing."""
 
 
 async def begin_prompt(
@@ -50,7 +54,7 @@ async def begin_prompt(
     deps: Any,
     model_settings: ModelSettings | None,
     message_history: Sequence[Message] | None,
-) -> tuple[LeaseKeeper | _NoThread, RunJournal, RuntimeConfig | None]:
+) -> tuple[ThreadHold, RunJournal, RuntimeConfig | None]:
     """One prompt's start: checks, guardrails, toolsets listed, then, holding the thread,
     history and `run_started`.
 
@@ -67,7 +71,7 @@ async def begin_prompt(
         user = user.with_text(await run_input_guardrails(agent.input_guardrails, user.text, ctx))
     records, config = await runtime.fresh_tools()
     thread = thread_id or agent.default_thread
-    keeper: LeaseKeeper | _NoThread = _NoThread()
+    keeper: ThreadHold = NoThread()
     if thread is not None:
         keeper = await hold_thread(agent.store, thread, wait=wait, ttl_s=runtime.lease_ttl_s)
     try:

@@ -38,7 +38,7 @@ from eudaimon.models.output import settle
 from eudaimon.runtime.call_watch import CallWatch
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.observe import model_answered, observers
-from eudaimon.runtime.signals import _LoopSignal
+from eudaimon.runtime.signals import LoopSignal
 from eudaimon.streaming import Error
 
 
@@ -60,7 +60,7 @@ class RetrySettings:
         return max(jittered, min(float(retry_after_s), self.max_delay * 4)) if retry_after_s else jittered
 
 
-class ContextRejected(_LoopSignal):
+class ContextRejected(LoopSignal):
     """Internal: the provider refused the request as too long; the rejection is journaled."""
 
 

@@ -34,7 +34,7 @@ from eudaimon.runtime.context import run_context
 from eudaimon.runtime.datasource_calls import Committed, run_in_transaction
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.scope import CallScope, current_call
-from eudaimon.runtime.signals import _LoopSignal
+from eudaimon.runtime.signals import LoopSignal
 from eudaimon.streaming import ToolResult
 from eudaimon.tools import RetryAfter, Tool, ToolArgumentsError, ToolContext, ToolReturn, ToolSuspended
 
@@ -44,7 +44,7 @@ CANCELLED_CALLS_WAIT_S = 5.0
 stops at its next await, a child run after journaling its own `run_cancelled`."""
 
 
-class OutcomeLost(_LoopSignal):
+class OutcomeLost(LoopSignal):
     """Raised by a tool's executor when it lost track of a started call that may have acted
     (a Temporal worker died or timed out mid-activity, and the call may not run twice).
 

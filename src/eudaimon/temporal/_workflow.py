@@ -53,7 +53,7 @@ from eudaimon.runtime.config import RuntimeConfig
 from eudaimon.runtime.journal import RunJournal
 from eudaimon.runtime.loop import drive
 from eudaimon.runtime.operations import approval, reconciliation
-from eudaimon.runtime.signals import _LoopSignal
+from eudaimon.runtime.signals import LoopSignal
 from eudaimon.temporal._change import note_agent_change, wait_on_a_fresh_execution
 from eudaimon.temporal._deps import missing_deps, received_deps
 from eudaimon.temporal._payloads import (
@@ -77,7 +77,7 @@ _NO_MEMORY_PATCH = "eudaimon.no-memory-no-remember"
 """Histories recorded when every run called `eudaimon.remember`, memory or not, replay with it."""
 
 
-class _ContinueAsNew(_LoopSignal):
+class _ContinueAsNew(LoopSignal):
     """Raised at a step's end to leave the loop with everything committed: the run goes on
     in a new execution of its workflow. A loop signal, so the loop records nothing for it and
     lets it through to `run`, which continues as new."""
