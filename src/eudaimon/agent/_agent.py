@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Any, Generic, Literal, Never
 
@@ -36,7 +37,7 @@ from eudaimon.agent._input import (
 from eudaimon.agent._options import misplaced_option
 from eudaimon.agent._queued import begin_queued
 from eudaimon.agent._replay import Evaluator, replay_run
-from eudaimon.agent._start import begin_prompt
+from eudaimon.agent._start import Started, begin_prompt
 from eudaimon.agent._stored_runs import StoredRuns
 from eudaimon.agent.agent_runtime import AgentRuntime
 from eudaimon.core.decide import DecideConfig
@@ -48,8 +49,8 @@ from eudaimon.datasources import Datasource
 from eudaimon.extensions.cost import CostModel
 from eudaimon.extensions.guardrails import Guardrail
 from eudaimon.extensions.hitl import HumanInputHandler
-from eudaimon.extensions.hooks import HookSet
-from eudaimon.extensions.middleware import MiddlewareStack
+from eudaimon.extensions.hooks import AgentHook, HookSet
+from eudaimon.extensions.middleware import Middleware, MiddlewareStack
 from eudaimon.extensions.prompts import PromptBuilder, PromptTemplate
 from eudaimon.extensions.retry import ToolRetryPolicy
 from eudaimon.memory import Memory
@@ -97,14 +98,16 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
             thread at all (its own history only, no thread lease), which is what a server
             answering many users wants. With a `thread_id`, a prompt always continues that
             thread.
-        hooks: an `AgentHook` (or any object with some of its methods), or a sequence of
-            them; a method may take a `ctx: ToolContext` parameter.
+        hooks: an `AgentHook`, or a sequence of them; a method may take a `ctx: ToolContext`
+            parameter. (An object with some of its methods and no base class works too, but
+            type checkers want the subclass.)
         max_iterations: model calls a run may make before it fails with `MaxIterations`.
         temperature: shorthand for `model_settings=ModelSettings(temperature=…)`.
         max_tokens: shorthand for `model_settings=ModelSettings(max_tokens=…)`.
         validate_tool_inputs: validate tool arguments strictly against their JSON Schema
             (False: pydantic coerces what it can).
-        middleware: a `Middleware` or a sequence of them, around every model and tool call.
+        middleware: a `Middleware` or a sequence of them, around every model and tool call
+            (subclasses, as for hooks).
         input_guardrails: checked on each prompt's text before anything is journaled.
         output_guardrails: checked on each final answer before it is accepted.
         cost_model: prices every call (`OpenAICostModel()`, `AnthropicCostModel()`, …).
@@ -178,12 +181,12 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         prompt_template: PromptTemplate | PromptBuilder | str | None = None,
         tools: Sequence[Tool | Toolset | Callable[..., Any]] = (),
         memory: Memory | Literal[DefaultMemory.SLIDING_WINDOW] | None = DEFAULT_MEMORY,
-        hooks: object | Sequence[object] | None = None,
+        hooks: AgentHook | Sequence[AgentHook] | None = None,
         max_iterations: int = 25,
         temperature: float | None = None,
         max_tokens: int | None = None,
         validate_tool_inputs: bool = True,
-        middleware: object | Sequence[object] = (),
+        middleware: Middleware | Sequence[Middleware] = (),
         input_guardrails: Sequence[Guardrail] = (),
         output_guardrails: Sequence[Guardrail] = (),
         cost_model: CostModel | None = None,
@@ -370,15 +373,9 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
             MaxIterations, Cancelled, BudgetExceeded, OutputRejected, RunFailedError: the run
                 ended without an answer; `error.run_id` names its journal.
         """
-        async with run_slot(self._driver.max_active_runs):  # before the thread's lease: a queued prompt holds none
-            keeper, journal, config = await begin_prompt(
-                self, self._runtime, input, thread_id, run_id, wait, deps, model_settings, message_history
-            )
-            try:
-                await self._driver.run(journal, cancel, config=config)
-            finally:
-                await keeper.release()
-        return await self._respond(journal)
+        async with self._prompting(input, thread_id, run_id, wait, deps, model_settings, message_history) as started:
+            await self._driver.run(started.journal, cancel, config=started.config)
+        return await self._respond(started.journal)
 
     async def prompt_stream(
         self,
@@ -394,13 +391,29 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
     ) -> AsyncIterator[StreamEvent]:
         """The same run as `prompt`, yielding text and tool-call deltas, tool results, usage
         per iteration and `Done`. A run that ends badly yields `Error` before `Done`."""
-        async with run_slot(self._driver.max_active_runs):
+        async with self._prompting(input, thread_id, run_id, wait, deps, model_settings, message_history) as started:
+            async for event in self._driver.drive(started.journal, cancel, stream_model=True, config=started.config):
+                yield event
+
+    @asynccontextmanager
+    async def _prompting(
+        self,
+        input: PromptInput,
+        thread_id: str | None,
+        run_id: str | None,
+        wait: bool,
+        deps: Any,
+        model_settings: ModelSettings | None,
+        message_history: Sequence[Message] | None,
+    ) -> AsyncIterator[Started]:
+        """A prompt's run started, holding a run slot and its thread's lease while it is driven:
+        what `prompt` and `prompt_stream` share (they differ only in how they drive it)."""
+        async with run_slot(self._driver.max_active_runs):  # before the thread's lease: a queued prompt holds none
             keeper, journal, config = await begin_prompt(
                 self, self._runtime, input, thread_id, run_id, wait, deps, model_settings, message_history
             )
             try:
-                async for event in self._driver.drive(journal, cancel, stream_model=True, config=config):
-                    yield event
+                yield Started(journal, config)
             finally:
                 await keeper.release()
 
@@ -483,41 +496,46 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
             ConfigurationError: the agent has a `deps_type` and no deps were given; nothing ran.
             QueuedBehind: the run is queued and another run of its thread must go first.
         """
+        async with self._resuming(run_id, wait, deps, cancel) as started:
+            await self._driver.run(started.journal, cancel, wait=wait, config=started.config)
+        return await self._respond(started.journal)
+
+    async def resume_stream(
+        self,
+        run_id: str,
+        *,
+        cancel: CancellationToken | None = None,
+        wait: bool = True,
+        deps: DepsT | None = None,
+    ) -> AsyncIterator[StreamEvent]:
+        """`resume`, yielding the stream events of what the run does from here (as `prompt_stream`)."""
+        async with self._resuming(run_id, wait, deps, cancel) as started:
+            async for event in self._driver.drive(
+                started.journal, cancel, stream_model=True, wait=wait, config=started.config
+            ):
+                yield event
+
+    @asynccontextmanager
+    async def _resuming(
+        self, run_id: str, wait: bool, deps: Any, cancel: CancellationToken | None
+    ) -> AsyncIterator[Started]:
+        """Run `run_id` reopened with its deps and the tools it recorded; a queued run started,
+        holding a run slot and its thread's lease while it is driven: what `resume` and
+        `resume_stream` share (they differ only in how they drive it)."""
         journal = await self._driver.reopen(run_id, deps)
         if not journal.state.status.is_terminal:
             check_deps(self.name, self.deps_type, deps, f"resume({run_id!r}, deps=...)")
-        if journal.state.status is Status.QUEUED:
-            async with run_slot(self._driver.max_active_runs):
-                keeper, journal, config = await begin_queued(
-                    self, self._runtime, journal.state, wait=wait, deps=deps, cancel=cancel
-                )
-                try:
-                    await self._driver.run(journal, cancel, wait=wait, config=config)
-                finally:
-                    await keeper.release()
-            return await self._respond(journal)
-        config = await self._runtime.resumed_tools(journal.state)
-        await self._driver.run(journal, cancel, wait=wait, config=config)
-        return await self._respond(journal)
-
-    async def resume_stream(
-        self, run_id: str, *, cancel: CancellationToken | None = None, wait: bool = True
-    ) -> AsyncIterator[StreamEvent]:
-        """`resume`, yielding the stream events of what the run does from here (as `prompt_stream`)."""
-        journal = await self._driver.reopen(run_id)
-        if journal.state.status is Status.QUEUED:
-            async with run_slot(self._driver.max_active_runs):
-                keeper, journal, config = await begin_queued(
-                    self, self._runtime, journal.state, wait=wait, deps=None, cancel=cancel
-                )
-                try:
-                    async for event in self._driver.drive(journal, cancel, stream_model=True, wait=wait, config=config):
-                        yield event
-                finally:
-                    await keeper.release()
+        if journal.state.status is not Status.QUEUED:
+            yield Started(journal, await self._runtime.resumed_tools(journal.state))
             return
-        async for event in self._driver.drive(journal, cancel, stream_model=True, wait=wait):
-            yield event
+        async with run_slot(self._driver.max_active_runs):
+            keeper, journal, config = await begin_queued(
+                self, self._runtime, journal.state, wait=wait, deps=deps, cancel=cancel
+            )
+            try:
+                yield Started(journal, config)
+            finally:
+                await keeper.release()
 
     async def replay(
         self,

@@ -7,6 +7,7 @@ Nothing is journaled until every check has passed, so a refused prompt leaves no
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from eudaimon.agent._input import (
@@ -38,6 +39,15 @@ class NoThread:
 
     async def release(self) -> None:
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """A run ready to be driven: its journal, and the config with its toolsets' tools (None:
+    the agent's own)."""
+
+    journal: RunJournal
+    config: RuntimeConfig | None
 
 
 ThreadHold = LeaseKeeper | NoThread
