@@ -69,7 +69,7 @@ from eudaimon.runtime.tree import waiting_calls
 from eudaimon.stores.base import EventStore
 from eudaimon.streaming import StreamEvent
 from eudaimon.tools import Tool
-from eudaimon.tools._context import DepsT
+from eudaimon.tools.context import DepsT
 from eudaimon.tools.toolsets import Toolset
 
 

@@ -27,7 +27,7 @@ from eudaimon.runtime.output import OutputSchema
 from eudaimon.runtime.runs import RunDriver
 from eudaimon.runtime.toolset_binding import ToolsetBinding
 from eudaimon.stores.base import EventStore
-from eudaimon.tools import ToolContext, call_with_context
+from eudaimon.tools.context import ToolContext, call_with_context
 from eudaimon.tools.toolsets import Toolset
 
 if TYPE_CHECKING:

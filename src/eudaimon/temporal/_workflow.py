@@ -90,7 +90,7 @@ with workflow.unsafe.imports_passed_through():
 # The served agent's module is imported when a run starts (`_runtime_config`), and the sandbox
 # wants what it imports loaded with the workflow. `import eudaimon` loads its public names on
 # first use, so load them all now: an agent module may use any of them.
-for _public in eudaimon.__all__:
+for _public in dir(eudaimon):  # the public names (`eudaimon._lazy`)
     getattr(eudaimon, _public)
 
 
