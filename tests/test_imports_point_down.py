@@ -26,6 +26,7 @@ SHELL = 6
 LAYERS: dict[str, int] = {
     "core": 0,
     "_extras": 1,
+    "_lazy": 1,
     "errors": 2,
     "streaming": 2,
     "models": 3,

@@ -119,7 +119,7 @@ def test_all_matches_the_namespace(module: str) -> None:
 def test_lazy_names_are_the_objects_of_their_home_modules() -> None:
     """Invariant: `eudaimon.X` is the same object as the module that defines it has, so
     `isinstance` and `except` agree whichever path a user imported."""
-    homes: dict[str, str] = vars(eudaimon)["_HOMES"]
+    homes = _homes()
     assert set(homes) == set(eudaimon.__all__)
     for name, home in homes.items():
         loaded = importlib.import_module(home)
@@ -157,22 +157,24 @@ def test_agents_calling_agents_names() -> None:
     assert "tracer_provider" in inspect.signature(importlib.import_module("eudaimon.telemetry").instrument).parameters
 
 
-def test_the_type_checking_imports_are_the_public_table() -> None:
-    """Invariant: `eudaimon/__init__.py` writes each public name once in `_PUBLIC`; the block mypy
-    reads (`from M import X as X` under TYPE_CHECKING) names the same names from the same homes,
-    so what mypy accepts is what `import eudaimon` resolves."""
+def _homes() -> dict[str, str]:
+    from pathlib import Path
+
+    from eudaimon._lazy import typed_homes
+
+    return typed_homes(Path(eudaimon.__file__).read_text(), "eudaimon")
+
+
+def test_each_public_name_is_written_once_as_the_import_mypy_reads() -> None:
+    """Invariant: `eudaimon/__init__.py` writes each public name once, as `from M import X as X`
+    under TYPE_CHECKING (PEP 484's explicit re-export, what mypy reads); `__all__` and the lazy
+    lookup are that block, in its order, so what mypy accepts is what `import eudaimon` resolves."""
     import ast
     from pathlib import Path
 
     tree = ast.parse(Path(eudaimon.__file__).read_text())
     guarded = next(n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING")
-    typed = {
-        alias.name: "eudaimon.errors" if alias.name == "errors" else str(node.module)
-        for node in guarded.body
-        if isinstance(node, ast.ImportFrom)
-        for alias in node.names
-        if alias.asname == alias.name
-    }
-    homes: dict[str, str] = vars(eudaimon)["_HOMES"]
-    assert typed == homes
-    assert list(homes) == eudaimon.__all__
+    aliases = [alias for node in guarded.body if isinstance(node, ast.ImportFrom) for alias in node.names]
+    assert all(alias.asname == alias.name for alias in aliases), "each re-export is spelt `X as X`"
+    assert [alias.name for alias in aliases] == eudaimon.__all__ == list(_homes())
+    assert "Agent" in eudaimon.__all__ and "errors" in eudaimon.__all__

@@ -5,10 +5,14 @@ state is a fold over its events. The same loop serves live runs, crash recovery,
 approval and time travel.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-# For mypy only: `__all__` below is computed, which mypy cannot read, so each re-export is spelt
-# `X as X` (PEP 484's explicit re-export). tests/test_public_names.py pins it equal to `_PUBLIC`.
+from eudaimon._lazy import lazy
+
+# Every public name, written once, as the import mypy reads; `__all__`, `dir()` and the lazy
+# lookup are derived from this block (`eudaimon._lazy`). `import eudaimon` loads none of them: a
+# name is imported when first asked for (PEP 562). `from eudaimon import errors as errors` is
+# the module itself.
 if TYPE_CHECKING:
     from eudaimon import errors as errors
     from eudaimon.agent import Agent as Agent
@@ -69,85 +73,5 @@ if TYPE_CHECKING:
     from eudaimon.tools import ToolSpec as ToolSpec
     from eudaimon.tools import tool as tool
 
-# Every public name, written once, by the module it lives in; `__all__` and the lazy lookup below
-# are derived from it. `import eudaimon` loads none of them: a name is imported when first asked for
-# (PEP 562), so a script that only needs the core, or a command that only prints its help,
-# never pays for the agent, pydantic or an SDK. A name that is its home's last part (`errors`)
-# is that module.
-_PUBLIC: dict[str, tuple[str, ...]] = {
-    # agent
-    "eudaimon.agent": ("Agent",),
-    "eudaimon.runtime.process.response": ("AgentResponse",),
-    "eudaimon.runtime.process.replay": ("Replay",),
-    "eudaimon.runtime.loop.cancel": ("CancellationToken",),
-    "eudaimon.core.settings": ("ModelSettings",),
-    "eudaimon.models.output": ("NativeOutput", "PromptedOutput", "ToolOutput"),
-    # tools
-    "eudaimon.core.effects": ("Effect",),
-    "eudaimon.tools": ("Tool", "ToolContext", "ToolPolicy", "ToolSpec", "tool"),
-    "eudaimon.datasources": ("Datasource",),
-    # extensions
-    "eudaimon.extensions.hooks": ("AgentHook", "LoopState"),
-    "eudaimon.extensions.cost": ("AnthropicCostModel", "CostModel", "OpenAICostModel"),
-    "eudaimon.extensions.hitl": ("HumanInputHandler", "HumanInputRequest"),
-    "eudaimon.extensions.guardrails": ("InputGuardrail", "OutputGuardrail"),
-    "eudaimon.extensions.middleware": ("Middleware", "MiddlewareAction"),
-    "eudaimon.extensions.prompts": ("PromptBuilder", "PromptTemplate"),
-    "eudaimon.memory": ("ThreadState",),
-    "eudaimon.extensions.retry": ("ToolRetryPolicy",),
-    # messages and state
-    "eudaimon.core.messages": (
-        "ContentPart",
-        "DocumentPart",
-        "ImagePart",
-        "Message",
-        "Role",
-        "TextPart",
-        "ThinkingPart",
-        "ToolCall",
-        "Usage",
-    ),
-    "eudaimon.core.events": ("Event",),
-    "eudaimon.core.state": ("PendingCall", "RunState", "Status"),
-    # errors
-    "eudaimon.errors": (
-        "BudgetExceeded",
-        "Cancelled",
-        "ConcurrencyConflict",
-        "ConfigurationError",
-        "EudaimonError",
-        "GuardrailBlocked",
-        "InvalidOperation",
-        "LeaseHeld",
-        "MaxIterations",
-        "MissingExtra",
-        "ModelRetry",
-        "OutputRejected",
-        "RunFailedError",
-        "RunNotFound",
-        "errors",
-    ),
-}
-
-_HOMES: dict[str, str] = {name: home for home, names in _PUBLIC.items() for name in names}
-
-__all__ = list(_HOMES)
-
-
 if not TYPE_CHECKING:  # mypy reads the imports above, and still flags a misspelt name
-
-    def __getattr__(name: str) -> Any:
-        home = _HOMES.get(name)
-        if home is None:
-            raise AttributeError(f"module 'eudaimon' has no attribute {name!r}")
-        import importlib
-
-        module = importlib.import_module(home)
-        value = module if home.rpartition(".")[2] == name else getattr(module, name)
-        globals()[name] = value
-        return value
-
-
-def __dir__() -> list[str]:
-    # The public names, loaded or not, and no helper (`TYPE_CHECKING`, `Any`).
-    return sorted(__all__)
+    __getattr__, __dir__ = lazy(__name__, __file__)

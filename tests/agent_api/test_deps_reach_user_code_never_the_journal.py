@@ -166,3 +166,33 @@ async def test_context_is_found_when_other_hints_do_not_resolve() -> None:
     deps = Deps("x", [])
     await Agent(ScriptedModel(["ok"]), hooks=Hook()).prompt("hi", deps=deps)
     assert seen == [deps]
+
+
+async def test_resume_stream_takes_deps_as_resume_does(tmp_path: Path) -> None:
+    """Invariant: `resume_stream` takes the run's deps (its tool sees them) and, like `resume`,
+    refuses to go on without them, appending nothing. Before, it took no `deps` at all: the
+    tool of a streamed resume saw `ctx.deps` None."""
+
+    @tool(effect="irreversible")
+    def pay(ctx: ToolContext[Deps], amount: int) -> str:
+        """Pay."""
+        ctx.deps.seen.append(f"pay {amount}")
+        return f"paid via {ctx.deps.db}"
+
+    store = SqliteStore(tmp_path / "runs.db")
+    agent = Agent(ScriptedModel([_call("pay", amount=5), "paid"]), tools=[pay], deps_type=Deps, store=store)
+    paused = await agent.prompt("pay", deps=Deps("first-process", []))
+    await agent.approve(paused.run_id, "c1")
+    before = len(await store.load(paused.run_id))
+
+    with pytest.raises(ConfigurationError, match=r"resume\('.*', deps=\.\.\.\)"):
+        async for _ in agent.resume_stream(paused.run_id):
+            pass
+    assert len(await store.load(paused.run_id)) == before, "nothing ran, nothing was appended"
+
+    second = Deps("second-process", [])
+    events = [event async for event in agent.resume_stream(paused.run_id, deps=second)]
+    assert second.seen == ["pay 5"]
+    assert type(events[-1]).__name__ == "Done"
+    assert (await agent.state(paused.run_id)).status == "completed"
+    await store.close()

@@ -21,13 +21,14 @@ SIGNALS = {
     "ModelRetry": "raised by user code (a tool, an output validator) to correct the model",
     "ToolSuspended": "raised by a tool to make the run wait",
     "RetryAfter": "raised by a tool to make its call wait durably and run again",
+    "LoopSignal": "the base of the loop's own control-flow signals (runtime/loop/signals.py), never raised itself",
     "ContextRejected": "the loop's own control flow (runtime/loop/model_calls.py), never leaves the runtime",
     "OutcomeLost": "the loop's own control flow (runtime/loop/tool_calls.py), never leaves the runtime",
     "CallCancelled": "the loop's own control flow (runtime/loop/call_watch.py), never leaves the runtime",
     "StreamIncomplete": "a private module's (models/_sdk.py); raised as ModelResponseInvalid",
 }
 """Exception classes that are not errors eudaimon raises to its user, and why."""
-INTERNAL = {"ContextRejected", "OutcomeLost", "CallCancelled", "StreamIncomplete"}
+INTERNAL = {"LoopSignal", "ContextRejected", "OutcomeLost", "CallCancelled", "StreamIncomplete"}
 """The signals above that never reach user code, so the tree a user reads leaves them out."""
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from _fresh import run_python
 
-from eudaimon.core.errors import install_line
+from eudaimon.errors import MissingExtra
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -133,6 +133,6 @@ def test_a_command_without_its_extra_names_the_pip_install_line(
 
 def test_the_line_is_the_one_the_readme_gives() -> None:
     """The line is the README's install line for a clone, never the unpublished package's."""
-    assert install_line("server").startswith("pip install -e '.[server]'")
+    assert MissingExtra.install_line("server").startswith("pip install -e '.[server]'")
     assert "pip install -e '.[" in (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "eudaimon[" not in install_line("server")
+    assert "eudaimon[" not in MissingExtra.install_line("server")

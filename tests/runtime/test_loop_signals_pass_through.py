@@ -15,11 +15,11 @@ from eudaimon.hooks import LoopState
 from eudaimon.models import ChatResponse, ScriptedModel, StopReason
 from eudaimon.runtime.loop.call_watch import CallCancelled
 from eudaimon.runtime.loop.model_calls import ContextRejected
-from eudaimon.runtime.loop.signals import _LoopSignal
+from eudaimon.runtime.loop.signals import LoopSignal
 from eudaimon.runtime.loop.tool_calls import OutcomeLost
 
 
-class _GoOnElsewhere(_LoopSignal):
+class _GoOnElsewhere(LoopSignal):
     """A shell's signal, as `temporal._workflow._ContinueAsNew` is."""
 
 
@@ -40,12 +40,12 @@ def lookup(key: str) -> str:
 
 
 def test_the_loops_signals_share_one_base_outside_the_error_tree() -> None:
-    """Invariant: every control-flow signal is a `_LoopSignal`, and none is a `JournalError` any more."""
+    """Invariant: every control-flow signal is a `LoopSignal`, and none is a `JournalError` any more."""
     pytest.importorskip("temporalio")
     from eudaimon.temporal._workflow import _ContinueAsNew
 
     for signal in (ContextRejected, CallCancelled, OutcomeLost, _ContinueAsNew):
-        assert issubclass(signal, _LoopSignal) and not issubclass(signal, JournalError), signal
+        assert issubclass(signal, LoopSignal) and not issubclass(signal, JournalError), signal
 
 
 async def test_a_signal_raised_in_a_step_leaves_drive_as_raised_and_nothing_is_recorded_for_it() -> None:

@@ -3,13 +3,30 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import replace
-from typing import Any, Generic, Literal, Self
+from typing import Any, Generic, Literal, Never
 
-from eudaimon.agent._agent_runtime import AgentRuntime
-from eudaimon.agent._build import build_runtime_config
-from eudaimon.agent._contracts import check_memory
+from eudaimon.agent._build import (
+    DEFAULT_MEMORY,
+    DefaultMemory,
+    build_budget,
+    build_datasources,
+    build_memory,
+    build_model,
+    build_model_settings,
+    build_output,
+    build_pricer,
+    build_prompt,
+    build_tools,
+    check_limits,
+    check_settings,
+    config_digest,
+    identity,
+    open_agent_store,
+)
 from eudaimon.agent._delegation import agent_tool, handoff_tool
 from eudaimon.agent._input import (
     PromptInput,
@@ -17,12 +34,12 @@ from eudaimon.agent._input import (
     check_input,
     check_messages,
 )
-from eudaimon.agent._options import InitSignature, refuse_unknown_options
+from eudaimon.agent._options import misplaced_option
 from eudaimon.agent._queued import begin_queued
 from eudaimon.agent._replay import Evaluator, replay_run
-from eudaimon.agent._settings import DEFAULT_MEMORY, AgentSettings, _Default
-from eudaimon.agent._start import begin_prompt
+from eudaimon.agent._start import Started, begin_prompt
 from eudaimon.agent._stored_runs import StoredRuns
+from eudaimon.agent.agent_runtime import AgentRuntime
 from eudaimon.core.decide import DecideConfig
 from eudaimon.core.errors import EudaimonError, InvalidOperation
 from eudaimon.core.messages import Message
@@ -32,26 +49,27 @@ from eudaimon.datasources import Datasource
 from eudaimon.extensions.cost import CostModel
 from eudaimon.extensions.guardrails import Guardrail
 from eudaimon.extensions.hitl import HumanInputHandler
+from eudaimon.extensions.hooks import AgentHook, HookSet
+from eudaimon.extensions.middleware import Middleware, MiddlewareStack
 from eudaimon.extensions.prompts import PromptBuilder, PromptTemplate
 from eudaimon.extensions.retry import ToolRetryPolicy
-from eudaimon.memory import Memory, SlidingWindowMemory
+from eudaimon.memory import Memory
 from eudaimon.models.base import Model
 from eudaimon.models.output import NativeOutput, PromptedOutput, ToolOutput
 from eudaimon.runtime.loop.cancel import CancellationToken
-from eudaimon.runtime.loop.config import ApprovalPolicy
+from eudaimon.runtime.loop.config import ApprovalPolicy, RuntimeConfig
 from eudaimon.runtime.loop.journal import RunJournal
-from eudaimon.runtime.loop.toolset_binding import ToolsetBinding
 from eudaimon.runtime.process.admission import run_slot
 from eudaimon.runtime.process.agent_change import AgentIdentity
 from eudaimon.runtime.process.engines import Engine, open_engine
+from eudaimon.runtime.process.output import OutputCheck
 from eudaimon.runtime.process.replay import Replay
 from eudaimon.runtime.process.response import AgentResponse, OutputT
-from eudaimon.runtime.process.runs import RunDriver
 from eudaimon.runtime.process.tree import waiting_calls
 from eudaimon.stores.base import EventStore
 from eudaimon.streaming import StreamEvent
 from eudaimon.tools import Tool
-from eudaimon.tools._context import DepsT
+from eudaimon.tools.context import DepsT
 from eudaimon.tools.toolsets import Toolset
 
 
@@ -80,14 +98,16 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
             thread at all (its own history only, no thread lease), which is what a server
             answering many users wants. With a `thread_id`, a prompt always continues that
             thread.
-        hooks: an `AgentHook` (or any object with some of its methods), or a sequence of
-            them; a method may take a `ctx: ToolContext` parameter.
+        hooks: an `AgentHook`, or a sequence of them; a method may take a `ctx: ToolContext`
+            parameter. (An object with some of its methods and no base class works too, but
+            type checkers want the subclass.)
         max_iterations: model calls a run may make before it fails with `MaxIterations`.
         temperature: shorthand for `model_settings=ModelSettings(temperature=…)`.
         max_tokens: shorthand for `model_settings=ModelSettings(max_tokens=…)`.
         validate_tool_inputs: validate tool arguments strictly against their JSON Schema
             (False: pydantic coerces what it can).
-        middleware: a `Middleware` or a sequence of them, around every model and tool call.
+        middleware: a `Middleware` or a sequence of them, around every model and tool call
+            (subclasses, as for hooks).
         input_guardrails: checked on each prompt's text before anything is journaled.
         output_guardrails: checked on each final answer before it is accepted.
         cost_model: prices every call (`OpenAICostModel()`, `AnthropicCostModel()`, …).
@@ -149,15 +169,9 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
             can no longer make; "refuse" raises `AgentChanged` and records nothing.
     """
 
-    __signature__ = InitSignature()
     _runtime: AgentRuntime
-    """What its helpers and engines use of it (`runtime_of`): driver, toolsets, instructions."""
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
-        # Only to say where a keyword `__init__` does not take belongs (`base_url=` is the
-        # model's): Python's own TypeError would not. Type checkers read `__init__`.
-        refuse_unknown_options(cls.__init__, args, kwargs)
-        return super().__new__(cls)
+    """What its helpers and engines use of it (`runtime_of`): the driver of its runs, its
+    toolsets, instructions."""
 
     def __init__(
         self,
@@ -166,13 +180,13 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         system_prompt: str | Callable[..., Any] | None = None,
         prompt_template: PromptTemplate | PromptBuilder | str | None = None,
         tools: Sequence[Tool | Toolset | Callable[..., Any]] = (),
-        memory: Memory | Literal[_Default.MEMORY] | None = DEFAULT_MEMORY,
-        hooks: object | Sequence[object] | None = None,
+        memory: Memory | Literal[DefaultMemory.SLIDING_WINDOW] | None = DEFAULT_MEMORY,
+        hooks: AgentHook | Sequence[AgentHook] | None = None,
         max_iterations: int = 25,
         temperature: float | None = None,
         max_tokens: int | None = None,
         validate_tool_inputs: bool = True,
-        middleware: object | Sequence[object] = (),
+        middleware: Middleware | Sequence[Middleware] = (),
         input_guardrails: Sequence[Guardrail] = (),
         output_guardrails: Sequence[Guardrail] = (),
         cost_model: CostModel | None = None,
@@ -203,39 +217,91 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         datasources: Mapping[str, Datasource] | None = None,
         version: str = "",
         on_change: Literal["continue", "refuse"] = "continue",
+        **misplaced: Never,
     ) -> None:
-        settings = AgentSettings.of(locals())  # first: `locals()` is the arguments, and only them
-        built = build_runtime_config(settings, handoffs=[handoff_tool(a, a._runtime) for a in handoffs])
+        # `misplaced`: keywords the agent does not take. Python's own TypeError would not say
+        # that `base_url=` is the model's, nor which option a misspelt one meant.
+        if misplaced:
+            raise TypeError(misplaced_option(model, misplaced, inspect.signature(Agent.__init__).parameters))
+        check_limits(
+            name,
+            max_iterations=max_iterations,
+            max_output_retries=max_output_retries,
+            tool_timeout_s=tool_timeout_s,
+            approval_timeout_s=approval_timeout_s,
+            on_approval_timeout=on_approval_timeout,
+            max_waits=max_waits,
+        )
+        resolved = build_model(model)
+        handoff_tools = [handoff_tool(agent, agent._runtime) for agent in handoffs]
+        compiled, toolsets = build_tools([*tools, *handoff_tools], human_input, tool_retry_policy)
+        output, structured = build_output(output_type, resolved)
+        prompt = build_prompt(system_prompt, prompt_template, output, structured)
+        settings = build_model_settings(model_settings, temperature, max_tokens)
+        check_settings(resolved, settings, compiled)
+        hook_set = HookSet(hooks) if hooks else None
+        stack = MiddlewareStack(middleware) if middleware else None
+        config = RuntimeConfig(
+            agent=name,
+            model=resolved,
+            tools=compiled,
+            tool_specs=tuple(t.spec for t in compiled.values()),
+            decide=DecideConfig(
+                max_iterations=max_iterations,
+                tools={n: t.traits for n, t in compiled.items()},
+                max_finish_rejections=max_output_retries + 1,
+            ),
+            temperature=settings.temperature,
+            max_tokens=settings.max_tokens,
+            validate_tool_inputs=validate_tool_inputs,
+            hooks=hook_set or None,
+            middleware=stack or None,
+            output_guardrails=tuple(output_guardrails),
+            price=build_pricer(cost_model, max_budget, resolved),
+            budget=build_budget(max_budget, max_budget_tokens),
+            tool_retry_policy=tool_retry_policy,
+            approval_policy=approval_policy,
+            output_validator=OutputCheck.of(output, output_validators),
+            model_settings=settings,
+            prepared=any(t.prepare is not None for t in compiled.values()),
+            tool_timeout_s=tool_timeout_s,
+            datasources=build_datasources(datasources, compiled),
+            structured_output=structured,
+            approval_timeout_s=approval_timeout_s,
+            on_approval_timeout=on_approval_timeout,
+            max_waits=max_waits,
+        )
+        self.memory: Memory | None = build_memory(memory)
+        self._runtime = AgentRuntime(
+            config,
+            open_agent_store(store),
+            self.memory,
+            output,
+            config_digest(config, prompt, toolsets, temperature=temperature, max_tokens=max_tokens),
+            identity=identity(config, prompt, output, version=version, on_change=on_change),
+            engine=open_engine(engine) if isinstance(engine, str) else engine,
+            toolsets=toolsets,
+            system_prompt=prompt.text,
+            instructions=prompt.instructions,
+            output_instruction=prompt.output_instruction,
+            carries_rejections=bool(output_guardrails),
+        )
         self.name = name
-        self.model = built.config.model
-        self.system_prompt = built.system_prompt
-        self.tools = dict(built.config.tools)
+        self.model = resolved
+        self.system_prompt = prompt.text
+        self.tools = dict(compiled)
+        self.toolsets = toolsets
         self.description = description
         self.approval_policy = approval_policy
         """What judges each call, and each approver's edit of one (`approve(arguments=…)`)."""
-        self.memory: Memory | None = SlidingWindowMemory(50) if memory is DEFAULT_MEMORY else memory
-        if self.memory is not None:
-            check_memory(self.memory)
         self.default_thread: str | None = f"{name}:default" if self.memory is not None else None
         """The thread of prompts that name none; None (no thread) for an agent without memory."""
         self.deps_type = deps_type
-        self.store: EventStore = built.store
+        self.store: EventStore = self._runtime.store
         self._owns_store = store is None or isinstance(store, str)
         self._owns_model = isinstance(model, str)
         self.input_guardrails = tuple(input_guardrails)
-        driver = RunDriver(built.config, self.store, self.memory, built.output, built.config_digest)
-        driver.identity = built.identity
         self.version = version
-        driver.engine = open_engine(engine) if isinstance(engine, str) else engine
-        self.toolsets = built.toolsets
-        self._runtime = AgentRuntime(
-            driver,
-            ToolsetBinding(built.config, self.toolsets),
-            system_prompt=built.system_prompt,
-            instructions=built.instructions,
-            output_instruction=built.output_instruction,
-            carries_rejections=bool(output_guardrails),
-        )
 
     def as_tool(self, *, name: str | None = None, description: str | None = None) -> Tool:
         """This agent as another agent's tool, taking one string parameter, `input`.
@@ -251,12 +317,12 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         return agent_tool(self, self._runtime, name=name, description=description)
 
     def _identity(self) -> AgentIdentity:
-        return self._driver.identity
+        return self._runtime.identity
 
     @property
-    def _driver(self) -> RunDriver:
-        """`self._runtime.driver`, for the agent's own methods."""
-        return self._runtime.driver
+    def _driver(self) -> AgentRuntime:
+        """`self._runtime`, the driver of its runs, for the agent's own methods."""
+        return self._runtime
 
     @property
     def decide_config(self) -> DecideConfig:
@@ -307,15 +373,9 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
             MaxIterations, Cancelled, BudgetExceeded, OutputRejected, RunFailedError: the run
                 ended without an answer; `error.run_id` names its journal.
         """
-        async with run_slot(self._driver.max_active_runs):  # before the thread's lease: a queued prompt holds none
-            keeper, journal, config = await begin_prompt(
-                self, self._runtime, input, thread_id, run_id, wait, deps, model_settings, message_history
-            )
-            try:
-                await self._driver.run(journal, cancel, config=config)
-            finally:
-                await keeper.release()
-        return await self._respond(journal)
+        async with self._prompting(input, thread_id, run_id, wait, deps, model_settings, message_history) as started:
+            await self._driver.run(started.journal, cancel, config=started.config)
+        return await self._respond(started.journal)
 
     async def prompt_stream(
         self,
@@ -331,13 +391,29 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
     ) -> AsyncIterator[StreamEvent]:
         """The same run as `prompt`, yielding text and tool-call deltas, tool results, usage
         per iteration and `Done`. A run that ends badly yields `Error` before `Done`."""
-        async with run_slot(self._driver.max_active_runs):
+        async with self._prompting(input, thread_id, run_id, wait, deps, model_settings, message_history) as started:
+            async for event in self._driver.drive(started.journal, cancel, stream_model=True, config=started.config):
+                yield event
+
+    @asynccontextmanager
+    async def _prompting(
+        self,
+        input: PromptInput,
+        thread_id: str | None,
+        run_id: str | None,
+        wait: bool,
+        deps: Any,
+        model_settings: ModelSettings | None,
+        message_history: Sequence[Message] | None,
+    ) -> AsyncIterator[Started]:
+        """A prompt's run started, holding a run slot and its thread's lease while it is driven:
+        what `prompt` and `prompt_stream` share (they differ only in how they drive it)."""
+        async with run_slot(self._driver.max_active_runs):  # before the thread's lease: a queued prompt holds none
             keeper, journal, config = await begin_prompt(
                 self, self._runtime, input, thread_id, run_id, wait, deps, model_settings, message_history
             )
             try:
-                async for event in self._driver.drive(journal, cancel, stream_model=True, config=config):
-                    yield event
+                yield Started(journal, config)
             finally:
                 await keeper.release()
 
@@ -420,41 +496,46 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
             ConfigurationError: the agent has a `deps_type` and no deps were given; nothing ran.
             QueuedBehind: the run is queued and another run of its thread must go first.
         """
+        async with self._resuming(run_id, wait, deps, cancel) as started:
+            await self._driver.run(started.journal, cancel, wait=wait, config=started.config)
+        return await self._respond(started.journal)
+
+    async def resume_stream(
+        self,
+        run_id: str,
+        *,
+        cancel: CancellationToken | None = None,
+        wait: bool = True,
+        deps: DepsT | None = None,
+    ) -> AsyncIterator[StreamEvent]:
+        """`resume`, yielding the stream events of what the run does from here (as `prompt_stream`)."""
+        async with self._resuming(run_id, wait, deps, cancel) as started:
+            async for event in self._driver.drive(
+                started.journal, cancel, stream_model=True, wait=wait, config=started.config
+            ):
+                yield event
+
+    @asynccontextmanager
+    async def _resuming(
+        self, run_id: str, wait: bool, deps: Any, cancel: CancellationToken | None
+    ) -> AsyncIterator[Started]:
+        """Run `run_id` reopened with its deps and the tools it recorded; a queued run started,
+        holding a run slot and its thread's lease while it is driven: what `resume` and
+        `resume_stream` share (they differ only in how they drive it)."""
         journal = await self._driver.reopen(run_id, deps)
         if not journal.state.status.is_terminal:
             check_deps(self.name, self.deps_type, deps, f"resume({run_id!r}, deps=...)")
-        if journal.state.status is Status.QUEUED:
-            async with run_slot(self._driver.max_active_runs):
-                keeper, journal, config = await begin_queued(
-                    self, self._runtime, journal.state, wait=wait, deps=deps, cancel=cancel
-                )
-                try:
-                    await self._driver.run(journal, cancel, wait=wait, config=config)
-                finally:
-                    await keeper.release()
-            return await self._respond(journal)
-        config = await self._runtime.resumed_tools(journal.state)
-        await self._driver.run(journal, cancel, wait=wait, config=config)
-        return await self._respond(journal)
-
-    async def resume_stream(
-        self, run_id: str, *, cancel: CancellationToken | None = None, wait: bool = True
-    ) -> AsyncIterator[StreamEvent]:
-        """`resume`, yielding the stream events of what the run does from here (as `prompt_stream`)."""
-        journal = await self._driver.reopen(run_id)
-        if journal.state.status is Status.QUEUED:
-            async with run_slot(self._driver.max_active_runs):
-                keeper, journal, config = await begin_queued(
-                    self, self._runtime, journal.state, wait=wait, deps=None, cancel=cancel
-                )
-                try:
-                    async for event in self._driver.drive(journal, cancel, stream_model=True, wait=wait, config=config):
-                        yield event
-                finally:
-                    await keeper.release()
+        if journal.state.status is not Status.QUEUED:
+            yield Started(journal, await self._runtime.resumed_tools(journal.state))
             return
-        async for event in self._driver.drive(journal, cancel, stream_model=True, wait=wait):
-            yield event
+        async with run_slot(self._driver.max_active_runs):
+            keeper, journal, config = await begin_queued(
+                self, self._runtime, journal.state, wait=wait, deps=deps, cancel=cancel
+            )
+            try:
+                yield Started(journal, config)
+            finally:
+                await keeper.release()
 
     async def replay(
         self,
@@ -499,9 +580,3 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={self.model.model_id!r}, tools={sorted(self.tools)!r})"
-
-
-def runtime_of(agent: Agent[Any, Any]) -> AgentRuntime:
-    """The runtime side of `agent` (its driver, toolset configs, instructions), for the engines
-    and shells that run it (the Temporal worker and workflow) instead of its private attributes."""
-    return agent._runtime

@@ -1,4 +1,4 @@
-"""Turning `Agent(...)` arguments into a `RuntimeConfig`, with every mistake caught here.
+"""The steps of turning `Agent(...)` arguments into its `AgentRuntime`, with every mistake caught here.
 
 Schemas are compiled, tool names checked, templates rendered and prices looked up once, when
 the agent is built, so that a run never discovers a configuration error halfway through.
@@ -9,27 +9,26 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Final, Literal
 
-from eudaimon.agent._contracts import check_model
-from eudaimon.agent._settings import AgentSettings
-from eudaimon.core.decide import DecideConfig
+from eudaimon.agent._contracts import check_memory, check_model
 from eudaimon.core.digest import digest
 from eudaimon.core.errors import ConfigurationError, ToolRetryIgnored
 from eudaimon.core.fingerprint import fingerprint
 from eudaimon.core.settings import NO_SETTINGS, TOOL_CHOICE_MODES, ModelSettings
 from eudaimon.datasources import Datasource
 from eudaimon.extensions.cost import Budget, as_cost_model, has_price, price_usage
-from eudaimon.extensions.hooks import HookSet
-from eudaimon.extensions.middleware import MiddlewareStack
 from eudaimon.extensions.prompts import PromptBuilder, PromptTemplate
+from eudaimon.extensions.retry import ToolRetryPolicy
+from eudaimon.memory import Memory, SlidingWindowMemory
 from eudaimon.models.base import Model, StructuredOutput, check_model_settings
 from eudaimon.models.output import choose, unwrap
 from eudaimon.models.registry import infer_model
 from eudaimon.runtime.loop.config import Pricer, RuntimeConfig
 from eudaimon.runtime.process.agent_change import AgentIdentity, OnChange
-from eudaimon.runtime.process.output import OutputCheck, OutputSchema
+from eudaimon.runtime.process.output import OutputSchema
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
 from eudaimon.stores.url import open_store
@@ -37,129 +36,135 @@ from eudaimon.tools import Tool, as_tool
 from eudaimon.tools._time import check_timeout
 from eudaimon.tools.toolsets import Toolset
 
+
+class DefaultMemory(Enum):
+    """The type of `DEFAULT_MEMORY`: "not passed" differs from `memory=None` (no memory)."""
+
+    SLIDING_WINDOW = "default memory"
+
+
+DEFAULT_MEMORY: Final = DefaultMemory.SLIDING_WINDOW
+"""`Agent(memory=...)` when not passed: a `SlidingWindowMemory(50)`, as in Daimon."""
+
 Instructions = Callable[..., Any]
 """A dynamic system prompt: `fn()` or `fn(ctx)`, sync or async, returning the text for a run."""
 
 
 @dataclass(frozen=True, slots=True)
-class BuiltAgent:
-    config: RuntimeConfig
-    store: EventStore
-    system_prompt: str | None
-    output: OutputSchema | None
-    config_digest: str
+class Prompt:
+    """The system prompt as built: static text, or a function rendered for each run."""
+
+    text: str | None
+    """The static system prompt (with what `output_type` adds, when in the prompt)."""
     instructions: Instructions | None = None
     """A `system_prompt` given as a function, rendered for each run."""
     output_instruction: str | None = None
     """What `output_type` adds to the system prompt (after a dynamic one, once rendered)."""
-    toolsets: tuple[Toolset, ...] = ()
-    identity: AgentIdentity = field(default_factory=AgentIdentity)
-    """The agent's version, fingerprint and what it does with a run another agent started."""
+
+    @property
+    def described(self) -> str | None:
+        """What the digest and fingerprint record: the text, or the function's qualified name."""
+        return self.text if self.instructions is None else _qualname(self.instructions)
 
 
-def build_runtime_config(settings: AgentSettings, *, handoffs: Sequence[Tool] = ()) -> BuiltAgent:
-    """The agent `settings` describe, checked and compiled; `handoffs` are its `transfer_to_…`
-    tools, built by the agent from `settings.handoffs`.
-
-    Raises:
-        ConfigurationError: an argument that cannot work, saying which and what to do instead.
-    """
-    _check_limits(settings)
-    system_prompt = settings.system_prompt
-    resolved = infer_model(settings.model)
+def build_model(model: Model | str) -> Model:
+    """`model`, or the model a `"provider:model"` string names, checked."""
+    resolved = infer_model(model)
     check_model(resolved)
-    tools = [*settings.tools, *handoffs]
-    toolsets = tuple(t for t in tools if isinstance(t, Toolset))
-    compiled = _compile_tools([t for t in tools if not isinstance(t, Toolset)], settings.human_input)
-    if settings.tool_retry_policy is not None:
-        _warn_unretried(settings.tool_retry_policy, compiled)
+    return resolved
+
+
+def build_memory(memory: Memory | Literal[DefaultMemory.SLIDING_WINDOW] | None) -> Memory | None:
+    """The agent's memory: `SlidingWindowMemory(50)` when not passed, checked."""
+    built = SlidingWindowMemory(50) if memory is DEFAULT_MEMORY else memory
+    if built is not None:
+        check_memory(built)
+    return built
+
+
+def build_budget(max_budget: float | None, max_budget_tokens: int | None) -> Budget | None:
+    """What a run may spend (USD, tokens); None: no limit."""
+    return None if max_budget is None and max_budget_tokens is None else Budget(max_budget, max_budget_tokens)
+
+
+def build_prompt(
+    system_prompt: str | Callable[..., Any] | None,
+    template: PromptTemplate | PromptBuilder | str | None,
+    output: OutputSchema | None,
+    structured: StructuredOutput | None,
+) -> Prompt:
+    """The system prompt from `system_prompt`, `prompt_template` and the output's instruction
+    (when the model is asked for the output in the prompt: `structured` is None)."""
     instructions = system_prompt if callable(system_prompt) else None
-    if instructions is not None and settings.prompt_template is not None:
+    if instructions is not None and template is not None:
         raise ConfigurationError("give either a system_prompt function or a prompt_template, not both")
-    prompt = _system_prompt(system_prompt if isinstance(system_prompt, str) else None, settings.prompt_template)
-    output, structured = _output(settings.output_type, resolved)
-    if output is not None and structured is None and instructions is None:
-        prompt = f"{prompt}\n\n{output.instruction}" if prompt else output.instruction
-    model_settings = _model_settings(settings)
-    check_settings(resolved, model_settings, compiled)
-    price = _pricer(settings.cost_model, settings.max_budget, resolved)
-    limits = (settings.max_budget, settings.max_budget_tokens)
-    hook_set = HookSet(settings.hooks) if settings.hooks else None
-    stack = MiddlewareStack(settings.middleware) if settings.middleware else None
-    config = RuntimeConfig(
-        agent=settings.name,
-        model=resolved,
-        tools=compiled,
-        tool_specs=tuple(t.spec for t in compiled.values()),
-        decide=DecideConfig(
-            max_iterations=settings.max_iterations,
-            tools={n: t.traits for n, t in compiled.items()},
-            max_finish_rejections=settings.max_output_retries + 1,
-        ),
-        temperature=model_settings.temperature,
-        max_tokens=model_settings.max_tokens,
-        validate_tool_inputs=settings.validate_tool_inputs,
-        hooks=hook_set or None,
-        middleware=stack or None,
-        output_guardrails=tuple(settings.output_guardrails),
-        price=price,
-        budget=None if limits == (None, None) else Budget(*limits),
-        tool_retry_policy=settings.tool_retry_policy,
-        approval_policy=settings.approval_policy,
-        output_validator=OutputCheck.of(output, settings.output_validators),
-        model_settings=model_settings,
-        prepared=any(t.prepare is not None for t in compiled.values()),
-        tool_timeout_s=settings.tool_timeout_s,
-        datasources=_datasources(settings, compiled),
-        structured_output=structured,
-        approval_timeout_s=settings.approval_timeout_s,
-        on_approval_timeout=settings.on_approval_timeout,
-        max_waits=settings.max_waits,
-    )
+    text = _system_prompt(system_prompt if isinstance(system_prompt, str) else None, template)
+    added = output.instruction if output is not None and structured is None else None
+    if added is not None and instructions is None:
+        text = f"{text}\n\n{added}" if text else added
+    return Prompt(text, instructions, added)
+
+
+def build_tools(
+    tools: Sequence[Tool | Toolset | Callable[..., Any]], human_input: Any, retry_policy: ToolRetryPolicy | None
+) -> tuple[dict[str, Tool], tuple[Toolset, ...]]:
+    """The agent's tools compiled by name (with `ask_human` for `human_input`), and its toolsets."""
+    toolsets = tuple(t for t in tools if isinstance(t, Toolset))
+    compiled = _compile_tools([t for t in tools if not isinstance(t, Toolset)], human_input)
+    if retry_policy is not None:
+        _warn_unretried(retry_policy, compiled)
+    return compiled, toolsets
+
+
+def config_digest(
+    config: RuntimeConfig,
+    prompt: Prompt,
+    toolsets: Sequence[Toolset],
+    *,
+    temperature: float | None,
+    max_tokens: int | None,
+) -> str:
+    """The digest of what an agent is, recorded in each run it starts."""
     described: dict[str, Any] = {"toolsets": [t.source for t in toolsets]} if toolsets else {}
-    config_digest = digest(
+    structured = config.structured_output
+    return digest(
         {
             **described,
-            "agent": settings.name,
-            "model": resolved.model_id,
-            "system_prompt": prompt if instructions is None else _qualname(instructions),
+            "agent": config.agent,
+            "model": config.model.model_id,
+            "system_prompt": prompt.described,
             "tools": [
                 (t.name, t.parameters, t.effect.value, t.idempotent, *((t.datasource,) if t.datasource else ()))
-                for t in compiled.values()
+                for t in config.tools.values()
             ],
-            "max_iterations": settings.max_iterations,
-            "temperature": settings.temperature,
-            "max_tokens": settings.max_tokens,
-            **({"model_settings": model_settings.as_dict()} if model_settings != NO_SETTINGS else {}),
+            "max_iterations": config.decide.max_iterations,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            **({"model_settings": config.model_settings.as_dict()} if config.model_settings != NO_SETTINGS else {}),
             **({"output": [structured.mode, structured.name, structured.schema]} if structured is not None else {}),
         }
     )
-    identity = AgentIdentity(
-        version=settings.version,
+
+
+def identity(
+    config: RuntimeConfig, prompt: Prompt, output: OutputSchema | None, *, version: str, on_change: str
+) -> AgentIdentity:
+    """The agent's version, fingerprint and what it does with a run another agent started."""
+    return AgentIdentity(
+        version=version,
         parts=fingerprint(
-            model=resolved.model_id,
-            system_prompt=prompt if instructions is None else _qualname(instructions),
+            model=config.model.model_id,
+            system_prompt=prompt.described,
             output_schema=output.schema if output is not None else None,
-            tools=[(t.name, t.parameters, t.effect.value) for t in compiled.values()],
+            tools=[(t.name, t.parameters, t.effect.value) for t in config.tools.values()],
         ),
-        on_change=_on_change(settings.on_change),
-    )
-    return BuiltAgent(
-        config,
-        _store(settings.store),
-        prompt,
-        output,
-        config_digest,
-        instructions=instructions,
-        output_instruction=output.instruction if output is not None and structured is None else None,
-        toolsets=toolsets,
-        identity=identity,
+        on_change=_on_change(on_change),
     )
 
 
-def _datasources(settings: AgentSettings, tools: Mapping[str, Tool]) -> dict[str, Datasource]:
+def build_datasources(datasources: Mapping[str, Datasource] | None, tools: Mapping[str, Tool]) -> dict[str, Datasource]:
     """The agent's datasources, every tool's `datasource=` among them."""
-    given = dict(settings.datasources or {})
+    given = dict(datasources or {})
     for name, source in given.items():
         if not isinstance(source, Datasource):
             raise ConfigurationError(f"datasources[{name!r}] must be a Datasource(url), got {type(source).__name__}")
@@ -173,7 +178,7 @@ def _datasources(settings: AgentSettings, tools: Mapping[str, Tool]) -> dict[str
     return given
 
 
-def _output(output_type: Any, model: Model) -> tuple[OutputSchema | None, StructuredOutput | None]:
+def build_output(output_type: Any, model: Model) -> tuple[OutputSchema | None, StructuredOutput | None]:
     """The finish schema, and how the model is asked for it: None when in the system prompt."""
     if output_type is None:
         return None, None
@@ -189,25 +194,35 @@ def _on_change(value: str) -> OnChange:
     return "refuse" if value == "refuse" else "continue"
 
 
-def _check_limits(settings: AgentSettings) -> None:
-    if settings.max_iterations < 1:
-        raise ConfigurationError(f"max_iterations must be at least 1, got {settings.max_iterations}")
-    if settings.max_output_retries < 0:
-        raise ConfigurationError(f"max_output_retries must be 0 or more, got {settings.max_output_retries}")
-    timeout = settings.tool_timeout_s
-    if timeout is not None and not timeout > 0:
-        raise ConfigurationError(f"tool_timeout_s must be a positive number of seconds, got {timeout!r}")
-    check_timeout(settings.approval_timeout_s, settings.on_approval_timeout, f"agent {settings.name!r}")
-    if settings.max_waits < 0:
-        raise ConfigurationError(f"max_waits must be 0 or more, got {settings.max_waits}")
+def check_limits(
+    name: str,
+    *,
+    max_iterations: int,
+    max_output_retries: int,
+    tool_timeout_s: float | None,
+    approval_timeout_s: float | None,
+    on_approval_timeout: str,
+    max_waits: int,
+) -> None:
+    """Refuse a limit that cannot work (agent `name`), before anything else is built."""
+    if max_iterations < 1:
+        raise ConfigurationError(f"max_iterations must be at least 1, got {max_iterations}")
+    if max_output_retries < 0:
+        raise ConfigurationError(f"max_output_retries must be 0 or more, got {max_output_retries}")
+    if tool_timeout_s is not None and not tool_timeout_s > 0:
+        raise ConfigurationError(f"tool_timeout_s must be a positive number of seconds, got {tool_timeout_s!r}")
+    check_timeout(approval_timeout_s, on_approval_timeout, f"agent {name!r}")
+    if max_waits < 0:
+        raise ConfigurationError(f"max_waits must be 0 or more, got {max_waits}")
 
 
-def _model_settings(settings: AgentSettings) -> ModelSettings:
+def build_model_settings(
+    given: ModelSettings | None, temperature: float | None, max_tokens: int | None
+) -> ModelSettings:
     """`model_settings`, with the `temperature` and `max_tokens` shorthands under it."""
-    given = settings.model_settings
     if given is not None and not isinstance(given, ModelSettings):
         raise ConfigurationError(f"model_settings must be a ModelSettings, got {type(given).__name__}")
-    merged = ModelSettings(temperature=settings.temperature, max_tokens=settings.max_tokens).merged(given)
+    merged = ModelSettings(temperature=temperature, max_tokens=max_tokens).merged(given)
     return NO_SETTINGS if merged == NO_SETTINGS else merged  # the shared value: a step skips settings work by identity
 
 
@@ -287,7 +302,7 @@ def _system_prompt(system_prompt: str | None, template: Any) -> str | None:
     return rendered
 
 
-def _pricer(cost_model: Any, max_budget: float | None, model: Model) -> Pricer | None:
+def build_pricer(cost_model: Any, max_budget: float | None, model: Model) -> Pricer | None:
     if cost_model is None:
         if max_budget is not None:
             raise ConfigurationError(
@@ -307,7 +322,8 @@ def _pricer(cost_model: Any, max_budget: float | None, model: Model) -> Pricer |
     return price
 
 
-def _store(store: EventStore | str | None) -> EventStore:
+def open_agent_store(store: EventStore | str | None) -> EventStore:
+    """`store` as given, opened from its URL, or `$EUDAIMON_STORE`, else a new in-memory store."""
     if store is None:
         url = os.environ.get("EUDAIMON_STORE")
         return open_store(url) if url else MemoryStore()

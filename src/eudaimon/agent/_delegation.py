@@ -16,7 +16,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from eudaimon.agent._agent_runtime import AgentRuntime
+from eudaimon.agent.agent_runtime import AgentRuntime
 from eudaimon.core.errors import RunNotFound
 from eudaimon.core.events import CallRef
 from eudaimon.core.messages import Message, Role

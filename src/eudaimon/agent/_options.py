@@ -11,8 +11,7 @@ the closest real one.
 from __future__ import annotations
 
 import difflib
-import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from eudaimon.core.redact import redact
@@ -35,21 +34,15 @@ _KEY_ENV = {
 }
 
 
-def refuse_unknown_options(init: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
-    """Raise `TypeError` saying where each keyword `init` does not take belongs."""
-    parameters = inspect.signature(init).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
-        return  # a subclass taking **kwargs: its own __init__ decides
-    unknown = [name for name in kwargs if name not in parameters]
-    if not unknown:
-        return
-    model = kwargs.get("model", args[0] if args else None)
-    name = unknown[0]
+def misplaced_option(model: object, options: Mapping[str, Any], known: Iterable[str]) -> str:
+    """What to say of the first of `options`, keywords `Agent` does not take (`known` are those
+    it does): where a model option belongs, or the closest agent option to a misspelt one."""
+    name = next(iter(options))
     if name in MODEL_OPTIONS:
-        raise TypeError(_model_option(name, model, kwargs[name]))
-    close = difflib.get_close_matches(name, [p for p in parameters if p != "self"], n=1)
+        return _model_option(name, model, options[name])
+    close = difflib.get_close_matches(name, list(known), n=1)
     hint = f"; did you mean {close[0]}=?" if close else ""
-    raise TypeError(f"Agent() got an unexpected keyword argument {name!r}{hint}")
+    return f"Agent() got an unexpected keyword argument {name!r}{hint}"
 
 
 def _shown(option: str, value: object) -> str:
@@ -80,13 +73,3 @@ def _model_option(option: str, model: object, value: object) -> str:
     also = f"; or set {env} and keep the string {model!r}" if env else ""
     ways = f"{inferred}, or {built}" if built else inferred
     return f"{head}. Build the model with it and pass that: {ways}{also}"
-
-
-class InitSignature:
-    """`inspect.signature(Agent)` as `__init__` declares it (without `self`), not as the
-    `__new__` that only checks the keywords: what IDEs, docs and tests introspect."""
-
-    def __get__(self, instance: object, owner: type) -> inspect.Signature:
-        init = next(vars(klass)["__init__"] for klass in owner.__mro__ if "__init__" in vars(klass))
-        signature = inspect.signature(init)
-        return signature.replace(parameters=tuple(signature.parameters.values())[1:])

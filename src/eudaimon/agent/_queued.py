@@ -12,9 +12,9 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from eudaimon.agent._agent_runtime import AgentRuntime
 from eudaimon.agent._input import UserInput
-from eudaimon.agent._start import _NoThread, assemble
+from eudaimon.agent._start import NoThread, ThreadHold, assemble
+from eudaimon.agent.agent_runtime import AgentRuntime
 from eudaimon.core.errors import EudaimonError
 from eudaimon.core.state import RunState, Status
 from eudaimon.runtime.loop.cancel import CancellationToken
@@ -38,7 +38,7 @@ async def begin_queued(
     wait: bool,
     deps: Any,
     cancel: CancellationToken | None,
-) -> tuple[LeaseKeeper | _NoThread, RunJournal, RuntimeConfig | None]:
+) -> tuple[ThreadHold, RunJournal, RuntimeConfig | None]:
     """The queued run's journal with its `run_started` recorded, holding its thread's lease; or,
     when it is no longer queued, its journal as it stands (the lease then already given back).
 
@@ -49,13 +49,13 @@ async def begin_queued(
         LeaseHeld: `wait=False` and the thread is busy.
     """
     store = agent.store
-    keeper: LeaseKeeper | _NoThread = _NoThread()
+    keeper: ThreadHold = NoThread()
     if state.thread_id is not None:
-        held = LeaseKeeper(store, snapshot_key(state.thread_id), ttl_s=runtime.driver.lease_ttl_s)
+        held = LeaseKeeper(store, snapshot_key(state.thread_id), ttl_s=runtime.lease_ttl_s)
         if not await _acquire_unless_cancelled(held, wait, cancel):
             assert cancel is not None
             await _cancel(agent, state.run_id, cancel)
-            return _NoThread(), await runtime.driver.reopen(state.run_id, deps), None
+            return NoThread(), await runtime.reopen(state.run_id, deps), None
         keeper = held
     try:
         now = await load_state(store, state.run_id)
@@ -64,7 +64,7 @@ async def begin_queued(
             now = await load_state(store, state.run_id)
         if now.status is not Status.QUEUED:
             await keeper.release()
-            return _NoThread(), await runtime.driver.reopen(state.run_id, deps), await runtime.resumed_tools(now)
+            return NoThread(), await runtime.reopen(state.run_id, deps), await runtime.resumed_tools(now)
         ahead = await run_ahead(store, now)
         if ahead is not None:
             raise QueuedBehind(now.run_id, ahead, now.thread_id or "")

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from eudaimon.agent._agent_runtime import AgentRuntime
+from eudaimon.agent.agent_runtime import AgentRuntime
 from eudaimon.core.errors import InvalidOperation
 from eudaimon.core.events import RunCancelled
 from eudaimon.core.messages import Message, Role
@@ -36,7 +36,7 @@ async def replay_run(
     deps: Any = None,
 ) -> Replay:
     """Replay run `run_id` with `runtime`'s agent; see `Agent.replay`."""
-    driver = runtime.driver
+    driver = runtime
     original = await load_state(driver.store, run_id)
     if not original.started:
         raise InvalidOperation(f"run {run_id} never started (it is queued): there is nothing to replay")

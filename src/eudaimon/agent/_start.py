@@ -7,9 +7,9 @@ Nothing is journaled until every check has passed, so a refused prompt leaves no
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from eudaimon.agent._agent_runtime import AgentRuntime
 from eudaimon.agent._input import (
     PromptInput,
     UserInput,
@@ -17,6 +17,7 @@ from eudaimon.agent._input import (
     check_history,
     check_input,
 )
+from eudaimon.agent.agent_runtime import AgentRuntime
 from eudaimon.core.events import ToolRecord
 from eudaimon.core.messages import Message
 from eudaimon.core.settings import ModelSettings
@@ -33,11 +34,24 @@ if TYPE_CHECKING:
     from eudaimon.agent._agent import Agent
 
 
-class _NoThread:
+class NoThread:
     """The lease of a prompt that belongs to no thread: there is nothing to hold or release."""
 
     async def release(self) -> None:
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """A run ready to be driven: its journal, and the config with its toolsets' tools (None:
+    the agent's own)."""
+
+    journal: RunJournal
+    config: RuntimeConfig | None
+
+
+ThreadHold = LeaseKeeper | NoThread
+"""What a starting run holds of its thread until it has run: the thread's lease, or nothing."""
 
 
 async def begin_prompt(
@@ -50,7 +64,7 @@ async def begin_prompt(
     deps: Any,
     model_settings: ModelSettings | None,
     message_history: Sequence[Message] | None,
-) -> tuple[LeaseKeeper | _NoThread, RunJournal, RuntimeConfig | None]:
+) -> tuple[ThreadHold, RunJournal, RuntimeConfig | None]:
     """One prompt's start: checks, guardrails, toolsets listed, then, holding the thread,
     history and `run_started`.
 
@@ -67,9 +81,9 @@ async def begin_prompt(
         user = user.with_text(await run_input_guardrails(agent.input_guardrails, user.text, ctx))
     records, config = await runtime.fresh_tools()
     thread = thread_id or agent.default_thread
-    keeper: LeaseKeeper | _NoThread = _NoThread()
+    keeper: ThreadHold = NoThread()
     if thread is not None:
-        keeper = await hold_thread(agent.store, thread, wait=wait, ttl_s=runtime.driver.lease_ttl_s)
+        keeper = await hold_thread(agent.store, thread, wait=wait, ttl_s=runtime.lease_ttl_s)
     try:
         journal = await assemble(
             agent,
@@ -117,7 +131,7 @@ async def assemble(
     system = await runtime.render_instructions(run_id, deps)
     # Ids given here, at construction, spare `start` a copy of each message to give one.
     first = [Message.system(system, id=new_message_id())] if system else []
-    return runtime.driver.start(
+    return runtime.start(
         [*first, *history, user.message(new_message_id())],
         input=user.text,
         thread_id=thread,

@@ -56,8 +56,6 @@ Messages say what happened and what to do; they never contain secrets. A run err
 the process where user code raised carries that exception as its `__cause__`.
 """
 
-from __future__ import annotations
-
 
 class EudaimonError(Exception):
     """Base of every error eudaimon raises: `except EudaimonError` catches them all. Each subclass
@@ -370,12 +368,6 @@ class QueuedBehind(InvalidOperation):
         self.run_id, self.ahead, self.thread_id = run_id, ahead, thread_id
 
 
-def install_line(extra: str) -> str:
-    """The `pip install` line that adds `extra`: eudaimon is installed from a clone (no package
-    index serves it), so the line is the clone's, run in its directory."""
-    return f"pip install -e '.[{extra}]' (in the eudaimon clone)"
-
-
 class MissingExtra(EudaimonError, ImportError):
     """A part of eudaimon was used whose optional dependencies are not installed: a provider
     (`OpenAIModel`), a store (`PostgresStore`), a memory (`RedisMemory`), the server, Temporal,
@@ -384,7 +376,13 @@ class MissingExtra(EudaimonError, ImportError):
 
     def __init__(self, feature: str, extra: str, module: str | None = None) -> None:
         missing = f" ({module} is not installed)" if module else ""
-        super().__init__(f"{feature} needs the {extra!r} extra{missing}: {install_line(extra)}", name=module)
+        super().__init__(f"{feature} needs the {extra!r} extra{missing}: {self.install_line(extra)}", name=module)
         self.feature = feature
         self.extra = extra
         self.module = module
+
+    @staticmethod
+    def install_line(extra: str) -> str:
+        """The `pip install` line that adds `extra`: eudaimon is installed from a clone (no package
+        index serves it), so the line is the clone's, run in its directory."""
+        return f"pip install -e '.[{extra}]' (in the eudaimon clone)"

@@ -26,7 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 from eudaimon.core.errors import ConfigurationError, GuardrailBlocked
 from eudaimon.core.messages import Message
 from eudaimon.models.base import ChatRequest, Model
-from eudaimon.tools._context import ToolContext, call_with_context
+from eudaimon.tools.context import ToolContext, call_with_context
 
 __all__ = [
     "Block",

@@ -27,7 +27,7 @@ from typing import Any
 
 from eudaimon.core.messages import ToolCall
 from eudaimon.models.base import ChatResponse
-from eudaimon.tools._context import ToolContext, call_with_context
+from eudaimon.tools.context import ToolContext, call_with_context
 
 __all__ = ["AgentHook", "HookSet", "LoopState", "ToolOutput"]
 

@@ -1,7 +1,8 @@
 """Models: the `Model` protocol, requests and responses, test models and providers."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from eudaimon._lazy import lazy
 from eudaimon.core.settings import ModelSettings
 from eudaimon.models.base import ChatRequest, ChatResponse, Model, ModelStreamItem, StopReason, ToolSpec
 from eudaimon.models.function import FunctionModel
@@ -14,25 +15,8 @@ if TYPE_CHECKING:
     from eudaimon.models.fallback import FallbackModel
     from eudaimon.models.openai import OpenAIModel
 
-_LAZY = {
-    "OpenAIModel": "eudaimon.models.openai",
-    "AnthropicModel": "eudaimon.models.anthropic",
-    "FallbackModel": "eudaimon.models.fallback",
-}
-
-
-def __getattr__(name: str) -> Any:
-    # Providers import their SDKs; load them only when asked for.
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'eudaimon.models' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
+if not TYPE_CHECKING:  # providers import their SDKs: load them only when asked for
+    __getattr__, __dir__ = lazy(__name__, __file__)
 
 __all__ = [
     "AnthropicModel",

@@ -8,33 +8,17 @@ first use, so the CLI can register `serve` without FastAPI installed.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from eudaimon._extras import needs
+from eudaimon._lazy import lazy
 
+# The public names, imported on first use; this block is their one list (`eudaimon._lazy`).
 if TYPE_CHECKING:
-    from eudaimon.server.app import create_app
-    from eudaimon.server.auth import ApiKeys, Principal, Role
-    from eudaimon.server.webhooks import Webhook
+    from eudaimon.server.app import create_app as create_app
+    from eudaimon.server.auth import ApiKeys as ApiKeys
+    from eudaimon.server.auth import Principal as Principal
+    from eudaimon.server.auth import Role as Role
+    from eudaimon.server.webhooks import Webhook as Webhook
 
-__all__ = ["ApiKeys", "Principal", "Role", "Webhook", "create_app"]
-
-_HOMES = {"create_app": "eudaimon.server.app", "ApiKeys": "eudaimon.server.auth", "Principal": "eudaimon.server.auth"}
-_HOMES["Role"] = "eudaimon.server.auth"
-_HOMES["Webhook"] = "eudaimon.server.webhooks"
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'eudaimon.server' has no attribute {name!r}")
-    with needs("server", f"eudaimon.server.{name}"):
-        value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The public names, which are imported on first use (so a plain `dir()` would miss them)."""
-    return sorted(__all__)
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy(__name__, __file__, extra="server")

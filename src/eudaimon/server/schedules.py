@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException
 from pydantic import BaseModel, Field
 
-from eudaimon.agent._agent import runtime_of
+from eudaimon.agent.agent_runtime import runtime_of
 from eudaimon.core.errors import ConfigurationError, MissingExtra
 from eudaimon.runtime.process.engines import ScheduleOwner
 from eudaimon.runtime.process.schedules import Schedule, ScheduleEngineFailed, Schedules, UnknownSchedule
@@ -136,7 +136,7 @@ def router(ctx: ServerContext) -> APIRouter:
         """Keep a schedule; a server serving its agent fires it from the next slot on."""
         if body.agent not in ctx.agents:
             raise HTTPException(422, f"this server serves no agent {body.agent!r}")
-        engine = runtime_of(ctx.agents[body.agent]).driver.engine
+        engine = runtime_of(ctx.agents[body.agent]).engine
         schedules = kept()
         try:
             schedule = await schedules.add(

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from eudaimon._lazy import lazy
 from eudaimon.stores.base import EventStore, RunSummary
 from eudaimon.stores.memory import MemoryStore
 from eudaimon.stores.url import open_store
@@ -13,20 +14,7 @@ if TYPE_CHECKING:
     from eudaimon.stores.sqlite import SqliteStore
 
 
-def __getattr__(name: str) -> Any:
-    if name == "SqliteStore":
-        from eudaimon.stores.sqlite import SqliteStore
-
-        return SqliteStore
-    if name == "PostgresStore":
-        from eudaimon.stores.postgres import PostgresStore
-
-        return PostgresStore
-    raise AttributeError(f"module 'eudaimon.stores' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
+if not TYPE_CHECKING:  # a backend imports its driver: load it only when asked for
+    __getattr__, __dir__ = lazy(__name__, __file__)
 
 __all__ = ["EventStore", "MemoryStore", "PostgresStore", "RunSummary", "SqliteStore", "open_store"]

@@ -16,35 +16,16 @@ Needs the extra: `pip install -e '.[temporal]'`. Names are imported on first use
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from eudaimon._extras import needs
+from eudaimon._lazy import lazy
 
+# The public names, imported on first use; this block is their one list (`eudaimon._lazy`).
 if TYPE_CHECKING:
-    from eudaimon.temporal._engine import TemporalEngine
-    from eudaimon.temporal._worker import create_worker, sandbox_restrictions
-    from eudaimon.temporal._workflow import RunWorkflow
+    from eudaimon.temporal._engine import TemporalEngine as TemporalEngine
+    from eudaimon.temporal._worker import create_worker as create_worker
+    from eudaimon.temporal._worker import sandbox_restrictions as sandbox_restrictions
+    from eudaimon.temporal._workflow import RunWorkflow as RunWorkflow
 
-_WHERE = {
-    "TemporalEngine": "eudaimon.temporal._engine",
-    "create_worker": "eudaimon.temporal._worker",
-    "sandbox_restrictions": "eudaimon.temporal._worker",
-    "RunWorkflow": "eudaimon.temporal._workflow",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'eudaimon.temporal' has no attribute {name!r}")
-    with needs("temporal", f"eudaimon.temporal.{name}"):
-        return getattr(importlib.import_module(module), name)
-
-
-__all__ = ["RunWorkflow", "TemporalEngine", "create_worker", "sandbox_restrictions"]
-
-
-def __dir__() -> list[str]:
-    """The public names, which are imported on first use (so a plain `dir()` would miss them)."""
-    return sorted(__all__)
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy(__name__, __file__, extra="temporal")

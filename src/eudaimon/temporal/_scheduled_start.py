@@ -24,7 +24,7 @@ from temporalio.client import WorkflowHandle
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from eudaimon.agent._agent import runtime_of
+from eudaimon.agent.agent_runtime import runtime_of
 from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, GuardrailBlocked
 from eudaimon.core.events import RunQueued
 from eudaimon.extensions.guardrails import run_input_guardrails
@@ -64,7 +64,7 @@ class ScheduledStarts:
             await schedules.fired(schedule, slot, None)
             return ""
         agent = _served.agent_for(schedule.agent)
-        engine = runtime_of(agent).driver.engine if agent is not None else None
+        engine = runtime_of(agent).engine if agent is not None else None
         if agent is None or not isinstance(engine, TemporalEngine):
             raise ApplicationError(
                 f"schedule {schedule.id}: this worker has no agent {schedule.agent!r} built with a TemporalEngine; "

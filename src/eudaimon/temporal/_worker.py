@@ -29,8 +29,8 @@ from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from eudaimon.agent import Agent
-from eudaimon.agent._agent import runtime_of
 from eudaimon.agent._input import check_deps
+from eudaimon.agent.agent_runtime import runtime_of
 from eudaimon.stores.base import EventStore
 from eudaimon.temporal import _served
 from eudaimon.temporal._activities import Activities
@@ -102,7 +102,7 @@ def create_worker(
     if agent.deps_type is not None:
         check_deps(agent.name, agent.deps_type, deps, "create_worker(..., deps=...) (`eudaimon worker --deps`)")
     _served.serve(agent.name, spec, has_deps=deps is not None, agent=None if sandboxed else agent)
-    driver = runtime_of(agent).driver
+    driver = runtime_of(agent)
     activities = Activities(
         driver.config,
         store,

@@ -41,7 +41,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 import eudaimon
 from eudaimon.agent import Agent
-from eudaimon.agent._agent import runtime_of
+from eudaimon.agent.agent_runtime import runtime_of
 from eudaimon.core.codec import event_from_json, state_from_json, state_to_json
 from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, DeadlinePassed, InvalidOperation
 from eudaimon.core.events import Event, FailureKind, RunCancelled, RunFailed
@@ -51,7 +51,7 @@ from eudaimon.runtime.loop.cancel import CancellationToken
 from eudaimon.runtime.loop.config import RuntimeConfig
 from eudaimon.runtime.loop.journal import RunJournal
 from eudaimon.runtime.loop.loop import drive
-from eudaimon.runtime.loop.signals import _LoopSignal
+from eudaimon.runtime.loop.signals import LoopSignal
 from eudaimon.runtime.process.agent_change import AgentIdentity
 from eudaimon.runtime.process.operations import approval, reconciliation
 from eudaimon.temporal._change import note_agent_change, wait_on_a_fresh_execution
@@ -77,7 +77,7 @@ _NO_MEMORY_PATCH = "eudaimon.no-memory-no-remember"
 """Histories recorded when every run called `eudaimon.remember`, memory or not, replay with it."""
 
 
-class _ContinueAsNew(_LoopSignal):
+class _ContinueAsNew(LoopSignal):
     """Raised at a step's end to leave the loop with everything committed: the run goes on
     in a new execution of its workflow. A loop signal, so the loop records nothing for it and
     lets it through to `run`, which continues as new."""
@@ -90,7 +90,7 @@ with workflow.unsafe.imports_passed_through():
 # The served agent's module is imported when a run starts (`_runtime_config`), and the sandbox
 # wants what it imports loaded with the workflow. `import eudaimon` loads its public names on
 # first use, so load them all now: an agent module may use any of them.
-for _public in eudaimon.__all__:
+for _public in dir(eudaimon):  # the public names (`eudaimon._lazy`)
     getattr(eudaimon, _public)
 
 
@@ -185,8 +185,8 @@ class RunWorkflow:
     def _configure(self) -> tuple[RuntimeConfig, str | None]:
         """The loop's configuration, and why the run cannot go on here if it cannot."""
         agent = _agent(self._start)
-        self._snapshot_every = runtime_of(agent).driver.snapshot_every
-        self._identity = runtime_of(agent).driver.identity
+        self._snapshot_every = runtime_of(agent).snapshot_every
+        self._identity = runtime_of(agent).identity
         self._has_memory = agent.memory is not None
         sent = self._start.deps
         problem = missing_deps(sent, _served.has_deps(self._start.agent))

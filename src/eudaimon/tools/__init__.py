@@ -1,7 +1,9 @@
-"""Tools: typed functions a model may call, compiled once, with the effect class that governs recovery."""
+"""Tools: typed functions a model may call, compiled once, with the effect class that governs recovery.
+
+What a tool's author uses; the machinery that calls user code with its context is
+`eudaimon.tools.context` (`call_with_context`), and the rest stays in the private modules."""
 
 from eudaimon.core.messages import ToolSpec
-from eudaimon.tools._context import ToolContext, call_with_context, context_parameter
 from eudaimon.tools._time import RequireApproval, RetryAfter
 from eudaimon.tools._tool import (
     Prepare,
@@ -11,10 +13,9 @@ from eudaimon.tools._tool import (
     ToolReturn,
     ToolSuspended,
     as_tool,
-    render_output,
-    render_result,
     tool,
 )
+from eudaimon.tools.context import ToolContext
 
 __all__ = [
     "Prepare",
@@ -28,9 +29,5 @@ __all__ = [
     "ToolSuspended",
     "ToolSpec",
     "as_tool",
-    "call_with_context",
-    "context_parameter",
-    "render_output",
-    "render_result",
     "tool",
 ]

@@ -15,7 +15,7 @@ from typing import Any, get_type_hints
 from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, TypeAdapter, create_model
 
 from eudaimon.core.errors import ConfigurationError
-from eudaimon.tools._context import is_context_annotation
+from eudaimon.tools.context import is_context_annotation
 
 
 @dataclass(frozen=True, slots=True)

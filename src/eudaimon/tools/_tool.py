@@ -20,10 +20,10 @@ from pydantic_core import PydanticSerializationError, to_json
 from eudaimon.core.effects import Effect, ToolTraits
 from eudaimon.core.errors import ConfigurationError, EudaimonError
 from eudaimon.core.messages import PART_TYPES, ContentPart, JsonObject, TextPart, ToolSpec, Usage, describe_part
-from eudaimon.tools._context import ToolContext
 from eudaimon.tools._numbers import odd_number, refuse_constant
 from eudaimon.tools._schema import function_schema
 from eudaimon.tools._time import check_timeout
+from eudaimon.tools.context import ToolContext
 
 Prepare = Callable[[ToolContext[Any], ToolSpec], "ToolSpec | Awaitable[ToolSpec | None] | None"]
 """`fn(ctx, spec)`: the spec to offer at this step (possibly changed), or None to withhold the tool."""

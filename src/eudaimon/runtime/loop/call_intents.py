@@ -119,7 +119,7 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> R
         checked = tool.decode_arguments(call.arguments)
         arguments = tool.parse_arguments(checked, validate=cfg.validate_tool_inputs)
     except ToolArgumentsError as exc:
-        return complete(journal, call, _unusable(state, str(exc)), True)
+        return refuse_call(journal, call, _unusable(state, str(exc)))
     call = ToolCall(call.id, call.name, checked)
     verdict = await _verdict(journal, cfg, plan, call, tool, None if edited is not None else progress)
     if verdict is ToolPolicy.DENY:
@@ -146,7 +146,7 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> R
             )
         )
     except InvalidEvent as exc:  # e.g. arguments nested deeper than a journal row may hold
-        return complete(journal, call, f"the call cannot be journaled, so it did not run: {exc.problem}", True)
+        return refuse_call(journal, call, f"the call cannot be journaled, so it did not run: {exc.problem}")
     return Ready(call, tool, arguments, plan.attempt, key)
 
 
@@ -160,11 +160,11 @@ def _refused(
         return _deny(journal, call, _human_denial(progress))
     if call.name not in cfg.tools:
         known = ", ".join(sorted(cfg.tools)) or "none"
-        return complete(journal, call, f"Unknown tool {call.name!r}; available tools: {known}", True)
+        return refuse_call(journal, call, f"Unknown tool {call.name!r}; available tools: {known}")
     offered = journal.state.offered_tools
     if offered is not None and all(spec.name != call.name for spec in offered):
         known = ", ".join(spec.name for spec in offered) or "none"
-        return complete(journal, call, f"Tool {call.name!r} is not available at this step; available: {known}", True)
+        return refuse_call(journal, call, f"Tool {call.name!r} is not available at this step; available: {known}")
     return None
 
 
@@ -174,20 +174,20 @@ async def _repaired(journal: RunJournal, cfg: RuntimeConfig, call: ToolCall) -> 
     state = journal.state
     tool = cfg.tools[call.name]
     if state.stop_reason == "max_tokens" and isinstance(call.arguments, str) and not call.arguments.strip():
-        return complete(journal, call, _unusable(state, "no arguments arrived"), True)
+        return refuse_call(journal, call, _unusable(state, "no arguments arrived"))
     try:
         call = ToolCall(call.id, call.name, tool.decode_arguments(call.arguments))
     except ToolArgumentsError as exc:
-        return complete(journal, call, _unusable(state, str(exc)), True)
+        return refuse_call(journal, call, _unusable(state, str(exc)))
     if cfg.middleware is None:
         return call
     decided = await cfg.middleware.run_on_tool_call(call)
     if isinstance(decided, ToolOutput):
-        return complete(journal, call, decided.content, decided.is_error)
+        return complete(journal, call, decided.content, is_error=decided.is_error)
     if decided is not call and decided.name != call.name:
         refused = await _reroute(cfg, tool, decided)
         if refused is not None:
-            return complete(journal, call, refused, True)
+            return refuse_call(journal, call, refused)
     return decided
 
 
@@ -249,7 +249,7 @@ def _ask(
             )
         )
     except InvalidEvent as exc:  # arguments a journal row cannot hold: nothing to show a human
-        return complete(journal, call, f"the call cannot be journaled, so it did not run: {exc.problem}", True)
+        return refuse_call(journal, call, f"the call cannot be journaled, so it did not run: {exc.problem}")
     return None
 
 
@@ -348,13 +348,18 @@ def _deny(journal: RunJournal, call: ToolCall, reason: str) -> ToolResult:
     return ToolResult(call.id, f"Tool call denied: {reason}", True)
 
 
+def refuse_call(journal: RunJournal, call: ToolCall, reason: str) -> ToolResult:
+    """Complete `call` without running it: `reason` is the error result the model reads."""
+    return complete(journal, call, reason, is_error=True)
+
+
 def complete(
     journal: RunJournal,
     call: ToolCall,
     output: str,
+    *,
     is_error: bool,
     duration_ms: int = 0,
-    *,
     parts: tuple[ContentPart, ...] = (),
     retry: bool = False,
     datasource: str | None = None,

@@ -27,7 +27,7 @@ from eudaimon.runtime.loop.cancel import CancellationToken
 from eudaimon.runtime.loop.cancel_requests import CANCEL_POLL_S, CancelRequest
 from eudaimon.runtime.loop.journal import RunJournal
 from eudaimon.runtime.loop.per_loop import PerLoop
-from eudaimon.runtime.loop.signals import _LoopSignal
+from eudaimon.runtime.loop.signals import LoopSignal
 
 T = TypeVar("T")
 
@@ -36,7 +36,7 @@ POLL_STEP_S = CANCEL_POLL_S / 4
 in memory; the store is read at most every `CANCEL_POLL_S` for all the process's runs)."""
 
 
-class CallCancelled(_LoopSignal):
+class CallCancelled(LoopSignal):
     """Internal: a cancel arrived during a model call, which was closed."""
 
     def __init__(self, request: CancelRequest) -> None:

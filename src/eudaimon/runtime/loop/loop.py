@@ -56,7 +56,7 @@ from eudaimon.runtime.loop.context import offered_specs, run_context
 from eudaimon.runtime.loop.journal import RunJournal
 from eudaimon.runtime.loop.model_calls import ContextRejected, attempt
 from eudaimon.runtime.loop.model_calls import call as model_call
-from eudaimon.runtime.loop.signals import _LoopSignal
+from eudaimon.runtime.loop.signals import LoopSignal
 from eudaimon.runtime.loop.tool_calls import OutcomeLost, run_alone, run_together
 from eudaimon.streaming import Done, Error, StreamEvent
 from eudaimon.streaming import Usage as UsageEvent
@@ -107,7 +107,7 @@ async def drive(
     except asyncio.CancelledError:
         await _cut_short(journal, cancel)
         raise
-    except (JournalError, _LoopSignal):
+    except (JournalError, LoopSignal):
         # Another process owns the run now, or the store failed: nothing more may be written.
         # Or a shell's signal (a Temporal run continuing as new), for the shell to act on.
         raise

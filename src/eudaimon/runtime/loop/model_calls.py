@@ -38,11 +38,11 @@ from eudaimon.runtime.loop.call_watch import CallWatch
 from eudaimon.runtime.loop.config import RetrySettings
 from eudaimon.runtime.loop.journal import RunJournal, observers
 from eudaimon.runtime.loop.observe import model_answered
-from eudaimon.runtime.loop.signals import _LoopSignal
+from eudaimon.runtime.loop.signals import LoopSignal
 from eudaimon.streaming import Error
 
 
-class ContextRejected(_LoopSignal):
+class ContextRejected(LoopSignal):
     """Internal: the provider refused the request as too long; the rejection is journaled."""
 
 

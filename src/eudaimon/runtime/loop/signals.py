@@ -2,11 +2,11 @@
 
 A signal is raised deep in a step (a model call, a tool's executor, a hook) and caught by
 `drive` or by the one shell that drives it, never by a user: each names a turn the loop takes.
-They share this private base (no user catches one) so `drive` tells them from failures: an
-exception `drive` does not expect ends the run as failed (`run_failed`), but a signal that
+They share this base (the runtime's own, exported nowhere: no user catches one) so `drive`
+tells them from failures: an exception `drive` does not expect ends the run as failed (`run_failed`), but a signal that
 reaches `drive` passes through it untouched, like a store's `JournalError`, and records nothing.
 
-    _LoopSignal
+    LoopSignal
     ├── ContextRejected   (model_calls) the request was too long: build a smaller one
     ├── CallCancelled     (call_watch) a cancel closed the model call: journal run_cancelled
     ├── OutcomeLost       (tool_calls) a started call's outcome is lost: decide as after a crash
@@ -16,5 +16,5 @@ reaches `drive` passes through it untouched, like a store's `JournalError`, and 
 from __future__ import annotations
 
 
-class _LoopSignal(Exception):
+class LoopSignal(Exception):
     """The base of the loop's control-flow signals; never raised itself."""

@@ -34,7 +34,7 @@ from eudaimon.runtime.loop.context import run_context
 from eudaimon.runtime.loop.datasource_calls import Committed, run_in_transaction
 from eudaimon.runtime.loop.journal import RunJournal
 from eudaimon.runtime.loop.scope import CallScope, current_call
-from eudaimon.runtime.loop.signals import _LoopSignal
+from eudaimon.runtime.loop.signals import LoopSignal
 from eudaimon.streaming import ToolResult
 from eudaimon.tools import RetryAfter, Tool, ToolArgumentsError, ToolContext, ToolReturn, ToolSuspended
 
@@ -44,7 +44,7 @@ CANCELLED_CALLS_WAIT_S = 5.0
 stops at its next await, a child run after journaling its own `run_cancelled`."""
 
 
-class OutcomeLost(_LoopSignal):
+class OutcomeLost(LoopSignal):
     """Raised by a tool's executor when it lost track of a started call that may have acted
     (a Temporal worker died or timed out mid-activity, and the call may not run twice).
 
@@ -183,8 +183,8 @@ async def _finish_call(journal: RunJournal, cfg: RuntimeConfig, item: Ready, out
             journal,
             call,
             outcome.output,
-            outcome.is_error,
-            outcome.duration_ms,
+            is_error=outcome.is_error,
+            duration_ms=outcome.duration_ms,
             parts=outcome.parts,
             retry=outcome.retry,
             datasource=outcome.datasource,

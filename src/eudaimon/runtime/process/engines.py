@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from eudaimon.core.errors import ConfigurationError, install_line
+from eudaimon.core.errors import ConfigurationError, MissingExtra
 from eudaimon.core.events import ApprovalDecided, ToolReconciled
 
 if TYPE_CHECKING:
@@ -103,7 +103,7 @@ def open_engine(url: str) -> Engine:
             importlib.import_module(module)
         except ImportError as exc:
             raise ConfigurationError(
-                f"{url!r} names a Temporal engine, which needs the extra: {install_line(extra)} ({exc})"
+                f"{url!r} names a Temporal engine, which needs the extra: {MissingExtra.install_line(extra)} ({exc})"
             ) from exc
     opener = _openers.get(scheme)
     if opener is None:

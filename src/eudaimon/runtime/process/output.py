@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from eudaimon.core.errors import ConfigurationError
-from eudaimon.tools import ToolContext, call_with_context
+from eudaimon.tools.context import ToolContext, call_with_context
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n\s*```\s*$", re.DOTALL)
 
