@@ -2,7 +2,11 @@
 
 It runs on a worker of the agent's queue, with the worker's own agent, which must be built
 with the fleet's `TemporalEngine` (as the application's is: `eudaimon worker --agent` names the
-same module). For the slot it reads the schedule's record in the store (removed or paused: no
+same module). An activity runs outside Temporal's workflow sandbox, so this holds on a worker
+with `sandboxed=True` too: the worker hands its agent to the activity (`ScheduledStarts(store,
+agent)`) whether or not its workflows use that object.
+
+For the slot it reads the schedule's record in the store (removed or paused: no
 run), skips a slot missed as `catch_up` says (`Schedule.skips`, the same rule as a server's),
 runs the input guardrails, journals `run_queued` under `slot_run_id(schedule, slot)` — a
 compare-and-append, so a second start of the slot finds the first — and has the agent start it
@@ -24,6 +28,7 @@ from temporalio.client import WorkflowHandle
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
+from eudaimon.agent import Agent
 from eudaimon.agent.agent_runtime import runtime_of
 from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, GuardrailBlocked
 from eudaimon.core.events import RunQueued
@@ -45,8 +50,11 @@ _POLL_S = 0.1
 class ScheduledStarts:
     """The `eudaimon.start_scheduled` activity of one worker, on the journal's store."""
 
-    def __init__(self, store: EventStore) -> None:
+    def __init__(self, store: EventStore, agent: Agent[Any, Any] | None = None) -> None:
         self.store = store
+        self.agent = agent
+        """The worker's agent (activities run outside the sandbox, so even a sandboxed worker's
+        serves); without it, the agent the worker registered for its workflows (`_served`)."""
 
     def all(self) -> list[Callable[..., Any]]:
         return [self.start]
@@ -63,12 +71,13 @@ class ScheduledStarts:
         if schedule.paused or schedule.skips(slot, datetime.now(UTC)):
             await schedules.fired(schedule, slot, None)
             return ""
-        agent = _served.agent_for(schedule.agent)
+        agent = self.agent if self.agent is not None and self.agent.name == schedule.agent else None
+        agent = agent if agent is not None else _served.agent_for(schedule.agent)
         engine = runtime_of(agent).engine if agent is not None else None
         if agent is None or not isinstance(engine, TemporalEngine):
             raise ApplicationError(
                 f"schedule {schedule.id}: this worker has no agent {schedule.agent!r} built with a TemporalEngine; "
-                "serve the application's agent module (`eudaimon worker --agent MODULE:ATTR`), not a sandboxed copy",
+                "serve the application's agent module, built with the fleet's engine (`eudaimon worker --agent MODULE:ATTR`)",
                 type=REFUSED,
                 non_retryable=True,
             )

@@ -115,7 +115,7 @@ def create_worker(
         client,
         task_queue=task_queue,
         workflows=[RunWorkflow, ScheduledWorkflow],  # the second: what Temporal Schedules start (`_scheduled`)
-        activities=[*activities.all(), *ScheduledStarts(store).all()],
+        activities=[*activities.all(), *ScheduledStarts(store, agent).all()],
         workflow_runner=SandboxedWorkflowRunner(restrictions=sandbox_restrictions(module, strict=sandboxed)),
         max_concurrent_activities=max_concurrent_activities,
         max_concurrent_workflow_tasks=max_concurrent_workflow_tasks,
