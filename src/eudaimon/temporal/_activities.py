@@ -5,7 +5,7 @@ worker's own agent (its model and tools) and the configured `EventStore`:
 
 - `eudaimon.append` appends a batch of events with the usual `expected_seq` fence. Temporal
   may run it again after a lost worker; a batch found already in the store (same seqs, same
-  JSON) counts as appended, anything else raises `ConcurrencyConflict` (not retried).
+  JSON but for timestamps and durations) counts as appended, anything else raises `ConcurrencyConflict` (not retried).
 - `eudaimon.model` appends the batch recording its attempt when the workflow sent one (one
   round trip for both), rebuilds the request from the journal and calls the model once:
   retries are the loop's, journaled as `model_retry_scheduled`.
@@ -328,9 +328,12 @@ class Activities:
 
 
 def _payload(event: Event) -> dict[str, Any]:
-    """An event as JSON without its timestamp, which a store may keep at its own precision."""
+    """An event as JSON without its timestamp, which a store may keep at its own precision,
+    and without a duration: a local append's batch made again by a retried workflow task
+    (`JournalStore._append`) reads that task's clock, the same events measured later."""
     row = event_to_dict(event)
     row.pop("at", None)
+    row.pop("duration_ms", None)
     return row
 
 

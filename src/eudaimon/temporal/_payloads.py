@@ -163,6 +163,11 @@ class RunInput:
     journal: list[str] | None = None
     """A new run's journal (its `run_started`, as journal JSON) when it is small enough to
     travel: the first execution then needs no `eudaimon.load` activity."""
+    local_appends: bool = False
+    """Append batches no effect's activity carries (the run's last, a decision's) with a local
+    activity: no round trip through the Temporal server (`_seams.JournalStore`). Set by the
+    engine for runs it starts; a history recorded before it has no such field and replays
+    with the `eudaimon.append` activity it scheduled."""
 
 
 MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)

@@ -218,6 +218,7 @@ class RunWorkflow:
         self._loaded_seq = state.next_seq - 1
         self._store = JournalStore(self._start.run_id, events, base_seq=base, snapshot_every=self._snapshot_every)
         self._store.carry = self._carry
+        self._store.local = self._start.local_appends
         self._journal = RunJournal(self._store, state, snapshot_every=0, clock=workflow_clock())
         self._journal.replayed = True
         self._journal.deps = self._deps
