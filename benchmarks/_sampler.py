@@ -20,7 +20,18 @@ from collections import Counter
 from pathlib import Path
 from types import FrameType
 
-_IDLE = {"select", "poll", "epoll", "wait", "_wait_for_tstate_lock", "get", "sleep", "acquire", "_worker", "run_forever"}
+_IDLE = {
+    "select",
+    "poll",
+    "epoll",
+    "wait",
+    "_wait_for_tstate_lock",
+    "get",
+    "sleep",
+    "acquire",
+    "_worker",
+    "run_forever",
+}
 
 
 def _name(frame: FrameType) -> str:

@@ -146,7 +146,9 @@ class RunWorkflow:
 
     async def _drive(self) -> str:
         config, problem = self._configure()
-        self._carry = workflow.patched(_CARRY_PATCH)
+        # A run started with local appends postdates carrying: it needs no patch marker (and
+        # the search-attribute upsert Temporal makes with it), two history events a run.
+        self._carry = self._start.local_appends or workflow.patched(_CARRY_PATCH)
         await self._load()
         journal = self._ready()
         if problem is not None and not journal.state.status.is_terminal:
