@@ -179,6 +179,42 @@ def measure(quick: bool) -> dict[str, Any]:
     return figures
 
 
+LIMITS = {"worker CPU s": 0.5, "server CPU s": 1.0, "wall s": 1.0}
+"""The issue's targets: eudaimon ÷ Pydantic AI per run, same workload, server and run."""
+
+
+def targets(f: dict[str, Any]) -> list[h.Target]:
+    out = []
+    for key, ours in f.items():
+        if not (key.startswith("eudaimon N=") and isinstance(ours, dict)):
+            continue
+        n = key.removeprefix("eudaimon N=")
+        theirs = f.get(f"pydantic-ai N={n}")
+        out.append(h.Target(f"N={n}: every run completes (runs not completed)", int(n) - ours["completed"], 0, ""))
+        if not isinstance(theirs, dict) or not theirs["completed"]:
+            continue
+        for what, limit in LIMITS.items():
+            mine, peer = ours[what] / ours["completed"], theirs[what] / theirs["completed"]
+            out.append(
+                h.Target(
+                    f"N={n}: {what.removesuffix(' s')} per run ≤ {limit} × Pydantic AI's",
+                    mine / max(peer, 1e-9),
+                    limit,
+                    f"{ours[what]:.2f} s ÷ {theirs[what]:.2f} s",
+                )
+            )
+        events, peer_events = ours["history events per run"], theirs["history events per run"]
+        out.append(
+            h.Target(
+                f"N={n}: history events per run ≤ Pydantic AI's",
+                events / peer_events,
+                1.0,
+                f"{events:.0f} ÷ {peer_events:.0f} events",
+            )
+        )
+    return out
+
+
 if __name__ == "__main__":
     import json
 
