@@ -179,6 +179,41 @@ def measure(quick: bool) -> dict[str, Any]:
     return figures
 
 
+LIMITS = {"worker CPU s": 0.5, "server CPU s": 1.0, "wall s": 1.0}
+"""The issue's targets: eudaimon ÷ Pydantic AI per run, same workload, server and run."""
+
+
+def targets(f: dict[str, Any]) -> list[h.Target]:
+    """Verdicts from the flattened figures (`eudaimon N=100 / wall s`), per N measured."""
+    out = []
+    sizes = sorted({int(k.split(" / ")[0].removeprefix("eudaimon N=")) for k in f if k.startswith("eudaimon N=")})
+    for n in sizes:
+        ours, theirs = f"eudaimon N={n} / ", f"pydantic-ai N={n} / "
+        out.append(h.Target(f"N={n}: every run completes (runs not completed)", n - f[ours + "completed"], 0, ""))
+        if not f.get(theirs + "completed"):
+            continue
+        for what, limit in LIMITS.items():
+            mine, peer = f[ours + what] / f[ours + "completed"], f[theirs + what] / f[theirs + "completed"]
+            out.append(
+                h.Target(
+                    f"N={n}: {what.removesuffix(' s')} per run ≤ {limit} × Pydantic AI's",
+                    mine / max(peer, 1e-9),
+                    limit,
+                    f"{f[ours + what]:.2f} s ÷ {f[theirs + what]:.2f} s",
+                )
+            )
+        events, peer_events = f[ours + "history events per run"], f[theirs + "history events per run"]
+        out.append(
+            h.Target(
+                f"N={n}: history events per run ≤ Pydantic AI's",
+                events / peer_events,
+                1.0,
+                f"{events:.0f} ÷ {peer_events:.0f}",
+            )
+        )
+    return out
+
+
 if __name__ == "__main__":
     import json
 

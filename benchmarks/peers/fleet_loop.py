@@ -12,6 +12,7 @@ own, so that its CPU time and peak memory are its alone (Pydantic AI's workflow 
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from typing import Any
 
@@ -76,7 +77,25 @@ async def _pydantic_ai_worker(target: str, queue: str) -> None:
 
 if __name__ == "__main__":
     kind, target, queue = sys.argv[1:4]
-    if kind == "eudaimon":
+    if os.environ.get("FLEET_SAMPLE"):  # a profile of this worker (`_sampler`)
+        import _sampler
+
+        _sampler.start(f"{os.environ['FLEET_SAMPLE']}-{kind}.txt")
+    if kind == "eudaimon" and os.environ.get("FLEET_CPROFILE"):  # the event loop's thread, profiled
+        import cProfile
+        import signal
+
+        profile = cProfile.Profile()
+
+        def dump(*_: object) -> None:
+            profile.disable()
+            profile.dump_stats(os.environ["FLEET_CPROFILE"])
+            os._exit(0)
+
+        signal.signal(signal.SIGTERM, dump)
+        profile.enable()
+        asyncio.run(_eudaimon_worker(target, queue, sys.argv[4]))
+    elif kind == "eudaimon":
         asyncio.run(_eudaimon_worker(target, queue, sys.argv[4]))
     else:
         asyncio.run(_pydantic_ai_worker(target, queue))

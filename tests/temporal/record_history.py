@@ -38,9 +38,11 @@ from eudaimon import Agent
 from eudaimon.temporal import TemporalEngine
 
 HISTORIES = Path(__file__).parent / "histories"
-RELEASE = "v2"
+RELEASE = "v3"
 """This release's histories: the worker passes eudaimon through the sandbox, the model
-activity appends its attempt, no `remember` for an agent without memory."""
+activity appends its attempt, no `remember` for an agent without memory, and a batch no
+effect carries (the run's last, a decision's) is appended by a local activity (`v2`: the
+release before, every append an activity)."""
 
 Path_ = Callable[[Agent, Client], Awaitable[str]]
 

@@ -45,9 +45,32 @@ def worker(
         typer.Option(
             "--sandboxed",
             help="Keep Temporal's full workflow sandbox: eudaimon and the agent's module are imported again "
-            "for every run (about a second of CPU each). By default they are passed through.",
+            "for every run (about a second of CPU each). The same as --sandbox strict.",
         ),
     ] = False,
+    sandbox: Annotated[
+        str,
+        typer.Option(
+            "--sandbox",
+            help="off (the default: workflows run unsandboxed, the cheapest), passthrough (Temporal's sandbox, "
+            "eudaimon and the agent's module passed through) or strict (the same as --sandboxed).",
+        ),
+    ] = "off",
+    workflow_task_slots: Annotated[
+        int, typer.Option("--workflow-task-slots", min=1, help="Workflow tasks (decisions) run at once.")
+    ] = 100,
+    activity_slots: Annotated[
+        int, typer.Option("--activity-slots", min=1, help="Model calls, tool calls and journal appends run at once.")
+    ] = 200,
+    cached_workflows: Annotated[
+        int,
+        typer.Option(
+            "--cached-workflows",
+            min=1,
+            help="Runs kept in memory between their tasks: keep it above the runs in flight on this worker, "
+            "or an evicted run is replayed from its history on its next task.",
+        ),
+    ] = 2000,
 ) -> None:
     """Serve an agent's runs from a Temporal task queue, as one worker of a fleet.
 
@@ -80,6 +103,10 @@ def worker(
                 store=built.store,
                 deps=worker_deps,
                 sandboxed=sandboxed,
+                sandbox=sandbox,  # type: ignore[arg-type]  # create_worker refuses an unknown mode
+                max_concurrent_workflow_tasks=workflow_task_slots,
+                max_concurrent_activities=activity_slots,
+                max_cached_workflows=cached_workflows,
             )
         except ConfigurationError as exc:
             fail(str(exc))

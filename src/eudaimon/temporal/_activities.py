@@ -5,7 +5,7 @@ worker's own agent (its model and tools) and the configured `EventStore`:
 
 - `eudaimon.append` appends a batch of events with the usual `expected_seq` fence. Temporal
   may run it again after a lost worker; a batch found already in the store (same seqs, same
-  JSON) counts as appended, anything else raises `ConcurrencyConflict` (not retried).
+  JSON but for timestamps and durations) counts as appended, anything else raises `ConcurrencyConflict` (not retried).
 - `eudaimon.model` appends the batch recording its attempt when the workflow sent one (one
   round trip for both), rebuilds the request from the journal and calls the model once:
   retries are the loop's, journaled as `model_retry_scheduled`.
@@ -59,6 +59,7 @@ from eudaimon.temporal._payloads import (
     dumps,
     encode_tool_result,
     json_bytes,
+    received,
     refs_in,
     resolve,
     run_prefix,
@@ -100,9 +101,10 @@ class Activities:
         return [self.load, self.append, self.model, self.tool, self.remember, self.unstash]
 
     @activity.defn(name="eudaimon.load")
-    async def load(self, request: LoadInput) -> list[str] | dict[str, Any]:
+    async def load(self, sent: dict[str, Any]) -> list[str] | dict[str, Any]:
         """The run's events as journal JSON, long strings as references to the store; with
         `from_snapshot`, the run's latest snapshot and only the events after it."""
+        request = received(LoadInput, sent)
         run_id = request.run_id
         snapshot = await self.store.load_snapshot(f"run:{run_id}") if request.from_snapshot else None
         if snapshot is not None and state_from_json(snapshot.data) is None:
@@ -123,10 +125,13 @@ class Activities:
         return await self._fitted(encode, request.inline_limit, f"run {run_id}'s journal")
 
     @activity.defn(name="eudaimon.append")
-    async def append(self, request: AppendInput) -> None:
+    async def append(self, sent: dict[str, Any]) -> None:
         """Append the batch, with the run's state as a snapshot when the batch crosses a
         multiple of `snapshot_every` (as a local driver does): loading it later, by anyone,
         folds only the events after it."""
+        await self._append(received(AppendInput, sent))
+
+    async def _append(self, request: AppendInput) -> None:
         texts = await self._resolve_all([json.loads(t) for t in request.events])
         events = [event_from_json(t) for t in texts]
         run_id, before = request.run_id, request.expected_seq
@@ -160,7 +165,8 @@ class Activities:
         raise ApplicationError(str(exc), type="ConcurrencyConflict", non_retryable=True) from exc
 
     @activity.defn(name="eudaimon.model")
-    async def model(self, request: ModelInput) -> str:
+    async def model(self, sent: dict[str, Any]) -> str:
+        request = received(ModelInput, sent)
         if request.journal is not None:  # the attempt is durable before the model is called
             await self._append_carried(request.journal)
         state = await self._state_at(request.run_id, request.seq)
@@ -187,14 +193,15 @@ class Activities:
     async def _append_carried(self, batch: AppendInput) -> None:
         """Append the batch an effect's activity carries, before the effect."""
         try:
-            await self.append(batch)
+            await self._append(batch)
         except ApplicationError as exc:
             raise ApplicationError(exc.message, type=CARRIED_REFUSED, non_retryable=True) from exc
         except Exception as exc:
             raise ApplicationError(str(exc), type=APPEND_FAILED, non_retryable=True) from exc
 
     @activity.defn(name="eudaimon.tool")
-    async def tool(self, request: ToolInput) -> ToolResultPayload:
+    async def tool(self, sent: dict[str, Any]) -> ToolResultPayload:
+        request = received(ToolInput, sent)
         if request.journal is not None:  # the intent is durable before the tool runs
             await self._append_carried(request.journal)
         tool = self.config.tools.get(request.tool)
@@ -242,8 +249,9 @@ class Activities:
             raise ApplicationError(str(exc), type="ConfigurationError", non_retryable=True) from exc
 
     @activity.defn(name="eudaimon.unstash")
-    async def unstash(self, request: UnstashInput) -> None:
+    async def unstash(self, sent: dict[str, Any]) -> None:
         """Delete what a run stashed, once its workflow has finished with it."""
+        request = received(UnstashInput, sent)
         for key in request.keys:
             if key.startswith("run:" + run_prefix(request.run_id)):  # never anything but its stash
                 await self.store.delete_run(key.removeprefix("run:"))
@@ -328,9 +336,12 @@ class Activities:
 
 
 def _payload(event: Event) -> dict[str, Any]:
-    """An event as JSON without its timestamp, which a store may keep at its own precision."""
+    """An event as JSON without its timestamp, which a store may keep at its own precision,
+    and without a duration: a local append's batch made again by a retried workflow task
+    (`JournalStore._append`) reads that task's clock, the same events measured later."""
     row = event_to_dict(event)
     row.pop("at", None)
+    row.pop("duration_ms", None)
     return row
 
 

@@ -157,6 +157,7 @@ class TemporalEngine:
             read_attempts=self.read_attempts,
             deps=deps,
             continue_after_events=self.continue_after_events,
+            local_appends=True,
         )
 
     async def start(

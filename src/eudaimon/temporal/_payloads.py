@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
+import functools
 import hashlib
 import json
-from collections.abc import Sequence
+import typing
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from pydantic import TypeAdapter
 
@@ -163,6 +166,11 @@ class RunInput:
     journal: list[str] | None = None
     """A new run's journal (its `run_started`, as journal JSON) when it is small enough to
     travel: the first execution then needs no `eudaimon.load` activity."""
+    local_appends: bool = False
+    """Append batches no effect's activity carries (the run's last, a decision's) with a local
+    activity: no round trip through the Temporal server (`_seams.JournalStore`). Set by the
+    engine for runs it starts; a history recorded before it has no such field and replays
+    with the `eudaimon.append` activity it scheduled."""
 
 
 MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)
@@ -317,3 +325,36 @@ def json_bytes(value: Any) -> int:
 
 def dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+_D = TypeVar("_D")
+
+
+def received(cls: type[_D], value: Any) -> _D:
+    """An activity's input as `cls`, from the JSON object it arrived as.
+
+    Activities take their input as a plain dict and build it here: Temporal's converter
+    resolves a dataclass's type hints (`typing.get_type_hints`) on every payload it decodes,
+    a tenth of a fleet worker's CPU; these are resolved once per class. A key `cls` does not
+    know is ignored, as the converter does (an input sent by a newer release)."""
+    if isinstance(value, cls):
+        return value
+    nested: dict[str, Any] = _nested(cast(Hashable, cls))
+    kwargs = {k: _built(nested[k], v) for k, v in value.items() if k in nested}
+    return cls(**kwargs)
+
+
+def _built(cls: type | None, value: Any) -> Any:
+    return received(cls, value) if cls is not None and value is not None else value
+
+
+@functools.cache
+def _nested(cls: Hashable) -> dict[str, type | None]:
+    """Each field of the dataclass `cls`, with the dataclass its value holds (if any)."""
+    hints = typing.get_type_hints(cls)
+    out: dict[str, type | None] = {}
+    for f in dataclasses.fields(cast(Any, cls)):
+        hint = hints[f.name]
+        found = [t for t in (hint, *typing.get_args(hint)) if isinstance(t, type) and dataclasses.is_dataclass(t)]
+        out[f.name] = found[0] if found else None
+    return out

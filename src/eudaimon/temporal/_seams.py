@@ -91,6 +91,8 @@ class JournalStore:
         """Let the effect's activity append a batch that ends with `model_attempt_started` or
         `tool_started` (the loop calls the model, or runs the tools, right after committing
         it): one round trip instead of two."""
+        self.local = False
+        """Append what no effect's activity carries with a local activity (`RunInput.local_appends`)."""
         self._carried: AppendInput | None = None
 
     def carried(self) -> AppendInput | None:
@@ -128,18 +130,41 @@ class JournalStore:
         self.events.extend(events)
 
     async def _append(self, batch: AppendInput) -> None:
+        """Append `batch` through `eudaimon.append`: a local activity when `local`.
+
+        A local activity runs on this worker inside the workflow task that schedules it, and
+        its result is recorded as one marker in the task's completion, beside what the
+        workflow does next: for the run's last batch (its terminal event) that is the
+        workflow's completion, so a run costs no activity round trip through the server
+        beyond its model and tool calls, and the terminal event is in the store before the
+        workflow completes. Crash windows, each leaving the journal whole:
+
+        - the worker dies before the store commits: the workflow task times out, another
+          worker replays the workflow to the same batch and appends it;
+        - the worker dies after the commit, before the task completes: the replay appends
+          the batch again, the store refuses its seqs, and the batch found there (the same
+          events but for their timestamps: the replay's clock is its own task's) counts as
+          appended (`Activities._same_batch`); the store keeps the first timestamps;
+        - the task completes: the marker holds the append, and a replay does not run it.
+
+        The store not answering is retried, as a remote append is; past a minute of
+        retries Temporal waits for the next attempt with a timer.
+        """
         run_id, expected_seq = batch.run_id, batch.expected_seq
+        retry = RetryPolicy(
+            initial_interval=timedelta(milliseconds=200),
+            maximum_interval=timedelta(seconds=10),
+            non_retryable_error_types=["ConcurrencyConflict", "CorruptEvent"],
+        )
         try:
-            await workflow.execute_activity(
-                "eudaimon.append",
-                batch,
-                start_to_close_timeout=timedelta(seconds=60),
-                retry_policy=RetryPolicy(
-                    initial_interval=timedelta(milliseconds=200),
-                    maximum_interval=timedelta(seconds=10),
-                    non_retryable_error_types=["ConcurrencyConflict", "CorruptEvent"],
-                ),
-            )
+            if self.local:
+                await workflow.execute_local_activity(
+                    "eudaimon.append", batch, start_to_close_timeout=timedelta(seconds=60), retry_policy=retry
+                )
+            else:
+                await workflow.execute_activity(
+                    "eudaimon.append", batch, start_to_close_timeout=timedelta(seconds=60), retry_policy=retry
+                )
         except ActivityError as exc:
             cause = exc.cause
             if isinstance(cause, ApplicationError) and cause.type == "ConcurrencyConflict":

@@ -13,30 +13,44 @@ through `_seams`), and that is checked where it belongs: recorded histories of e
 are replayed in CI under the strict restrictions (`sandbox_restrictions(..., strict=True)`),
 where eudaimon is re-imported and its clocks and randomness are refused.
 
-`sandboxed=True` keeps Temporal's full sandbox at run time: eudaimon and the agent's module
-are imported again for every workflow run (and after every eviction from the worker's
-cache), which costs about a second of CPU per run.
+How workflows run (`sandbox`):
+
+- `"off"` (the default): no sandbox at run time (Temporal's `UnsandboxedWorkflowRunner`).
+  With eudaimon and the agent's module passed through, the sandbox checked nothing of them,
+  and it cost most of a worker's CPU past the loop itself: every payload a workflow sends or
+  receives asked the sandboxed instance for its serialization context through an `exec` of
+  generated code (about a third of the worker's CPU at 100 runs in flight, measured with
+  `benchmarks/fleet.py`), and every run built a sandboxed instance of its own.
+- `"passthrough"`: Temporal's sandbox, eudaimon and the agent's module passed through (the
+  sandbox then guards only code the agent's module imports from elsewhere).
+- `"strict"` (or `sandboxed=True`): Temporal's full sandbox: eudaimon and the agent's module
+  are imported again for every workflow run (and after every eviction from the worker's
+  cache), which costs about a second of CPU per run.
 """
 
 from __future__ import annotations
 
 import functools
 from importlib.metadata import packages_distributions
-from typing import Any
+from typing import Any, Literal, get_args
 
 from temporalio.client import Client
-from temporalio.worker import Worker
+from temporalio.worker import UnsandboxedWorkflowRunner, Worker, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from eudaimon.agent import Agent
 from eudaimon.agent._input import check_deps
 from eudaimon.agent.agent_runtime import runtime_of
+from eudaimon.core.errors import ConfigurationError
 from eudaimon.stores.base import EventStore
 from eudaimon.temporal import _served
 from eudaimon.temporal._activities import Activities
 from eudaimon.temporal._scheduled import ScheduledWorkflow
 from eudaimon.temporal._scheduled_start import ScheduledStarts
 from eudaimon.temporal._workflow import RunWorkflow
+
+SandboxMode = Literal["off", "passthrough", "strict"]
+SANDBOX_MODES: tuple[str, ...] = get_args(SandboxMode)
 
 
 @functools.cache
@@ -74,6 +88,7 @@ def create_worker(
     heartbeat_every_s: float = 1.0,
     deps: Any = None,
     sandboxed: bool = False,
+    sandbox: SandboxMode = "off",
 ) -> Worker:
     """A worker serving `agent`, which the module `spec` (`MODULE:ATTR`) builds.
 
@@ -87,11 +102,17 @@ def create_worker(
             pool, which cannot travel — for runs whose own deps could not be sent (or that
             had none). Deps that serialize travel with their run and take precedence
             (`eudaimon.temporal._deps`). Required when the agent declares a `deps_type`.
-        sandboxed: keep Temporal's full workflow sandbox at run time (eudaimon and the agent's
-            module imported again per workflow run, about a second of CPU each); by default
-            they are passed through and the workflows use this worker's `agent`.
-        max_concurrent_activities: model calls, tools and journal appends run at once.
-        max_concurrent_workflow_tasks: workflow tasks (decisions) run at once.
+        sandboxed: `sandbox="strict"`: Temporal's full workflow sandbox at run time (eudaimon
+            and the agent's module imported again per workflow run, about a second of CPU each).
+        sandbox: `"off"` (the default: workflows run unsandboxed with this worker's `agent`),
+            `"passthrough"` (Temporal's sandbox, eudaimon and the agent's module passed
+            through) or `"strict"`; see the module's docstring for what each costs.
+        max_concurrent_activities: model calls, tools and journal appends run at once (200:
+            a run holds at most one at a time on the fleet workload, and 1,000 runs in flight
+            on two cores wait on the Temporal server, not on these slots).
+        max_concurrent_workflow_tasks: workflow tasks (decisions) run at once (100: a task
+            is a fraction of a millisecond of CPU without the sandbox, and more slots only
+            queue on the GIL).
         max_cached_workflows: runs kept in memory between their tasks; a run evicted from the
             cache is replayed from its history on its next task. Hold every run in flight.
 
@@ -99,9 +120,12 @@ def create_worker(
         ConfigurationError: the agent declares a `deps_type` and `deps` is missing or not one.
     """
     module = spec.partition(":")[0]
+    mode = "strict" if sandboxed else sandbox
+    if mode not in SANDBOX_MODES:
+        raise ConfigurationError(f"sandbox={mode!r} is not one of {', '.join(SANDBOX_MODES)}")
     if agent.deps_type is not None:
         check_deps(agent.name, agent.deps_type, deps, "create_worker(..., deps=...) (`eudaimon worker --deps`)")
-    _served.serve(agent.name, spec, has_deps=deps is not None, agent=None if sandboxed else agent)
+    _served.serve(agent.name, spec, has_deps=deps is not None, agent=None if mode == "strict" else agent)
     driver = runtime_of(agent)
     activities = Activities(
         driver.config,
@@ -116,8 +140,14 @@ def create_worker(
         task_queue=task_queue,
         workflows=[RunWorkflow, ScheduledWorkflow],  # the second: what Temporal Schedules start (`_scheduled`)
         activities=[*activities.all(), *ScheduledStarts(store, agent).all()],
-        workflow_runner=SandboxedWorkflowRunner(restrictions=sandbox_restrictions(module, strict=sandboxed)),
+        workflow_runner=_runner(module, mode),
         max_concurrent_activities=max_concurrent_activities,
         max_concurrent_workflow_tasks=max_concurrent_workflow_tasks,
         max_cached_workflows=max_cached_workflows,
     )
+
+
+def _runner(module: str, mode: str) -> WorkflowRunner:
+    if mode == "off":
+        return UnsandboxedWorkflowRunner()
+    return SandboxedWorkflowRunner(restrictions=sandbox_restrictions(module, strict=mode == "strict"))

@@ -146,7 +146,9 @@ class RunWorkflow:
 
     async def _drive(self) -> str:
         config, problem = self._configure()
-        self._carry = workflow.patched(_CARRY_PATCH)
+        # A run started with local appends postdates carrying: it needs no patch marker (and
+        # the search-attribute upsert Temporal makes with it), two history events a run.
+        self._carry = self._start.local_appends or workflow.patched(_CARRY_PATCH)
         await self._load()
         journal = self._ready()
         if problem is not None and not journal.state.status.is_terminal:
@@ -218,6 +220,7 @@ class RunWorkflow:
         self._loaded_seq = state.next_seq - 1
         self._store = JournalStore(self._start.run_id, events, base_seq=base, snapshot_every=self._snapshot_every)
         self._store.carry = self._carry
+        self._store.local = self._start.local_appends
         self._journal = RunJournal(self._store, state, snapshot_every=0, clock=workflow_clock())
         self._journal.replayed = True
         self._journal.deps = self._deps
