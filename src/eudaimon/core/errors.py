@@ -42,7 +42,8 @@
     ├── MCPToolError              an MCP server ran a tool and reported an error (eudaimon.mcp)
     ├── A2AToolError              a remote A2A agent's task did not complete (eudaimon.a2a)
     ├── DatasourceError           a datasource could not be reached or refused eudaimon's statements (eudaimon.datasources)
-    └── UnknownSchedule           also a KeyError: no schedule has this id (eudaimon.runtime.process.schedules)
+    ├── UnknownSchedule           also a KeyError: no schedule has this id (eudaimon.runtime.process.schedules)
+    └── ScheduleEngineFailed      Temporal refused a schedule change; the record is unchanged (eudaimon.runtime.process.schedules)
 
     EudaimonWarning (a UserWarning)
     └── ToolRetryIgnored          tool_retry_policy will not re-run some tools; names them

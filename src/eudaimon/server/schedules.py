@@ -18,8 +18,7 @@ from pydantic import BaseModel, Field
 
 from eudaimon.agent.agent_runtime import runtime_of
 from eudaimon.core.errors import ConfigurationError, MissingExtra
-from eudaimon.runtime.process.engines import ScheduleOwner
-from eudaimon.runtime.process.schedules import Schedule, ScheduleEngineFailed, Schedules, UnknownSchedule
+from eudaimon.runtime.process.schedules import Schedule, ScheduleEngineFailed, ScheduleOwner, Schedules, UnknownSchedule
 from eudaimon.server.auth import Principal
 from eudaimon.server.context import ServerContext, guards
 from eudaimon.server.responses import ERRORS, Problem

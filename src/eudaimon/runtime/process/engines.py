@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import AsyncIterator, Callable
-from datetime import datetime
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol
 
 from eudaimon.core.errors import ConfigurationError, MissingExtra
 from eudaimon.core.events import ApprovalDecided, ToolReconciled
@@ -24,7 +23,6 @@ if TYPE_CHECKING:
     from eudaimon.runtime.loop.cancel import CancellationToken
     from eudaimon.runtime.loop.config import RuntimeConfig
     from eudaimon.runtime.loop.journal import RunJournal
-    from eudaimon.runtime.process.schedules import Schedule
     from eudaimon.stores.base import EventStore
     from eudaimon.streaming import StreamEvent
 
@@ -57,26 +55,6 @@ class Engine(Protocol):
     async def decide(self, run_id: str, decision: ApprovalDecided | ToolReconciled) -> bool:
         """Hand a human's decision (already checked against the store's state) to the driver;
         False when nothing drives the run now, and the decision is to be appended to the store."""
-        ...
-
-
-@runtime_checkable
-class ScheduleOwner(Protocol):
-    """An engine that fires schedules itself (Temporal Schedules), mirrored from the store's
-    records by `runtime.process.schedules.Schedules`: each slot starts the run `slot_run_id` names."""
-
-    async def add_schedule(self, schedule: Schedule) -> None:
-        """Create the engine's schedule for `schedule` (kept in the store already)."""
-        ...
-
-    async def pause_schedule(self, schedule_id: str, paused: bool) -> None: ...
-
-    async def remove_schedule(self, schedule_id: str) -> None:
-        """Delete the engine's schedule; one already gone is no error."""
-        ...
-
-    async def schedule_times(self, schedule_id: str) -> tuple[datetime | None, datetime | None]:
-        """The engine's next action time and the scheduled time of its last action."""
         ...
 
 

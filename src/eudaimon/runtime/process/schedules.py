@@ -12,7 +12,7 @@ A schedule of an agent served by a Temporal fleet is owned by Temporal (`engine`
 fleet's engine URL): `add` also creates a Temporal Schedule, `pause` and `remove` are mirrored
 on it, its next and last action times are Temporal's (`times`), and `eudaimon serve` leaves it
 alone; Temporal fires it (`eudaimon.temporal._scheduled`), with the same run id per slot. The
-runtime reaches Temporal only through the engine the URL opens (`runtime.process.engines.ScheduleOwner`).
+runtime reaches Temporal only through the engine the URL opens (`ScheduleOwner`).
 
 The record and the engine's schedule are two places, so each change is ordered to leave them
 agreeing when the engine fails: `add` keeps the record, then creates the engine's schedule, and
@@ -31,11 +31,12 @@ import secrets
 from collections.abc import Awaitable, Iterator
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
+from typing import Protocol, runtime_checkable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from eudaimon._extras import needs
 from eudaimon.core.errors import ConfigurationError, EudaimonError
-from eudaimon.runtime.process.engines import ScheduleOwner, open_engine
+from eudaimon.runtime.process.engines import open_engine
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.records import RecordStore, records_of
 
@@ -49,6 +50,26 @@ _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 class UnknownSchedule(EudaimonError, KeyError):
     """No schedule has this id (it was never added, or was removed)."""
+
+
+@runtime_checkable
+class ScheduleOwner(Protocol):
+    """An engine that fires schedules itself (Temporal Schedules), mirrored from the store's
+    records by `Schedules` below: each slot starts the run `slot_run_id` names."""
+
+    async def add_schedule(self, schedule: Schedule) -> None:
+        """Create the engine's schedule for `schedule` (kept in the store already)."""
+        ...
+
+    async def pause_schedule(self, schedule_id: str, paused: bool) -> None: ...
+
+    async def remove_schedule(self, schedule_id: str) -> None:
+        """Delete the engine's schedule; one already gone is no error."""
+        ...
+
+    async def schedule_times(self, schedule_id: str) -> tuple[datetime | None, datetime | None]:
+        """The engine's next action time and the scheduled time of its last action."""
+        ...
 
 
 class ScheduleEngineFailed(EudaimonError):
