@@ -8,13 +8,18 @@ a history over 50 MB or 51,200 events; what grows with the conversation must sta
 (the model activity names the run's messages by position) and continue-as-new bounds the
 events. Figures: the history's bytes per model call (every event from one model call's
 scheduling to the next, over every execution of the run's workflow) at the first and last ten
-calls and their ratio (flat: about 1), the total events and bytes, the largest execution's
+tool-calling calls and their ratio (flat: about 1), the total events and bytes, the largest execution's
 events and bytes, the biggest single event.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+import threading
 import uuid
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +50,7 @@ async def _executions(client: Any, workflow_id: str) -> list[Any]:
     return histories
 
 
-def history_figures(histories: list[Any]) -> dict[str, Any]:
+def history_figures(histories: list[Any], model: str = MODEL) -> dict[str, Any]:
     """Bytes of history per model call (each event counted at the model call it follows),
     and the totals, from the histories of a run's executions."""
     per_call: list[int] = []
@@ -58,12 +63,13 @@ def history_figures(histories: list[Any]) -> dict[str, Any]:
             size += n
             biggest = max(biggest, n)
             scheduled = event.activity_task_scheduled_event_attributes
-            if event.HasField("activity_task_scheduled_event_attributes") and scheduled.activity_type.name == MODEL:
+            if event.HasField("activity_task_scheduled_event_attributes") and scheduled.activity_type.name == model:
                 per_call.append(0)
             if per_call:
                 per_call[-1] += n
         executions.append((len(history.events), size))
-    first, last = per_call[:10], per_call[-10:]
+    steps = per_call[:-1]  # the last call answers and the run ends: fewer events, left out
+    first, last = steps[:10], steps[-10:]
     return {
         "model calls": len(per_call),
         "executions (continue-as-new)": len(executions),
@@ -75,8 +81,8 @@ def history_figures(histories: list[Any]) -> dict[str, Any]:
         "bytes/call, calls 1-10 (median)": h.median(first),
         "bytes/call, last 10 calls (median)": h.median(last),
         "bytes/call, last 10 ÷ first 10": h.median(last) / h.median(first),
-        "bytes/call, max": max(per_call),
-        "bytes/call by position": {f"call {i + 1}": per_call[i] for i in (0, 9, 24, 49, 74, len(per_call) - 1)},
+        "bytes/call, max": max(steps),
+        "bytes/call by position": {f"call {i + 1}": steps[i] for i in (0, 9, 24, 49, 74, 98) if i < len(steps)},
     }
 
 
@@ -104,6 +110,86 @@ async def eudaimon_run(target: str, calls: int, tmp: Path) -> dict[str, Any]:
     return figures
 
 
+class _ChatCompletions(BaseHTTPRequestHandler):
+    """OpenAI's Chat Completions on 127.0.0.1, answering as `long_conversation.answer` does."""
+
+    def do_POST(self) -> None:
+        from peers import long_conversation as lc
+
+        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        messages = request["messages"]
+        users = [m for m in messages if m["role"] == "user"]
+        done = sum(1 for m in messages if m["role"] == "tool")
+        message: dict[str, Any] = {"role": "assistant"}
+        if done + 1 < lc._calls(str(users[-1]["content"])):
+            call = {
+                "id": f"c{done}",
+                "type": "function",
+                "function": {"name": "read_page", "arguments": json.dumps({"page": done})},
+            }
+            message |= {"content": lc._text(f"thought {done}", lc.SAY), "tool_calls": [call]}
+        else:
+            sent = sum(len(json.dumps(m.get("content") or "")) for m in messages)
+            message["content"] = f"read {done} pages; {sent} characters sent at the last call"
+        body = json.dumps({
+            "id": f"chatcmpl-{done}", "object": "chat.completion", "created": 0, "model": request["model"],
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if "tool_calls" in message else "stop"}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }).encode()  # fmt: skip
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+@contextlib.contextmanager
+def chat_server() -> Iterator[str]:
+    """The fake model's base URL, served on a thread while the block runs."""
+    server = ThreadingHTTPServer(("127.0.0.1", h.free_port()), _ChatCompletions)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+
+
+async def openai_agents_run(target: str, calls: int, base_url: str) -> dict[str, Any]:
+    """The same conversation on `temporalio.contrib.openai_agents`: the figures of its history,
+    however far it got (Temporal ends a workflow whose history passes its limits)."""
+    from agents.models.openai_provider import OpenAIProvider
+    from peers import long_conversation_openai as peer
+    from temporalio.client import Client
+    from temporalio.contrib.openai_agents import ModelActivityParameters, OpenAIAgentsPlugin
+    from temporalio.worker import Worker
+
+    from agents import set_tracing_disabled
+
+    set_tracing_disabled(True)
+    provider = OpenAIProvider(api_key="not-used", base_url=base_url, use_responses=False)
+    plugin = OpenAIAgentsPlugin(model_params=ModelActivityParameters(), model_provider=provider)
+    client = await Client.connect(target, plugins=[plugin])
+    queue = f"oai-{uuid.uuid4().hex[:8]}"
+    workflow_id = f"{queue}-long"
+    outcome = "completed"
+    async with Worker(client, task_queue=queue, workflows=[peer.LongConversation], activities=[peer.read_page]):
+        try:
+            output = await client.execute_workflow(
+                peer.LongConversation.run, f"calls={calls}", id=workflow_id, task_queue=queue
+            )
+            h.say(output)
+        except Exception as exc:  # the history's limits: what it says is the figure
+            outcome = f"{type(exc).__name__}: {getattr(exc, 'cause', None) or exc}"[:200]
+            h.say(f"OpenAI Agents on Temporal: {outcome}")
+    figures = history_figures(await _executions(client, workflow_id), "invoke_model_activity")
+    figures["outcome"] = outcome
+    return figures
+
+
 def measure(quick: bool) -> dict[str, Any]:
     h.requires("temporalio")
     from temporal_step import start_server
@@ -114,14 +200,38 @@ def measure(quick: bool) -> dict[str, Any]:
         with h.scratch("history-") as tmp:
             h.say(f"eudaimon on Temporal, {calls} model calls")
             figures = {"eudaimon": h.run_on_thread(lambda: eudaimon_run(target, calls, tmp))}
+        if _has("temporalio.contrib.openai_agents", "agents"):
+            h.say(f"OpenAI Agents on Temporal (temporalio.contrib.openai_agents), {calls} model calls")
+            with chat_server() as base_url:
+                figures["OpenAI Agents on Temporal"] = h.run_on_thread(
+                    lambda: openai_agents_run(target, calls, base_url)
+                )
     finally:
         h.stop(server, 30)
     return figures
 
 
+def _has(*modules: str) -> bool:
+    try:
+        h.requires(*modules)
+    except (h.Skip, ModuleNotFoundError):
+        return False
+    return True
+
+
 def targets(figures: dict[str, float]) -> list[h.Target]:
     ratio = "eudaimon / bytes/call, last 10 ÷ first 10"
+    peer = "OpenAI Agents on Temporal / history KB"
+    side_by_side = [
+        h.Target(
+            "eudaimon's history ≤ Temporal's OpenAI Agents integration's, same conversation",
+            figures["eudaimon / history KB"] / figures[peer],
+            1.0,
+            "history bytes, every execution ÷ the peer's",
+        )
+    ]
     return [
+        *(side_by_side if peer in figures else []),
         h.Target("history bytes per model call do not grow: last 10 ÷ first 10 ≤ 1.2", figures[ratio], 1.2, ratio),
         h.Target(
             "largest execution ≤ 10% of Temporal's 50 MB",

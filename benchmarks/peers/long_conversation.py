@@ -49,4 +49,11 @@ def answer(request: ChatRequest) -> Message:
 
 def make(**options: Any) -> Agent:
     """The eudaimon agent (workers call it with no options)."""
-    return Agent(FunctionModel(answer, model_id="long"), tools=[read_page], name="long", memory=None, **options)
+    return Agent(
+        FunctionModel(answer, model_id="long"),
+        tools=[read_page],
+        name="long",
+        memory=None,
+        max_iterations=500,
+        **options,
+    )
