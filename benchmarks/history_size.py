@@ -8,8 +8,11 @@ a history over 50 MB or 51,200 events; what grows with the conversation must sta
 (the model activity names the run's messages by position) and continue-as-new bounds the
 events. Figures: the history's bytes per model call (every event from one model call's
 scheduling to the next, over every execution of the run's workflow) at the first and last ten
-tool-calling calls and their ratio (flat: about 1), the total events and bytes, the largest execution's
-events and bytes, the biggest single event.
+tool-calling calls and their ratio (flat: about 1), the total events and bytes, the largest
+execution's events and bytes, the biggest single event. A second eudaimon run has
+15k-character turns (each just under the inline limit, so each travels in the history): ~3M
+characters at the last call, past Temporal's 4 MB suggestion, so continue-as-new shows. Beside
+them, Temporal's OpenAI Agents integration on the default conversation, when installed.
 """
 
 from __future__ import annotations
@@ -87,7 +90,7 @@ def history_figures(histories: list[Any], model: str = MODEL) -> dict[str, Any]:
     }
 
 
-async def eudaimon_run(target: str, calls: int, tmp: Path) -> dict[str, Any]:
+async def eudaimon_run(target: str, calls: int, tmp: Path, size: int = 4_000) -> dict[str, Any]:
     from peers import long_conversation
     from temporalio.client import Client
 
@@ -101,7 +104,7 @@ async def eudaimon_run(target: str, calls: int, tmp: Path) -> dict[str, Any]:
     worker = create_worker(client, task_queue=queue, agent=served, spec="peers.long_conversation:make", store=store)
     agent = long_conversation.make(store=store, engine=TemporalEngine(target, task_queue=queue))
     async with worker:
-        response = await agent.prompt(f"calls={calls}")
+        response = await agent.prompt(f"calls={calls} size={size}")
     assert response.text().startswith(f"read {calls - 1} pages"), response.text()
     h.say(response.text())
     figures = history_figures(await _executions(client, response.run_id))
@@ -201,6 +204,9 @@ def measure(quick: bool) -> dict[str, Any]:
         with h.scratch("history-") as tmp:
             h.say(f"eudaimon on Temporal, {calls} model calls")
             figures = {"eudaimon": h.run_on_thread(lambda: eudaimon_run(target, calls, tmp))}
+            h.say(f"eudaimon on Temporal, {calls} model calls of 15k characters (~3M characters at the last)")
+            big = h.run_on_thread(lambda: eudaimon_run(target, calls, tmp, size=15_000))
+            figures["eudaimon, 15k-character turns"] = big
         if _has("temporalio.contrib.openai_agents", "agents"):
             h.say(f"OpenAI Agents on Temporal (temporalio.contrib.openai_agents), {calls} model calls")
             with chat_server() as base_url:
