@@ -5,9 +5,11 @@ call; the model is a function of the conversation, so any worker (and any replay
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from eudaimon import Agent, Effect, Message, ToolCall, tool
+from eudaimon.middleware import Middleware
 from eudaimon.models import ChatRequest, FunctionModel
 
 TURN = 40_000
@@ -39,3 +41,16 @@ def answer(request: ChatRequest) -> Message:
 def make(**options: Any) -> Agent:
     """The agent (workers call it with no options)."""
     return Agent(FunctionModel(answer, model_id="long-turns"), tools=[read_page], name="long-turns", **options)
+
+
+class CopyEveryMessage(Middleware):
+    """Passes every message on as a copy (as a layer that rebuilds the list does): equal to
+    the run's messages, but not the same objects."""
+
+    def on_request(self, request: ChatRequest) -> None:
+        request.messages = [replace(m) for m in request.messages]
+
+
+def make_copying(**options: Any) -> Agent:
+    """The agent with `CopyEveryMessage` around its model calls."""
+    return make(middleware=[CopyEveryMessage()], **options)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from _fleet import in_process_worker
-from long_turns_agent import CALLS, TURN, make
+from long_turns_agent import CALLS, TURN, make, make_copying
 from temporalio.client import Client
 
 from eudaimon.temporal import TemporalEngine
@@ -53,3 +53,20 @@ async def test_large_model_turns_leave_every_history_event_small_and_each_call_f
     assert biggest < TURN // 4  # no event holds a turn: each travels as a reference
     steps = per_call[:-1]  # the last call answers, and the run ends: fewer events
     assert max(steps) <= min(steps) * 1.2  # flat: no growth with the call's position
+
+
+async def test_messages_a_middleware_copies_still_travel_as_references(
+    client: Client, temporal_target: str, task_queue: str, store_url: str, tmp_path: Path
+) -> None:
+    """A middleware that passes the messages on as equal copies: the model activity still
+    names them by position in the journal, so the history stays flat as without it."""
+    async with in_process_worker(client, task_queue, store_url, spec="long_turns_agent:make_copying"):
+        agent = make_copying(store=store_url, engine=TemporalEngine(temporal_target, task_queue=task_queue))
+        done = await agent.prompt("read the document")
+        per_call, biggest = await history_per_model_call(client, done.run_id)
+        await agent.aclose()
+    print(f"history bytes per model call, messages copied: {per_call}; biggest event {biggest} bytes")
+    assert done.text().startswith(f"read {CALLS - 1} pages")
+    assert biggest < TURN // 4
+    steps = per_call[:-1]
+    assert max(steps) <= min(steps) * 1.2
