@@ -297,15 +297,14 @@ def refs_in(value: Any, found: set[str] | None = None) -> set[str]:
 
 def message_ranges(messages: Sequence[Message], journal: Sequence[Message]) -> list[Any]:
     """Name each request message by its position in the run's messages when it is one of them
-    (the same object), else carry it whole: middleware may have added or rewritten some."""
+    (the same object, or else an equal copy: a middleware that rebuilds the list copies them),
+    else carry it whole: middleware may have added or rewritten some. Without the copies, a
+    middleware that copies would carry the whole conversation in every model call's input,
+    and the history would grow with the call's position again."""
     encoded: list[Any] = []
     position = 0
     for message in messages:
-        found = -1
-        for index in range(position, len(journal)):
-            if journal[index] is message:
-                found = index
-                break
+        found = _position(message, journal, position)
         if found < 0:
             encoded.append(MESSAGE.dump_python(message, mode="json"))
             continue
@@ -316,6 +315,21 @@ def message_ranges(messages: Sequence[Message], journal: Sequence[Message]) -> l
             encoded.append([found, found + 1])
         position = found + 1
     return encoded
+
+
+def _position(message: Message, journal: Sequence[Message], start: int) -> int:
+    """Where `message` is among the run's messages from `start` on: the same object first, an
+    equal one else; -1 when neither. (Role and length are compared before the whole message,
+    so that a list of rewritten messages costs little more to search than before.)"""
+    for index in range(start, len(journal)):
+        if journal[index] is message:
+            return index
+    role, size = message.role, len(message.content)
+    for index in range(start, len(journal)):
+        other = journal[index]
+        if other.role == role and len(other.content) == size and other == message:
+            return index
+    return -1
 
 
 def json_bytes(value: Any) -> int:
