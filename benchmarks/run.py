@@ -57,6 +57,7 @@ WORKLOADS: dict[str, str] = {
     "append": "append_cost",
     "extensions": "extensions",
     "datasource": "datasource_step",
+    "read_commits": "read_step_commits",
 }
 """Each workload's name on the command line, and the module (in benchmarks/) that measures it."""
 
