@@ -6,7 +6,7 @@ configurations run side by side on SQLite (`synchronous=full`, an fsync per comm
 memory or `memory=None`, each with no `thread_id` or a thread of each run's own. In each round,
 each configuration drives RUNS runs of a K-step READ loop one after another on a fresh file (the
 runs of the default thread take turns anyway), its order rotating between rounds. Reported per
-step: commits (`SqliteStore.commit_count`), wall µs, and, where `strace` is installed, the
+step: commits (`SqliteStore.commit_count`), wall µs, process CPU µs, and, where `strace` is installed, the
 `fdatasync`/`fsync` calls of a child process doing the same (its time is not used: strace slows
 every call).
 
@@ -40,7 +40,8 @@ CONFIGS: dict[str, tuple[bool, bool]] = {
 
 async def runs(config: str, path: str, n: int) -> dict[str, float]:
     """`n` K-step READ runs of `config`, one after another, on a fresh `SqliteStore` at `path`:
-    commits per step and wall µs per step."""
+    commits per step, wall µs per step and process CPU µs per step (all threads: on a loaded
+    machine the wall time is mostly waiting for a core)."""
     from eudaimon.stores.sqlite import SqliteStore
 
     memory, threaded = CONFIGS[config]
@@ -49,12 +50,13 @@ async def runs(config: str, path: str, n: int) -> dict[str, float]:
     agents = [h.loop_agent(K, store=store, **options) for _ in range(n + 1)]
     await store.list_runs(limit=1)  # open the file and create the schema outside the timing
     h.checked(await agents[0].prompt("warm up", thread_id="warm" if threaded else None), K)
-    commits, start = store.commit_count, time.perf_counter()
+    commits, start, cpu = store.commit_count, time.perf_counter(), time.process_time()
     for i, agent in enumerate(agents[1:]):
         h.checked(await agent.prompt(f"run {i}", thread_id=f"thread-{i}" if threaded else None), K)
-    elapsed, commits = time.perf_counter() - start, store.commit_count - commits
+    elapsed, cpu, commits = time.perf_counter() - start, time.process_time() - cpu, store.commit_count - commits
     await store.close()
-    return {"commits/step": commits / (n * K), "µs/step": elapsed / (n * K) * 1e6}
+    steps = n * K
+    return {"commits/step": commits / steps, "µs/step": elapsed / steps * 1e6, "CPU µs/step": cpu / steps * 1e6}
 
 
 def one(config: str, path: str) -> dict[str, float]:
