@@ -58,6 +58,7 @@ WORKLOADS: dict[str, str] = {
     "extensions": "extensions",
     "datasource": "datasource_step",
     "history_size": "history_size",
+    "read_commits": "read_step_commits",
 }
 """Each workload's name on the command line, and the module (in benchmarks/) that measures it."""
 

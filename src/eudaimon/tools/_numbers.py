@@ -18,7 +18,43 @@ INT_MAX = 2**64 - 1
 
 def odd_number(value: object) -> str | None:
     """Where `value` (decoded JSON, or what a tool's model parsed it into) holds a number no tool
-    should get, and what it is; None when every number is finite and in range."""
+    should get, and what it is; None when every number is finite and in range.
+
+    A call's arguments are checked several times a step (decoded, repaired, bound), nearly
+    always fine: they are walked without naming where each value is, and walked again, naming
+    it, only when something is wrong."""
+    return None if _all_fine(value) else _first_odd(value)
+
+
+def _all_fine(value: object) -> bool:
+    """Whether every number in `value` is finite and in range (`_first_odd`'s walk, unnamed)."""
+    stack: list[Any] = [value]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        item = pop()
+        kind = type(item)
+        if kind is str or kind is bool or item is None:
+            continue
+        if kind is int:
+            if not INT_MIN <= item <= INT_MAX:
+                return False
+        elif kind is dict:
+            extend(item.values())
+        elif kind is list:
+            extend(item)
+        elif kind is float:
+            if not math.isfinite(item):
+                return False
+        elif isinstance(item, bool | str):
+            continue
+        elif isinstance(item, float | int | dict | list | tuple | set | frozenset) or hasattr(
+            item, "__pydantic_fields__"
+        ):
+            return False  # a subclass or a model: the named walk decides
+    return True
+
+
+def _first_odd(value: object) -> str | None:
     stack: list[tuple[str, Any]] = [("", value)]
     while stack:
         path, item = stack.pop()
