@@ -6,15 +6,14 @@ expression have them (`runtime.schedules`).
 """
 
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, HTTPException
+from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
 
 from eudaimon.core.errors import ConfigurationError, MissingExtra
 from eudaimon.runtime.schedules import Schedule, Schedules, UnknownSchedule
-from eudaimon.server.auth import Principal
-from eudaimon.server.context import ServerContext, guards
+from eudaimon.server.context import Ctx, Operator, ServerContext
 from eudaimon.server.responses import ERRORS
 
 
@@ -68,55 +67,55 @@ def view(schedule: Schedule, now: datetime | None = None) -> dict[str, Any]:
     }
 
 
-def router(ctx: ServerContext) -> APIRouter:
-    _, operator = guards(ctx)
-    api = APIRouter(prefix="/v1/schedules", tags=["schedules"], responses=ERRORS)
+router = APIRouter(prefix="/v1/schedules", tags=["schedules"], responses=ERRORS)
 
-    def kept() -> Schedules:
-        try:
-            return Schedules(ctx.store)
-        except ConfigurationError as exc:
-            raise HTTPException(409, str(exc)) from None
 
-    @api.get("", summary="List schedules", response_model=ScheduleList)
-    async def list_schedules(principal: Annotated[Principal, Depends(operator)]) -> dict[str, Any]:
-        """Every schedule in the store, by id, with its next and last runs."""
-        return {"schedules": [view(s) for s in await kept().list()]}
+def kept(ctx: ServerContext) -> Schedules:
+    """The store's schedules; 409 when the store keeps none."""
+    try:
+        return Schedules(ctx.store)
+    except ConfigurationError as exc:
+        raise HTTPException(409, str(exc)) from None
 
-    @api.post("", summary="Add a schedule", status_code=201, response_model=ScheduleView)
-    async def add_schedule(body: NewSchedule, principal: Annotated[Principal, Depends(operator)]) -> dict[str, Any]:
-        """Keep a schedule; a server serving its agent fires it from the next slot on."""
-        if body.agent not in ctx.agents:
-            raise HTTPException(422, f"this server serves no agent {body.agent!r}")
-        try:
-            schedule = await kept().add(
-                body.agent,
-                body.cron,
-                body.input,
-                timezone=body.timezone,
-                thread_id=body.thread_id,
-                schedule_id=body.schedule_id,
-            )
-        except (ConfigurationError, MissingExtra) as exc:
-            raise HTTPException(422, str(exc)) from None
-        return view(schedule)
 
-    @api.post("/{schedule_id}/pause", summary="Pause or resume a schedule", response_model=ScheduleView)
-    async def pause_schedule(
-        schedule_id: str, body: PauseSchedule, principal: Annotated[Principal, Depends(operator)]
-    ) -> dict[str, Any]:
-        """`{"paused": false}` resumes it; slots passed while paused never fire."""
-        try:
-            return view(await kept().pause(schedule_id, body.paused))
-        except UnknownSchedule:
-            raise HTTPException(404, f"no schedule {schedule_id!r}") from None
+@router.get("", summary="List schedules", response_model=ScheduleList)
+async def list_schedules(ctx: Ctx, principal: Operator) -> dict[str, Any]:
+    """Every schedule in the store, by id, with its next and last runs."""
+    return {"schedules": [view(s) for s in await kept(ctx).list()]}
 
-    @api.delete("/{schedule_id}", summary="Remove a schedule", status_code=204)
-    async def remove_schedule(schedule_id: str, principal: Annotated[Principal, Depends(operator)]) -> None:
-        """Runs it started stay; no more are started."""
-        try:
-            await kept().remove(schedule_id)
-        except UnknownSchedule:
-            raise HTTPException(404, f"no schedule {schedule_id!r}") from None
 
-    return api
+@router.post("", summary="Add a schedule", status_code=201, response_model=ScheduleView)
+async def add_schedule(ctx: Ctx, body: NewSchedule, principal: Operator) -> dict[str, Any]:
+    """Keep a schedule; a server serving its agent fires it from the next slot on."""
+    if body.agent not in ctx.agents:
+        raise HTTPException(422, f"this server serves no agent {body.agent!r}")
+    try:
+        schedule = await kept(ctx).add(
+            body.agent,
+            body.cron,
+            body.input,
+            timezone=body.timezone,
+            thread_id=body.thread_id,
+            schedule_id=body.schedule_id,
+        )
+    except (ConfigurationError, MissingExtra) as exc:
+        raise HTTPException(422, str(exc)) from None
+    return view(schedule)
+
+
+@router.post("/{schedule_id}/pause", summary="Pause or resume a schedule", response_model=ScheduleView)
+async def pause_schedule(ctx: Ctx, schedule_id: str, body: PauseSchedule, principal: Operator) -> dict[str, Any]:
+    """`{"paused": false}` resumes it; slots passed while paused never fire."""
+    try:
+        return view(await kept(ctx).pause(schedule_id, body.paused))
+    except UnknownSchedule:
+        raise HTTPException(404, f"no schedule {schedule_id!r}") from None
+
+
+@router.delete("/{schedule_id}", summary="Remove a schedule", status_code=204)
+async def remove_schedule(ctx: Ctx, schedule_id: str, principal: Operator) -> None:
+    """Runs it started stay; no more are started."""
+    try:
+        await kept(ctx).remove(schedule_id)
+    except UnknownSchedule:
+        raise HTTPException(404, f"no schedule {schedule_id!r}") from None
