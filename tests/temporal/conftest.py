@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import uuid
@@ -17,6 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from support.ports import free_port
 
 temporalio = pytest.importorskip("temporalio", reason="the [temporal] extra is not installed: pip install -e '.[dev]'")
 
@@ -28,13 +29,6 @@ def temporal_binary() -> str | None:
     if beside.exists():
         return str(beside)
     return shutil.which("temporal")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @pytest.fixture(scope="session")
