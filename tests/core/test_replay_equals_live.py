@@ -12,29 +12,12 @@ import copy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from eudaimon import Agent, Message, RunState, ToolCall, tool
+from eudaimon import Agent, Message, RunState, ToolCall
 from eudaimon.core.state import Status
 from eudaimon.models import ScriptedModel
 from eudaimon.stores import MemoryStore
-
-
-@tool(effect="read")
-def lookup(key: str) -> str:
-    """Look a key up."""
-    return f"value of {key}"
-
-
-@tool(effect="read")
-def explode(reason: str) -> str:
-    """Always fails."""
-    raise RuntimeError(reason)
-
-
-@tool(effect="irreversible")
-def transfer(amount: int) -> str:
-    """Move money."""
-    return f"moved {amount}"
-
+from support.agents import scripted_agent
+from support.tools import lookup
 
 CALLS = st.sampled_from(
     [
@@ -50,18 +33,6 @@ CALLS = st.sampled_from(
 TURN = st.one_of(st.lists(CALLS, min_size=1, max_size=3), st.text(max_size=20))
 
 
-def _script(turns: list[list[tuple[str, object]] | str]) -> list[Message | str]:
-    script: list[Message | str] = []
-    for i, turn in enumerate(turns):
-        if isinstance(turn, str):
-            script.append(turn)
-        else:
-            calls = [ToolCall(f"c{i}_{j}", name, args) for j, (name, args) in enumerate(turn)]  # type: ignore[arg-type]
-            script.append(Message.assistant(tool_calls=calls))
-    script.append("final answer")
-    return script
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(TURN, max_size=5), st.lists(st.booleans(), min_size=8, max_size=8))
 async def test_any_prefix_replays_to_the_live_state(
@@ -70,7 +41,7 @@ async def test_any_prefix_replays_to_the_live_state(
     """Invariant: RunState.from_events(events[: n + 1]) equals the live state after event n,
     and the final fold equals what the agent reported."""
     store = MemoryStore()
-    agent = Agent(ScriptedModel(_script(turns)), tools=[lookup, explode, transfer], store=store, max_iterations=10)
+    agent = scripted_agent(turns, store)
     try:
         response = await agent.prompt("go")
     except Exception:

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from eudaimon import Agent, Message, ToolCall, tool
+from eudaimon import Message, ToolCall
 from eudaimon.core.codec import event_from_json
 from eudaimon.core.errors import CorruptEvent
 from eudaimon.core.events import (
@@ -45,8 +45,8 @@ from eudaimon.core.events import (
 from eudaimon.core.messages import Usage
 from eudaimon.core.run_index import RunRow
 from eudaimon.core.state import RunState, Status
-from eudaimon.models import ScriptedModel
 from eudaimon.stores import MemoryStore
+from support.agents import scripted_agent
 
 GOLDEN = Path(__file__).parent.parent / "journal" / "fixtures" / "v1"
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
@@ -87,24 +87,6 @@ def test_golden_journals(path: Path) -> None:
     assert_agrees(events)
 
 
-@tool(effect="read")
-def lookup(key: str) -> str:
-    """Look a key up."""
-    return f"value of {key}"
-
-
-@tool(effect="read")
-def explode(reason: str) -> str:
-    """Always fails."""
-    raise RuntimeError(reason)
-
-
-@tool(effect="irreversible")
-def transfer(amount: int) -> str:
-    """Move money."""
-    return f"moved {amount}"
-
-
 CALLS = st.sampled_from(
     [
         ("lookup", {"key": "a"}),
@@ -122,16 +104,8 @@ TURN = st.one_of(st.lists(CALLS, min_size=1, max_size=3), st.text(max_size=20))
 async def test_runs_of_a_real_agent(turns: list[list[tuple[str, object]] | str], decisions: list[bool]) -> None:
     """Invariant: over the journals the runtime writes (approvals, denials, errors, resumes),
     the store's row is the row of its journal and agrees with the fold at every event."""
-    script: list[Message | str] = []
-    for i, turn in enumerate(turns):
-        if isinstance(turn, str):
-            script.append(turn)
-        else:
-            calls = [ToolCall(f"c{i}_{j}", name, args) for j, (name, args) in enumerate(turn)]  # type: ignore[arg-type]
-            script.append(Message.assistant(tool_calls=calls))
-    script.append("final answer")
     store = MemoryStore()
-    agent = Agent(ScriptedModel(script), tools=[lookup, explode, transfer], store=store, max_iterations=10)
+    agent = scripted_agent(turns, store)
     with contextlib.suppress(Exception):
         await agent.prompt("go")
     [summary] = await store.list_runs()

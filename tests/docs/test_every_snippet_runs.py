@@ -18,11 +18,9 @@ import re
 import subprocess
 import sys
 import textwrap
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from _fake_openai import fake_openai
@@ -92,17 +90,10 @@ def openai_url() -> Iterator[str]:
 def database_url() -> Iterator[str]:
     """A PostgreSQL database of the module's own, dropped after it: snippets name fixed schemas
     (`eudaimon_docs`), which a shared database would keep from older runs and older versions."""
-    import psycopg
+    from support.databases import postgres_database
 
-    server = os.environ.get("EUDAIMON_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
-    name = f"eudaimon_docs_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(server, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield urlunsplit(urlsplit(server)._replace(path="/" + name))
-    finally:
-        with psycopg.connect(server, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with postgres_database("eudaimon_docs") as url:
+        yield url
 
 
 @pytest.mark.parametrize("snippet", SNIPPETS, ids=[s.id for s in SNIPPETS])

@@ -12,6 +12,7 @@ from eudaimon.errors import RunFailedError
 from eudaimon.hooks import AgentHook, LoopState, ToolOutput
 from eudaimon.models import ChatResponse, ScriptedModel
 from eudaimon.retry import ToolRetryPolicy
+from support.tools import lookup
 
 Log = list[tuple[str, str, Any]]
 
@@ -58,12 +59,6 @@ class SyncRecorder(AgentHook):
 
 
 @tool(effect="read")
-def lookup(key: str) -> str:
-    """Look a key up."""
-    return f"value-of-{key}"
-
-
-@tool(effect="read")
 def broken() -> str:
     """Always fails."""
     raise ValueError("disk on fire")
@@ -86,7 +81,7 @@ async def test_six_hooks_fire_in_loop_order_with_loop_state() -> None:
         ("iteration_start", first),
         ("model_response", ["lookup"]),
         ("tool_call", "lookup"),
-        ("tool_result", ("c1", "value-of-k", False)),
+        ("tool_result", ("c1", "value of k", False)),
         ("iteration_end", first),
         ("iteration_start", second),
         ("model_response", "done"),

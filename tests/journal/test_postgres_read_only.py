@@ -22,6 +22,7 @@ from eudaimon.core.errors import JournalError
 from eudaimon.stores import open_store
 from eudaimon.stores.base import Snapshot
 from eudaimon.stores.postgres import PostgresStore
+from support.databases import postgres_database
 
 pytestmark = pytest.mark.postgres
 
@@ -40,12 +41,8 @@ def schema() -> Iterator[str]:
 @pytest.fixture
 def database() -> Iterator[str]:
     """A database of its own, so that the CLI's default schema (`eudaimon`) is a scratch one."""
-    name = f"eudaimon_test_{uuid.uuid4().hex[:12]}"
-    _sql(f'CREATE DATABASE "{name}"')
-    try:
-        yield DSN.rsplit("/", 1)[0] + "/" + name
-    finally:
-        _sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with postgres_database("eudaimon_test", DSN) as url:
+        yield url
 
 
 def _sql(query: str, *args: Any, dsn: str = DSN) -> list[tuple[Any, ...]]:

@@ -7,7 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mcp_support import HttpServer, free_port
+from mcp_support import HttpServer
+
+from support.ports import free_port
 
 
 @pytest.fixture

@@ -33,13 +33,6 @@ def wait_for(predicate: Any, what: str, timeout_s: float = 30.0) -> None:
         time.sleep(0.05)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @dataclass
 class HttpServer:
     """`annotated_server.py http PORT` under uvicorn; `restart()` brings up a new process on the same port."""

@@ -6,11 +6,11 @@ from __future__ import annotations
 import sys
 
 import pytest
-from mcp_support import free_port
 
 from eudaimon import Agent
 from eudaimon.mcp import MCPConnectionError, MCPTools
 from eudaimon.models import ScriptedModel
+from support.ports import free_port
 
 
 async def test_missing_command_names_the_command_and_journals_nothing() -> None:

@@ -23,10 +23,11 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from eudaimon import Agent, ModelSettings, tool
+from eudaimon import Agent, ModelSettings
 from eudaimon.errors import RunFailedError
 from eudaimon.telemetry import instrument, uninstrument
 from eudaimon.telemetry._observer import DURATION_BUCKETS, TOKEN_BUCKETS
+from support.tools import lookup
 
 
 @dataclass
@@ -63,12 +64,6 @@ def recorded() -> Iterator[Recorded]:
         uninstrument()
         tracer_provider.shutdown()
         meter_provider.shutdown()
-
-
-@tool(effect="read")
-def lookup(key: str) -> str:
-    """Look a key up."""
-    return f"value of {key}"
 
 
 async def test_chat_spans_carry_the_conventions_attributes(recorded: Recorded, openai_server, openai_model) -> None:

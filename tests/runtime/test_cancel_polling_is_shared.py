@@ -22,7 +22,7 @@ from eudaimon.stores.base import Snapshot
 POLL_S = 0.1
 
 
-class CountingStore(MemoryStore):
+class SnapshotReadCountingStore(MemoryStore):
     def __init__(self) -> None:
         super().__init__()
         self.reads: dict[str, int] = {}
@@ -53,7 +53,7 @@ def _steps(count: int) -> FunctionModel:
 
 async def test_many_runs_in_flight_read_one_key_per_interval(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cancel_requests, "CANCEL_POLL_S", POLL_S)
-    store = CountingStore()
+    store = SnapshotReadCountingStore()
     agent = Agent(_steps(8), tools=[wait_a_bit], store=store, memory=None, max_iterations=50)
     await agent.prompt("warm", thread_id="warm")  # the process has looked once (a fresh one reads once per run)
     store.reads.clear()
@@ -68,7 +68,7 @@ async def test_many_runs_in_flight_read_one_key_per_interval(monkeypatch: pytest
 
 async def test_a_request_stops_its_run_and_no_other(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cancel_requests, "CANCEL_POLL_S", POLL_S)
-    store = CountingStore()
+    store = SnapshotReadCountingStore()
     agent = Agent(_steps(12), tools=[wait_a_bit], store=store, memory=None, max_iterations=50)
     await agent.prompt("warm", thread_id="warm")  # the process has read the mark once
     await asyncio.sleep(POLL_S)

@@ -8,40 +8,16 @@ intent are committed, and what needs a human waits on a committed request.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from eudaimon import Agent, Message, ToolCall, ToolContext, tool
-from eudaimon.core.events import Event
 from eudaimon.models import ScriptedModel
-from eudaimon.stores import MemoryStore
-from eudaimon.stores.base import Fence, Snapshot
-
-
-class BatchStore(MemoryStore):
-    """Keeps the types of each committed batch: the commit boundaries."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.batches: list[list[str]] = []
-
-    async def append(
-        self,
-        run_id: str,
-        expected_seq: int,
-        events: Sequence[Event],
-        snapshot: Snapshot | None = None,
-        *,
-        fence: Fence | None = None,
-    ) -> None:
-        await super().append(run_id, expected_seq, events, snapshot, fence=fence)
-        self.batches.append([e.type for e in events])
+from support.stores import BatchRecordingStore
 
 
 def _calls(*names: str) -> Message:
     return Message.assistant(tool_calls=[ToolCall(f"c{i}_{n}", n, {"x": i}) for i, n in enumerate(names)])
 
 
-def _agent(store: BatchStore, script: list[Message | str], seen: list[str] | None = None) -> Agent:
+def _agent(store: BatchRecordingStore, script: list[Message | str], seen: list[str] | None = None) -> Agent:
     async def committed(ctx: ToolContext) -> None:
         if seen is not None:
             events = await store.load(ctx.run_id)
@@ -78,7 +54,7 @@ async def test_an_all_read_step_commits_once_with_the_next_attempt_and_a_write_s
     """Invariant: an all-READ step (one call or several) is one commit holding the model's answer,
     the intents, the results and the next model attempt; a WRITE step commits the answer and
     intent before the call and the result with the next attempt; a final answer is one commit."""
-    store = BatchStore()
+    store = BatchRecordingStore()
     response = await _agent(store, [_calls("look"), _calls("look", "look"), _calls("write"), "done"]).prompt("go")
     assert response.status == "completed"
     assert store.batches == [
@@ -96,7 +72,7 @@ async def test_a_read_runs_before_its_intent_is_durable_only_when_every_call_of_
     is stable only once the model's answer naming it is durable), every intent of the batch is
     committed before any call runs; in an all-READ batch none is."""
     seen: list[str] = []
-    store = BatchStore()
+    store = BatchRecordingStore()
     await _agent(store, [_calls("look"), _calls("look", "put"), "done"], seen).prompt("go")
     assert sorted(seen) == ["c0_look committed", "c0_look not committed", "c1_put committed"]
     assert ["model_called", "tool_started", "tool_started"] in store.batches
@@ -105,7 +81,7 @@ async def test_a_read_runs_before_its_intent_is_durable_only_when_every_call_of_
 async def test_a_read_that_needs_approval_waits_on_a_committed_request() -> None:
     """Invariant: a READ call that needs a human is not run, and the run stops only once its
     approval request is durable."""
-    store = BatchStore()
+    store = BatchRecordingStore()
     response = await _agent(store, [_calls("peek"), "done"]).prompt("go")
     assert response.status == "awaiting_approval"
     assert [e.type for e in await store.load(response.run_id)][-1] == "approval_requested"

@@ -66,7 +66,7 @@ async def test_the_same_holds_on_sqlite(tmp_path: Path) -> None:
 async def test_a_step_costs_at_most_two_commits() -> None:
     """Invariant: one tool step is two atomic appends: model answer + intents, results + next attempt."""
 
-    class CountingStore(MemoryStore):
+    class AppendCountingStore(MemoryStore):
         def __init__(self) -> None:
             super().__init__()
             self.appends = 0
@@ -84,7 +84,7 @@ async def test_a_step_costs_at_most_two_commits() -> None:
     script = [Message.assistant(tool_calls=[ToolCall(f"c{i}", "noop", {"i": i})]) for i in range(steps - 1)] + ["end"]
     from eudaimon.models import ScriptedModel
 
-    store = CountingStore()
+    store = AppendCountingStore()
     response = await Agent(ScriptedModel(script), tools=[noop], store=store).prompt("go")
     assert response.iterations == steps
     assert store.appends <= 2 * steps

@@ -11,18 +11,17 @@ from eudaimon.core.errors import JournalError
 from eudaimon.core.events import Event, RunCompleted, RunStarted
 from eudaimon.core.state import RunState
 from eudaimon.runtime.loop.journal import RunJournal
-from eudaimon.stores import MemoryStore
 from eudaimon.stores.base import Fence, Snapshot
+from support.stores import BatchRecordingStore
 
 
-class SlowStore(MemoryStore):
-    """Appends after a pause, noting how many appends overlap."""
+class SlowStore(BatchRecordingStore):
+    """Appends after a pause, noting how many appends overlap (and, as its base, each batch)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.active = 0
         self.most_active = 0
-        self.batches: list[list[str]] = []
 
     async def append(
         self,
@@ -38,7 +37,6 @@ class SlowStore(MemoryStore):
         await asyncio.sleep(0.01)
         try:
             await super().append(run_id, expected_seq, events, snapshot, fence=fence)
-            self.batches.append([e.type for e in events])
         finally:
             self.active -= 1
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
 
 import pytest
 
 from eudaimon.core.errors import LeaseHeld, LeaseLost
 from eudaimon.runtime.process.leases import LeaseKeeper
 from eudaimon.stores import MemoryStore
+from support.stores import RenewalCountingMemoryStore
 
 
 async def test_held_leases_of_different_ttls_outlive_their_ttl_while_held() -> None:
@@ -58,27 +58,13 @@ async def test_released_lease_is_not_renewed_and_lapses_for_others() -> None:
         await other.release()
 
 
-class CountingStore(MemoryStore):
-    """Counts renewing statements (`renew_leases` calls) and the leases they carry."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.statements = 0
-        self.renewed = 0
-
-    async def renew_leases(self, leases: Sequence[tuple[str, str]], ttl_s: float) -> list[bool]:
-        self.statements += 1
-        self.renewed += len(leases)
-        return await super().renew_leases(leases, ttl_s)
-
-
 async def test_overdue_leases_of_a_busy_process_are_renewed_in_one_statement() -> None:
     """Invariant: when a busy loop made every run's renewal late, the runs about to commit take
     their leases back together, in one store call, not one call per run.
 
     Bug (issue 20): each run's commit renewed its own overdue lease alone; 10,000 runs on a
     lagging loop issued thousands of single-lease statements."""
-    store = CountingStore()
+    store = RenewalCountingMemoryStore()
     keepers = [LeaseKeeper(store, f"run:{i}", ttl_s=0.3) for i in range(50)]
     for keeper in keepers:
         await keeper.acquire()
@@ -96,7 +82,7 @@ async def test_overdue_leases_of_a_busy_process_are_renewed_in_one_statement() -
 async def test_a_lease_taken_by_another_process_stops_its_run_alone() -> None:
     """Invariant: renewals are shared, their outcomes are not: the one lease another owner took
     is lost (its run must stop) and every other lease of the batch stays held."""
-    store = CountingStore()
+    store = RenewalCountingMemoryStore()
     keepers = [LeaseKeeper(store, f"run:{i}", ttl_s=0.3) for i in range(10)]
     for keeper in keepers:
         await keeper.acquire()

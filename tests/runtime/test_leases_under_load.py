@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,24 +19,13 @@ from eudaimon.core.errors import LeaseHeld
 from eudaimon.models import ChatRequest, FunctionModel
 from eudaimon.runtime.process.leases import LeaseKeeper
 from eudaimon.stores.sqlite import SqliteStore
-
-
-class CountingStore(SqliteStore):
-    """Counts renewing statements and the leases they renew."""
-
-    statements = 0
-    renewed = 0
-
-    async def renew_leases(self, leases: Sequence[tuple[str, str]], ttl_s: float) -> list[bool]:
-        self.statements += 1
-        self.renewed += len(leases)
-        return await super().renew_leases(leases, ttl_s)
+from support.stores import RenewalCountingSqliteStore
 
 
 async def test_many_held_leases_are_renewed_together(tmp_path: Path) -> None:
     """300 leases held past several lifetimes stay held, renewed by a few statements rather
     than one statement per lease per renewal."""
-    store = CountingStore(tmp_path / "runs.db")
+    store = RenewalCountingSqliteStore(tmp_path / "runs.db")
     keepers = [LeaseKeeper(store, f"run:{i}", ttl_s=0.6) for i in range(300)]
     try:
         for keeper in keepers:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from eudaimon import Agent, Message, ToolCall, tool
+from eudaimon import Agent, Message, ToolCall
 from eudaimon.core.errors import JournalError
 from eudaimon.hooks import LoopState
 from eudaimon.models import ChatResponse, ScriptedModel, StopReason
@@ -17,6 +17,7 @@ from eudaimon.runtime.loop.call_watch import CallCancelled
 from eudaimon.runtime.loop.model_calls import ContextRejected
 from eudaimon.runtime.loop.signals import LoopSignal
 from eudaimon.runtime.loop.tool_calls import OutcomeLost
+from support.tools import lookup
 
 
 class _GoOnElsewhere(LoopSignal):
@@ -31,12 +32,6 @@ class _LeaveAtFirstStepEnd:
         if not self.left:
             self.left = True
             raise _GoOnElsewhere("the run goes on in another execution")
-
-
-@tool(effect="read")
-def lookup(key: str) -> str:
-    """Look a key up."""
-    return f"value-of-{key}"
 
 
 def test_the_loops_signals_share_one_base_outside_the_error_tree() -> None:

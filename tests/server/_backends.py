@@ -4,36 +4,40 @@
 from __future__ import annotations
 
 import contextlib
-import os
-import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import TypeVar
 
-import psycopg
 from _server_support import Server
 
-PG_DSN = os.environ.get("EUDAIMON_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
+from support.databases import PG_DSN, postgres_database
+
+__all__ = ["BACKENDS", "PG_DSN", "served_on", "started_on"]
+
 BACKENDS = ("sqlite", "postgres")
+S = TypeVar("S", bound=Server)
+
+
+@contextlib.contextmanager
+def started_on(
+    backend: str, where: Path, make: Callable[[Path, str | None], S], prefix: str = "eudaimon_web"
+) -> Iterator[S]:
+    """The server `make(db, store_url)` started on `backend` (`store_url` None: the SQLite file
+    `db`), stopped on exit, and its PostgreSQL database dropped after it stops."""
+    with contextlib.ExitStack() as stack:
+        if backend == "sqlite":
+            server = make(where / "runs.db", None)
+        else:
+            server = make(where / "unused.db", stack.enter_context(postgres_database(prefix)))
+        try:
+            server.start()
+            yield server
+        finally:
+            server.stop()
 
 
 @contextlib.contextmanager
 def served_on(backend: str, where: Path, env: Mapping[str, str] | None = None) -> Iterator[Server]:
-    """A started server on `backend`, stopped (and its database dropped) on exit."""
-    if backend == "sqlite":
-        server = Server(where / "runs.db", env=env or {})
-        try:
-            yield server.start()
-        finally:
-            server.stop()
-        return
-    name = f"eudaimon_web_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(PG_DSN, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    base, _, _ = PG_DSN.rpartition("/")
-    server = Server(where / "unused.db", env=env or {}, store=f"{base}/{name}")
-    try:
-        yield server.start()
-    finally:
-        server.stop()
-        with psycopg.connect(PG_DSN, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    """A started server of `server_agents` on `backend`, stopped (and its database dropped) on exit."""
+    with started_on(backend, where, lambda db, store: Server(db, env=env or {}, store=store)) as server:
+        yield server

@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
-import psycopg
 from _a2a_support import A2AServer
-from _backends import PG_DSN
+from _backends import started_on
 
 AGENTS = ("holes_agents:refunder", "holes_agents:prompted", "server_agents:payer")
 
@@ -36,24 +35,8 @@ class HolesServer(A2AServer):
 @contextlib.contextmanager
 def holes_on(backend: str, where: Path, args: tuple[str, ...] = ("--a2a", "--ag-ui")) -> Iterator[HolesServer]:
     """A started server on `backend` (its PostgreSQL database dropped after it stops)."""
-    if backend == "sqlite":
-        server = HolesServer(where / "runs.db", args=args)
-        try:
-            yield server.start()
-        finally:
-            server.stop()
-        return
-    name = f"eudaimon_holes_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(PG_DSN, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    base, _, _ = PG_DSN.rpartition("/")
-    server = HolesServer(where / "unused.db", args=args, store=f"{base}/{name}")
-    try:
-        yield server.start()
-    finally:
-        server.stop()
-        with psycopg.connect(PG_DSN, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with started_on(backend, where, lambda db, store: HolesServer(db, args=args, store=store), "eudaimon_holes") as s:
+        yield s
 
 
 def paused_refund(client: httpx2.Client, amount: float = 500) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+
+from support.ports import free_port
 
 CHROMIUM = os.environ.get("EUDAIMON_TEST_CHROMIUM", "/usr/bin/chromium")
 """Debian's chromium, which the browser tests drive (Playwright's own download is not used)."""
@@ -32,12 +33,6 @@ HERE = Path(__file__).parent
 AGENTS = ("payer", "ticker", "charger")
 KEYS = "op-key-1:alice:operator,view-key-2:victor:viewer"
 OPERATOR, VIEWER = "op-key-1", "view-key-2"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass

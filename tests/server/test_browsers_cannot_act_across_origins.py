@@ -14,10 +14,11 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-from _server_support import Server, free_port
+from _server_support import Server
 from playwright.sync_api import Page
 
 from eudaimon.server.origin import same_origin
+from support.ports import free_port
 
 FORM = '<form id="f" method="POST" action="{action}"></form><script>document.getElementById("f").submit()</script>'
 

@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 
 import httpx2
-from _server_support import HERE, free_port, wait_until
+from _server_support import HERE, wait_until
+
+from support.ports import free_port
 
 
 def test_the_app_mounted_under_a_prefix_serves_its_api_and_inspector(tmp_path: Path) -> None:

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import contextlib
 import time
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
-from _backends import BACKENDS, PG_DSN
+from _backends import BACKENDS, started_on
 from _server_support import Server, wait_until
 
 ENV = {"EUDAIMON_TEST_APPROVAL_S": "3", "EUDAIMON_TEST_WAIT_S": "3"}
@@ -46,24 +44,8 @@ def _run(server: Server, run_id: str) -> dict[str, Any]:
 @contextlib.contextmanager
 def _timed(where: Path, backend: str) -> Iterator[TimedServer]:
     """A started `TimedServer` on `backend` (as `_backends.served_on`), stopped on exit."""
-    if backend == "sqlite":
-        server = TimedServer(where / "runs.db", env=ENV)
-        try:
-            yield server.start()
-        finally:
-            server.stop()
-        return
-    name = f"eudaimon_time_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(PG_DSN, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    base, _, _ = PG_DSN.rpartition("/")
-    server = TimedServer(where / "unused.db", env=ENV, store=f"{base}/{name}")
-    try:
-        yield server.start()
-    finally:
-        server.stop()
-        with psycopg.connect(PG_DSN, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with started_on(backend, where, lambda db, store: TimedServer(db, env=ENV, store=store), "eudaimon_time") as s:
+        yield s
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -8,11 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from _server_support import OPERATOR, VIEWER, Server, free_port
+from _server_support import OPERATOR, VIEWER, Server
 
 from eudaimon.cli._serve import is_loopback
 from eudaimon.errors import ConfigurationError
 from eudaimon.server import ApiKeys, Principal, Role
+from support.ports import free_port
 
 
 def test_no_key_or_a_wrong_key_is_401_and_the_key_is_not_echoed(keyed: Server) -> None:

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from _server_support import HERE, KEYS, OPERATOR, Server, free_port, wait_until
+from _server_support import HERE, KEYS, OPERATOR, Server, wait_until
+
+from support.ports import free_port
 
 SECRET = "sk-live-QUERYSTRINGSECRET42"
 INVISIBLE = ("\x1b", "\x07", "\u202e", "\u202c")

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from eudaimon import Agent, Message, ToolCall, tool
+from eudaimon import Agent, Message, ToolCall
 from eudaimon.core.events import (
     ApprovalRequested,
     Event,
@@ -25,6 +25,7 @@ from eudaimon.server.driving import Runner
 from eudaimon.server.hub import Hub
 from eudaimon.server.recovery import runs_to_recover, sweep
 from eudaimon.stores.sqlite import SqliteStore
+from support.tools import lookup
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
@@ -37,12 +38,6 @@ class LoadCountingStore(SqliteStore):
     async def load(self, run_id: str, after_seq: int = -1) -> list[Event]:
         self.loads += 1
         return await super().load(run_id, after_seq)
-
-
-@tool(effect="read")
-def lookup(key: str) -> str:
-    """Look a key up."""
-    return f"value of {key}"
 
 
 async def _write(store: SqliteStore, run_id: str, agent: str, payloads: Sequence[EventData], n: int) -> None:

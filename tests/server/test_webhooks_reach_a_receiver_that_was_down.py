@@ -11,23 +11,22 @@ import contextlib
 import json
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
-from _backends import PG_DSN
 from _queue_support import BACKENDS
-from _server_support import Server, free_port, wait_until
+from _server_support import Server, wait_until
 from standardwebhooks.webhooks import Webhook as Verifier
 
 from eudaimon.server import outbox
 from eudaimon.server.webhooks import new_secret
 from eudaimon.stores.records import RecordStore
 from eudaimon.stores.url import open_store
+from support.databases import postgres_database
+from support.ports import free_port
 
 SECRET = new_secret()
 
@@ -76,14 +75,8 @@ def store_url(backend: str, where: Path) -> Iterator[str]:
     if backend == "sqlite":
         yield f"sqlite:///{where / 'runs.db'}"
         return
-    name = f"eudaimon_hook_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(PG_DSN, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"{PG_DSN.rpartition('/')[0]}/{name}"
-    finally:
-        with psycopg.connect(PG_DSN, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with postgres_database("eudaimon_hook") as url:
+        yield url
 
 
 def _server(tmp_path: Path, url: str, receiver: Receiver) -> Server:

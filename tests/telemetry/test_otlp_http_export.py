@@ -16,10 +16,11 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-from eudaimon import Agent, tool
+from eudaimon import Agent
 from eudaimon.core.messages import Message, ToolCall
 from eudaimon.models import ScriptedModel
 from eudaimon.telemetry import instrument, uninstrument
+from support.tools import lookup
 
 
 class Receiver(ThreadingHTTPServer):
@@ -59,12 +60,6 @@ def receiver() -> Iterator[Receiver]:
     finally:
         server.shutdown()
         server.server_close()
-
-
-@tool(effect="read")
-def lookup(key: str) -> str:
-    """Look a key up."""
-    return key.upper()
 
 
 async def test_spans_arrive_over_otlp_http(receiver: Receiver) -> None:

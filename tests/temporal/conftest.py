@@ -16,7 +16,7 @@ temporalio = pytest.importorskip("temporalio", reason="the [temporal] extra is n
 
 from temporalio.client import Client  # noqa: E402
 
-from _temporal_dev_server import INSTALL, temporal_binary, temporal_dev_server  # noqa: E402
+from support.temporal_dev_server import INSTALL, temporal_binary, temporal_dev_server  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -51,16 +51,10 @@ def scratch_database() -> Iterator[str]:
     dsn = os.environ.get("EUDAIMON_TEST_PG_DSN")
     if not dsn:
         pytest.skip("EUDAIMON_TEST_PG_DSN is unset")
-    import psycopg
+    from support.databases import postgres_database
 
-    name = f"eudaimon_dsfleet_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield dsn.rsplit("/", 1)[0] + "/" + name
-    finally:
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with postgres_database("eudaimon_dsfleet", dsn) as url:
+        yield url
 
 
 class FleetSoak:

@@ -17,15 +17,14 @@ from a2a.server.routes import DefaultServerCallContextBuilder
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
 from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
 from fastapi import FastAPI
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from eudaimon.a2a._card import agent_card
 from eudaimon.a2a._handler import PRINCIPAL, JournalRequestHandler
 from eudaimon.agent import Agent
-from eudaimon.server.auth import ANONYMOUS, Principal, presented_key
-from eudaimon.server.context import ServerContext
+from eudaimon.server.auth import presented_key
+from eudaimon.server.context import ServerContext, principal_of
 from eudaimon.server.protocols import register_protocol
 
 PREFIX = "/a2a"
@@ -45,22 +44,6 @@ class _WithPrincipal(DefaultServerCallContextBuilder):
         return context
 
 
-def _authenticate(ctx: ServerContext, request: Request) -> Principal:
-    if ctx.auth is None:
-        return ANONYMOUS
-    presented = presented_key(request.headers.get("authorization"), request.headers.get("x-api-key"))
-    if presented is None:
-        raise HTTPException(
-            401,
-            "an API key is required: send `Authorization: Bearer KEY` or `X-API-Key: KEY`",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
-    principal = ctx.auth.authenticate(presented)
-    if principal is None:
-        raise HTTPException(401, "the API key is not valid", headers={"WWW-Authenticate": "Bearer"})
-    return principal
-
-
 def install(app: FastAPI, ctx: ServerContext) -> None:
     """Add every served agent's A2A card and endpoint to `app`."""
     for name, agent in ctx.agents.items():
@@ -72,7 +55,10 @@ def _install_agent(app: FastAPI, ctx: ServerContext, name: str, agent: Agent[Any
     path = agent_path(name)
 
     async def rpc(request: Request) -> Response:
-        request.scope[PRINCIPAL] = _authenticate(ctx, request)
+        headers = request.headers
+        request.scope[PRINCIPAL] = principal_of(
+            ctx.auth, presented_key(headers.get("authorization"), headers.get("x-api-key"))
+        )
         return await dispatcher.handle_requests(request)
 
     async def card(request: Request) -> Response:

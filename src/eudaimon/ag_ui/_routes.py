@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 from ag_ui.core import BaseEvent, RunAgentInput, StateDeltaEvent, UserMessage
 from ag_ui.encoder import EventEncoder
-from fastapi import APIRouter, Depends, FastAPI, Header, HTTPException
+from fastapi import APIRouter, FastAPI, Header, HTTPException
 from fastapi.responses import StreamingResponse
 
 from eudaimon.ag_ui._events import delta, events_of, finished, started, view
@@ -27,7 +27,7 @@ from eudaimon.core.state import RunState, Status
 from eudaimon.runtime.process import operations
 from eudaimon.runtime.process.load_state import load_state
 from eudaimon.server.auth import Principal
-from eudaimon.server.context import ServerContext, guards
+from eudaimon.server.context import Ctx, ServerContext, Viewer
 from eudaimon.server.following import journal_batches
 from eudaimon.server.ids import id_problem
 from eudaimon.server.protocols import register_protocol
@@ -49,76 +49,74 @@ def _last_user_text(body: RunAgentInput) -> str:
     raise HTTPException(422, "RunAgentInput.messages has no user message: add the message the run should answer")
 
 
-def router(ctx: ServerContext) -> APIRouter:
-    viewer, _ = guards(ctx)
-    api = APIRouter(prefix="/v1", tags=["ag-ui"], responses=ERRORS)
+router = APIRouter(prefix="/v1", tags=["ag-ui"], responses=ERRORS)
 
-    @api.post(
-        "/agents/{agent}/ag-ui",
-        summary="Run an agent for an AG-UI client (server-sent events)",
-        response_class=StreamingResponse,
-        responses={200: {"content": {"text/event-stream": {}}, "description": "The run's AG-UI events."}},
-    )
-    async def ag_ui_run(
-        agent: str,
-        body: RunAgentInput,
-        principal: Annotated[Principal, Depends(viewer)],
-        accept: Annotated[str | None, Header()] = None,
-    ) -> StreamingResponse:
-        """Start the run `runId` (or find it, or resume it with `resume` answers) and stream it.
-        Replaying a run needs any key; starting or resuming one an operator's."""
-        driver = ctx.agent(agent)
-        if not re.fullmatch(RUN_ID_PATTERN, body.run_id):
-            raise HTTPException(422, f"runId must match {RUN_ID_PATTERN} (it becomes the eudaimon run id)")
-        problem = id_problem("threadId", body.thread_id)
-        if problem is not None:
-            raise HTTPException(422, f"{problem} (it becomes the eudaimon thread id)")
-        existing = await ctx.store.load(body.run_id)
-        if (not existing or body.resume) and not principal.may_operate:
-            raise HTTPException(
-                403, f"{principal.name} is a {principal.role.value}; starting or resuming a run needs an operator key"
-            )
-        after: RunState | None = None
-        if not existing:
-            text = _last_user_text(body)
-            request = {"input": text, "thread_id": body.thread_id, "principal": principal.name}
-            try:
-                await submit(
-                    ctx,
-                    driver,
-                    text,
-                    run_id=body.run_id,
-                    thread_id=body.thread_id,
-                    principal=principal.name,
-                    request=request,
-                )
-            except GuardrailBlocked as exc:
-                raise HTTPException(422, f"the input was refused by an input guardrail: {exc}") from None
-            except ConcurrencyConflict:  # the same runId, posted again at once: follow that run
-                existing = await ctx.store.load(body.run_id)
-        if existing:
-            state = RunState.from_events(existing)
-            assert state is not None
-            if state.agent != agent:
-                raise HTTPException(409, f"run id {body.run_id!r} is taken by a run of another agent")
-            if state.thread_id != body.thread_id:
-                raise HTTPException(
-                    409, f"run {body.run_id} is in thread {state.thread_id!r}; send that threadId to follow it"
-                )
-            if body.resume:
-                after = await _resume(ctx, state, body, principal)
-            elif state.status is Status.QUEUED:  # after a restart, before the recovery sweep got to it
-                ctx.lines.poke(agent, body.run_id, state.thread_id)
-            elif state.status is Status.RUNNING and not ctx.runner.is_driving(body.run_id):
-                ctx.runner.resume(driver, body.run_id, wait=False)
-        encoder = EventEncoder(accept=accept or "text/event-stream")
-        return StreamingResponse(
-            _encoded(encoder, _stream(ctx, body, after)),
-            media_type=encoder.get_content_type(),
-            headers=SSE_HEADERS,
+
+@router.post(
+    "/agents/{agent}/ag-ui",
+    summary="Run an agent for an AG-UI client (server-sent events)",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}, "description": "The run's AG-UI events."}},
+)
+async def ag_ui_run(
+    ctx: Ctx,
+    agent: str,
+    body: RunAgentInput,
+    principal: Viewer,
+    accept: Annotated[str | None, Header()] = None,
+) -> StreamingResponse:
+    """Start the run `runId` (or find it, or resume it with `resume` answers) and stream it.
+    Replaying a run needs any key; starting or resuming one an operator's."""
+    driver = ctx.agent(agent)
+    if not re.fullmatch(RUN_ID_PATTERN, body.run_id):
+        raise HTTPException(422, f"runId must match {RUN_ID_PATTERN} (it becomes the eudaimon run id)")
+    problem = id_problem("threadId", body.thread_id)
+    if problem is not None:
+        raise HTTPException(422, f"{problem} (it becomes the eudaimon thread id)")
+    existing = await ctx.store.load(body.run_id)
+    if (not existing or body.resume) and not principal.may_operate:
+        raise HTTPException(
+            403, f"{principal.name} is a {principal.role.value}; starting or resuming a run needs an operator key"
         )
-
-    return api
+    after: RunState | None = None
+    if not existing:
+        text = _last_user_text(body)
+        request = {"input": text, "thread_id": body.thread_id, "principal": principal.name}
+        try:
+            await submit(
+                ctx,
+                driver,
+                text,
+                run_id=body.run_id,
+                thread_id=body.thread_id,
+                principal=principal.name,
+                request=request,
+            )
+        except GuardrailBlocked as exc:
+            raise HTTPException(422, f"the input was refused by an input guardrail: {exc}") from None
+        except ConcurrencyConflict:  # the same runId, posted again at once: follow that run
+            existing = await ctx.store.load(body.run_id)
+    if existing:
+        state = RunState.from_events(existing)
+        assert state is not None
+        if state.agent != agent:
+            raise HTTPException(409, f"run id {body.run_id!r} is taken by a run of another agent")
+        if state.thread_id != body.thread_id:
+            raise HTTPException(
+                409, f"run {body.run_id} is in thread {state.thread_id!r}; send that threadId to follow it"
+            )
+        if body.resume:
+            after = await _resume(ctx, state, body, principal)
+        elif state.status is Status.QUEUED:  # after a restart, before the recovery sweep got to it
+            ctx.lines.poke(agent, body.run_id, state.thread_id)
+        elif state.status is Status.RUNNING and not ctx.runner.is_driving(body.run_id):
+            ctx.runner.resume(driver, body.run_id, wait=False)
+    encoder = EventEncoder(accept=accept or "text/event-stream")
+    return StreamingResponse(
+        _encoded(encoder, _stream(ctx, body, after)),
+        media_type=encoder.get_content_type(),
+        headers=SSE_HEADERS,
+    )
 
 
 async def _resume(ctx: ServerContext, state: RunState, body: RunAgentInput, principal: Principal) -> RunState:
@@ -215,7 +213,7 @@ async def _encoded(encoder: EventEncoder, events: AsyncIterator[BaseEvent]) -> A
 
 def install(app: FastAPI, ctx: ServerContext) -> None:
     """Answer AG-UI runs at /v1/agents/AGENT/ag-ui for the agents `ctx` serves."""
-    app.include_router(router(ctx))
+    app.include_router(router)
 
 
 register_protocol("ag_ui", install)

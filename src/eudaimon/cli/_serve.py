@@ -8,12 +8,22 @@ imports this module to register the command).
 
 import ipaddress
 import os
-from typing import Annotated
+from types import ModuleType
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.text import Text
 
 from eudaimon.core.errors import ConfigurationError, MissingExtra
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+    from rich.console import Console
+
+    from eudaimon.agent import Agent
+    from eudaimon.server import ApiKeys
+    from eudaimon.server.webhooks import Webhook
+    from eudaimon.stores.base import EventStore
 
 LOOPBACK_NAMES = {"localhost", "ip6-localhost"}
 
@@ -125,77 +135,29 @@ def register(app: typer.Typer) -> None:
         try:
             import uvicorn
 
-            from eudaimon.server import ApiKeys, create_app
+            from eudaimon.server import create_app
+            from eudaimon.server.timers import checked_interval
         except ImportError as exc:
             fail(str(MissingExtra("`eudaimon serve`", "server", exc.name)))
-        try:
-            sources = []
-            if os.environ.get("EUDAIMON_API_KEYS", "").strip():
-                sources.append(ApiKeys.parse(os.environ["EUDAIMON_API_KEYS"]))
-            if api_key_file is not None:
-                sources.append(ApiKeys.from_file(api_key_file))
-            keys = ApiKeys.merged(sources)
-        except ConfigurationError as exc:
-            fail(str(exc))
         console = out()
-        if keys is None:
-            if not is_loopback(host) and not insecure:
-                fail(
-                    f"refusing to serve {host} without API keys: anyone who reaches it could approve and cancel runs. "
-                    "Set EUDAIMON_API_KEYS or --api-key-file, bind 127.0.0.1, or pass --insecure"
-                )
-            console.print(
-                Text("no API keys: every request is an operator; ", style="yellow")
-                + Text("serving loopback only" if is_loopback(host) else f"serving {host} because of --insecure")
-            )
-        if catch_up not in ("latest", "none"):
-            fail("--catch-up is `latest` or `none`")
-        from eudaimon.server.timers import checked_interval
-
-        try:
-            checked_interval("--timer-interval", timer_interval)
-        except ConfigurationError as exc:
-            fail(str(exc))
-        hook = None
-        if webhook is not None:
-            from eudaimon.server.webhooks import Webhook
-
-            for flag, days in (
-                ("--webhook-keep-days", webhook_keep_days),
-                ("--webhook-keep-failed-days", webhook_keep_failed_days),
-            ):
-                if not 0 < days < float("inf"):
-                    fail(f"{flag} must be a positive number of days, got {days:g}")
-            if not webhook_secret_env or not os.environ.get(webhook_secret_env, "").strip():
-                fail("--webhook needs --webhook-secret-env naming a set environment variable with the signing secret")
-            try:
-                hook = Webhook(
-                    webhook,
-                    os.environ[webhook_secret_env].strip(),
-                    events=Webhook.parse_events(webhook_events),
-                    keep_delivered_s=webhook_keep_days * 86400,
-                    keep_failed_s=webhook_keep_failed_days * 86400,
-                )
-            except (ConfigurationError, MissingExtra) as exc:
-                fail(str(exc))
         url = resolve_store_url(store)
-        with environ("EUDAIMON_STORE", url):
-            agents = [load_agent(target) for target in agent]
-        if a2a_description is not None:
-            if not a2a:
-                fail("--a2a-description describes the A2A Agent Cards: pass --a2a too, or leave it out")
-            for served in agents:
-                served.description = a2a_description
         try:
-            shared = {id(a.store): a.store for a in agents}
-            journal = next(iter(shared.values())) if len(shared) == 1 else None
-            if journal is None:
-                from eudaimon.stores.url import open_store
-
-                journal = open_store(url)
+            keys = api_keys(api_key_file, host, insecure)
+            if keys is None:
+                console.print(
+                    Text("no API keys: every request is an operator; ", style="yellow")
+                    + Text("serving loopback only" if is_loopback(host) else f"serving {host} because of --insecure")
+                )
+            if catch_up not in ("latest", "none"):
+                raise ConfigurationError("--catch-up is `latest` or `none`")
+            checked_interval("--timer-interval", timer_interval)
+            hook = webhook_of(webhook, webhook_secret_env, webhook_events, webhook_keep_days, webhook_keep_failed_days)
+            with environ("EUDAIMON_STORE", url):
+                agents = [load_agent(target) for target in agent]
+            describe(agents, a2a_description, a2a=a2a)
             application = create_app(
                 agents,
-                journal,
+                journal_of(agents, url),
                 auth=keys,
                 allowed_hosts=[host, *(allowed_host or [])],
                 allowed_origins=allowed_origin or (),
@@ -205,39 +167,113 @@ def register(app: typer.Typer) -> None:
                 timer_interval_s=timer_interval,
                 schedule_interval_s=timer_interval,
             )
-        except ConfigurationError as exc:
-            fail(str(exc))
-        try:
             from eudaimon.server.protocols import add_protocols
 
             add_protocols(application, a2a=a2a, ag_ui=ag_ui)
-        except MissingExtra as exc:
+        except (ConfigurationError, MissingExtra) as exc:
             fail(str(exc))
-        where = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
-        names = ", ".join(a.name for a in agents)
-        console.print(Text(f"eudaimon serves {names} on {where}  (store {shown_url(url)})", style="bold"))
-        for line in served_urls(where, [a.name for a in agents], a2a=a2a, ag_ui=ag_ui):
-            console.print(Text(line, style="cyan"))
-        if not is_loopback(host) and not allowed_host:
-            console.print(
-                Text(f"only requests for {host} or a loopback name are served; add --allowed-host NAME", style="yellow")
-            )
-        from uvicorn.config import LOGGING_CONFIG
-
-        from eudaimon.cli._collector import freeze_start_up
-        from eudaimon.server.logs import log_config
-
-        freeze_start_up()  # the app and the agents are built: no full collection walks them again
-        uvicorn.run(
-            application,
-            host=host,
-            port=port,
-            log_level=log_level,
-            timeout_graceful_shutdown=5,
-            log_config=log_config(LOGGING_CONFIG),  # credentials masked, control characters escaped
-        )
+        names = [a.name for a in agents]
+        announce(console, names, shown_url(url), host=host, port=port, named=bool(allowed_host), a2a=a2a, ag_ui=ag_ui)
+        run(uvicorn, application, host=host, port=port, log_level=log_level)
 
     app.command("serve")(serve)
+
+
+def api_keys(api_key_file: str | None, host: str, insecure: bool) -> "ApiKeys | None":
+    """The keys of `$EUDAIMON_API_KEYS` and `--api-key-file`; None when there are none, which
+    only a loopback `host` (or `--insecure`) allows."""
+    from eudaimon.server import ApiKeys
+
+    sources = []
+    if os.environ.get("EUDAIMON_API_KEYS", "").strip():
+        sources.append(ApiKeys.parse(os.environ["EUDAIMON_API_KEYS"]))
+    if api_key_file is not None:
+        sources.append(ApiKeys.from_file(api_key_file))
+    keys = ApiKeys.merged(sources)
+    if keys is None and not is_loopback(host) and not insecure:
+        raise ConfigurationError(
+            f"refusing to serve {host} without API keys: anyone who reaches it could approve and cancel runs. "
+            "Set EUDAIMON_API_KEYS or --api-key-file, bind 127.0.0.1, or pass --insecure"
+        )
+    return keys
+
+
+def webhook_of(
+    url: str | None, secret_env: str | None, events: str, keep_days: float, keep_failed_days: float
+) -> "Webhook | None":
+    """The `--webhook` receiver, signing with the secret in the environment variable `secret_env`;
+    its delivery records kept `keep_days` once delivered, `keep_failed_days` once given up on."""
+    if url is None:
+        return None
+    from eudaimon.server.webhooks import Webhook
+
+    for flag, days in (("--webhook-keep-days", keep_days), ("--webhook-keep-failed-days", keep_failed_days)):
+        if not 0 < days < float("inf"):
+            raise ConfigurationError(f"{flag} must be a positive number of days, got {days:g}")
+    if not secret_env or not os.environ.get(secret_env, "").strip():
+        raise ConfigurationError(
+            "--webhook needs --webhook-secret-env naming a set environment variable with the signing secret"
+        )
+    return Webhook(
+        url,
+        os.environ[secret_env].strip(),
+        events=Webhook.parse_events(events),
+        keep_delivered_s=keep_days * 86400,
+        keep_failed_s=keep_failed_days * 86400,
+    )
+
+
+def describe(agents: "list[Agent[Any, Any]]", description: str | None, *, a2a: bool) -> None:
+    """Give the agents the `--a2a-description` of their Agent Cards."""
+    if description is None:
+        return
+    if not a2a:
+        raise ConfigurationError("--a2a-description describes the A2A Agent Cards: pass --a2a too, or leave it out")
+    for agent in agents:
+        agent.description = description
+
+
+def journal_of(agents: "list[Agent[Any, Any]]", url: str) -> "EventStore":
+    """The store served: the agents' own when they share one, else the one at `url`."""
+    shared = {id(a.store): a.store for a in agents}
+    if len(shared) == 1:
+        return next(iter(shared.values()))
+    from eudaimon.stores.url import open_store
+
+    return open_store(url)
+
+
+def announce(
+    console: "Console", agents: list[str], store: str, *, host: str, port: int, named: bool, a2a: bool, ag_ui: bool
+) -> None:
+    """The start banner: what is served where, every URL, and a warning when only loopback names
+    and `host` reach a non-loopback server (`named`: `--allowed-host` was given)."""
+    where = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
+    console.print(Text(f"eudaimon serves {', '.join(agents)} on {where}  (store {store})", style="bold"))
+    for line in served_urls(where, agents, a2a=a2a, ag_ui=ag_ui):
+        console.print(Text(line, style="cyan"))
+    if not is_loopback(host) and not named:
+        console.print(
+            Text(f"only requests for {host} or a loopback name are served; add --allowed-host NAME", style="yellow")
+        )
+
+
+def run(uvicorn: ModuleType, application: "FastAPI", *, host: str, port: int, log_level: str) -> None:
+    """Serve `application` with uvicorn until stopped, its log lines masked and escaped."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    from eudaimon.cli._collector import freeze_start_up
+    from eudaimon.server.logs import log_config
+
+    freeze_start_up()  # the app and the agents are built: no full collection walks them again
+    uvicorn.run(
+        application,
+        host=host,
+        port=port,
+        log_level=log_level,
+        timeout_graceful_shutdown=5,
+        log_config=log_config(LOGGING_CONFIG),  # credentials masked, control characters escaped
+    )
 
 
 def served_urls(where: str, agents: list[str], *, a2a: bool, ag_ui: bool) -> list[str]:

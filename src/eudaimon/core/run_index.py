@@ -45,21 +45,15 @@ from eudaimon.core.events import (
     ToolWoke,
 )
 from eudaimon.core.messages import Usage
+from eudaimon.core.state import TERMINAL_STATUSES, Status
 
-STATUSES = (
-    "queued",
-    "running",
-    "awaiting_approval",
-    "awaiting_reconciliation",
-    "waiting",
-    "completed",
-    "failed",
-    "budget_exceeded",
-    "cancelled",
+STATUSES: tuple[str, ...] = tuple(
+    status.value
+    for status in sorted(Status, key=lambda s: 0 if s is Status.QUEUED else 2 if s in TERMINAL_STATUSES else 1)
 )
-"""Every status a row can have: the fold's `Status` values, and `queued` (a run journaled while
-its thread is busy)."""
-ENDED = frozenset({"completed", "failed", "budget_exceeded", "cancelled"})
+"""Every status a row can have, the fold's `Status` values (`queued` too: a run journaled while its
+thread is busy), in the order a run meets them: queued, live, ended (listings offer them so)."""
+ENDED = frozenset(status.value for status in TERMINAL_STATUSES)
 ERRORED = frozenset({"failed", "budget_exceeded"})
 """The statuses the dashboard's `error_rate` counts."""
 

@@ -128,7 +128,13 @@ def create_app(
     if unknown:
         raise ConfigurationError(f"shared_threads names no agent served here: {', '.join(unknown)}")
     ctx = ServerContext(
-        agents=served, store=store, auth=auth, hub=hub, runner=Runner(hub), shared_threads=frozenset(shared_threads)
+        agents=served,
+        store=store,
+        auth=auth,
+        hub=hub,
+        runner=Runner(hub),
+        shared_threads=frozenset(shared_threads),
+        delivers_webhooks=webhook is not None,
     )
     interval = recovery_interval_s if recovery_interval_s is not None else lease_ttl_s()
     deliverer = Deliverer(store, webhook) if webhook is not None else None
@@ -165,16 +171,11 @@ def create_app(
         docs_url=None,  # /docs is served from installed files (docs_page), not from a CDN
         redoc_url=None,
     )
+    app.state.eudaimon = ctx  # what the routes' `Ctx` dependency reads (`server.context`)
     install_error_handlers(app)
-    for module in (runs, stream, decisions, threads, daimon, dashboard):
-        app.include_router(module.router(ctx))
-    app.include_router(whoami.router(ctx))
-    app.include_router(lineage.router(ctx))
-    app.include_router(effects.router(ctx))
-    app.include_router(schedules.router(ctx))
-    app.include_router(deliveries.router(ctx, configured=webhook is not None))
-    app.include_router(replays.router(ctx))
-    app.include_router(inbox.router(ctx))
+    routes = (runs, stream, decisions, threads, daimon, dashboard, whoami, lineage, effects, schedules, deliveries)
+    for module in (*routes, replays, inbox):  # module-level routers; each takes `ctx` as a dependency (`Ctx`)
+        app.include_router(module.router)
     app.include_router(pages.router())
     install_docs(app)
     app.mount("/inspector", pages.static_files(), name="inspector")
@@ -186,7 +187,6 @@ def create_app(
         )
     app.add_middleware(BrowserGuard, allowed_hosts=tuple(allowed_hosts), allowed_origins=origins)
     document_json_bodies(app)
-    app.state.eudaimon = ctx
     add_protocols(app, a2a=a2a, ag_ui=ag_ui)
     return app
 

@@ -1,10 +1,9 @@
 """What every route shares: the agents served, the store, the keys, and who is asking."""
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Annotated
 
-from fastapi import Depends, HTTPException
+from fastapi import Depends, HTTPException, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from eudaimon.agent import Agent
@@ -27,6 +26,8 @@ class ServerContext:
     runner: Runner
     shared_threads: frozenset[str] = frozenset()
     """Agents served as one shared conversation: a start without `thread_id` joins it."""
+    delivers_webhooks: bool = False
+    """Whether a webhook receiver is configured (`GET /v1/webhooks/deliveries` says so)."""
     lines: Lines = field(init=False)
     """The threads' queues of runs journaled and not started yet (`server.queueing`)."""
 
@@ -52,36 +53,52 @@ class ServerContext:
         return agent
 
 
-Guard = Callable[..., Awaitable[Principal]]
+def server_context(request: Request) -> ServerContext:
+    """The context of the app that serves `request` (`create_app` keeps it as `app.state.eudaimon`):
+    route modules are module-level routers and take it by dependency, as `Ctx`."""
+    ctx: ServerContext = request.app.state.eudaimon
+    return ctx
 
 
-def guards(ctx: ServerContext) -> tuple[Guard, Guard]:
-    """FastAPI dependencies for a reader (any valid key) and an operator (an operator's key)."""
+Ctx = Annotated[ServerContext, Depends(server_context)]
 
-    async def viewer(
-        bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-        header: Annotated[str | None, Depends(_header)],
-    ) -> Principal:
-        if ctx.auth is None:
-            return ANONYMOUS
-        presented = bearer.credentials if bearer is not None else header
-        if not presented:
-            raise HTTPException(
-                401,
-                "an API key is required: send `Authorization: Bearer KEY` or `X-API-Key: KEY`",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
-        principal = ctx.auth.authenticate(presented)
-        if principal is None:
-            raise HTTPException(401, "the API key is not valid", headers={"WWW-Authenticate": "Bearer"})
-        return principal
 
-    async def operator(principal: Annotated[Principal, Depends(viewer)]) -> Principal:
-        if not principal.may_operate:
-            raise HTTPException(
-                403,
-                f"{principal.name} is a {principal.role.value}; starting or deciding for runs needs an operator key",
-            )
-        return principal
+def principal_of(auth: ApiKeys | None, presented: str | None) -> Principal:
+    """Who the presented key signs in as (anyone, as an operator, on a server without keys);
+    401 when a key is needed and none, or an unknown one, was sent. Every entrance checks keys
+    here: the `/v1` routes (`viewer`) and the A2A endpoints."""
+    if auth is None:
+        return ANONYMOUS
+    if not presented:
+        raise HTTPException(
+            401,
+            "an API key is required: send `Authorization: Bearer KEY` or `X-API-Key: KEY`",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    principal = auth.authenticate(presented)
+    if principal is None:
+        raise HTTPException(401, "the API key is not valid", headers={"WWW-Authenticate": "Bearer"})
+    return principal
 
-    return viewer, operator
+
+async def viewer(
+    ctx: Ctx,
+    bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    header: Annotated[str | None, Depends(_header)],
+) -> Principal:
+    """FastAPI dependency: a reader, any valid key."""
+    return principal_of(ctx.auth, bearer.credentials if bearer is not None else header)
+
+
+async def operator(principal: Annotated[Principal, Depends(viewer)]) -> Principal:
+    """FastAPI dependency: an operator's key, which may also start runs and decide for them."""
+    if not principal.may_operate:
+        raise HTTPException(
+            403,
+            f"{principal.name} is a {principal.role.value}; starting or deciding for runs needs an operator key",
+        )
+    return principal
+
+
+Viewer = Annotated[Principal, Depends(viewer)]
+Operator = Annotated[Principal, Depends(operator)]

@@ -7,29 +7,25 @@ index's rows), never by folding runs, so it costs the same whatever the runs hol
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query
 
 from eudaimon.server import responses
-from eudaimon.server.auth import Principal
-from eudaimon.server.context import ServerContext, guards
+from eudaimon.server.context import Ctx, Viewer
 from eudaimon.server.responses import ERRORS
 from eudaimon.server.views import day_dict
 from eudaimon.stores import index
 
+router = APIRouter(prefix="/v1", tags=["dashboard"], responses=ERRORS)
 
-def router(ctx: ServerContext) -> APIRouter:
-    viewer, _ = guards(ctx)
-    api = APIRouter(prefix="/v1", tags=["dashboard"], responses=ERRORS)
 
-    @api.get("/dashboard", summary="Runs per agent and day", response_model=responses.Dashboard)
-    async def dashboard(
-        principal: Annotated[Principal, Depends(viewer)],
-        days: Annotated[int, Query(ge=1, le=366, description="Today and the days before it, in UTC.")] = 14,
-        agent: Annotated[str | None, Query(max_length=500, pattern=r"^[^\x00]*$")] = None,
-    ) -> dict[str, Any]:
-        """One row per agent and UTC day that has runs (by creation), oldest day first."""
-        since = index.window_start(days, datetime.now(UTC))
-        rows = await index.dashboard(ctx.store, since, agent)
-        return {"days": [day_dict(row) for row in rows]}
-
-    return api
+@router.get("/dashboard", summary="Runs per agent and day", response_model=responses.Dashboard)
+async def dashboard(
+    ctx: Ctx,
+    principal: Viewer,
+    days: Annotated[int, Query(ge=1, le=366, description="Today and the days before it, in UTC.")] = 14,
+    agent: Annotated[str | None, Query(max_length=500, pattern=r"^[^\x00]*$")] = None,
+) -> dict[str, Any]:
+    """One row per agent and UTC day that has runs (by creation), oldest day first."""
+    since = index.window_start(days, datetime.now(UTC))
+    rows = await index.dashboard(ctx.store, since, agent)
+    return {"days": [day_dict(row) for row in rows]}

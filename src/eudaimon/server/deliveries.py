@@ -6,12 +6,11 @@ configuration (`server.webhooks`).
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
 from eudaimon.server import outbox
-from eudaimon.server.auth import Principal
-from eudaimon.server.context import ServerContext, guards
+from eudaimon.server.context import Ctx, Operator
 from eudaimon.server.responses import ERRORS
 from eudaimon.stores.records import RecordStore
 
@@ -38,22 +37,19 @@ class DeliveryList(BaseModel):
     deliveries: list[DeliveryView]
 
 
-def router(ctx: ServerContext, configured: bool) -> APIRouter:
-    _, operator = guards(ctx)
-    api = APIRouter(prefix="/v1/webhooks", tags=["webhooks"], responses=ERRORS)
+router = APIRouter(prefix="/v1/webhooks", tags=["webhooks"], responses=ERRORS)
 
-    @api.get("/deliveries", summary="List webhook deliveries", response_model=DeliveryList)
-    async def list_deliveries(
-        principal: Annotated[Principal, Depends(operator)], limit: Annotated[int, Query(ge=1, le=1000)] = 100
-    ) -> dict[str, Any]:
-        """Deliveries, newest first, each with its attempts and the receiver's answers."""
-        store = ctx.store
-        if not isinstance(store, RecordStore):
-            return {"configured": configured, "deliveries": []}
-        found = await outbox.deliveries(store, limit)
-        return {
-            "configured": configured,
-            "deliveries": [{k: v for k, v in d.to_dict().items() if k != "payload"} for d in found],
-        }
 
-    return api
+@router.get("/deliveries", summary="List webhook deliveries", response_model=DeliveryList)
+async def list_deliveries(
+    ctx: Ctx, principal: Operator, limit: Annotated[int, Query(ge=1, le=1000)] = 100
+) -> dict[str, Any]:
+    """Deliveries, newest first, each with its attempts and the receiver's answers."""
+    store = ctx.store
+    if not isinstance(store, RecordStore):
+        return {"configured": ctx.delivers_webhooks, "deliveries": []}
+    found = await outbox.deliveries(store, limit)
+    return {
+        "configured": ctx.delivers_webhooks,
+        "deliveries": [{k: v for k, v in d.to_dict().items() if k != "payload"} for d in found],
+    }

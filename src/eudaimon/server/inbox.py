@@ -9,19 +9,20 @@ caller's role allows.
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query
 
 from eudaimon.core.errors import EudaimonError
 from eudaimon.core.events import ApprovalRequested, ToolOutcomeUnknown, ToolStarted
-from eudaimon.core.state import RunState
+from eudaimon.core.state import RunState, Status
 from eudaimon.server import responses
 from eudaimon.server.auth import Principal
-from eudaimon.server.context import ServerContext, guards
+from eudaimon.server.context import Ctx, ServerContext, Viewer
 from eudaimon.server.responses import ERRORS
 from eudaimon.server.views import _as_object, deadline_dict
 from eudaimon.stores import index
 
-WAITING = ("awaiting_approval", "awaiting_reconciliation")
+WAITING = tuple(status.value for status in Status if status.is_paused)
+"""The statuses of runs with a call waiting for a person."""
 
 
 async def inbox_items(ctx: ServerContext, principal: Principal, limit: int) -> list[dict[str, Any]]:
@@ -77,18 +78,16 @@ async def inbox_items(ctx: ServerContext, principal: Principal, limit: int) -> l
     return items[:limit]
 
 
-def router(ctx: ServerContext) -> APIRouter:
-    viewer, _ = guards(ctx)
-    api = APIRouter(prefix="/v1", tags=["inbox"], responses=ERRORS)
+router = APIRouter(prefix="/v1", tags=["inbox"], responses=ERRORS)
 
-    @api.get("/inbox", summary="Calls waiting for a person", response_model=responses.Inbox)
-    async def inbox(
-        principal: Annotated[Principal, Depends(viewer)],
-        limit: Annotated[int, Query(ge=1, le=1000)] = 200,
-    ) -> dict[str, Any]:
-        """Every call waiting for a decision (an approval, or the outcome of a call an operator
-        must reconcile), across runs and agents, oldest first, with its deadline, its
-        arguments as the tool will get them, and the actions the caller's key allows."""
-        return {"items": await inbox_items(ctx, principal, limit)}
 
-    return api
+@router.get("/inbox", summary="Calls waiting for a person", response_model=responses.Inbox)
+async def inbox(
+    ctx: Ctx,
+    principal: Viewer,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+) -> dict[str, Any]:
+    """Every call waiting for a decision (an approval, or the outcome of a call an operator
+    must reconcile), across runs and agents, oldest first, with its deadline, its
+    arguments as the tool will get them, and the actions the caller's key allows."""
+    return {"items": await inbox_items(ctx, principal, limit)}

@@ -5,17 +5,16 @@ root of its tree and lists every run below that root, depth first, with when eac
 last changed, so a page can draw child runs on the parent's time axis.
 """
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from eudaimon.core.errors import RunNotFound
 from eudaimon.core.state import RunState
 from eudaimon.runtime.process.load_state import load_state
 from eudaimon.runtime.process.tree import run_tree
-from eudaimon.server.auth import Principal
-from eudaimon.server.context import ServerContext, guards
+from eudaimon.server.context import Ctx, ServerContext, Viewer
 from eudaimon.server.responses import ERRORS
 
 MAX_DEPTH = 64
@@ -40,27 +39,24 @@ class RunTree(BaseModel):
     runs: list[TreeNode]
 
 
-def router(ctx: ServerContext) -> APIRouter:
-    viewer, _ = guards(ctx)
-    api = APIRouter(prefix="/v1", tags=["runs"], responses=ERRORS)
+router = APIRouter(prefix="/v1", tags=["runs"], responses=ERRORS)
 
-    @api.get("/runs/{run_id}/tree", summary="Read a run's tree of child runs", response_model=RunTree)
-    async def tree(run_id: str, principal: Annotated[Principal, Depends(viewer)]) -> dict[str, Any]:
-        """The root above this run and every run below that root, depth first."""
-        state = await load_state(ctx.store, run_id)
-        root = state
-        for _ in range(MAX_DEPTH):
-            if root.parent_call is None:
-                break
-            try:
-                root = await load_state(ctx.store, root.parent_call.run_id)
-            except RunNotFound:
-                break
-        nodes = [await _node(ctx, depth, call_id, run) for depth, call_id, run in await run_tree(ctx.store, root)]
-        forked = None if state.parent is None else {"run_id": state.parent.run_id, "seq": state.parent.seq}
-        return {"run_id": run_id, "root": root.run_id, "forked_from": forked, "runs": nodes}
 
-    return api
+@router.get("/runs/{run_id}/tree", summary="Read a run's tree of child runs", response_model=RunTree)
+async def tree(ctx: Ctx, run_id: str, principal: Viewer) -> dict[str, Any]:
+    """The root above this run and every run below that root, depth first."""
+    state = await load_state(ctx.store, run_id)
+    root = state
+    for _ in range(MAX_DEPTH):
+        if root.parent_call is None:
+            break
+        try:
+            root = await load_state(ctx.store, root.parent_call.run_id)
+        except RunNotFound:
+            break
+    nodes = [await _node(ctx, depth, call_id, run) for depth, call_id, run in await run_tree(ctx.store, root)]
+    forked = None if state.parent is None else {"run_id": state.parent.run_id, "seq": state.parent.seq}
+    return {"run_id": run_id, "root": root.run_id, "forked_from": forked, "runs": nodes}
 
 
 async def _node(ctx: ServerContext, depth: int, call_id: str, state: RunState) -> dict[str, Any]:

@@ -5,16 +5,15 @@ lines both runs' decisions up (`eudaimon.runtime.process.replay.compare`): the c
 arguments, or the final text, and the first step where they differ, which the inspector marks.
 """
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from eudaimon.core.errors import InvalidOperation
 from eudaimon.runtime.process.load_state import load_state
 from eudaimon.runtime.process.replay import compare
-from eudaimon.server.auth import Principal
-from eudaimon.server.context import ServerContext, guards
+from eudaimon.server.context import Ctx, Viewer
 from eudaimon.server.responses import ERRORS
 
 
@@ -41,27 +40,24 @@ class ReplayDiff(BaseModel):
     steps: list[ReplayStepView]
 
 
-def router(ctx: ServerContext) -> APIRouter:
-    viewer, _ = guards(ctx)
-    api = APIRouter(prefix="/v1", tags=["runs"], responses=ERRORS)
+router = APIRouter(prefix="/v1", tags=["runs"], responses=ERRORS)
 
-    @api.get("/runs/{run_id}/replay", summary="Read a replay beside its original", response_model=ReplayDiff)
-    async def replay_diff(run_id: str, principal: Annotated[Principal, Depends(viewer)]) -> dict[str, Any]:
-        """The replay's decisions and its original's, step by step (409 for a run that is no replay)."""
-        replay = await load_state(ctx.store, run_id)
-        if replay.replay_of is None:
-            raise InvalidOperation(f"run {run_id} is not a replay")
-        original = await load_state(ctx.store, replay.replay_of)
-        steps, first = compare(original, replay)
-        return {
-            "run_id": run_id,
-            "of": original.run_id,
-            "status": replay.status.value,
-            "original_status": original.status.value,
-            "version": replay.version,
-            "original_version": original.version,
-            "diverged_at": first,
-            "steps": [s.as_dict() for s in steps],
-        }
 
-    return api
+@router.get("/runs/{run_id}/replay", summary="Read a replay beside its original", response_model=ReplayDiff)
+async def replay_diff(ctx: Ctx, run_id: str, principal: Viewer) -> dict[str, Any]:
+    """The replay's decisions and its original's, step by step (409 for a run that is no replay)."""
+    replay = await load_state(ctx.store, run_id)
+    if replay.replay_of is None:
+        raise InvalidOperation(f"run {run_id} is not a replay")
+    original = await load_state(ctx.store, replay.replay_of)
+    steps, first = compare(original, replay)
+    return {
+        "run_id": run_id,
+        "of": original.run_id,
+        "status": replay.status.value,
+        "original_status": original.status.value,
+        "version": replay.version,
+        "original_version": original.version,
+        "diverged_at": first,
+        "steps": [s.as_dict() for s in steps],
+    }

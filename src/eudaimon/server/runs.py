@@ -2,17 +2,18 @@
 
 import hashlib
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Query, Response
+from fastapi import APIRouter, Header, HTTPException, Query, Response
 
 from eudaimon.core.errors import RunNotFound
+from eudaimon.core.run_index import STATUSES
 from eudaimon.core.state import RunState
 from eudaimon.runtime.loop.clock import new_run_id
 from eudaimon.runtime.process.load_state import load_state
 from eudaimon.server import responses, starting
 from eudaimon.server.auth import Principal
-from eudaimon.server.context import ServerContext, guards
+from eudaimon.server.context import Ctx, Operator, ServerContext, Viewer
 from eudaimon.server.responses import ERRORS
 from eudaimon.server.schemas import SEQ_MAX, StartRun
 from eudaimon.server.views import event_dict, row_dict, run_dict, state_dict
@@ -32,17 +33,10 @@ async def run_view(ctx: ServerContext, run_id: str) -> dict[str, Any]:
     return view
 
 
-IndexStatus = Literal[
-    "queued",
-    "running",
-    "awaiting_approval",
-    "awaiting_reconciliation",
-    "waiting",
-    "completed",
-    "failed",
-    "budget_exceeded",
-    "cancelled",
-]
+if TYPE_CHECKING:
+    IndexStatus = str
+else:  # the statuses of `core.run_index.STATUSES`, offered in the schema as an enum of strings
+    IndexStatus = Literal[STATUSES]
 
 
 def listing_query(
@@ -106,128 +100,133 @@ def idempotent_run_id(principal: Principal, agent: str, key: str) -> str:
     return "run_" + hashlib.sha256(f"{principal.name}\0{agent}\0{key}".encode()).hexdigest()[:32]
 
 
-def router(ctx: ServerContext) -> APIRouter:
-    viewer, operator = guards(ctx)
-    api = APIRouter(prefix="/v1", tags=["runs"], responses=ERRORS)
+router = APIRouter(prefix="/v1", tags=["runs"], responses=ERRORS)
 
-    @api.post(
-        "/agents/{agent}/runs",
-        status_code=202,
-        summary="Start a run",
-        response_model=responses.Run,
+
+@router.post(
+    "/agents/{agent}/runs",
+    status_code=202,
+    summary="Start a run",
+    response_model=responses.Run,
+)
+async def start_run(
+    ctx: Ctx,
+    agent: str,
+    body: StartRun,
+    response: Response,
+    principal: Operator,
+    wait: Annotated[bool, Query(description="Answer when the run ends or waits, not at once.")] = False,
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", max_length=200)] = None,
+) -> dict[str, Any]:
+    """Start a run of `agent`, driven by this server in the background (202), or wait for it
+    to end or pause with `?wait=true` (200). The run is journaled before the answer: while
+    its thread is busy its status is `queued`, and it starts in its turn, after a restart too.
+    Without `thread_id` the run gets a thread of its own (`thread_id` in the answer).
+    The same `run_id` or `Idempotency-Key` sent again with the same request answers with
+    the run it started (200) and never starts a second one; with a different request, 422."""
+    driver = ctx.agent(agent)
+    named_by: str | None = None
+    if body.run_id is not None:
+        run_id, named_by = body.run_id, "run_id"
+    elif idempotency_key:
+        run_id, named_by = idempotent_run_id(principal, agent, idempotency_key), "Idempotency-Key"
+    else:
+        run_id = new_run_id()
+    response.status_code = await starting.start(
+        ctx,
+        driver,
+        input=body.input,
+        thread_id=body.thread_id,
+        run_id=run_id,
+        named_by=named_by,
+        principal=principal.name,
+        wait=wait,
     )
-    async def start_run(
-        agent: str,
-        body: StartRun,
-        response: Response,
-        principal: Annotated[Principal, Depends(operator)],
-        wait: Annotated[bool, Query(description="Answer when the run ends or waits, not at once.")] = False,
-        idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", max_length=200)] = None,
-    ) -> dict[str, Any]:
-        """Start a run of `agent`, driven by this server in the background (202), or wait for it
-        to end or pause with `?wait=true` (200). The run is journaled before the answer: while
-        its thread is busy its status is `queued`, and it starts in its turn, after a restart too.
-        Without `thread_id` the run gets a thread of its own (`thread_id` in the answer).
-        The same `run_id` or `Idempotency-Key` sent again with the same request answers with
-        the run it started (200) and never starts a second one; with a different request, 422."""
-        driver = ctx.agent(agent)
-        named_by: str | None = None
-        if body.run_id is not None:
-            run_id, named_by = body.run_id, "run_id"
-        elif idempotency_key:
-            run_id, named_by = idempotent_run_id(principal, agent, idempotency_key), "Idempotency-Key"
-        else:
-            run_id = new_run_id()
-        response.status_code = await starting.start(
-            ctx,
-            driver,
-            input=body.input,
-            thread_id=body.thread_id,
-            run_id=run_id,
-            named_by=named_by,
-            principal=principal.name,
-            wait=wait,
-        )
-        return await run_view(ctx, run_id)
+    return await run_view(ctx, run_id)
 
-    @api.get("/runs", summary="List runs", response_model=responses.RunPage)
-    async def list_runs(
-        principal: Annotated[Principal, Depends(viewer)],
-        status: IndexStatus | None = None,
-        agent: Annotated[str | None, Query(max_length=500)] = None,
-        thread_id: Annotated[str | None, Query(max_length=500)] = None,
-        q: Annotated[
-            str | None,
-            Query(
-                max_length=500,
-                description="Case-insensitive text in the input, output, tool names, run, thread or call ids.",
-            ),
-        ] = None,
-        since: Annotated[str | None, Query(description="ISO 8601 date or datetime: created at or after.")] = None,
-        until: Annotated[
-            str | None, Query(description="ISO 8601 datetime (created before it) or date (created on it or before).")
-        ] = None,
-        limit: Annotated[int, Query(ge=1, le=500)] = 50,
-        cursor: Annotated[str | None, Query(max_length=1000)] = None,
-        replay_of: Annotated[
-            str | None, Query(max_length=500, description="Only the replays of this run (`agent.replay`).")
-        ] = None,
-        replays: Annotated[bool, Query(description="Include replays, which listings leave out.")] = False,
-        version: Annotated[str | None, Query(max_length=500, description="Only runs of this agent version.")] = None,
-    ) -> dict[str, Any]:
-        """Runs, most recently updated first, from the store's index; pass `next_cursor` back as
-        `cursor` for the next page. A run updated while you page moves to the front: a pass never
-        shows it twice, and one not reached yet shows again only from the first page."""
-        query = listing_query(
-            limit=limit + 1,
-            status=status,
-            agent=agent,
-            thread_id=thread_id,
-            q=q,
-            since=since,
-            until=until,
-            cursor=cursor,
-            replay_of=replay_of,
-            replays=replays,
-            version=version,
-        )
-        rows = await index.query_runs(ctx.store, query)
-        page = rows[:limit]
-        more = len(rows) > limit
-        return {
-            "runs": [row_dict(row) for row in page],
-            "next_cursor": index.Cursor.after(page[-1]).encode() if more and page else None,
-        }
 
-    @api.get("/runs/{run_id}", summary="Read a run", response_model=responses.Run)
-    async def get_run(run_id: str, principal: Annotated[Principal, Depends(viewer)]) -> dict[str, Any]:
-        """Status, steps, usage and cost (per step too), the conversation, pending approvals,
-        unknown outcomes, and who decided what."""
-        return await run_view(ctx, run_id)
+@router.get("/runs", summary="List runs", response_model=responses.RunPage)
+async def list_runs(
+    ctx: Ctx,
+    principal: Viewer,
+    status: IndexStatus | None = None,
+    agent: Annotated[str | None, Query(max_length=500)] = None,
+    thread_id: Annotated[str | None, Query(max_length=500)] = None,
+    q: Annotated[
+        str | None,
+        Query(
+            max_length=500,
+            description="Case-insensitive text in the input, output, tool names, run, thread or call ids.",
+        ),
+    ] = None,
+    since: Annotated[str | None, Query(description="ISO 8601 date or datetime: created at or after.")] = None,
+    until: Annotated[
+        str | None, Query(description="ISO 8601 datetime (created before it) or date (created on it or before).")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    cursor: Annotated[str | None, Query(max_length=1000)] = None,
+    replay_of: Annotated[
+        str | None, Query(max_length=500, description="Only the replays of this run (`agent.replay`).")
+    ] = None,
+    replays: Annotated[bool, Query(description="Include replays, which listings leave out.")] = False,
+    version: Annotated[str | None, Query(max_length=500, description="Only runs of this agent version.")] = None,
+) -> dict[str, Any]:
+    """Runs, most recently updated first, from the store's index; pass `next_cursor` back as
+    `cursor` for the next page. A run updated while you page moves to the front: a pass never
+    shows it twice, and one not reached yet shows again only from the first page."""
+    query = listing_query(
+        limit=limit + 1,
+        status=status,
+        agent=agent,
+        thread_id=thread_id,
+        q=q,
+        since=since,
+        until=until,
+        cursor=cursor,
+        replay_of=replay_of,
+        replays=replays,
+        version=version,
+    )
+    rows = await index.query_runs(ctx.store, query)
+    page = rows[:limit]
+    more = len(rows) > limit
+    return {
+        "runs": [row_dict(row) for row in page],
+        "next_cursor": index.Cursor.after(page[-1]).encode() if more and page else None,
+    }
 
-    @api.get("/runs/{run_id}/events", summary="Read a run's events", response_model=responses.EventPage)
-    async def get_events(
-        run_id: str,
-        principal: Annotated[Principal, Depends(viewer)],
-        after_seq: Annotated[int, Query(ge=-1, le=SEQ_MAX)] = -1,
-        limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
-    ) -> dict[str, Any]:
-        """The journal rows after `after_seq`, in order, at most `limit` of them."""
-        events = await ctx.store.load(run_id, after_seq=after_seq)
-        if not events and (after_seq < 0 or not await ctx.store.load(run_id)):
-            raise RunNotFound(run_id)
-        shown = events[:limit]
-        return {"events": [event_dict(e) for e in shown], "more": len(events) > limit}
 
-    @api.get("/runs/{run_id}/state", summary="Read a run's state at an event", response_model=responses.State)
-    async def get_state(
-        run_id: str,
-        principal: Annotated[Principal, Depends(viewer)],
-        at_seq: Annotated[
-            int | None, Query(ge=0, le=SEQ_MAX, description="The event after which to show the state.")
-        ] = None,
-    ) -> dict[str, Any]:
-        """The folded state after event `at_seq` (the latest when left out): time travel."""
-        return state_dict(await load_state(ctx.store, run_id, at_seq))
+@router.get("/runs/{run_id}", summary="Read a run", response_model=responses.Run)
+async def get_run(ctx: Ctx, run_id: str, principal: Viewer) -> dict[str, Any]:
+    """Status, steps, usage and cost (per step too), the conversation, pending approvals,
+    unknown outcomes, and who decided what."""
+    return await run_view(ctx, run_id)
 
-    return api
+
+@router.get("/runs/{run_id}/events", summary="Read a run's events", response_model=responses.EventPage)
+async def get_events(
+    ctx: Ctx,
+    run_id: str,
+    principal: Viewer,
+    after_seq: Annotated[int, Query(ge=-1, le=SEQ_MAX)] = -1,
+    limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
+) -> dict[str, Any]:
+    """The journal rows after `after_seq`, in order, at most `limit` of them."""
+    events = await ctx.store.load(run_id, after_seq=after_seq)
+    if not events and (after_seq < 0 or not await ctx.store.load(run_id)):
+        raise RunNotFound(run_id)
+    shown = events[:limit]
+    return {"events": [event_dict(e) for e in shown], "more": len(events) > limit}
+
+
+@router.get("/runs/{run_id}/state", summary="Read a run's state at an event", response_model=responses.State)
+async def get_state(
+    ctx: Ctx,
+    run_id: str,
+    principal: Viewer,
+    at_seq: Annotated[
+        int | None, Query(ge=0, le=SEQ_MAX, description="The event after which to show the state.")
+    ] = None,
+) -> dict[str, Any]:
+    """The folded state after event `at_seq` (the latest when left out): time travel."""
+    return state_dict(await load_state(ctx.store, run_id, at_seq))

@@ -11,16 +11,15 @@ view (`engine_error`) rather than failing the whole list.
 
 import asyncio
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, HTTPException
+from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
 
 from eudaimon.agent.agent_runtime import runtime_of
 from eudaimon.core.errors import ConfigurationError, MissingExtra
 from eudaimon.runtime.process.schedules import Schedule, ScheduleEngineFailed, ScheduleOwner, Schedules, UnknownSchedule
-from eudaimon.server.auth import Principal
-from eudaimon.server.context import ServerContext, guards
+from eudaimon.server.context import Ctx, Operator, ServerContext
 from eudaimon.server.responses import ERRORS, Problem
 
 
@@ -112,73 +111,70 @@ ENGINE_FAILED: dict[int | str, dict[str, Any]] = {
 }  # fmt: skip
 
 
-def router(ctx: ServerContext) -> APIRouter:
-    _, operator = guards(ctx)
-    api = APIRouter(prefix="/v1/schedules", tags=["schedules"], responses=ERRORS)
+router = APIRouter(prefix="/v1/schedules", tags=["schedules"], responses=ERRORS)
 
-    def kept() -> Schedules:
-        try:
-            return Schedules(ctx.store)
-        except ConfigurationError as exc:
-            raise HTTPException(409, str(exc)) from None
 
-    @api.get("", summary="List schedules", response_model=ScheduleList)
-    async def list_schedules(principal: Annotated[Principal, Depends(operator)]) -> dict[str, Any]:
-        """Every schedule in the store, by id, with its next and last runs."""
-        schedules = kept()
-        now = datetime.now(UTC)
-        listed = await schedules.list()
-        return {"schedules": list(await asyncio.gather(*(shown(schedules, s, now) for s in listed)))}
+def kept(ctx: ServerContext) -> Schedules:
+    """The store's schedules; 409 when the store keeps none."""
+    try:
+        return Schedules(ctx.store)
+    except ConfigurationError as exc:
+        raise HTTPException(409, str(exc)) from None
 
-    @api.post("", summary="Add a schedule", status_code=201, response_model=ScheduleView, responses=ENGINE_FAILED)
-    async def add_schedule(body: NewSchedule, principal: Annotated[Principal, Depends(operator)]) -> dict[str, Any]:
-        """Keep a schedule; a server serving its agent fires it from the next slot on."""
-        if body.agent not in ctx.agents:
-            raise HTTPException(422, f"this server serves no agent {body.agent!r}")
-        engine = runtime_of(ctx.agents[body.agent]).engine
-        schedules = kept()
-        try:
-            schedule = await schedules.add(
-                body.agent,
-                body.cron,
-                body.input,
-                timezone=body.timezone,
-                thread_id=body.thread_id,
-                schedule_id=body.schedule_id,
-                engine=engine.url if isinstance(engine, ScheduleOwner) else None,
-            )
-        except (ConfigurationError, MissingExtra) as exc:
-            raise HTTPException(422, str(exc)) from None
-        except ScheduleEngineFailed as exc:
-            raise HTTPException(503, str(exc)) from None
-        return await shown(schedules, schedule)
 
-    @api.post(
-        "/{schedule_id}/pause",
-        summary="Pause or resume a schedule",
-        response_model=ScheduleView,
-        responses=ENGINE_FAILED,
-    )
-    async def pause_schedule(
-        schedule_id: str, body: PauseSchedule, principal: Annotated[Principal, Depends(operator)]
-    ) -> dict[str, Any]:
-        """`{"paused": false}` resumes it; slots passed while paused never fire."""
-        schedules = kept()
-        try:
-            return await shown(schedules, await schedules.pause(schedule_id, body.paused))
-        except UnknownSchedule:
-            raise HTTPException(404, f"no schedule {schedule_id!r}") from None
-        except ScheduleEngineFailed as exc:
-            raise HTTPException(503, str(exc)) from None
+@router.get("", summary="List schedules", response_model=ScheduleList)
+async def list_schedules(ctx: Ctx, principal: Operator) -> dict[str, Any]:
+    """Every schedule in the store, by id, with its next and last runs."""
+    schedules = kept(ctx)
+    now = datetime.now(UTC)
+    listed = await schedules.list()
+    return {"schedules": list(await asyncio.gather(*(shown(schedules, s, now) for s in listed)))}
 
-    @api.delete("/{schedule_id}", summary="Remove a schedule", status_code=204, responses=ENGINE_FAILED)
-    async def remove_schedule(schedule_id: str, principal: Annotated[Principal, Depends(operator)]) -> None:
-        """Runs it started stay; no more are started."""
-        try:
-            await kept().remove(schedule_id)
-        except UnknownSchedule:
-            raise HTTPException(404, f"no schedule {schedule_id!r}") from None
-        except ScheduleEngineFailed as exc:
-            raise HTTPException(503, str(exc)) from None
 
-    return api
+@router.post("", summary="Add a schedule", status_code=201, response_model=ScheduleView, responses=ENGINE_FAILED)
+async def add_schedule(ctx: Ctx, body: NewSchedule, principal: Operator) -> dict[str, Any]:
+    """Keep a schedule; a server serving its agent fires it from the next slot on."""
+    if body.agent not in ctx.agents:
+        raise HTTPException(422, f"this server serves no agent {body.agent!r}")
+    engine = runtime_of(ctx.agents[body.agent]).engine
+    schedules = kept(ctx)
+    try:
+        schedule = await schedules.add(
+            body.agent,
+            body.cron,
+            body.input,
+            timezone=body.timezone,
+            thread_id=body.thread_id,
+            schedule_id=body.schedule_id,
+            engine=engine.url if isinstance(engine, ScheduleOwner) else None,
+        )
+    except (ConfigurationError, MissingExtra) as exc:
+        raise HTTPException(422, str(exc)) from None
+    except ScheduleEngineFailed as exc:
+        raise HTTPException(503, str(exc)) from None
+    return await shown(schedules, schedule)
+
+
+@router.post(
+    "/{schedule_id}/pause", summary="Pause or resume a schedule", response_model=ScheduleView, responses=ENGINE_FAILED
+)
+async def pause_schedule(ctx: Ctx, schedule_id: str, body: PauseSchedule, principal: Operator) -> dict[str, Any]:
+    """`{"paused": false}` resumes it; slots passed while paused never fire."""
+    schedules = kept(ctx)
+    try:
+        return await shown(schedules, await schedules.pause(schedule_id, body.paused))
+    except UnknownSchedule:
+        raise HTTPException(404, f"no schedule {schedule_id!r}") from None
+    except ScheduleEngineFailed as exc:
+        raise HTTPException(503, str(exc)) from None
+
+
+@router.delete("/{schedule_id}", summary="Remove a schedule", status_code=204, responses=ENGINE_FAILED)
+async def remove_schedule(ctx: Ctx, schedule_id: str, principal: Operator) -> None:
+    """Runs it started stay; no more are started."""
+    try:
+        await kept(ctx).remove(schedule_id)
+    except UnknownSchedule:
+        raise HTTPException(404, f"no schedule {schedule_id!r}") from None
+    except ScheduleEngineFailed as exc:
+        raise HTTPException(503, str(exc)) from None

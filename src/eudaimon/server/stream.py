@@ -14,15 +14,14 @@ import re
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Query
+from fastapi import APIRouter, Header, HTTPException, Query
 from fastapi.responses import StreamingResponse
 
 from eudaimon.core.errors import RunNotFound
 from eudaimon.core.events import Event
 from eudaimon.core.state import RunState
 from eudaimon.runtime.process.load_state import load_state
-from eudaimon.server.auth import Principal
-from eudaimon.server.context import ServerContext, guards
+from eudaimon.server.context import Ctx, ServerContext, Viewer
 from eudaimon.server.hub import Fed, event_sse, sse
 from eudaimon.server.responses import ERRORS
 from eudaimon.server.schemas import SEQ_MAX
@@ -45,36 +44,32 @@ def _resume_point(last_event_id: str | None, after_seq: int | None) -> int:
     return -1 if after_seq is None else after_seq
 
 
-def router(ctx: ServerContext) -> APIRouter:
-    viewer, _ = guards(ctx)
-    api = APIRouter(prefix="/v1", tags=["runs"], responses=ERRORS)
+router = APIRouter(prefix="/v1", tags=["runs"], responses=ERRORS)
 
-    @api.get(
-        "/runs/{run_id}/events/stream",
-        summary="Follow a run's journal (server-sent events)",
-        response_class=StreamingResponse,
-        responses={200: {"content": {"text/event-stream": {}}, "description": "The journal, then live events."}},
-    )
-    async def stream(
-        run_id: str,
-        principal: Annotated[Principal, Depends(viewer)],
-        last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", max_length=32)] = None,
-        after_seq: Annotated[
-            int | None, Query(ge=-1, le=SEQ_MAX, description="Start after this seq (Last-Event-ID wins).")
-        ] = None,
-    ) -> StreamingResponse:
-        after = _resume_point(last_event_id, after_seq)
-        state: RunState | None = None
-        if after >= 0:
-            state = await load_state(ctx.store, run_id, after)
-            after = state.next_seq - 1  # a client ahead of the journal gets what follows its end
-        elif not await ctx.store.load(run_id):
-            raise RunNotFound(run_id)
-        return StreamingResponse(
-            _follow(ctx, run_id, after, state), media_type="text/event-stream", headers=SSE_HEADERS
-        )
 
-    return api
+@router.get(
+    "/runs/{run_id}/events/stream",
+    summary="Follow a run's journal (server-sent events)",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}, "description": "The journal, then live events."}},
+)
+async def stream(
+    ctx: Ctx,
+    run_id: str,
+    principal: Viewer,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", max_length=32)] = None,
+    after_seq: Annotated[
+        int | None, Query(ge=-1, le=SEQ_MAX, description="Start after this seq (Last-Event-ID wins).")
+    ] = None,
+) -> StreamingResponse:
+    after = _resume_point(last_event_id, after_seq)
+    state: RunState | None = None
+    if after >= 0:
+        state = await load_state(ctx.store, run_id, after)
+        after = state.next_seq - 1  # a client ahead of the journal gets what follows its end
+    elif not await ctx.store.load(run_id):
+        raise RunNotFound(run_id)
+    return StreamingResponse(_follow(ctx, run_id, after, state), media_type="text/event-stream", headers=SSE_HEADERS)
 
 
 async def _follow(ctx: ServerContext, run_id: str, cursor: int, state: RunState | None) -> AsyncIterator[str]:

@@ -1,13 +1,10 @@
 """`GET /v1/whoami`: who the presented key signs in as, so a page can show it and offer only
 what that role may do (the API refuses the rest anyway)."""
 
-from typing import Annotated
-
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from eudaimon.server.auth import Principal
-from eudaimon.server.context import ServerContext, guards
+from eudaimon.server.context import Ctx, Viewer
 from eudaimon.server.responses import ERRORS
 
 
@@ -16,13 +13,10 @@ class WhoAmI(BaseModel):
     role: str = Field(description="viewer (reads) or operator (also starts runs and decides).")
 
 
-def router(ctx: ServerContext) -> APIRouter:
-    viewer, _ = guards(ctx)
-    api = APIRouter(prefix="/v1", tags=["auth"], responses=ERRORS)
+router = APIRouter(prefix="/v1", tags=["auth"], responses=ERRORS)
 
-    @api.get("/whoami", summary="Who this key is", response_model=WhoAmI)
-    async def whoami(principal: Annotated[Principal, Depends(viewer)]) -> dict[str, str]:
-        """The principal and role of the key sent (`anonymous`, operator, on a server without keys)."""
-        return {"principal": principal.name, "role": principal.role.value}
 
-    return api
+@router.get("/whoami", summary="Who this key is", response_model=WhoAmI)
+async def whoami(ctx: Ctx, principal: Viewer) -> dict[str, str]:
+    """The principal and role of the key sent (`anonymous`, operator, on a server without keys)."""
+    return {"principal": principal.name, "role": principal.role.value}

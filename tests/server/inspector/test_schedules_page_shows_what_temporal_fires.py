@@ -15,10 +15,10 @@ import pytest
 from _server_support import OPERATOR, Server, free_port
 from playwright.sync_api import Page, expect
 
-from _temporal_dev_server import INSTALL, temporal_binary, temporal_dev_server
 from eudaimon.runtime.process.schedules import KIND, Schedule, Schedules, temporal_schedule_id
 from eudaimon.stores.records import records_of
 from eudaimon.stores.sqlite import SqliteStore
+from support.temporal_dev_server import INSTALL, temporal_binary, temporal_dev_server
 
 pytest.importorskip("temporalio", reason="the [temporal] extra is not installed: pip install -e '.[dev]'")
 

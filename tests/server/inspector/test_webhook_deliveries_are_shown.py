@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from _inspector_support import open_page, start_run
-from _server_support import KEYS, OPERATOR, Server, free_port
+from _server_support import KEYS, OPERATOR, Server
 from playwright.sync_api import Browser, expect
 
 from eudaimon.server.webhooks import new_secret
+from support.ports import free_port
 
 
 def test_a_delivery_and_its_answer_are_listed(browser: Browser, tmp_path: Path, shot) -> None:

