@@ -11,6 +11,8 @@ at most 20 ms, with 1,000 runs in flight: `LATENESS_TIMER_S=0.01 ... HOST:PORT 1
 `LATENESS_CLI=1` the two workers are `eudaimon worker` processes instead of in-process workers.
 With `LATENESS_HOLD_S=H` the asking half's deadline is H instead (say 600): those runs are started
 first and stay open, waiting, while the napping half's timers are measured (only the wakes count).
+H must outlast starting every run: `prompt()` started only ~2-3 runs/s on a loaded 2-core machine,
+so with H=240 and N=2,000 the held runs had timed out before most wakes (the in-flight line shows it).
 Beside each figure it prints how many runs were in flight (started, not yet ended, by the
 journal's timestamps) when the timers were due, so "N in flight" is measured, not assumed.
 """
