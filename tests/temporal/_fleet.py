@@ -5,9 +5,11 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
+import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +49,33 @@ def worker_process(
     command += ["--agent", spec, "--store", store_url, *extra]
     with open(log, "wb") as out:
         return subprocess.Popen(command, cwd=HERE, stdout=out, stderr=subprocess.STDOUT)
+
+
+@contextlib.contextmanager
+def running_workers(
+    count: int, target: str, task_queue: str, store_url: str, logs_in: Path
+) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """`count` `eudaimon worker` processes serving `fleet_agent:make`, each answering before the
+    block starts; stopped with SIGINT after it (killed if one does not stop in 30 s)."""
+    logs = [logs_in / f"worker-{i}.log" for i in range(count)]
+    workers = [worker_process(target, task_queue, store_url, log) for log in logs]
+    try:
+        for proc, log in zip(workers, logs, strict=True):
+            deadline = time.monotonic() + 120
+            while "worker for fleet_agent:make" not in log.read_text():
+                assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+                time.sleep(0.05)
+        yield workers
+    finally:
+        for proc in workers:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+        for proc in workers:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 async def latest_input(client: Client, run_id: str) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _fleet import worker_process
+from _fleet import running_workers
 from fleet_agent import make
 
 from eudaimon.temporal import TemporalEngine
@@ -37,25 +37,8 @@ HEARTBEAT_TIMEOUT_S = 3.0
 def pair_of_workers(
     temporal_target: str, task_queue: str, store_url: str, ledger: Path, tmp_path: Path
 ) -> Iterator[list[subprocess.Popen[bytes]]]:
-    logs = [tmp_path / f"flood-worker-{i}.log" for i in range(2)]
-    workers = [worker_process(temporal_target, task_queue, store_url, log) for log in logs]
-    try:
-        for proc, log in zip(workers, logs, strict=True):
-            deadline = time.monotonic() + 120
-            while "worker for fleet_agent:make" not in log.read_text():
-                assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
-                time.sleep(0.05)
+    with running_workers(2, temporal_target, task_queue, store_url, tmp_path) as workers:
         yield workers
-    finally:
-        for proc in workers:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGINT)
-        for proc in workers:
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
 
 
 def ledger_lines(ledger: Path) -> list[dict[str, Any]]:
