@@ -165,13 +165,12 @@ def chat_server() -> Iterator[str]:
 async def openai_agents_run(target: str, calls: int, base_url: str) -> dict[str, Any]:
     """The same conversation on `temporalio.contrib.openai_agents`: the figures of its history,
     however far it got (Temporal ends a workflow whose history passes its limits)."""
+    from agents import set_tracing_disabled
     from agents.models.openai_provider import OpenAIProvider
     from peers import long_conversation_openai as peer
     from temporalio.client import Client
     from temporalio.contrib.openai_agents import ModelActivityParameters, OpenAIAgentsPlugin
     from temporalio.worker import Worker
-
-    from agents import set_tracing_disabled
 
     set_tracing_disabled(True)
     provider = OpenAIProvider(api_key="not-used", base_url=base_url, use_responses=False)

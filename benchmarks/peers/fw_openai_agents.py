@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agents import Agent, Runner, function_tool, set_tracing_disabled
 from agents.items import ModelResponse, ToolCallOutputItem
 from agents.models.interface import Model
 from agents.usage import Usage
@@ -20,7 +21,6 @@ from openai.types.responses import (
     ResponseOutputText,
 )
 
-from agents import Agent, Runner, function_tool, set_tracing_disabled
 from peers import Outcome
 from peers.transcript import Result, Turn, echo_output
 

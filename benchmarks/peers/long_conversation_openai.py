@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from agents import Agent, Runner
 from temporalio import activity, workflow
 from temporalio.contrib.openai_agents.workflow import activity_as_tool
-
-from agents import Agent, Runner
 
 PAGE = 4_000
 
