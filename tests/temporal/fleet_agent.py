@@ -15,6 +15,7 @@ import asyncio
 import json
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -186,21 +187,24 @@ WORKER_WHO = Who("the worker's user", "the worker")
 """What `eudaimon worker --deps fleet_agent:WORKER_WHO` gives its tools."""
 
 
-def child_answer(request: ChatRequest) -> Message:
-    """The child agent: looks the question up once, then answers with what it found."""
-    results = [m for m in request.messages if m.role == "tool"]
-    if not results:
-        question = [m for m in request.messages if m.role == "user"][-1].content
-        return Message.assistant(tool_calls=[ToolCall("k0", "lookup", {"key": question})])
-    return Message.assistant(f"the child found: {results[-1].content}")
+def call_once(call_id: str, tool: str, key: str, value: str | None, says: str) -> Callable[[ChatRequest], Message]:
+    """A scripted model that calls `tool` once with `{key: value}` (`None`: the user's last line),
+    then answers with `says: <the tool's result>`."""
+
+    def answer(request: ChatRequest) -> Message:
+        results = [m for m in request.messages if m.role == "tool"]
+        if results:
+            return Message.assistant(f"{says}: {results[-1].content}")
+        asked = value if value is not None else [m for m in request.messages if m.role == "user"][-1].content
+        return Message.assistant(tool_calls=[ToolCall(call_id, tool, {key: asked})])
+
+    return answer
 
 
-def parent_answer(request: ChatRequest) -> Message:
-    """The parent: asks the researcher once, then answers with its answer."""
-    results = [m for m in request.messages if m.role == "tool"]
-    if not results:
-        return Message.assistant(tool_calls=[ToolCall("p0", "researcher", {"input": "gold"})])
-    return Message.assistant(f"parent says: {results[-1].content}")
+child_answer = call_once("k0", "lookup", "key", None, "the child found")
+"""The child agent: looks the question up once, then answers with what it found."""
+parent_answer = call_once("p0", "researcher", "input", "gold", "parent says")
+"""The parent: asks the researcher once, then answers with its answer."""
 
 
 def make_parent(**options: Any) -> Agent:
@@ -212,20 +216,9 @@ def make_parent(**options: Any) -> Agent:
     )
 
 
-def payer_answer(request: ChatRequest) -> Message:
-    """The child that pays: wires to whom it is asked about (a call a human approves)."""
-    results = [m for m in request.messages if m.role == "tool"]
-    if not results:
-        whom = [m for m in request.messages if m.role == "user"][-1].content
-        return Message.assistant(tool_calls=[ToolCall("w0", "wire", {"to": whom})])
-    return Message.assistant(f"the payer says: {results[-1].content}")
-
-
-def asking_parent_answer(request: ChatRequest) -> Message:
-    results = [m for m in request.messages if m.role == "tool"]
-    if not results:
-        return Message.assistant(tool_calls=[ToolCall("p0", "payer", {"input": "bob"})])
-    return Message.assistant(f"parent says: {results[-1].content}")
+payer_answer = call_once("w0", "wire", "to", None, "the payer says")
+"""The child that pays: wires to whom it is asked about (a call a human approves)."""
+asking_parent_answer = call_once("p0", "payer", "input", "bob", "parent says")
 
 
 def make_asking_parent(**options: Any) -> Agent:
