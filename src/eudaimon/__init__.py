@@ -16,6 +16,9 @@ from eudaimon._lazy import lazy
 if TYPE_CHECKING:
     from eudaimon import errors as errors
     from eudaimon.agent import Agent as Agent
+    from eudaimon.agent.settings import ApprovalSettings as ApprovalSettings
+    from eudaimon.agent.settings import DurabilitySettings as DurabilitySettings
+    from eudaimon.agent.settings import RunLimits as RunLimits
     from eudaimon.core.effects import Effect as Effect
     from eudaimon.core.events import Event as Event
     from eudaimon.core.messages import ContentPart as ContentPart

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from eudaimon import Agent, Message, ToolCall, ToolContext, tool
+from eudaimon.agent.agent_runtime import runtime_of
 from eudaimon.models import ScriptedModel
 from eudaimon.stores import EventStore
 
@@ -63,11 +64,11 @@ async def test_a_driver_that_finds_the_run_moved_on_holds_a_larger_token(store: 
     seen: list[tuple[str, int]] = []
     agent = _agent(store, seen)
     first = await agent.prompt("go")
-    stale: Any = await agent._driver.reopen(first.run_id)  # loaded now, driven later
+    stale: Any = await runtime_of(agent).reopen(first.run_id)  # loaded now, driven later
     await agent.approve(first.run_id, "c2", True, by="alice")
     await agent.resume(first.run_id)
     await agent.approve(first.run_id, "c3", True, by="alice")
-    await agent._driver.run(stale, None)  # catches up with the journal after taking the lease
+    await runtime_of(agent).run(stale, None)  # catches up with the journal after taking the lease
     assert stale.state.status == "completed"
     tokens = [token for _, token in seen]
     assert tokens == sorted(tokens) and len(set(tokens)) == len(tokens) == 3

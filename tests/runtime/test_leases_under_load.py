@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from eudaimon import Agent, Message, ToolCall, tool
+from eudaimon.agent.agent_runtime import runtime_of
 from eudaimon.core.errors import LeaseHeld
 from eudaimon.models import ChatRequest, FunctionModel
 from eudaimon.runtime.process.leases import LeaseKeeper
@@ -55,7 +56,7 @@ async def test_a_run_whose_process_stalled_past_its_lease_finishes_when_no_one_t
     script = iter([Message.assistant(tool_calls=[ToolCall("c1", "hog", {})]), Message.assistant("finished")])
     store = SqliteStore(tmp_path / "runs.db")
     agent = Agent(FunctionModel(lambda request: next(script)), tools=[hog], store=store)
-    agent._driver.lease_ttl_s = 0.4  # the lease lapses while the tool blocks
+    runtime_of(agent).lease_ttl_s = 0.4  # the lease lapses while the tool blocks
     try:
         response = await agent.prompt("go", thread_id="t")
         assert response.status == "completed" and response.final_text == "finished"

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from eudaimon import Agent, Message, ToolCall, tool
+from eudaimon.agent.agent_runtime import runtime_of
 from eudaimon.core.errors import InvalidEvent, RunFailedError
 from eudaimon.core.events import Event, RunFailed, ToolCompleted, ToolStarted
 from eudaimon.core.state import RunState
@@ -77,13 +78,13 @@ async def test_a_batch_the_store_cannot_encode_rolls_the_state_back_and_fails_th
             return Message.assistant(tool_calls=[ToolCall("c", "look", {})])
 
         agent = Agent(FunctionModel(answer), tools=[look], store=store)
-        journal = agent._driver.start([Message.user("go")], input="go", thread_id=None, run_id="r")
-        await agent._driver.run(journal, None)
+        journal = runtime_of(agent).start([Message.user("go")], input="go", thread_id=None, run_id="r")
+        await runtime_of(agent).run(journal, None)
         events = await store.load("r")
         assert isinstance(events[-1].data, RunFailed) and events[-1].data.exception == "InvalidEvent"
         folded = RunState.from_events(events)
         assert journal.state == folded
         with pytest.raises(RunFailedError, match="could not encode"):
-            agent._driver.respond(journal)
+            runtime_of(agent).respond(journal)
     finally:
         await store.close()

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from eudaimon import Agent, Effect, ImagePart, Message, ToolCall, ToolContext, tool
+from eudaimon.agent.agent_runtime import runtime_of
 from eudaimon.errors import ModelUnavailable
 from eudaimon.models import ChatRequest, FunctionModel
 
@@ -152,7 +153,7 @@ def make(**options: Any) -> Agent:
     )
     every = os.environ.get("FLEET_SNAPSHOT_EVERY")
     if every:
-        agent._driver.snapshot_every = int(every)
+        runtime_of(agent).snapshot_every = int(every)
     return agent
 
 

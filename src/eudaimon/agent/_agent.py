@@ -1,13 +1,16 @@
-"""`Agent`: the public face of eudaimon. Every prompt is a durable run in `agent.store`."""
+"""`Agent`: the public face of eudaimon. Every prompt is a durable run in `agent.store`.
+
+This module builds one: its keyword arguments, checked and compiled (`_build.py`), become its
+`AgentRuntime`. What it then does with runs is in its two bases: `DrivenRuns` (prompt, resume,
+replay: runs this process drives) and `StoredRuns` (state, approve, reconcile, fork: runs in the
+store, whoever drives them).
+"""
 
 from __future__ import annotations
 
-import asyncio
 import inspect
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
-from dataclasses import replace
-from typing import Any, Generic, Literal, Never
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, Never
 
 from eudaimon.agent._build import (
     DEFAULT_MEMORY,
@@ -21,30 +24,19 @@ from eudaimon.agent._build import (
     build_pricer,
     build_prompt,
     build_tools,
-    check_limits,
     check_settings,
     config_digest,
     identity,
     open_agent_store,
 )
 from eudaimon.agent._delegation import agent_tool, handoff_tool
-from eudaimon.agent._input import (
-    PromptInput,
-    check_deps,
-    check_input,
-    check_messages,
-)
+from eudaimon.agent._driven_runs import DrivenRuns
 from eudaimon.agent._options import misplaced_option
-from eudaimon.agent._queued import begin_queued
-from eudaimon.agent._replay import Evaluator, replay_run
-from eudaimon.agent._start import Started, begin_prompt
 from eudaimon.agent._stored_runs import StoredRuns
 from eudaimon.agent.agent_runtime import AgentRuntime
+from eudaimon.agent.settings import ApprovalSettings, DurabilitySettings, RunLimits, settled
 from eudaimon.core.decide import DecideConfig
-from eudaimon.core.errors import EudaimonError, InvalidOperation
-from eudaimon.core.messages import Message
 from eudaimon.core.settings import ModelSettings
-from eudaimon.core.state import CallStatus, Status
 from eudaimon.datasources import Datasource
 from eudaimon.extensions.cost import CostModel
 from eudaimon.extensions.guardrails import Guardrail
@@ -56,29 +48,29 @@ from eudaimon.extensions.retry import ToolRetryPolicy
 from eudaimon.memory import Memory
 from eudaimon.models.base import Model
 from eudaimon.models.output import NativeOutput, PromptedOutput, ToolOutput
-from eudaimon.runtime.loop.cancel import CancellationToken
 from eudaimon.runtime.loop.config import ApprovalPolicy, RuntimeConfig
-from eudaimon.runtime.loop.journal import RunJournal
-from eudaimon.runtime.process.admission import run_slot
 from eudaimon.runtime.process.agent_change import AgentIdentity
 from eudaimon.runtime.process.engines import Engine, open_engine
 from eudaimon.runtime.process.output import OutputCheck
-from eudaimon.runtime.process.replay import Replay
-from eudaimon.runtime.process.response import AgentResponse, OutputT
-from eudaimon.runtime.process.tree import waiting_calls
+from eudaimon.runtime.process.response import OutputT
 from eudaimon.stores.base import EventStore
-from eudaimon.streaming import StreamEvent
 from eudaimon.tools import Tool
 from eudaimon.tools.context import DepsT
 from eudaimon.tools.toolsets import Toolset
 
 
-class Agent(StoredRuns, Generic[DepsT, OutputT]):
+class Agent(StoredRuns, DrivenRuns[DepsT, OutputT]):
     """An agent: a model, its tools and the rules it runs by, journaled to a store.
 
     `Agent[Deps, Output]` is generic in the type of its `deps` and of `response.output`, both
     inferred from `deps_type` and `output_type`, so `mypy --strict` checks `ctx.deps.db` in a
     tool and `response.output.city` in the caller.
+
+    Its settings come in groups, as `model_settings` does: `limits` (`RunLimits`), `approvals`
+    (`ApprovalSettings`) and `durability` (`DurabilitySettings`), each one value that several
+    agents may share. Each of their fields is also a keyword of its own (`max_iterations=`,
+    `approval_timeout_s=`, `store=`…); a keyword left at its default yields to the group, one
+    that disagrees with it is refused.
 
     Args:
         model: a `Model`, or a `"provider:model"` string such as `"openai:gpt-4o-mini"`.
@@ -101,7 +93,8 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         hooks: an `AgentHook`, or a sequence of them; a method may take a `ctx: ToolContext`
             parameter. (An object with some of its methods and no base class works too, but
             type checkers want the subclass.)
-        max_iterations: model calls a run may make before it fails with `MaxIterations`.
+        max_iterations: model calls a run may make before it fails with `MaxIterations`
+            (`RunLimits.max_iterations`).
         temperature: shorthand for `model_settings=ModelSettings(temperature=…)`.
         max_tokens: shorthand for `model_settings=ModelSettings(max_tokens=…)`.
         validate_tool_inputs: validate tool arguments strictly against their JSON Schema
@@ -111,8 +104,8 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         input_guardrails: checked on each prompt's text before anything is journaled.
         output_guardrails: checked on each final answer before it is accepted.
         cost_model: prices every call (`OpenAICostModel()`, `AnthropicCostModel()`, …).
-        max_budget: USD a run may spend (needs `cost_model`); the run stops when reached.
-        max_budget_tokens: tokens a run may spend.
+        max_budget: USD a run may spend (needs `cost_model`): `RunLimits.max_budget`.
+        max_budget_tokens: tokens a run may spend: `RunLimits.max_budget_tokens`.
         tool_retry_policy: retries of READ and idempotent tools that raised.
         human_input: a `HumanInputHandler`; adds the `ask_human` tool.
         output_type: a pydantic model, any type pydantic can validate, or a JSON Schema
@@ -125,7 +118,7 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
             in order after the schema: each returns the output to keep (None keeps it as it
             is) or raises `ModelRetry("what to fix")` to ask the model for another answer.
         max_output_retries: corrections a run may ask of the model for its final answer
-            (schema or validator) before it fails with `OutputRejected`.
+            (schema or validator) before it fails with `OutputRejected` (`RunLimits.max_output_retries`).
         model_settings: a `ModelSettings` (temperature, top_p, seed, tool_choice, …) for
             every call; a prompt's own `model_settings` are merged over it key by key.
             Settings the provider does not have are refused here.
@@ -133,7 +126,8 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
             instructions, validators, guardrails and hooks get them as `ctx.deps`. Deps are
             never journaled.
         store: an `EventStore` or a store URL (`memory:`, `sqlite:///runs.db`,
-            `postgresql://…`); defaults to `$EUDAIMON_STORE`, else an in-memory store.
+            `postgresql://…`); defaults to `$EUDAIMON_STORE`, else an in-memory store
+            (`DurabilitySettings.store`).
         name: the agent's name in the journal (and its default thread's).
         approval_policy: `fn(call, tool) -> ToolPolicy` deciding allow / deny / require
             approval per call; by default only tools that need approval wait for a human.
@@ -148,25 +142,35 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         on_approval_timeout: `"deny"` the call (the model reads "no decision within …") or
             `"cancel"` the run when a deadline passes.
         max_waits: how often one call may wait (its tool raised `RetryAfter`) before the next
-            wait is an error result the model reads.
+            wait is an error result the model reads (`RunLimits.max_waits`).
         handoffs: agents the model may hand the conversation to, each through a tool
             `transfer_to_{name}`: the receiving agent's run continues with the history, its own
             tools and instructions, and its answer is this run's.
         engine: where runs are driven: None for this process, else an engine such as
             `eudaimon.temporal.TemporalEngine("host:7233", task_queue="agents")` or its URL
-            `"temporal://host:7233/agents"`, whose workers serve this same agent module.
+            `"temporal://host:7233/agents"`, whose workers serve this same agent module
+            (`DurabilitySettings.engine`).
         description: what the agent does, for those who call it (its A2A Agent Card): never
             the system prompt, which is the operator's and is not published unless given here.
         datasources: databases by name (`{"shop": Datasource("postgresql://…")}`) that tools
             declared `@tool(datasource="shop")` write to: each call's writes commit in one
-            transaction with its completion record, so they land exactly once.
+            transaction with its completion record, so they land exactly once
+            (`DurabilitySettings.datasources`).
         version: the agent's own name for what it is (free text, e.g. a release), journaled in
             `run_started` beside a fingerprint of its parts (tools' schemas and effect classes,
             system prompt, model, output schema).
         on_change: what a process does with a run another agent started (its fingerprint
             differs): "continue" journals `agent_replaced` naming the differences, voids the
             approvals of calls whose tool changed (asked again) and tells the model of calls it
-            can no longer make; "refuse" raises `AgentChanged` and records nothing.
+            can no longer make; "refuse" raises `AgentChanged` and records nothing
+            (`DurabilitySettings.on_change`).
+        tool_timeout_s: how long a tool call may take when its tool sets no `timeout_s`
+            (`RunLimits.tool_timeout_s`; None: no limit).
+        limits: a `RunLimits`: the limits above as one value.
+        approvals: an `ApprovalSettings`: `approval_policy`, `approval_timeout_s` and
+            `on_approval_timeout` as one value.
+        durability: a `DurabilitySettings`: `store`, `engine`, `datasources`, `version` and
+            `on_change` as one value.
     """
 
     _runtime: AgentRuntime
@@ -209,7 +213,7 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         approval_policy: ApprovalPolicy | None = None,
         tool_timeout_s: float | None = None,
         approval_timeout_s: float | None = None,
-        on_approval_timeout: str = "deny",
+        on_approval_timeout: Literal["deny", "cancel"] = "deny",
         max_waits: int = 10,
         handoffs: Sequence[Agent[Any, Any]] = (),
         engine: Engine | str | None = None,
@@ -217,21 +221,46 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         datasources: Mapping[str, Datasource] | None = None,
         version: str = "",
         on_change: Literal["continue", "refuse"] = "continue",
+        limits: RunLimits | None = None,
+        approvals: ApprovalSettings | None = None,
+        durability: DurabilitySettings | None = None,
         **misplaced: Never,
     ) -> None:
         # `misplaced`: keywords the agent does not take. Python's own TypeError would not say
         # that `base_url=` is the model's, nor which option a misspelt one meant.
         if misplaced:
             raise TypeError(misplaced_option(model, misplaced, inspect.signature(Agent.__init__).parameters))
-        check_limits(
-            name,
+        # The groups first: a limit that cannot work is refused before anything is built.
+        self.limits = settled(
+            RunLimits,
+            limits,
+            "limits",
             max_iterations=max_iterations,
             max_output_retries=max_output_retries,
+            max_waits=max_waits,
             tool_timeout_s=tool_timeout_s,
+            max_budget=max_budget,
+            max_budget_tokens=max_budget_tokens,
+        )
+        self.approvals = settled(
+            ApprovalSettings,
+            approvals,
+            "approvals",
+            approval_policy=approval_policy,
             approval_timeout_s=approval_timeout_s,
             on_approval_timeout=on_approval_timeout,
-            max_waits=max_waits,
         )
+        self.durability = settled(
+            DurabilitySettings,
+            durability,
+            "durability",
+            store=store,
+            engine=engine,
+            datasources=datasources,
+            version=version,
+            on_change=on_change,
+        )
+        limits, approvals, durability = self.limits, self.approvals, self.durability
         resolved = build_model(model)
         handoff_tools = [handoff_tool(agent, agent._runtime) for agent in handoffs]
         compiled, toolsets = build_tools([*tools, *handoff_tools], human_input, tool_retry_policy)
@@ -239,47 +268,45 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         prompt = build_prompt(system_prompt, prompt_template, output, structured)
         settings = build_model_settings(model_settings, temperature, max_tokens)
         check_settings(resolved, settings, compiled)
-        hook_set = HookSet(hooks) if hooks else None
-        stack = MiddlewareStack(middleware) if middleware else None
         config = RuntimeConfig(
             agent=name,
             model=resolved,
             tools=compiled,
             tool_specs=tuple(t.spec for t in compiled.values()),
             decide=DecideConfig(
-                max_iterations=max_iterations,
+                max_iterations=limits.max_iterations,
                 tools={n: t.traits for n, t in compiled.items()},
-                max_finish_rejections=max_output_retries + 1,
+                max_finish_rejections=limits.max_output_retries + 1,
             ),
             temperature=settings.temperature,
             max_tokens=settings.max_tokens,
             validate_tool_inputs=validate_tool_inputs,
-            hooks=hook_set or None,
-            middleware=stack or None,
+            hooks=HookSet(hooks) if hooks else None,
+            middleware=MiddlewareStack(middleware) if middleware else None,
             output_guardrails=tuple(output_guardrails),
-            price=build_pricer(cost_model, max_budget, resolved),
-            budget=build_budget(max_budget, max_budget_tokens),
+            price=build_pricer(cost_model, limits.max_budget, resolved),
+            budget=build_budget(limits.max_budget, limits.max_budget_tokens),
             tool_retry_policy=tool_retry_policy,
-            approval_policy=approval_policy,
+            approval_policy=approvals.policy,
             output_validator=OutputCheck.of(output, output_validators),
             model_settings=settings,
             prepared=any(t.prepare is not None for t in compiled.values()),
-            tool_timeout_s=tool_timeout_s,
-            datasources=build_datasources(datasources, compiled),
+            tool_timeout_s=limits.tool_timeout_s,
+            datasources=build_datasources(durability.datasources, compiled),
             structured_output=structured,
-            approval_timeout_s=approval_timeout_s,
-            on_approval_timeout=on_approval_timeout,
-            max_waits=max_waits,
+            approval_timeout_s=approvals.timeout_s,
+            on_approval_timeout=approvals.on_timeout,
+            max_waits=limits.max_waits,
         )
         self.memory: Memory | None = build_memory(memory)
         self._runtime = AgentRuntime(
             config,
-            open_agent_store(store),
+            open_agent_store(durability.store),
             self.memory,
             output,
             config_digest(config, prompt, toolsets, temperature=temperature, max_tokens=max_tokens),
-            identity=identity(config, prompt, output, version=version, on_change=on_change),
-            engine=open_engine(engine) if isinstance(engine, str) else engine,
+            identity=identity(config, prompt, output, version=durability.version, on_change=durability.on_change),
+            engine=open_engine(durability.engine) if isinstance(durability.engine, str) else durability.engine,
             toolsets=toolsets,
             system_prompt=prompt.text,
             instructions=prompt.instructions,
@@ -292,16 +319,16 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         self.tools = dict(compiled)
         self.toolsets = toolsets
         self.description = description
-        self.approval_policy = approval_policy
+        self.approval_policy = approvals.policy
         """What judges each call, and each approver's edit of one (`approve(arguments=…)`)."""
         self.default_thread: str | None = f"{name}:default" if self.memory is not None else None
         """The thread of prompts that name none; None (no thread) for an agent without memory."""
         self.deps_type = deps_type
         self.store: EventStore = self._runtime.store
-        self._owns_store = store is None or isinstance(store, str)
+        self._owns_store = durability.store is None or isinstance(durability.store, str)
         self._owns_model = isinstance(model, str)
         self.input_guardrails = tuple(input_guardrails)
-        self.version = version
+        self.version = durability.version
 
     def as_tool(self, *, name: str | None = None, description: str | None = None) -> Tool:
         """This agent as another agent's tool, taking one string parameter, `input`.
@@ -320,245 +347,13 @@ class Agent(StoredRuns, Generic[DepsT, OutputT]):
         return self._runtime.identity
 
     @property
-    def _driver(self) -> AgentRuntime:
-        """`self._runtime`, the driver of its runs, for the agent's own methods."""
-        return self._runtime
-
-    @property
     def decide_config(self) -> DecideConfig:
-        return self._driver.config.decide
+        return self._runtime.config.decide
 
     @property
     def model_settings(self) -> ModelSettings:
         """The settings every call of this agent uses, before a prompt's own."""
-        return self._driver.config.model_settings
-
-    # -- prompting -------------------------------------------------------------------------
-
-    async def prompt(
-        self,
-        input: PromptInput,
-        *,
-        thread_id: str | None = None,
-        run_id: str | None = None,
-        cancel: CancellationToken | None = None,
-        wait: bool = True,
-        deps: DepsT | None = None,
-        model_settings: ModelSettings | None = None,
-        message_history: Sequence[Message] | None = None,
-    ) -> AgentResponse[OutputT]:
-        """Run the agent on `input` until it answers, fails, or waits for a human.
-
-        Args:
-            input: the user's message: a string, or a list of `TextPart`, `ImagePart` and
-                `DocumentPart` (strings in the list are text).
-            thread_id: the conversation this prompt continues; memory supplies its history.
-                Without one the agent's own default thread is used, shared by every prompt
-                that names none (none at all for `Agent(memory=None)`). A thread runs one
-                prompt at a time: a second one waits, or raises `LeaseHeld` when `wait=False`.
-            run_id: the id to give the run (a fresh one when None).
-            cancel: a token that stops the run at its next check.
-            deps: what tools and instructions get as `ctx.deps` (required when the agent
-                has a `deps_type`); never journaled.
-            model_settings: merged over the agent's, key by key, for every call of this
-                run; journaled in `run_started`, so a resumed run calls the model the same way.
-            message_history: the conversation so far, kept by the caller (e.g. a previous
-                `response.all_messages()`): sent after the agent's instructions (system
-                messages in it are dropped) instead of what memory holds, and not fed to memory.
-
-        Raises:
-            TypeError: `input` or `message_history` is of a type not accepted (nothing is journaled).
-            ConfigurationError: deps missing, or settings the provider does not have.
-            GuardrailBlocked: an input guardrail refused `input` (nothing is journaled).
-            MaxIterations, Cancelled, BudgetExceeded, OutputRejected, RunFailedError: the run
-                ended without an answer; `error.run_id` names its journal.
-        """
-        async with self._prompting(input, thread_id, run_id, wait, deps, model_settings, message_history) as started:
-            await self._driver.run(started.journal, cancel, config=started.config)
-        return await self._respond(started.journal)
-
-    async def prompt_stream(
-        self,
-        input: PromptInput,
-        *,
-        thread_id: str | None = None,
-        run_id: str | None = None,
-        cancel: CancellationToken | None = None,
-        wait: bool = True,
-        deps: DepsT | None = None,
-        model_settings: ModelSettings | None = None,
-        message_history: Sequence[Message] | None = None,
-    ) -> AsyncIterator[StreamEvent]:
-        """The same run as `prompt`, yielding text and tool-call deltas, tool results, usage
-        per iteration and `Done`. A run that ends badly yields `Error` before `Done`."""
-        async with self._prompting(input, thread_id, run_id, wait, deps, model_settings, message_history) as started:
-            async for event in self._driver.drive(started.journal, cancel, stream_model=True, config=started.config):
-                yield event
-
-    @asynccontextmanager
-    async def _prompting(
-        self,
-        input: PromptInput,
-        thread_id: str | None,
-        run_id: str | None,
-        wait: bool,
-        deps: Any,
-        model_settings: ModelSettings | None,
-        message_history: Sequence[Message] | None,
-    ) -> AsyncIterator[Started]:
-        """A prompt's run started, holding a run slot and its thread's lease while it is driven:
-        what `prompt` and `prompt_stream` share (they differ only in how they drive it)."""
-        async with run_slot(self._driver.max_active_runs):  # before the thread's lease: a queued prompt holds none
-            keeper, journal, config = await begin_prompt(
-                self, self._runtime, input, thread_id, run_id, wait, deps, model_settings, message_history
-            )
-            try:
-                yield Started(journal, config)
-            finally:
-                await keeper.release()
-
-    async def prompt_with_cancellation(self, input: PromptInput, cancel: CancellationToken) -> AgentResponse[OutputT]:
-        return await self.prompt(input, cancel=cancel)
-
-    async def prompt_with_messages(
-        self,
-        messages: Sequence[Message],
-        *,
-        run_id: str | None = None,
-        cancel: CancellationToken | None = None,
-        deps: DepsT | None = None,
-        model_settings: ModelSettings | None = None,
-    ) -> AgentResponse[OutputT]:
-        """Run on a conversation you assembled yourself: memory and input guardrails are bypassed."""
-        history = check_messages(messages)
-        if not history:
-            raise InvalidOperation("prompt_with_messages needs at least one message")
-        check_deps(self.name, self.deps_type, deps, "prompt_with_messages(...)")
-        self._runtime.check_run_settings(model_settings)
-        records, config = await self._runtime.fresh_tools()
-        journal = self._driver.start(
-            history,
-            input=history[-1].content,
-            thread_id=None,
-            run_id=run_id,
-            uses_memory=False,
-            model_settings=model_settings,
-            deps=deps,
-            tools=records,
-        )
-        await self._driver.run(journal, cancel, config=config)
-        return await self._respond(journal)
-
-    def prompt_sync(self, input: PromptInput, **options: Any) -> AgentResponse[OutputT]:
-        """`prompt` for code that is not async. Not for use inside a running event loop."""
-        check_input(input)
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self.prompt(input, **options))
-        raise EudaimonError("prompt_sync was called inside a running event loop; use `await agent.prompt(...)`")
-
-    async def _respond(self, journal: RunJournal) -> AgentResponse[OutputT]:
-        """The response, with the approvals its child runs wait for in place of the calls
-        waiting on them: those are the ones a human decides (`approve` takes their ids)."""
-        response: AgentResponse[OutputT] = self._driver.respond(journal)
-        state = journal.state
-        if response.status is Status.AWAITING_APPROVAL and state.children:
-            waiting = await waiting_calls(self.store, state, CallStatus.AWAITING_APPROVAL)
-            response = replace(response, pending_approvals=waiting)
-        return response
-
-    # -- driving stored runs: the rest (state, approve, reconcile, fork) is `StoredRuns` --
-
-    async def resume(
-        self,
-        run_id: str,
-        *,
-        cancel: CancellationToken | None = None,
-        wait: bool = True,
-        deps: DepsT | None = None,
-    ) -> AgentResponse[OutputT]:
-        """Continue a run from its journal: after a crash, an approval or a reconciliation.
-
-        A queued run (journaled by a server, not yet started) starts here, holding its
-        thread's lease, once the runs queued before it on its thread have started (else
-        `QueuedBehind`). Completed calls are never executed again. A call started but not completed runs again
-        (same idempotency key) only if its tool is READ or idempotent; otherwise the run waits
-        for `reconcile`. If another process drives the run, this waits for its lease to lapse
-        (or raises `LeaseHeld` when `wait=False`). The run keeps the instructions, tools
-        offered and model settings its journal recorded.
-
-        Args:
-            deps: the run's deps again (they are never journaled); required when the agent
-                has a `deps_type` and the run is not finished.
-
-        Raises:
-            ConfigurationError: the agent has a `deps_type` and no deps were given; nothing ran.
-            QueuedBehind: the run is queued and another run of its thread must go first.
-        """
-        async with self._resuming(run_id, wait, deps, cancel) as started:
-            await self._driver.run(started.journal, cancel, wait=wait, config=started.config)
-        return await self._respond(started.journal)
-
-    async def resume_stream(
-        self,
-        run_id: str,
-        *,
-        cancel: CancellationToken | None = None,
-        wait: bool = True,
-        deps: DepsT | None = None,
-    ) -> AsyncIterator[StreamEvent]:
-        """`resume`, yielding the stream events of what the run does from here (as `prompt_stream`)."""
-        async with self._resuming(run_id, wait, deps, cancel) as started:
-            async for event in self._driver.drive(
-                started.journal, cancel, stream_model=True, wait=wait, config=started.config
-            ):
-                yield event
-
-    @asynccontextmanager
-    async def _resuming(
-        self, run_id: str, wait: bool, deps: Any, cancel: CancellationToken | None
-    ) -> AsyncIterator[Started]:
-        """Run `run_id` reopened with its deps and the tools it recorded; a queued run started,
-        holding a run slot and its thread's lease while it is driven: what `resume` and
-        `resume_stream` share (they differ only in how they drive it)."""
-        journal = await self._driver.reopen(run_id, deps)
-        if not journal.state.status.is_terminal:
-            check_deps(self.name, self.deps_type, deps, f"resume({run_id!r}, deps=...)")
-        if journal.state.status is not Status.QUEUED:
-            yield Started(journal, await self._runtime.resumed_tools(journal.state))
-            return
-        async with run_slot(self._driver.max_active_runs):
-            keeper, journal, config = await begin_queued(
-                self, self._runtime, journal.state, wait=wait, deps=deps, cancel=cancel
-            )
-            try:
-                yield Started(journal, config)
-            finally:
-                await keeper.release()
-
-    async def replay(
-        self,
-        run_id: str,
-        *,
-        live_reads: bool = False,
-        evaluators: Sequence[Evaluator] = (),
-        deps: DepsT | None = None,
-    ) -> Replay:
-        """Run run `run_id`'s recorded input (and history) again with this agent, as a run of its
-        own (`run_started.replay_of`), and line its decisions up with the original's.
-
-        The model decides live; tools are never trusted. A call the original made (same tool,
-        same arguments) gets its recorded result; a READ it did not make runs live only with
-        `live_reads`; any other call never runs: the replay stops there (`status="diverged"`,
-        `would_call`). Nothing the original did is sent again.
-
-        Args:
-            evaluators: `fn(original_state, replay) -> bool | float | str`, each giving one
-                entry of `replay.scores` (by the function's name).
-            deps: for instructions and live READ tools; never journaled.
-        """
-        return await replay_run(self._runtime, run_id, live_reads=live_reads, evaluators=evaluators, deps=deps)
+        return self._runtime.config.model_settings
 
     async def aclose(self) -> None:
         """Close what the agent opened itself: a store it built from a URL, a model from a string,

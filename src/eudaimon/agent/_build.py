@@ -33,7 +33,6 @@ from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
 from eudaimon.stores.url import open_store
 from eudaimon.tools import Tool, as_tool
-from eudaimon.tools._time import check_timeout
 from eudaimon.tools.toolsets import Toolset
 
 
@@ -147,7 +146,7 @@ def config_digest(
 
 
 def identity(
-    config: RuntimeConfig, prompt: Prompt, output: OutputSchema | None, *, version: str, on_change: str
+    config: RuntimeConfig, prompt: Prompt, output: OutputSchema | None, *, version: str, on_change: OnChange
 ) -> AgentIdentity:
     """The agent's version, fingerprint and what it does with a run another agent started."""
     return AgentIdentity(
@@ -158,16 +157,13 @@ def identity(
             output_schema=output.schema if output is not None else None,
             tools=[(t.name, t.parameters, t.effect.value) for t in config.tools.values()],
         ),
-        on_change=_on_change(on_change),
+        on_change=on_change,
     )
 
 
 def build_datasources(datasources: Mapping[str, Datasource] | None, tools: Mapping[str, Tool]) -> dict[str, Datasource]:
-    """The agent's datasources, every tool's `datasource=` among them."""
+    """The agent's datasources (checked by `DurabilitySettings`), every tool's `datasource=` among them."""
     given = dict(datasources or {})
-    for name, source in given.items():
-        if not isinstance(source, Datasource):
-            raise ConfigurationError(f"datasources[{name!r}] must be a Datasource(url), got {type(source).__name__}")
     for t in tools.values():
         if t.datasource is not None and t.datasource not in given:
             known = ", ".join(repr(n) for n in sorted(given)) or "none"
@@ -186,34 +182,6 @@ def build_output(output_type: Any, model: Model) -> tuple[OutputSchema | None, S
     schema = OutputSchema.of(inner)
     chosen = choose(model, forced, spec, schema.schema)
     return schema, None if chosen.mode == "prompted" else chosen
-
-
-def _on_change(value: str) -> OnChange:
-    if value not in ("continue", "refuse"):
-        raise ConfigurationError(f"on_change must be 'continue' or 'refuse', got {value!r}")
-    return "refuse" if value == "refuse" else "continue"
-
-
-def check_limits(
-    name: str,
-    *,
-    max_iterations: int,
-    max_output_retries: int,
-    tool_timeout_s: float | None,
-    approval_timeout_s: float | None,
-    on_approval_timeout: str,
-    max_waits: int,
-) -> None:
-    """Refuse a limit that cannot work (agent `name`), before anything else is built."""
-    if max_iterations < 1:
-        raise ConfigurationError(f"max_iterations must be at least 1, got {max_iterations}")
-    if max_output_retries < 0:
-        raise ConfigurationError(f"max_output_retries must be 0 or more, got {max_output_retries}")
-    if tool_timeout_s is not None and not tool_timeout_s > 0:
-        raise ConfigurationError(f"tool_timeout_s must be a positive number of seconds, got {tool_timeout_s!r}")
-    check_timeout(approval_timeout_s, on_approval_timeout, f"agent {name!r}")
-    if max_waits < 0:
-        raise ConfigurationError(f"max_waits must be 0 or more, got {max_waits}")
 
 
 def build_model_settings(

@@ -27,11 +27,11 @@ from eudaimon.runtime.process.queued import QueuedBehind, run_ahead
 from eudaimon.runtime.process.threads import snapshot_key
 
 if TYPE_CHECKING:
-    from eudaimon.agent._agent import Agent
+    from eudaimon.agent._driven_runs import DrivenRuns
 
 
 async def begin_queued(
-    agent: Agent[Any, Any],
+    agent: DrivenRuns[Any, Any],
     runtime: AgentRuntime,
     state: RunState,
     *,
@@ -112,7 +112,7 @@ async def _acquire_unless_cancelled(keeper: LeaseKeeper, wait: bool, cancel: Can
     return True
 
 
-async def _cancel(agent: Agent[Any, Any], run_id: str, cancel: CancellationToken) -> None:
+async def _cancel(agent: DrivenRuns[Any, Any], run_id: str, cancel: CancellationToken) -> None:
     """Journal the cancellation of a run that never started (or, if a process is starting it
     right now, leave the request for that process to journal)."""
     with contextlib.suppress(EudaimonError):  # it ended meanwhile

@@ -31,7 +31,7 @@ from eudaimon.runtime.process.threads import hold_thread, thread_state
 from eudaimon.tools import ToolContext
 
 if TYPE_CHECKING:
-    from eudaimon.agent._agent import Agent
+    from eudaimon.agent._driven_runs import DrivenRuns
 
 
 class NoThread:
@@ -55,7 +55,7 @@ ThreadHold = LeaseKeeper | NoThread
 
 
 async def begin_prompt(
-    agent: Agent[Any, Any],
+    agent: DrivenRuns[Any, Any],
     runtime: AgentRuntime,
     input: PromptInput,
     thread_id: str | None,
@@ -104,7 +104,7 @@ async def begin_prompt(
 
 
 async def assemble(
-    agent: Agent[Any, Any],
+    agent: DrivenRuns[Any, Any],
     runtime: AgentRuntime,
     user: UserInput,
     *,
