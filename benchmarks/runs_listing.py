@@ -3,7 +3,7 @@
 For each store (SQLite; PostgreSQL at `$EUDAIMON_TEST_PG_DSN`, a database of its own, dropped
 after) and each N (300, 3,000), the tree's own store is filled with N runs waiting for approval
 and N completed, each on a conversation thread of its own, then a real `eudaimon serve`
-(uvicorn, the agents of `tests/server/server_agents.py`) is started on it and asked, from one
+(uvicorn, the agents of `tests/server/_server_agents.py`) is started on it and asked, from one
 client thread: 30 sequential `GET /v1/runs?status=awaiting_approval&limit=50` (p50, p99), then
 ten at once (the wall time until the last answer); and, with 10,000 runs in the store, 30
 `GET /v1/dashboard`. Every answer is checked (status 200, 50 runs, all awaiting approval):

@@ -1,7 +1,7 @@
 """The server under load: many SSE streams following one run; reads while many runs progress.
 
 Starts a real `eudaimon serve` (uvicorn, SQLite file, the agents of
-`tests/server/server_agents.py`) on a free 127.0.0.1 port, then:
+`tests/server/_server_agents.py`) on a free 127.0.0.1 port, then:
 
 1. **fan-out** — 1, then 100 SSE clients follow one `ticker` run (a READ tool a step, 20 ms of
    "model" per step) from its first event to its end. Each client checks it saw every journal

@@ -8,7 +8,7 @@
 - `dashboard.png`: the dashboard after 200 runs of two agents over 14 days (made in this process
   with the clock moved back, then served).
 
-The test agents come from tests/server (`server_agents`, `inspector_agents`); the dashboard's
+The test agents come from tests/server (`_server_agents`, `_inspector_agents`); the dashboard's
 two agents are defined here, so the server started for them imports this module.
 """
 

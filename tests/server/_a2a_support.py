@@ -19,7 +19,7 @@ from a2a.types.a2a_pb2 import StreamResponse, TaskState
 class A2AServer(Server):
     """`eudaimon serve --a2a` of `agents` (MODULE:ATTR under tests/server)."""
 
-    agents: tuple[str, ...] = ("server_agents:payer", "server_agents:ticker")
+    agents: tuple[str, ...] = ("_server_agents:payer", "_server_agents:ticker")
     args: tuple[str, ...] = ("--a2a",)
 
     def start(self, *, wait: bool = True) -> A2AServer:

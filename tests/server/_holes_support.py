@@ -1,4 +1,4 @@
-"""A real `eudaimon serve --a2a --ag-ui` of `holes_agents` (and `server_agents:payer`) on a SQLite
+"""A real `eudaimon serve --a2a --ag-ui` of `_holes_agents` (and `_server_agents:payer`) on a SQLite
 file or a PostgreSQL database of its own; runs of the refunder paused at their approval; and the
 journal read back, to check that a refused decision recorded nothing."""
 
@@ -14,9 +14,9 @@ from typing import Any
 
 import httpx2
 from _a2a_support import A2AServer
-from _backends import started_on
+from _backends_support import started_on
 
-AGENTS = ("holes_agents:refunder", "holes_agents:prompted", "server_agents:payer")
+AGENTS = ("_holes_agents:refunder", "_holes_agents:prompted", "_server_agents:payer")
 
 
 @dataclass

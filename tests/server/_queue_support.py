@@ -1,4 +1,4 @@
-"""A real `eudaimon serve` of `queue_agents.py`, on a SQLite file or a PostgreSQL schema of its
+"""A real `eudaimon serve` of `_queue_agents.py`, on a SQLite file or a PostgreSQL schema of its
 own, with a gate file its `gated` agent waits for and a log of what the models did."""
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class QueueServer(Server):
 
     def command(self) -> list[str]:
         assert self.backend is not None
-        agents = [arg for name in self.agents for arg in ("--agent", f"queue_agents:{name}")]
+        agents = [arg for name in self.agents for arg in ("--agent", f"_queue_agents:{name}")]
         return [
             sys.executable, "-c", "from eudaimon.cli import app; app()", "serve",
             "--store", self.backend.store_url, *agents, "--port", str(self.port), "--log-level", "warning", *self.args,

@@ -1,7 +1,7 @@
 """A real `eudaimon serve` in a subprocess on 127.0.0.1 (a free port), and an SSE reader.
 
 The server is started the way a user starts it, through the CLI, with the agents of
-`server_agents.py`, on a SQLite file; `kill()` is SIGKILL (nothing flushed, no lease released).
+`_server_agents.py`, on a SQLite file; `kill()` is SIGKILL (nothing flushed, no lease released).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ class Server:
         return self.store or f"sqlite:///{self.db}"
 
     def command(self) -> list[str]:
-        agents = [arg for name in AGENTS for arg in ("--agent", f"server_agents:{name}")]
+        agents = [arg for name in AGENTS for arg in ("--agent", f"_server_agents:{name}")]
         return [
             sys.executable, "-c", "from eudaimon.cli import app; app()", "serve",
             "--store", self.store_url, *agents, "--port", str(self.port), "--log-level", "warning", *self.args,

@@ -27,7 +27,7 @@ class FlatPrice:
 
 @pytest.fixture(scope="module")
 def remote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[A2AServer]:
-    running = A2AServer(tmp_path_factory.mktemp("a2a-spender") / "runs.db", agents=("a2a_agents:spender",)).start()
+    running = A2AServer(tmp_path_factory.mktemp("a2a-spender") / "runs.db", agents=("_a2a_agents:spender",)).start()
     yield running
     running.stop()
 

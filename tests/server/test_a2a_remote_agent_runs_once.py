@@ -24,11 +24,11 @@ from eudaimon.models import ScriptedModel
 def _caller_of_remote(tmp_path: Path, caller_agent: str) -> Iterator[tuple[A2AServer, A2AServer]]:
     """(caller, remote): a remote ticker (0.3 s a tick) and a caller server whose agent
     `caller_agent` asks it over A2A; both stopped at the end, however the test ends."""
-    remote = A2AServer(tmp_path / "remote.db", agents=("server_agents:ticker",), env={"EUDAIMON_TEST_STEP_S": "0.3"})
+    remote = A2AServer(tmp_path / "remote.db", agents=("_server_agents:ticker",), env={"EUDAIMON_TEST_STEP_S": "0.3"})
     remote.start()
     caller = A2AServer(
         tmp_path / "caller.db",
-        agents=(f"a2a_agents:{caller_agent}",),
+        agents=(f"_a2a_agents:{caller_agent}",),
         args=(),
         env={"EUDAIMON_TEST_A2A_REMOTE": remote.agent_url("ticker")},
     )
@@ -110,7 +110,7 @@ def test_a_remote_killed_mid_task_is_followed_through_its_restart(tmp_path: Path
 async def test_the_remote_servers_keys_apply_and_a_refusal_is_a_result_the_model_reads(tmp_path: Path) -> None:
     """`headers=` carry the key: an operator's key gets the answer; a viewer's is refused (403),
     which the model reads as the call's error result, the run going on; no key is journaled."""
-    remote = A2AServer(tmp_path / "remote.db", agents=("server_agents:ticker",), env={"EUDAIMON_API_KEYS": KEYS})
+    remote = A2AServer(tmp_path / "remote.db", agents=("_server_agents:ticker",), env={"EUDAIMON_API_KEYS": KEYS})
     remote.start()
     try:
         results = {}

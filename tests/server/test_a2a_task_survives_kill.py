@@ -12,7 +12,7 @@ from a2a.types.a2a_pb2 import GetTaskRequest, Message, Part, Role, SendMessageRe
 
 
 async def test_a_task_killed_mid_run_is_followed_to_completion_after_restart(tmp_path: Path) -> None:
-    server = A2AServer(tmp_path / "runs.db", agents=("server_agents:ticker",), env={"EUDAIMON_TEST_STEP_S": "0.3"})
+    server = A2AServer(tmp_path / "runs.db", agents=("_server_agents:ticker",), env={"EUDAIMON_TEST_STEP_S": "0.3"})
     server.start()
     message_id = uuid.uuid4().hex
     message = Message(message_id=message_id, role=Role.ROLE_USER, parts=[Part(text="ticks=8")])

@@ -32,7 +32,7 @@ from a2a.types.a2a_pb2 import (
 )
 from a2a.utils.errors import InvalidParamsError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError
 
-AGENTS = ("server_agents:payer", "server_agents:ticker", "a2a_agents:typed", "a2a_agents:failing")
+AGENTS = ("_server_agents:payer", "_server_agents:ticker", "_a2a_agents:typed", "_a2a_agents:failing")
 
 
 @pytest.fixture(scope="module")

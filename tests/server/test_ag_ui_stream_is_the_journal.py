@@ -25,7 +25,7 @@ ENDS = {EventType.RUN_FINISHED, EventType.RUN_ERROR}
 def ag_ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[A2AServer]:
     running = A2AServer(
         tmp_path_factory.mktemp("ag-ui") / "runs.db",
-        agents=("server_agents:payer", "server_agents:ticker", "a2a_agents:failing"),
+        agents=("_server_agents:payer", "_server_agents:ticker", "_a2a_agents:failing"),
         args=("--ag-ui",),
         env={"EUDAIMON_TEST_STEP_S": "0.2"},
     ).start()

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
+from _holes_agents import SECRET
 from _holes_support import holes_on
-from holes_agents import SECRET
 
 CARD = "/.well-known/agent-card.json"
 

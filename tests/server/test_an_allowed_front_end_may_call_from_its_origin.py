@@ -91,7 +91,7 @@ def front_ends() -> Iterator[tuple[FrontEnd, FrontEnd]]:
 def served(tmp_path_factory: pytest.TempPathFactory, front_ends: tuple[FrontEnd, FrontEnd]) -> Iterator[A2AServer]:
     running = A2AServer(
         tmp_path_factory.mktemp("allowed-origin") / "runs.db",
-        agents=("server_agents:ticker",),
+        agents=("_server_agents:ticker",),
         args=("--ag-ui", "--a2a", "--allowed-origin", front_ends[0].origin),
     ).start()
     yield running

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 from _a2a_support import a2a_client
-from _backends import BACKENDS
+from _backends_support import BACKENDS
 from _holes_support import HolesServer, holes_on, journal, paused_refund, still_waiting
 from a2a.helpers import new_data_part
 from a2a.types.a2a_pb2 import Message, Role, SendMessageRequest

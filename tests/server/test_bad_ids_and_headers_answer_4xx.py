@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from _backends import BACKENDS, served_on
+from _backends_support import BACKENDS, served_on
 from _server_support import Server
 
 

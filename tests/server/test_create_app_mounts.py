@@ -16,7 +16,7 @@ def test_the_app_mounted_under_a_prefix_serves_its_api_and_inspector(tmp_path: P
     """Invariant: mounted at /eudaimon in a FastAPI app, the API works under the prefix, the host
     app's own routes still answer, and the inspector's page points its assets and API at the prefix."""
     port = free_port()
-    process = subprocess.Popen([sys.executable, "mounted_app.py", str(tmp_path / "runs.db"), str(port)], cwd=HERE)
+    process = subprocess.Popen([sys.executable, "_mounted_app.py", str(tmp_path / "runs.db"), str(port)], cwd=HERE)
     try:
         with httpx2.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
 

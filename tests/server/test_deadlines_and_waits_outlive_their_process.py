@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _backends import BACKENDS, started_on
+from _backends_support import BACKENDS, started_on
 from _server_support import Server, wait_until
 
 ENV = {"EUDAIMON_TEST_APPROVAL_S": "3", "EUDAIMON_TEST_WAIT_S": "3"}
@@ -21,13 +21,13 @@ ENV = {"EUDAIMON_TEST_APPROVAL_S": "3", "EUDAIMON_TEST_WAIT_S": "3"}
 
 @dataclass
 class TimedServer(Server):
-    """`eudaimon serve` with the agents of `timed_agents.py`."""
+    """`eudaimon serve` with the agents of `_timed_agents.py`."""
 
     def command(self) -> list[str]:
         command = super().command()
         first = command.index("--agent")
-        del command[first : first + 6]  # server_agents' three
-        agents = ["--agent", "timed_agents:slowpay", "--agent", "timed_agents:napper"]
+        del command[first : first + 6]  # _server_agents' three
+        agents = ["--agent", "_timed_agents:slowpay", "--agent", "_timed_agents:napper"]
         return command[:first] + agents + command[first:]
 
 
@@ -43,7 +43,7 @@ def _run(server: Server, run_id: str) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def _timed(where: Path, backend: str) -> Iterator[TimedServer]:
-    """A started `TimedServer` on `backend` (as `_backends.served_on`), stopped on exit."""
+    """A started `TimedServer` on `backend` (as `_backends_support.served_on`), stopped on exit."""
     with started_on(backend, where, lambda db, store: TimedServer(db, env=ENV, store=store), "eudaimon_time") as s:
         yield s
 

@@ -77,10 +77,10 @@ def test_wait_true_answers_when_the_run_ends(server: Server) -> None:
 
 
 def _charge_as_a_provider_sends_it(request: ChatRequest) -> Message | str:
-    """`server_agents._charge`, with the arguments as JSON text (a real provider's wire form)."""
-    import server_agents
+    """`_server_agents._charge`, with the arguments as JSON text (a real provider's wire form)."""
+    import _server_agents
 
-    answer = server_agents._charge(request)
+    answer = _server_agents._charge(request)
     if isinstance(answer, str):
         return answer
     return Message.assistant(tool_calls=[ToolCall("charge_1", "charge_card", '{"amount_usd": 42}')])
@@ -88,12 +88,12 @@ def _charge_as_a_provider_sends_it(request: ChatRequest) -> Message | str:
 
 async def _stranded_charge(db: Path) -> str:
     """A `charger` run stopped mid-call (its `tool_started` journaled, no result), as after a crash."""
-    import server_agents
+    import _server_agents
 
     store = SqliteStore(str(db))
-    agent = server_agents.Agent(
-        server_agents.FunctionModel(_charge_as_a_provider_sends_it, "charger-model"),
-        tools=[server_agents.charge_card],
+    agent = _server_agents.Agent(
+        _server_agents.FunctionModel(_charge_as_a_provider_sends_it, "charger-model"),
+        tools=[_server_agents.charge_card],
         name="charger",
         store=store,
     )
@@ -191,13 +191,13 @@ def test_cancel_a_run_this_server_drives(server: Server) -> None:
 
 DRIVER = """
 import asyncio, sys
-import server_agents
+import _server_agents
 from eudaimon import Agent
 from eudaimon.stores import SqliteStore
 
 async def main():
     store = SqliteStore(sys.argv[1])
-    agent = Agent(server_agents.ticker.model, tools=[server_agents.tick], name="ticker", store=store, max_iterations=100000)
+    agent = Agent(_server_agents.ticker.model, tools=[_server_agents.tick], name="ticker", store=store, max_iterations=100000)
     try:
         await agent.prompt("ticks=100000", run_id=sys.argv[2])
     except Exception as exc:

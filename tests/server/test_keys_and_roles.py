@@ -82,7 +82,7 @@ def test_keys_from_a_file_and_bad_entries(tmp_path: Path) -> None:
 def test_a_server_without_keys_refuses_a_public_address(tmp_path: Path) -> None:
     """Invariant: `serve --host` with a non-loopback address and no keys exits 1 saying why,
     without binding; loopback names are recognised."""
-    command = [sys.executable, "-c", "from eudaimon.cli import app; app()", "serve", "--agent", "server_agents:payer"]
+    command = [sys.executable, "-c", "from eudaimon.cli import app; app()", "serve", "--agent", "_server_agents:payer"]
     done = subprocess.run(
         [*command, "--store", f"sqlite:///{tmp_path / 'r.db'}", "--host", "0.0.0.0", "--port", str(free_port())],
         cwd=Path(__file__).parent,

@@ -51,7 +51,7 @@ def served(tmp_path: Path) -> Iterator[Server]:
     server = Server(
         tmp_path / "runs.db",
         env={"EUDAIMON_API_KEYS": KEYS},
-        args=("--agent", "hostile_agents:glitcher", "--agent", "hostile_agents:crasher", "--log-level", "info"),
+        args=("--agent", "_hostile_agents:glitcher", "--agent", "_hostile_agents:crasher", "--log-level", "info"),
     )
     yield server.start()
     server.stop()
@@ -81,7 +81,7 @@ def test_create_app_under_plain_uvicorn_masks_and_escapes(tmp_path: Path) -> Non
     log_path = tmp_path / "uvicorn.log"
     with log_path.open("wb") as out:
         process = subprocess.Popen(
-            [sys.executable, str(HERE / "logged_app.py"), str(tmp_path / "runs.db"), str(port)],
+            [sys.executable, str(HERE / "_logged_app.py"), str(tmp_path / "runs.db"), str(port)],
             cwd=HERE,
             stdout=out,
             stderr=subprocess.STDOUT,

@@ -25,7 +25,7 @@ from urllib.parse import quote
 
 import httpx2
 import pytest
-from _backends import BACKENDS, served_on
+from _backends_support import BACKENDS, served_on
 from _server_support import KEYS, OPERATOR, Server
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from _a2a_support import a2a_client
-from _backends import BACKENDS
+from _backends_support import BACKENDS
 from _holes_support import HolesServer, holes_on
 from a2a.types.a2a_pb2 import ListTasksRequest, Message, Part, Role, SendMessageRequest
 from a2a.utils.errors import InvalidParamsError

@@ -35,7 +35,7 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
     import uuid
 
     import psycopg
-    from _backends import PG_DSN
+    from _backends_support import PG_DSN
 
     from eudaimon.stores.postgres import PostgresStore
 

@@ -15,7 +15,7 @@ from _a2a_support import A2AServer
 
 def test_the_banner_lists_every_url_and_each_answers(tmp_path: Path) -> None:
     server = A2AServer(
-        tmp_path / "runs.db", agents=("server_agents:payer", "server_agents:ticker"), args=("--a2a", "--ag-ui")
+        tmp_path / "runs.db", agents=("_server_agents:payer", "_server_agents:ticker"), args=("--a2a", "--ag-ui")
     ).start()
     try:
         banner = server.output()

@@ -20,7 +20,7 @@ HERE = Path(__file__).parent
 
 
 def _serve(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-c", "from eudaimon.cli import app; app()", "serve", "--agent", "server_agents:payer"]
+    command = [sys.executable, "-c", "from eudaimon.cli import app; app()", "serve", "--agent", "_server_agents:payer"]
     return subprocess.run(
         [*command, "--store", f"sqlite:///{tmp_path / 'r.db'}", "--port", str(free_port()), *args],
         cwd=HERE,

@@ -84,10 +84,12 @@ def test_a_stream_reads_a_run_another_process_appends_to(server: Server) -> None
     """Invariant: a run driven outside the server (here: by this test process) streams live."""
 
     async def drive() -> None:
-        import server_agents
+        import _server_agents
 
         store = SqliteStore(str(server.db))
-        agent = server_agents.Agent(server_agents.ticker.model, tools=[server_agents.tick], name="outside", store=store)
+        agent = _server_agents.Agent(
+            _server_agents.ticker.model, tools=[_server_agents.tick], name="outside", store=store
+        )
         await agent.prompt("ticks=8", run_id="outside-1")
         await store.close()
 

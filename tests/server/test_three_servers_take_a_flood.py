@@ -26,8 +26,8 @@ from typing import Any
 import httpx2
 import psycopg
 import pytest
+from _flood_agents import DSN
 from _server_support import Server
-from flood_agents import DSN
 
 pytestmark = pytest.mark.postgres
 
@@ -41,7 +41,7 @@ class FloodServer(Server):
     def command(self) -> list[str]:
         return [
             *super().command()[:3],
-            "serve", "--store", DSN, "--agent", "flood_agents:flood",
+            "serve", "--store", DSN, "--agent", "_flood_agents:flood",
             "--port", str(self.port), "--log-level", "warning",
         ]  # fmt: skip
 

@@ -22,7 +22,7 @@ EXTRA_AGENTS = ("family", "refunder", "twins", "broken", "ponderer")
 
 
 def inspector_server(db: Path, env: dict[str, str] | None = None, **kwargs: Any) -> Server:
-    extra = tuple(arg for name in EXTRA_AGENTS for arg in ("--agent", f"inspector_agents:{name}"))
+    extra = tuple(arg for name in EXTRA_AGENTS for arg in ("--agent", f"_inspector_agents:{name}"))
     return Server(db, env={"EUDAIMON_API_KEYS": KEYS, **(env or {})}, args=extra, **kwargs)
 
 

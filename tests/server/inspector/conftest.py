@@ -1,6 +1,6 @@
 """The inspector in a real browser (Debian's chromium, headless, through Playwright) against a
-real `eudaimon serve` in a subprocess, with the test agents of `server_agents.py` and
-`inspector_agents.py` and an operator and a viewer key.
+real `eudaimon serve` in a subprocess, with the test agents of `_server_agents.py` and
+`_inspector_agents.py` and an operator and a viewer key.
 
 Screenshots go to `$EUDAIMON_TEST_ARTIFACTS` (CI keeps that folder), by default
 `inspector-artifacts/` under pytest's base temporary directory.

@@ -14,10 +14,10 @@ from playwright.sync_api import Browser, expect
 
 @pytest.fixture(scope="module")
 def timed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """A server with `server_agents`' payer (no deadline) and `timed_agents`' slowpay (10 min)."""
+    """A server with `_server_agents`' payer (no deadline) and `_timed_agents`' slowpay (10 min)."""
     db = tmp_path_factory.mktemp("inbox") / "runs.db"
     env = {"EUDAIMON_API_KEYS": KEYS, "EUDAIMON_TEST_APPROVAL_S": "600"}
-    server = Server(db, env=env, args=("--agent", "timed_agents:slowpay")).start()
+    server = Server(db, env=env, args=("--agent", "_timed_agents:slowpay")).start()
     yield server
     server.stop()
 

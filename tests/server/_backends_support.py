@@ -38,6 +38,6 @@ def started_on(
 
 @contextlib.contextmanager
 def served_on(backend: str, where: Path, env: Mapping[str, str] | None = None) -> Iterator[Server]:
-    """A started server of `server_agents` on `backend`, stopped (and its database dropped) on exit."""
+    """A started server of `_server_agents` on `backend`, stopped (and its database dropped) on exit."""
     with started_on(backend, where, lambda db, store: Server(db, env=env or {}, store=store)) as server:
         yield server

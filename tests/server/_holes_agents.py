@@ -1,4 +1,4 @@
-"""Agents for the approval-hole tests (`eudaimon serve --agent holes_agents:NAME`).
+"""Agents for the approval-hole tests (`eudaimon serve --agent _holes_agents:NAME`).
 
 - `refunder` refunds an order: every refund waits for a human, and its approval policy denies
   refunds above $10,000 or below $0 outright (the model asks for the amount in the input).
@@ -8,6 +8,8 @@
 from __future__ import annotations
 
 import re
+
+from _turns_support import this_turn, tool_results
 
 from eudaimon import Agent, Message, ToolCall, tool
 from eudaimon.models import ChatRequest, FunctionModel
@@ -37,9 +39,8 @@ def refund_policy(call: ToolCall, tool: Tool) -> ToolPolicy:
 
 
 def _refund(request: ChatRequest) -> Message | str:
-    last_user = max(i for i, m in enumerate(request.messages) if m.role == "user")
-    turn = request.messages[last_user:]
-    results = [m for m in turn if m.role == "tool"]
+    turn = this_turn(request)
+    results = tool_results(request)
     if results:
         return f"Done: {results[-1].content}."
     found = re.search(r"(-?\d+(?:\.\d+)?)", turn[0].content)

@@ -1,4 +1,4 @@
-"""Agents the test servers serve (`--agent server_agents:NAME`), on models that are pure
+"""Agents the test servers serve (`--agent _server_agents:NAME`), on models that are pure
 functions of the request: a server restarted mid-run asks for the very same calls again.
 
 - `payer` sends a wire (IRREVERSIBLE: every call waits for a human), then says it is done.
@@ -14,8 +14,9 @@ import asyncio
 import os
 import re
 
+from _turns_support import this_turn, tool_results
+
 from eudaimon import Agent, Message, ToolCall, tool
-from eudaimon.core.messages import Role
 from eudaimon.models import ChatRequest, FunctionModel
 
 STEP_S = float(os.environ.get("EUDAIMON_TEST_STEP_S", "0.05"))
@@ -49,21 +50,11 @@ async def charge_card(amount_usd: float) -> str:
     return f"charged ${amount_usd:.2f}"
 
 
-def _this_turn(request: ChatRequest) -> list[Message]:
-    """The messages since the last user message (memory adds earlier turns before it)."""
-    last_user = max(i for i, m in enumerate(request.messages) if m.role is Role.USER)
-    return request.messages[last_user:]
-
-
-def _tool_results(request: ChatRequest) -> list[Message]:
-    return [m for m in _this_turn(request) if m.role is Role.TOOL]
-
-
 def _pay(request: ChatRequest) -> Message | str:
-    results = _tool_results(request)
+    results = tool_results(request)
     if results:
         return f"Done: {results[-1].content}."
-    found = re.search(r"(\d+(?:\.\d+)?)\s+to\s+(\S+)", _this_turn(request)[0].content)
+    found = re.search(r"(\d+(?:\.\d+)?)\s+to\s+(\S+)", this_turn(request)[0].content)
     amount, payee = (float(found.group(1)), found.group(2)) if found else (10.0, "ACME")
     return Message.assistant(
         "I will send the wire.", tool_calls=[ToolCall("wire_1", "send_wire", {"amount_usd": amount, "to": payee})]
@@ -72,17 +63,17 @@ def _pay(request: ChatRequest) -> Message | str:
 
 async def _tick(request: ChatRequest) -> Message | str:
     await asyncio.sleep(STEP_S)
-    user = _this_turn(request)[0]
+    user = this_turn(request)[0]
     found = re.search(r"ticks=(\d+)", user.content)
     wanted = int(found.group(1)) if found else 3
-    done = len(_tool_results(request))
+    done = len(tool_results(request))
     if done < wanted:
         return Message.assistant(tool_calls=[ToolCall(f"tick_{done + 1}", "tick", {"n": done + 1})])
     return f"Ticked {done} times. " + "All good. " * 8
 
 
 def _charge(request: ChatRequest) -> Message | str:
-    results = _tool_results(request)
+    results = tool_results(request)
     if results:
         return f"The card was charged: {results[-1].content}"
     return Message.assistant(tool_calls=[ToolCall("charge_1", "charge_card", {"amount_usd": 42.0})])

@@ -1,4 +1,4 @@
-"""Agents for the inspector's browser tests (`--agent inspector_agents:NAME`), on models that
+"""Agents for the inspector's browser tests (`--agent _inspector_agents:NAME`), on models that
 are functions of the request.
 
 - `family` asks a child agent (`researcher`, as the tool `research`), has its first model call
@@ -17,9 +17,10 @@ import asyncio
 import os
 import re
 
+from _turns_support import this_turn, tool_results
+
 from eudaimon import Agent, Message, ToolCall, tool
 from eudaimon.core.errors import ModelError, ModelUnavailable
-from eudaimon.core.messages import Role
 from eudaimon.models import ChatRequest, FunctionModel
 from eudaimon.models.base import ChatResponse, StopReason
 
@@ -47,15 +48,6 @@ def refund(order: str) -> str:
     return f"refunded {order}"
 
 
-def _turn(request: ChatRequest) -> list[Message]:
-    last_user = max(i for i, m in enumerate(request.messages) if m.role is Role.USER)
-    return request.messages[last_user:]
-
-
-def _results(request: ChatRequest) -> list[Message]:
-    return [m for m in _turn(request) if m.role is Role.TOOL]
-
-
 def _research(request: ChatRequest) -> str:
     return "The payee is ACME-Corp, account 991."
 
@@ -64,8 +56,8 @@ researcher = Agent(FunctionModel(_research, "researcher-model"), name="researche
 
 
 def _family(request: ChatRequest) -> Message | ChatResponse | str:
-    user = _turn(request)[0]
-    done = len(_results(request))
+    user = this_turn(request)[0]
+    done = len(tool_results(request))
     if done == 0:
         if user.id not in _failed_once:  # the first call of each run fails once, before any content
             _failed_once.add(user.id)
@@ -82,7 +74,7 @@ def _family(request: ChatRequest) -> Message | ChatResponse | str:
 
 
 def _refunder(request: ChatRequest) -> Message | str:
-    done = len(_results(request))
+    done = len(tool_results(request))
     if done == 0:
         return Message.assistant(tool_calls=[ToolCall("refund_1", "refund", {"order": "A-17"})])
     if done == 1:
@@ -91,7 +83,7 @@ def _refunder(request: ChatRequest) -> Message | str:
 
 
 def _twins(request: ChatRequest) -> Message | str:
-    if _results(request):
+    if tool_results(request):
         return "Both sent."
     args = {"amount_usd": 100.0, "to": "BOB"}
     return Message.assistant(
@@ -121,7 +113,7 @@ async def _ponder(request: ChatRequest) -> str:
     answers at once anywhere else: a run whose model call a crash interrupts."""
     if os.environ.get("PONDER_HANG"):
         await asyncio.sleep(3600)
-    return "Pondered: " + _turn(request)[0].content
+    return "Pondered: " + this_turn(request)[0].content
 
 
 ponderer = Agent(FunctionModel(_ponder, "ponder-model"), name="ponderer", memory=None)

@@ -7,15 +7,16 @@ import contextlib
 import sys
 from collections.abc import AsyncIterator
 
-import server_agents
+import _server_agents
 import uvicorn
 from fastapi import FastAPI
 
+from eudaimon import Agent
 from eudaimon.server import create_app
 from eudaimon.stores import SqliteStore
 
 store = SqliteStore(sys.argv[1])
-agent = server_agents.Agent(server_agents.ticker.model, tools=[server_agents.tick], name="ticker", store=store)
+agent = Agent(_server_agents.ticker.model, tools=[_server_agents.tick], name="ticker", store=store)
 eudaimon_app = create_app([agent], store)
 
 

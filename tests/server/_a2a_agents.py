@@ -1,4 +1,4 @@
-"""Agents of the A2A test servers (`--agent a2a_agents:NAME`), on models that are pure functions
+"""Agents of the A2A test servers (`--agent _a2a_agents:NAME`), on models that are pure functions
 of the request, so a server restarted mid-run asks for the very same calls again.
 
 - `delegator` asks the remote A2A agent at `$EUDAIMON_TEST_A2A_REMOTE` (a `ticker` served by
@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import os
 
+from _turns_support import this_turn, tool_results
 from pydantic import BaseModel
 
 from eudaimon import Agent, Message, ToolCall, tool
 from eudaimon.a2a import A2AAgent
-from eudaimon.core.messages import Role, Usage
+from eudaimon.core.messages import Usage
 from eudaimon.models import ChatRequest, ChatResponse, FunctionModel, ScriptedModel, StopReason
 
 REMOTE = os.environ.get("EUDAIMON_TEST_A2A_REMOTE", "http://127.0.0.1:9/a2a/ticker")
@@ -25,11 +26,10 @@ REMOTE_KEY = os.environ.get("EUDAIMON_TEST_A2A_REMOTE_KEY")
 
 
 def _delegate(request: ChatRequest) -> Message | str:
-    last_user = max(i for i, m in enumerate(request.messages) if m.role is Role.USER)
-    results = [m for m in request.messages[last_user:] if m.role is Role.TOOL]
+    results = tool_results(request)
     if results:
         return f"The remote agent said: {results[-1].content}"
-    ask = request.messages[last_user].content
+    ask = this_turn(request)[0].content
     return Message.assistant(tool_calls=[ToolCall("ask_1", "ticker", {"input": ask})])
 
 

@@ -1,4 +1,4 @@
-"""Agents whose failures carry hostile text, for the log tests (`--agent hostile_agents:NAME`).
+"""Agents whose failures carry hostile text, for the log tests (`--agent _hostile_agents:NAME`).
 
 `HOSTILE` holds what a provider's error or a tool's exception may bring back: an ANSI screen
 clear, an OSC window title and hyperlink, a bell, a bidi override, and a newline that starts a

@@ -1,4 +1,4 @@
-"""Agents for the queueing tests (`--agent queue_agents:NAME`), on models that wait for a gate.
+"""Agents for the queueing tests (`--agent _queue_agents:NAME`), on models that wait for a gate.
 
 - `gated` writes `begin INPUT` to `$QUEUE_TEST_LOG` when its run's model is first called, then
   waits until the file `$QUEUE_TEST_GATE` exists (an event the test controls, not a timing),
