@@ -6,13 +6,13 @@ second time, "approved by alice" — alice approved one wire, in the parent.
 
 from __future__ import annotations
 
-from eudaimon import Agent, Message, ToolCall, tool
+from eudaimon import Agent, tool
 from eudaimon.core.digest import idempotency_key
 from eudaimon.core.events import ApprovalDecided, ApprovalRequested, ToolOutcomeUnknown, ToolReconciled, ToolStarted
-from eudaimon.models import ChatRequest, FunctionModel
 from eudaimon.runtime.loop.journal import RunJournal
 from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores import MemoryStore
+from support.agents import calls_once
 
 
 def _payer(store: MemoryStore, sent: list[int]) -> Agent:
@@ -22,12 +22,7 @@ def _payer(store: MemoryStore, sent: list[int]) -> Agent:
         sent.append(amount)
         return f"sent {amount}"
 
-    def answer(request: ChatRequest) -> Message | str:
-        if request.messages[-1].role == "tool":
-            return "done"
-        return Message.assistant(tool_calls=[ToolCall("wire", "send_wire", {"amount": 10})])
-
-    return Agent(FunctionModel(answer), tools=[send_wire], store=store)
+    return calls_once(send_wire, {"amount": 10}, call_id="wire", store=store)
 
 
 async def test_a_fork_at_an_approval_asks_again_before_the_call_runs() -> None:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from eudaimon import Agent, Message, ToolCall, tool
+from eudaimon import Agent, tool
 from eudaimon.core.events import ToolDenied
-from eudaimon.models import ChatRequest, FunctionModel
 from eudaimon.stores import MemoryStore
+from support.agents import calls_once
 
 
 def _payer(seen: list[str]) -> Agent:
@@ -20,14 +20,7 @@ def _payer(seen: list[str]) -> Agent:
         """Send money."""
         raise AssertionError("a denied call never runs")
 
-    def answer(request: ChatRequest) -> Message | str:
-        last = request.messages[-1]
-        if last.role == "tool":
-            seen.append(last.content)
-            return "understood"
-        return Message.assistant(tool_calls=[ToolCall("w", "send_wire", '{"amount": 900}')])
-
-    return Agent(FunctionModel(answer), tools=[send_wire], store=MemoryStore())
+    return calls_once(send_wire, '{"amount": 900}', call_id="w", then="understood", heard=seen, store=MemoryStore())
 
 
 @pytest.mark.parametrize(

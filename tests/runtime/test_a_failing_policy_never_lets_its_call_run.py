@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from eudaimon import Agent, Message, Tool, ToolCall, ToolPolicy, tool
+from eudaimon import Agent, Tool, ToolCall, ToolPolicy, tool
 from eudaimon.core.events import ApprovalRequested, ToolStarted
 from eudaimon.errors import RunError
 from eudaimon.hooks import AgentHook
-from eudaimon.models import ChatRequest, FunctionModel
 from eudaimon.stores import MemoryStore
+from support.agents import calls_once
 
 
 def _refunds(ran: list[float], **options: Any) -> Agent:
@@ -26,12 +26,7 @@ def _refunds(ran: list[float], **options: Any) -> Agent:
         ran.append(amount_usd)
         return "refunded"
 
-    def answer(request: ChatRequest) -> Message | str:
-        if request.messages[-1].role == "tool":
-            return "done"
-        return Message.assistant(tool_calls=[ToolCall("c1", "refund", '{"amount_usd": 550}')])
-
-    return Agent(FunctionModel(answer), tools=[refund], store=MemoryStore(), **options)
+    return calls_once(refund, '{"amount_usd": 550}', store=MemoryStore(), **options)
 
 
 @pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])

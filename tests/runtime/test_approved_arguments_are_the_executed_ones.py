@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from eudaimon import Agent, Effect, Message, Tool, ToolCall, tool
+from eudaimon import Agent, Effect, Tool, tool
 from eudaimon.core.events import ApprovalRequested, ToolStarted
 from eudaimon.middleware import Middleware, ToolCallRequest
-from eudaimon.models import ChatRequest, FunctionModel
 from eudaimon.stores import MemoryStore
+from support.agents import calls_once
 
 
 class Redirect(Middleware):
@@ -30,12 +30,7 @@ def _payer(store: MemoryStore, sent: list[dict[str, Any]], arguments: Any, middl
         sent.append({"amount": amount, "to": to})
         return "sent"
 
-    def answer(request: ChatRequest) -> Message | str:
-        if request.messages[-1].role == "tool":
-            return "done"
-        return Message.assistant(tool_calls=[ToolCall("wire", "send_wire", arguments)])
-
-    return Agent(FunctionModel(answer), tools=[send_wire], store=store, middleware=middleware)
+    return calls_once(send_wire, arguments, call_id="wire", store=store, middleware=middleware)
 
 
 async def test_the_approver_sees_what_middleware_made_of_the_call_and_that_runs() -> None:
@@ -131,10 +126,5 @@ async def test_a_repeated_key_is_refused_by_a_raw_json_schema_tool_too() -> None
         effect=Effect.READ,
     )
 
-    def answer(request: ChatRequest) -> Message | str:
-        if request.messages[-1].role == "tool":
-            return request.messages[-1].content
-        return Message.assistant(tool_calls=[ToolCall("p", "put", '{"n": 1, "n": 2}')])
-
-    done = await Agent(FunctionModel(answer), tools=[raw]).prompt("go")
+    done = await calls_once(raw, '{"n": 1, "n": 2}', call_id="p", then=str).prompt("go")
     assert ran == [] and "'n' appears more than once" in done.final_text

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from eudaimon import Agent, Message, ToolCall, tool
+from eudaimon import Agent, tool
 from eudaimon.core.codec import event_from_json
 from eudaimon.core.events import ApprovalDecided, ToolStarted
 from eudaimon.core.state import RunState
 from eudaimon.errors import InvalidArguments, InvalidOperation
-from eudaimon.models import ChatRequest, FunctionModel
 from eudaimon.stores import SqliteStore
+from support.agents import calls_once
 
 
 def _refunder(store: SqliteStore, refunded: list[dict[str, Any]]) -> Agent:
@@ -29,13 +29,8 @@ def _refunder(store: SqliteStore, refunded: list[dict[str, Any]]) -> Agent:
         refunded.append({"order": order, "amount_usd": amount_usd})
         return f"refunded ${amount_usd:.2f} on {order}"
 
-    def answer(request: ChatRequest) -> Message | str:
-        last = request.messages[-1]
-        if last.role == "tool":
-            return f"Result: {last.content}"
-        return Message.assistant(tool_calls=[ToolCall("r1", "refund", '{"order": "A-7", "amount_usd": 550}')])
-
-    return Agent(FunctionModel(answer), tools=[refund], store=store, name="refunder")
+    arguments = '{"order": "A-7", "amount_usd": 550}'
+    return calls_once(refund, arguments, call_id="r1", then="Result: {}".format, store=store, name="refunder")
 
 
 async def test_an_approval_with_edited_arguments_runs_them_and_journals_them(tmp_path: Path) -> None:
@@ -117,14 +112,11 @@ async def test_a_call_cut_short_after_an_edited_approval_reruns_with_the_edit(tm
         ran.append({"order": order, "amount_usd": amount_usd})
         return f"refunded ${amount_usd:.2f}"
 
-    def answer(request: ChatRequest) -> Message | str:
-        if request.messages[-1].role == "tool":
-            return f"Result: {request.messages[-1].content}"
-        return Message.assistant(tool_calls=[ToolCall("r1", "refund", '{"order": "A-7", "amount_usd": 550}')])
-
     def make(store: SqliteStore) -> Agent:
-        return Agent(
-            FunctionModel(answer), tools=[refund], store=store, approval_policy=lambda c, t: "require_approval"
+        arguments = '{"order": "A-7", "amount_usd": 550}'
+        policy = lambda c, t: "require_approval"  # noqa: E731
+        return calls_once(
+            refund, arguments, call_id="r1", then="Result: {}".format, store=store, approval_policy=policy
         )
 
     first = SqliteStore(str(tmp_path / "first.db"))

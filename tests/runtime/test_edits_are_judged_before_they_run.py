@@ -20,13 +20,13 @@ from typing import Any
 import psycopg
 import pytest
 
-from eudaimon import Agent, Message, ToolCall, tool
+from eudaimon import Agent, ToolCall, tool
 from eudaimon.core.events import ApprovalDecided, ToolDenied, ToolStarted
 from eudaimon.errors import EditDenied, InvalidArguments, InvalidOperation
-from eudaimon.models import ChatRequest, FunctionModel
 from eudaimon.runtime.process import operations
 from eudaimon.stores.base import EventStore
 from eudaimon.tools import Tool, ToolPolicy
+from support.agents import calls_once
 
 DSN = os.environ.get("EUDAIMON_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
 
@@ -64,13 +64,9 @@ def _refunder(store: EventStore, ran: list[Any], arguments: str = '{"order": "A-
         ran.append(amount_usd)
         return f"refunded ${amount_usd:.2f} on {order}"
 
-    def answer(request: ChatRequest) -> Message | str:
-        last = request.messages[-1]
-        if last.role == "tool":
-            return f"Result: {last.content}"
-        return Message.assistant(tool_calls=[ToolCall("r1", "refund", arguments)])
-
-    return Agent(FunctionModel(answer), tools=[refund], store=store, name="refunder", approval_policy=_policy)
+    return calls_once(
+        refund, arguments, call_id="r1", then="Result: {}".format, store=store, name="refunder", approval_policy=_policy
+    )
 
 
 @pytest.mark.parametrize("approved", ["false", "true", 0, 1, None])

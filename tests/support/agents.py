@@ -1,11 +1,18 @@
-"""Sample agents on scripted models: what a property test drives through random turns."""
+"""Sample agents on scripted and function models.
+
+- `calls_once`: a model that asks for one call of a tool, then answers: the shape of most
+  approval, policy and edit tests, whose tools (what they record, their effect) are their own.
+- `scripted_agent`: what a property test drives through random turns.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from eudaimon import Agent, Message, ToolCall
-from eudaimon.models import ScriptedModel
+from eudaimon import Agent, Message, Tool, ToolCall
+from eudaimon.core.messages import JsonObject, Role
+from eudaimon.models import ChatRequest, FunctionModel, ScriptedModel
 from eudaimon.stores.base import EventStore
 from support.tools import explode, lookup, transfer
 
@@ -31,3 +38,27 @@ def scripted_agent(turns: Sequence[Turn], store: EventStore) -> Agent:
     """An agent playing `turns` with `lookup` (READ), `explode` (fails) and `transfer`
     (IRREVERSIBLE: each call waits for an approval), at most ten steps."""
     return Agent(ScriptedModel(script_of(turns)), tools=[lookup, explode, transfer], store=store, max_iterations=10)
+
+
+def calls_once(
+    tool: Tool,
+    arguments: JsonObject | str,
+    *,
+    call_id: str = "c1",
+    then: str | Callable[[str], str] = "done",
+    heard: list[str] | None = None,
+    **options: Any,
+) -> Agent:
+    """An agent whose model asks for one call of `tool` with `arguments` (a dict, or JSON text
+    as a provider sends it), then, once it reads the call's result, answers `then` (a text, or
+    a function of that result) and appends the result to `heard`. `options` go to `Agent`."""
+
+    def answer(request: ChatRequest) -> Message | str:
+        last = request.messages[-1]
+        if last.role is not Role.TOOL:
+            return Message.assistant(tool_calls=[ToolCall(call_id, tool.name, arguments)])
+        if heard is not None:
+            heard.append(last.content)
+        return then(last.content) if callable(then) else then
+
+    return Agent(FunctionModel(answer), tools=[tool], **options)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from eudaimon import Agent, Message, ToolCall, tool
-from eudaimon.models import ChatRequest, FunctionModel
+from eudaimon import Agent, tool
 from eudaimon.stores.base import EventStore
 from eudaimon.tools import RetryAfter, ToolContext
+from support.agents import calls_once
 
 Opener = Callable[[], EventStore]
 WAIT_S = 0.5
@@ -20,14 +20,9 @@ def payer(store: EventStore, seen: list[str], **settings: object) -> Agent:
         """Send money."""
         return f"sent {amount}"
 
-    def answer(request: ChatRequest) -> Message | str:
-        last = request.messages[-1]
-        if last.role == "tool":
-            seen.append(last.content)
-            return "understood"
-        return Message.assistant(tool_calls=[ToolCall("w", "send_wire", '{"amount": 900}')])
-
-    return Agent(FunctionModel(answer), tools=[send_wire], store=store, name="payer", **settings)  # type: ignore[arg-type]
+    return calls_once(
+        send_wire, '{"amount": 900}', call_id="w", then="understood", heard=seen, store=store, name="payer", **settings
+    )
 
 
 def fetcher(store: EventStore, seen: list[str], waits: int = 1, **settings: object) -> Agent:
@@ -38,11 +33,4 @@ def fetcher(store: EventStore, seen: list[str], waits: int = 1, **settings: obje
             raise RetryAfter(WAIT_S, reason="the report is being built")
         return f"report {name} at attempt {ctx.attempt}"
 
-    def answer(request: ChatRequest) -> Message | str:
-        last = request.messages[-1]
-        if last.role == "tool":
-            seen.append(last.content)
-            return "done"
-        return Message.assistant(tool_calls=[ToolCall("f", "fetch_report", '{"name": "q3"}')])
-
-    return Agent(FunctionModel(answer), tools=[fetch_report], store=store, name="fetcher", **settings)  # type: ignore[arg-type]
+    return calls_once(fetch_report, '{"name": "q3"}', call_id="f", heard=seen, store=store, name="fetcher", **settings)

@@ -50,7 +50,7 @@ class RunLimits:
     max_budget_tokens: int | None = None
     """Tokens a run may spend."""
 
-    KEYWORDS: ClassVar[Mapping[str, str]] = MappingProxyType({})
+    _KEYWORDS: ClassVar[Mapping[str, str]] = MappingProxyType({})
     """`Agent` keywords named otherwise than their field (none: every field is its keyword)."""
 
     def __post_init__(self) -> None:
@@ -82,7 +82,7 @@ class ApprovalSettings:
     on_timeout: Literal["deny", "cancel"] = "deny"
     """`"deny"` the call or `"cancel"` the run when a deadline passes (`on_approval_timeout`)."""
 
-    KEYWORDS: ClassVar[Mapping[str, str]] = MappingProxyType(
+    _KEYWORDS: ClassVar[Mapping[str, str]] = MappingProxyType(
         {"policy": "approval_policy", "timeout_s": "approval_timeout_s", "on_timeout": "on_approval_timeout"}
     )
 
@@ -109,7 +109,7 @@ class DurabilitySettings:
     """What a process does with a run another agent started: journal the change and go on, or
     refuse it (`AgentChanged`)."""
 
-    KEYWORDS: ClassVar[Mapping[str, str]] = MappingProxyType({})
+    _KEYWORDS: ClassVar[Mapping[str, str]] = MappingProxyType({})
 
     def __post_init__(self) -> None:
         if self.on_change not in ("continue", "refuse"):
@@ -136,7 +136,7 @@ def settled(kind: type[Group], given: Group | None, parameter: str, **keywords: 
         raise ConfigurationError(f"{parameter} must be a {kind.__name__}, got {type(given).__name__}")
     changes: dict[str, Any] = {}
     for field in fields(kind):
-        keyword = kind.KEYWORDS.get(field.name, field.name)
+        keyword = kind._KEYWORDS.get(field.name, field.name)
         value = keywords[keyword]
         if _same(value, field.default):
             continue
