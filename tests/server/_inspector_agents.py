@@ -17,6 +17,7 @@ import asyncio
 import os
 import re
 
+from _server_agents import send_wire
 from _turns_support import this_turn, tool_results
 
 from eudaimon import Agent, Message, ToolCall, tool
@@ -25,17 +26,6 @@ from eudaimon.models import ChatRequest, FunctionModel
 from eudaimon.models.base import ChatResponse, StopReason
 
 _failed_once: set[str] = set()
-
-
-@tool(effect="irreversible")
-def send_wire(amount_usd: float, to: str) -> str:
-    """Send a wire transfer.
-
-    Args:
-        amount_usd: How much.
-        to: The payee.
-    """
-    return f"sent ${amount_usd:.2f} to {to}"
 
 
 @tool(effect="write", requires_approval=False)
