@@ -53,6 +53,7 @@ WORKLOADS: dict[str, str] = {
     "delegation": "delegation",
     "temporal": "temporal_step",
     "fleet": "fleet",
+    "fleet_two_workers": "fleet_two_workers",
     "cancel": "cancel_latency",
     "append": "append_cost",
     "extensions": "extensions",
