@@ -19,7 +19,6 @@ under `flock /work/team/heavy.lock`). `FLEET2_ALLOWED_S` bounds the wait (defaul
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
@@ -146,7 +145,9 @@ def targets(f: dict[str, Any]) -> list[h.Target]:
     out = []
     for n in sorted({int(k.split(" / ")[0].removeprefix("N=")) for k in f if k.startswith("N=")}):
         at = f"N={n} / "
-        out.append(h.Target(f"N={n}, two workers: every run completes (runs not completed)", n - f[at + "completed"], 0, ""))
+        out.append(
+            h.Target(f"N={n}, two workers: every run completes (runs not completed)", n - f[at + "completed"], 0, "")
+        )
         once = f[at + "journal: completed once"]
         out.append(h.Target(f"N={n}, two workers: each run completed once in the journal (runs not)", n - once, 0, ""))
         stuck = f[at + "journal: not ended (stuck running)"]

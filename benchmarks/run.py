@@ -52,6 +52,7 @@ WORKLOADS: dict[str, str] = {
     "runs_listing": "runs_listing",
     "delegation": "delegation",
     "temporal": "temporal_step",
+    "temporal_timer": "temporal_timer_lateness",
     "fleet": "fleet",
     "fleet_two_workers": "fleet_two_workers",
     "cancel": "cancel_latency",
