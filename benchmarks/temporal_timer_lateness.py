@@ -173,6 +173,11 @@ async def measured_timers(
                 wake_at[event.data.call_id] = event.data.wake_at
             elif isinstance(event.data, ToolWoke):
                 late.append((event.at - wake_at.pop(event.data.call_id)).total_seconds() * 1000.0)
+    timers = 0  # how many of eudaimon's wakes went through a Temporal timer at all
+    for run_id in ids:
+        history = await client.get_workflow_handle(run_id).fetch_history()
+        timers += sum(e.HasField("timer_started_event_attributes") for e in history.events)
+    figures["eudaimon worker: Temporal timers started"] = float(timers)
     floor = [ms for found in done[runs:] if isinstance(found, list) for ms in found]
     figures["eudaimon worker"] = quantiles(late)
     figures["eudaimon worker: wakes later than 500 ms"] = float(sum(ms > 500 for ms in late))
