@@ -17,7 +17,10 @@ It prints (and `measure` returns) starts/s of the held runs, how many were waiti
 measuring began and when it ended (from the journal), and p50/p99/max of both. Run:
 `python benchmarks/temporal_timer_lateness.py [HOST:PORT] [HELD]` (a server given: that one alone),
 or `benchmarks/run.py temporal_timer` (heavy at 1,000: `flock /work/team/heavy.lock`).
-`LATENESS_SAMPLE=PATH` samples every thread of the worker (`_sampler`) into PATH.
+Before the held runs start, the same timers are measured with no run held (`LATENESS_UNHELD=0`
+skips that): what holding 1,000 adds. `LATENESS_SAMPLE=PATH` samples every thread of the worker
+(`_sampler`) into PATH; `LATENESS_LATE_RUNS=PATH` writes there the journal and history of each run
+with a wake more than 500 ms late.
 """
 
 from __future__ import annotations
@@ -77,6 +80,20 @@ def start_workers(target: str, queue: str, store_url: str, tmp: Path) -> list[su
     return procs
 
 
+async def _dump(client: Any, store: Any, run_id: str, late_ms: float, path: str) -> None:
+    """A late wake's run: its journal and its workflow's history, times from the run's start."""
+    events = await store.load(run_id)
+    history = await client.get_workflow_handle(run_id).fetch_history()
+    t0 = events[0].at
+    lines = [f"== {run_id}: a wake {late_ms:.0f} ms late"]
+    lines += [f"  journal {(e.at - t0).total_seconds() * 1000:8.1f} {e.type}" for e in events]
+    for e in history.events:
+        at = (e.event_time.ToDatetime().replace(tzinfo=t0.tzinfo) - t0).total_seconds() * 1000
+        lines.append(f"  history {at:8.1f} {e.WhichOneof('attributes')}")
+    with open(path, "a") as out:
+        out.write("\n".join(lines) + "\n")
+
+
 def quantiles(values: list[float]) -> dict[str, float]:
     if not values:
         return {"n": 0.0}
@@ -104,6 +121,13 @@ async def lateness(
     store = open_store(store_url)
     agent = lateness_agent.make(store=store_url, engine=TemporalEngine(target, task_queue=queue))
     figures: dict[str, Any] = {}
+
+    # 0. the same timers with no run held, on the same server and worker: what holding 1,000 adds
+    if os.environ.get("LATENESS_UNHELD", "1") == "1":
+        for timer_s in TIMERS_S:
+            figures[f"{timer_s * 1000:g} ms timer, no run held"] = await measured_timers(
+                agent, client, store, queue, [], timer_s, runs, ticks, parallel
+            )
 
     # 1. the held runs, started at once: each returns when its run waits (the `settled` Update)
     held_ids = [f"held-{uuid.uuid4().hex[:12]}" for _ in range(held)]
@@ -173,6 +197,8 @@ async def measured_timers(
                 wake_at[event.data.call_id] = event.data.wake_at
             elif isinstance(event.data, ToolWoke):
                 late.append((event.at - wake_at.pop(event.data.call_id)).total_seconds() * 1000.0)
+                if late[-1] > 500 and os.environ.get("LATENESS_LATE_RUNS"):  # a look at their histories
+                    await _dump(client, store, run_id, late[-1], os.environ["LATENESS_LATE_RUNS"])
     timers = 0  # how many of eudaimon's wakes went through a Temporal timer at all
     for run_id in ids:
         history = await client.get_workflow_handle(run_id).fetch_history()
@@ -252,10 +278,13 @@ def targets(f: dict[str, Any]) -> list[h.Target]:
         for key in sorted(k for k in f if k.startswith(f"{server} / ") and k.endswith(suffix)):
             length = key.removesuffix(suffix)
             floor = f[f"{length} / bare Temporal workflow (floor) / p99 ms"]
-            waiting = min(waiting, f[f"{length} / held: waiting after measuring"])
+            unheld = length.endswith("no run held")
+            if not unheld:
+                waiting = min(waiting, f[f"{length} / held: waiting after measuring"])
+            flight = "" if unheld else f", {held:.0f} runs in flight"
             out.append(
                 h.Target(
-                    f"{length.replace(' / ', ': ')}: p99 lateness in `eudaimon worker`, {held:.0f} runs in flight ≤ 20 ms",
+                    f"{length.replace(' / ', ': ')}: p99 lateness in `eudaimon worker`{flight} ≤ 20 ms",
                     f[key],
                     20.0,
                     f"a bare Temporal workflow's sleep on that server, same minutes: p99 {floor:.1f} ms",
