@@ -146,6 +146,21 @@ class Activities:
             if not isinstance(exc, ConcurrencyConflict):
                 raise
             await self._same_batch(request, events, exc)
+            return
+        self._fold_appended(run_id, before, events)
+
+    def _fold_appended(self, run_id: str, before: int, events: list[Event]) -> None:
+        """Fold a batch this worker appended into the run's cached state when it follows on
+        from it: the model call that comes next (a model activity appends its attempt, then
+        reads the run at that seq) then costs no read of the store."""
+        state = self._states.get(run_id)
+        if state is None or state.next_seq != before:
+            return
+        try:
+            for event in events:
+                state.apply(event)
+        except Exception:
+            self._states.pop(run_id, None)  # read from the store again on the next call
 
     async def _snapshot_after(self, run_id: str, before: int, events: list[Event]) -> Snapshot:
         state = RunState.from_events(events) if before == 0 else await self._state_at(run_id, before - 1)

@@ -190,9 +190,17 @@ class TemporalEngine:
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 result_type=str,
             )
-            status: str = await client.execute_update_with_start_workflow(
-                "settled", start_workflow_operation=operation, result_type=str
-            )
+            try:
+                status: str = await client.execute_update_with_start_workflow(
+                    "settled", start_workflow_operation=operation, result_type=str
+                )
+            except BaseException:
+                # A start that failed (or a caller that went away) leaves its error on the
+                # operation's handle too: taken here, so that asyncio does not report it unread.
+                started = operation._workflow_handle
+                if started.done() and not started.cancelled():
+                    started.exception()
+                raise
             return status
 
         try:
