@@ -59,6 +59,7 @@ from eudaimon.temporal._payloads import (
     dumps,
     encode_tool_result,
     json_bytes,
+    may_hold_refs,
     received,
     refs_in,
     resolve,
@@ -132,7 +133,9 @@ class Activities:
         await self._append(received(AppendInput, sent))
 
     async def _append(self, request: AppendInput) -> None:
-        texts = await self._resolve_all([json.loads(t) for t in request.events])
+        texts = request.events
+        if any(may_hold_refs(t) for t in texts):  # else read as sent: no parse to look for refs
+            texts = await self._resolve_all([json.loads(t) for t in texts])
         events = [event_from_json(t) for t in texts]
         run_id, before = request.run_id, request.expected_seq
         snapshot = None
