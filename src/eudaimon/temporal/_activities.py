@@ -298,7 +298,7 @@ class Activities:
 
     async def _state_at(self, run_id: str, seq: int) -> RunState:
         state = self._states.pop(run_id, None)
-        if state is not None and state.next_seq <= seq + 1:
+        if state is not None and state.next_seq < seq + 1:  # behind: read what it lacks
             for event in await self.store.load(run_id, after_seq=state.next_seq - 1):
                 if event.seq > seq:
                     break
