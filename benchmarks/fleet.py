@@ -5,7 +5,9 @@ Temporal dev server; for each framework and N, a worker in a process of its own 
 with a SQLite journal), N runs started at once from this process. Figures per framework and N:
 runs completed (within the time allowed), wall seconds from the first start to the last
 answer, the worker's CPU seconds and peak RSS, the Temporal server's CPU seconds, and per run
-the activities, history events and history bytes per model call (from a few runs' histories).
+the activities, history events (the median and the most), workflow tasks (and how many timed
+out or failed: what makes a history grow under load) and history bytes per model call (from
+a few runs' histories).
 
 Sizes: N = 10 (quick), 10 and 100 (full); `FLEET_SIZES=10,100,1000` for the issue's targets
 (1,000 is not run on a shared 2-core machine by default).
@@ -105,12 +107,14 @@ async def _within(calls: list[Any], allowed_s: float) -> int:
 
 
 async def history_figures(target: str, ids: list[str]) -> dict[str, float]:
-    """Per run, from up to 5 runs' histories: activities, events, bytes per model call."""
+    """Per run, from up to 10 runs' histories: activities, events, workflow tasks (those lost
+    to a timeout or a failure apart), bytes per model call."""
+    from temporalio.api.enums.v1 import EventType
     from temporalio.client import Client
 
     client = await Client.connect(target)
-    activities, events, per_call = [], [], []
-    for run_id in ids[:5]:
+    activities, events, per_call, tasks, lost = [], [], [], [], []
+    for run_id in ids[:: max(1, len(ids) // 10)][:10]:  # ten, spread over the starts
         history = await client.get_workflow_handle(run_id).fetch_history()
         scheduled = [
             e.activity_task_scheduled_event_attributes.activity_type.name
@@ -121,9 +125,19 @@ async def history_figures(target: str, ids: list[str]) -> dict[str, float]:
         events.append(len(history.events))
         payload = sum(e.ByteSize() for e in history.events)
         per_call.append(payload / 2)  # two model calls per run
+        kinds = [e.event_type for e in history.events]
+        tasks.append(kinds.count(EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED))
+        # Why a history grows under load: a workflow task that timed out or failed is done again.
+        lost.append(
+            kinds.count(EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT)
+            + kinds.count(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED)
+        )
     return {
         "activities per run": h.median(activities),
         "history events per run": h.median(events),
+        "history events per run, most": max(events),
+        "workflow tasks per run": h.median(tasks),
+        "workflow tasks timed out or failed per run": h.median(lost),
         "history bytes per model call": h.median(per_call),
     }
 

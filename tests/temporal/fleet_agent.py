@@ -157,6 +157,11 @@ def make(**options: Any) -> Agent:
     return agent
 
 
+def make_forgetful(**options: Any) -> Agent:
+    """The fleet's agent without memory, as the fleet benchmark's: no `remember` activity."""
+    return make(memory=None, **options)
+
+
 @dataclass
 class Who:
     """Deps that serialize: they travel with the run to the workers."""

@@ -38,11 +38,11 @@ from eudaimon import Agent
 from eudaimon.temporal import TemporalEngine
 
 HISTORIES = Path(__file__).parent / "histories"
-RELEASE = "v3"
-"""This release's histories: the worker passes eudaimon through the sandbox, the model
-activity appends its attempt, no `remember` for an agent without memory, and a batch no
-effect carries (the run's last, a decision's) is appended by a local activity (`v2`: the
-release before, every append an activity)."""
+RELEASE = "v4"
+"""This release's histories: the caller's `settled` Update arrives with the workflow's start
+(update-with-start: no workflow task of its own), and a run the engine starts takes every
+earlier patch without a marker (`RunInput.patched`). `v3`: the release before (the Update on
+a task of its own, patch markers); `v2`: every append an activity."""
 
 Path_ = Callable[[Agent, Client], Awaitable[str]]
 

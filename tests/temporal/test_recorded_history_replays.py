@@ -9,9 +9,11 @@ schedules fails here before it fails runs in flight on deploy.
 - `histories/wire_money_approved.json`: a run recorded before content parts, snapshots, stash
   deletion and continue-as-new; `picture_by_reference.json`: the release with them.
 - `histories/v2/`: the release before (every append an activity).
-- `histories/v3/`: this release (eudaimon passed through, the model activity carrying its
-  attempt's append, a batch no effect carries appended by a local activity), one history
-  per path of the loop: tools, parallel calls, an approval,
+- `histories/v3/`: the release before that (eudaimon passed through, the model activity
+  carrying its attempt's append, a batch no effect carries appended by a local activity).
+- `histories/v4/`: this release (the caller's `settled` Update delivered with the start, a
+  run started with every earlier patch taking it without a marker), one history per path
+  of the loop: tools, parallel calls, an approval,
   a reconciliation, a retried model call, continue-as-new (both executions), a cancellation,
   an approval deadline fired by the workflow's timer and a `RetryAfter` woken by one (the
   `eudaimon.durable-timers` patch; the histories before it have no deadline and no marker), an
@@ -63,8 +65,8 @@ PATHS = (
 
 
 def test_this_release_has_a_history_of_every_path() -> None:
-    assert {f"v3/{path}" for path in PATHS} <= set(RECORDED)
-    assert {f"v2/{path}" for path in PATHS} <= set(RECORDED)  # the releases before
+    assert {f"v4/{path}" for path in PATHS} <= set(RECORDED)
+    assert {f"v{release}/{path}" for release in (2, 3) for path in PATHS} <= set(RECORDED)  # the releases before
     assert {"wire_money_approved", "picture_by_reference"} <= set(RECORDED)
 
 

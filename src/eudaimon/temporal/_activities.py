@@ -59,6 +59,7 @@ from eudaimon.temporal._payloads import (
     dumps,
     encode_tool_result,
     json_bytes,
+    may_hold_refs,
     received,
     refs_in,
     resolve,
@@ -132,7 +133,9 @@ class Activities:
         await self._append(received(AppendInput, sent))
 
     async def _append(self, request: AppendInput) -> None:
-        texts = await self._resolve_all([json.loads(t) for t in request.events])
+        texts = request.events
+        if any(may_hold_refs(t) for t in texts):  # else read as sent: no parse to look for refs
+            texts = await self._resolve_all([json.loads(t) for t in texts])
         events = [event_from_json(t) for t in texts]
         run_id, before = request.run_id, request.expected_seq
         snapshot = None
@@ -146,6 +149,21 @@ class Activities:
             if not isinstance(exc, ConcurrencyConflict):
                 raise
             await self._same_batch(request, events, exc)
+            return
+        self._fold_appended(run_id, before, events)
+
+    def _fold_appended(self, run_id: str, before: int, events: list[Event]) -> None:
+        """Fold a batch this worker appended into the run's cached state when it follows on
+        from it: the model call that comes next (a model activity appends its attempt, then
+        reads the run at that seq) then costs no read of the store."""
+        state = self._states.get(run_id)
+        if state is None or state.next_seq != before:
+            return
+        try:
+            for event in events:
+                state.apply(event)
+        except Exception:
+            self._states.pop(run_id, None)  # read from the store again on the next call
 
     async def _snapshot_after(self, run_id: str, before: int, events: list[Event]) -> Snapshot:
         state = RunState.from_events(events) if before == 0 else await self._state_at(run_id, before - 1)
@@ -280,7 +298,7 @@ class Activities:
 
     async def _state_at(self, run_id: str, seq: int) -> RunState:
         state = self._states.pop(run_id, None)
-        if state is not None and state.next_seq <= seq + 1:
+        if state is not None and state.next_seq < seq + 1:  # behind: read what it lacks
             for event in await self.store.load(run_id, after_seq=state.next_seq - 1):
                 if event.seq > seq:
                     break

@@ -41,13 +41,14 @@ FRESH_WAIT_PATCH = "eudaimon.humans-are-awaited-on-a-fresh-execution"
 """Histories recorded when a run waited for a human in the execution that paused it replay so."""
 
 
-def wait_on_a_fresh_execution(state: RunState, loaded_seq: int, cancelled: bool) -> bool:
+def wait_on_a_fresh_execution(state: RunState, loaded_seq: int, cancelled: bool, *, patched: bool = False) -> bool:
     """Whether the workflow, idle, continues as new before it waits for a human: when the run
     pauses for one (approval, reconciliation) and this execution recorded anything since it
-    loaded the run (an execution that only loaded it is already fresh)."""
+    loaded the run (an execution that only loaded it is already fresh). `patched`: the run
+    started with every patch (`RunInput.patched`)."""
     if cancelled or not state.status.is_paused or state.next_seq - 1 <= loaded_seq:
         return False
-    return workflow.patched(FRESH_WAIT_PATCH)
+    return patched or workflow.patched(FRESH_WAIT_PATCH)
 
 
 async def note_agent_change(journal: RunJournal, identity: AgentIdentity, tools: Mapping[str, Tool]) -> bool:

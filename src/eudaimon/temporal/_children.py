@@ -72,13 +72,14 @@ def suspension_details(exc: Exception) -> list[Any]:
     return []
 
 
-def suspended_from(cause: ApplicationError) -> ToolSuspended | None:
+def suspended_from(cause: ApplicationError, *, patched: bool = False) -> ToolSuspended | None:
     """In the workflow: the `ToolSuspended` a tool activity's error stands for, or None. The
     call then waits as the child does (`approval_requested`/`tool_outcome_unknown` naming the
-    child), and deciding on the parent decides in the child and releases the call."""
+    child), and deciding on the parent decides in the child and releases the call. `patched`:
+    the run started with every patch (`RunInput.patched`)."""
     if cause.type != SUSPENDED or not cause.details or not isinstance(cause.details[0], dict):
         return None
-    if not workflow.patched(SUSPENDED_PATCH):
+    if not (patched or workflow.patched(SUSPENDED_PATCH)):
         return None
     details: dict[str, Any] = cause.details[0]
     return ToolSuspended(cause.message, wait=str(details.get("wait")), child_run_id=details.get("child_run_id"))

@@ -24,16 +24,16 @@ stayed behind fails at once, saying so, on a worker that has none.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from temporalio.client import (
     Client,
+    WithStartWorkflowOperation,
     WorkflowHandle,
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
@@ -70,6 +70,8 @@ if TYPE_CHECKING:
     from eudaimon.runtime.process.schedules import Schedule
 
 WORKFLOW = "eudaimon.run"
+_CLOSED = "closed"
+"""What `_settled_update` answers when the run's workflow has closed."""
 _DECIDE_TRIES = 50
 
 
@@ -158,31 +160,55 @@ class TemporalEngine:
             deps=deps,
             continue_after_events=self.continue_after_events,
             local_appends=True,
+            patched=True,
         )
 
-    async def start(
-        self, run_id: str, agent: str, deps: SentDeps | None = None, *, journal: list[str] | None = None
-    ) -> WorkflowHandle[object, str] | None:
-        """Start the run's workflow (id = run id), or attach to it when it already runs; None
-        when it has closed: a run is driven by one workflow, and is never started twice.
+    async def start_and_settle(self, run_id: str, start: RunInput) -> None:
+        """Start the run's workflow (id = run id) and wait until the run has finished or waits
+        for a human, in one call: Temporal's update-with-start delivers the `settled` Update
+        with the workflow's first task, so a new run costs no workflow task for its caller
+        (and no round trip beyond the start). When the workflow already runs (a retried
+        `prompt(run_id=…)`), the Update reaches it and this caller waits on it as the first
+        did; when it has closed, this returns at once: a run is driven by one workflow, and
+        is never started twice (`WorkflowIDReusePolicy.REJECT_DUPLICATE`).
 
-        The handle names the workflow alone, not its first execution: updates and
-        cancellation reach the execution that runs now, after any continue-as-new."""
+        The Update names the workflow alone, not its first execution: after a continue-as-new
+        the next `settled` reaches the execution that runs then (`_settled`).
+
+        Raises:
+            RunError: the run's workflow failed.
+        """
         client = await self.client()
-        try:
-            await client.start_workflow(
+
+        async def ask() -> str:
+            operation: WithStartWorkflowOperation[object, str] = WithStartWorkflowOperation(
                 WORKFLOW,
-                replace(self.run_input(run_id, agent, deps), journal=journal),
+                start,
                 id=run_id,
                 task_queue=self.task_queue,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 result_type=str,
             )
+            try:
+                status: str = await client.execute_update_with_start_workflow(
+                    "settled", start_workflow_operation=operation, result_type=str
+                )
+            except BaseException:
+                # A start that failed (or a caller that went away) leaves its error on the
+                # operation's handle too: taken here, so that asyncio does not report it unread.
+                started = operation._workflow_handle
+                if started.done() and not started.cancelled():
+                    started.exception()
+                raise
+            return status
+
+        try:
+            status = await _settled_update(ask, run_id)
         except WorkflowAlreadyStartedError:
-            return None  # it ran and closed: the journal says how the run ended
-        handle: WorkflowHandle[object, str] = client.get_workflow_handle(run_id, result_type=str)
-        return handle
+            return  # it ran and closed: the journal says how the run ended
+        if status == CONTINUED:
+            await _settled(client.get_workflow_handle(run_id, result_type=str))
 
     async def drive(
         self, driver: Driver, journal: RunJournal, cancel: CancellationToken | None, *, emit: bool
@@ -201,16 +227,18 @@ class TemporalEngine:
                 run_id=run_id,
             ) from exc
         try:
-            handle = await self.start(run_id, driver.config.agent, send_deps(journal.deps), journal=sent)
-            if handle is not None:
-                try:
-                    async for event in self._until_settled(handle, driver.store, journal, cancel, emit=emit):
-                        yield event
-                except TemporalError:
-                    # The workflow closed under its callers (terminated, timed out): say so in the journal.
-                    gave_up = await record_if_gave_up(await self.client(), driver.store, run_id)
-                    if gave_up is None or not gave_up.status.is_terminal:
-                        raise
+            start = replace(self.run_input(run_id, driver.config.agent, send_deps(journal.deps)), journal=sent)
+            handle: WorkflowHandle[object, str] = (await self.client()).get_workflow_handle(run_id, result_type=str)
+            try:
+                async for event in self._until_settled(
+                    self.start_and_settle(run_id, start), handle, driver.store, journal, cancel, emit=emit
+                ):
+                    yield event
+            except TemporalError:
+                # The workflow closed under its callers (terminated, timed out): say so in the journal.
+                gave_up = await record_if_gave_up(await self.client(), driver.store, run_id)
+                if gave_up is None or not gave_up.status.is_terminal:
+                    raise
             found = await record_if_gave_up(await self.client(), driver.store, run_id)
         except TemporalError as exc:
             raise _eudaimon_error(exc, run_id) from exc
@@ -232,6 +260,7 @@ class TemporalEngine:
 
     async def _until_settled(
         self,
+        settling: Coroutine[Any, Any, None],
         handle: WorkflowHandle[object, str],
         store: EventStore,
         journal: RunJournal,
@@ -241,7 +270,7 @@ class TemporalEngine:
     ) -> AsyncIterator[StreamEvent]:
         watcher = asyncio.ensure_future(_cancel_on(cancel, handle)) if cancel is not None else None
         try:
-            settled = asyncio.ensure_future(_settled(handle))
+            settled = asyncio.ensure_future(settling)
             try:
                 if emit:
                     async for event in self._follow(store, handle.id, journal.committed_seq - 1, settled):
@@ -324,26 +353,39 @@ async def _settled(handle: WorkflowHandle[object, str]) -> None:
     Raises:
         RunError: its workflow failed; the journal holds the run up to its last commit.
     """
+
+    async def ask() -> str:
+        status: str = await handle.execute_update("settled", result_type=str)
+        return status
+
+    while await _settled_update(ask, handle.id) == CONTINUED:
+        pass  # the run goes on in a new execution of its workflow; the next update reaches it
+
+
+async def _settled_update(ask: Callable[[], Awaitable[str]], run_id: str) -> str:
+    """What one `settled` Update answered (`CONTINUED`: ask the new execution); asked again
+    when a long wait outlived the RPC's deadline; `closed` when the workflow has closed.
+
+    Raises:
+        RunError: the run's workflow failed.
+    """
     while True:
         try:
-            status = await handle.execute_update("settled", result_type=str)
+            return await ask()
         except WorkflowUpdateRPCTimeoutOrCancelledError:
             task = asyncio.current_task()
             if task is not None and task.cancelling():
                 raise asyncio.CancelledError from None  # the caller went away; the run goes on
-            continue  # a long wait outlived the RPC's deadline: ask again
+            # A long wait outlived the RPC's deadline: ask again.
         except WorkflowUpdateFailedError as exc:
             cause = exc.cause
             if isinstance(cause, ApplicationError) and cause.type == WORKFLOW_FAILED:
-                raise RunError(f"run {handle.id}'s workflow failed: {cause.message}", run_id=handle.id) from exc
+                raise RunError(f"run {run_id}'s workflow failed: {cause.message}", run_id=run_id) from exc
             raise
         except RPCError as exc:
-            if exc.status is not RPCStatusCode.NOT_FOUND:  # the workflow has closed: the run is over
+            if exc.status is not RPCStatusCode.NOT_FOUND:
                 raise
-            return
-        if status != CONTINUED:
-            return
-        # The run goes on in a new execution of its workflow; the next update reaches it.
+            return _CLOSED  # the workflow has closed: the run is over
 
 
 async def _commit_start(store: EventStore, journal: RunJournal) -> None:
@@ -380,9 +422,18 @@ def _eudaimon_error(exc: BaseException, run_id: str) -> RunError:
 
 
 async def _cancel_on(cancel: CancellationToken, handle: WorkflowHandle[object, str]) -> None:
+    """Cancel the run's workflow once `cancel` fires; asked again while it is not found yet
+    (its start is in flight with the caller's `settled` Update). The caller stops this once
+    the run has settled."""
     await cancel.wait()
-    with contextlib.suppress(RPCError):
-        await handle.cancel()
+    while True:
+        try:
+            await handle.cancel()
+        except RPCError as exc:
+            if exc.status is RPCStatusCode.NOT_FOUND:
+                await asyncio.sleep(0.1)
+                continue
+        return
 
 
 register_engine("temporal", TemporalEngine.from_url)

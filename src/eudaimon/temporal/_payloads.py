@@ -171,6 +171,12 @@ class RunInput:
     activity: no round trip through the Temporal server (`_seams.JournalStore`). Set by the
     engine for runs it starts; a history recorded before it has no such field and replays
     with the `eudaimon.append` activity it scheduled."""
+    patched: bool = False
+    """The run started under a release that has every patch of the workflow's run before it
+    (`workflow.patched` in `_workflow`): each is taken without asking Temporal, which would
+    record a marker and a search-attribute upsert for it, two history events a run. Set by
+    the engine for runs it starts; a history recorded before it has no such field and
+    replays asking, as it was recorded."""
 
 
 MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)

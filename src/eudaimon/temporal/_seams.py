@@ -350,7 +350,9 @@ def _proxy(tool: Tool, start: RunInput, stashed: set[str], store: Callable[[], J
                     raise _AppendFailed from exc
                 journal.landed(carried)  # the activity got past its append: the tool raised
             if isinstance(cause, ApplicationError):
-                raise suspended_from(cause) or _raised(cause.type or "Exception", cause.message) from exc
+                raise suspended_from(cause, patched=start.patched) or _raised(
+                    cause.type or "Exception", cause.message
+                ) from exc
             if isinstance(cause, CancelledError):
                 raise
             if rerunnable:

@@ -48,13 +48,14 @@ def next_due(state: RunState) -> datetime | None:
     return min(times, default=None)
 
 
-async def wait_for_decision_or_due(state: RunState, decided: Callable[[], bool]) -> None:
+async def wait_for_decision_or_due(state: RunState, decided: Callable[[], bool], *, patched: bool = False) -> None:
     """Wait until `decided()` or the earliest deadline/wake of the run has come.
 
     A run with nothing timed waits for a decision alone, as before durable timers, and makes
-    no patch marker: histories of runs without deadlines are unchanged."""
+    no patch marker: histories of runs without deadlines are unchanged; nor does a run started
+    with every patch (`patched`, `RunInput.patched`)."""
     due = next_due(state) if not state.status.is_terminal else None
-    if due is None or not workflow.patched(TIMERS_PATCH):
+    if due is None or not (patched or workflow.patched(TIMERS_PATCH)):
         await workflow.wait_condition(decided)
         return
     while not decided():

@@ -148,7 +148,7 @@ class RunWorkflow:
         config, problem = self._configure()
         # A run started with local appends postdates carrying: it needs no patch marker (and
         # the search-attribute upsert Temporal makes with it), two history events a run.
-        self._carry = self._start.local_appends or workflow.patched(_CARRY_PATCH)
+        self._carry = self._start.local_appends or self._patched(_CARRY_PATCH)
         await self._load()
         journal = self._ready()
         if problem is not None and not journal.state.status.is_terminal:
@@ -178,7 +178,9 @@ class RunWorkflow:
             self._idle = True
             if self._history_is_long() or self._fresh_wait(journal.state):
                 await self._continue_as_new()
-            await wait_for_decision_or_due(journal.state, lambda: self._decisions != self._seen)
+            await wait_for_decision_or_due(
+                journal.state, lambda: self._decisions != self._seen, patched=self._start.patched
+            )
         self._idle = True
         await workflow.wait_condition(workflow.all_handlers_finished)
         await self._unstash()
@@ -227,7 +229,7 @@ class RunWorkflow:
 
     async def _remember(self, state: RunState) -> None:
         """Feed the agent's memory: an activity only for an agent that has one."""
-        if state.uses_memory and (self._has_memory or not workflow.patched(_NO_MEMORY_PATCH)):
+        if state.uses_memory and (self._has_memory or not self._patched(_NO_MEMORY_PATCH)):
             await workflow.execute_activity(
                 "eudaimon.remember",
                 state.run_id,
@@ -235,9 +237,16 @@ class RunWorkflow:
                 retry_policy=RetryPolicy(maximum_attempts=10),
             )
 
+    def _patched(self, patch: str) -> bool:
+        """`workflow.patched(patch)`, without asking for a run started with every patch
+        (`RunInput.patched`): no marker and no search-attribute upsert in its history."""
+        return self._start.patched or workflow.patched(patch)
+
     def _fresh_wait(self, state: RunState) -> bool:
         """Whether to wait for a human on a fresh execution (`_change`)."""
-        return wait_on_a_fresh_execution(state, self._loaded_seq, self._cancel.is_cancelled)
+        return wait_on_a_fresh_execution(
+            state, self._loaded_seq, self._cancel.is_cancelled, patched=self._start.patched
+        )
 
     def _history_is_long(self) -> bool:
         """Whether to continue as new: never once cancelled, as a new execution would not be."""
@@ -263,7 +272,7 @@ class RunWorkflow:
         workflow.continue_as_new(replace(self._start, generation=self._start.generation + 1))
 
     async def _unstash(self) -> None:
-        if self._stashed and workflow.patched(_UNSTASH_PATCH):
+        if self._stashed and self._patched(_UNSTASH_PATCH):
             await workflow.execute_activity(
                 "eudaimon.unstash",
                 UnstashInput(self._start.run_id, sorted(self._stashed)),
