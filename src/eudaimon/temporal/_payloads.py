@@ -50,6 +50,10 @@ WORKFLOW_FAILED = "WorkflowFailed"
 CARRIED_REFUSED = "CarriedBatchRefused"
 """The type of the error an activity answers when the journal refused the batch it carried
 (something outside appended to the run): the effect did not run; the workflow reloads."""
+DATASOURCE_UNREACHED = "DatasourceUnreachable"
+"""The type of the (retried) error a datasource tool's activity answers when the datasource
+failed eudaimon's own statements: once Temporal's attempts are spent, the workflow looks the
+call up and runs it again (`OutcomeLost`); the model is never shown it."""
 APPEND_FAILED = "AppendFailed"
 """The type of the error a model activity answers when the batch it carried could not be
 appended (the store did not answer): the workflow appends it on its own, then calls again."""
