@@ -83,9 +83,7 @@ async def test_a_call_whose_connection_dies_runs_again_on_a_temporal_worker(
     _check(url, table, response.run_id, events)
 
 
-async def test_a_call_whose_connection_dies_runs_again_in_a_local_run(
-    tmp_path: Path, shop: tuple[str, str]
-) -> None:
+async def test_a_call_whose_connection_dies_runs_again_in_a_local_run(tmp_path: Path, shop: tuple[str, str]) -> None:
     url, table = shop
     store = open_store(f"sqlite:///{tmp_path / 'journal.db'}")
     agent = make(store=store)
