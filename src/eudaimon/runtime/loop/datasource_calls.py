@@ -79,15 +79,15 @@ async def run_in_transaction(
     whether the call committed (a commit cut off may have landed), and runs it again in a
     new transaction if it did not. Past `RETRY_WAITS_S`, `DatasourceUnreachable` is raised.
     """
-    looked_up = ctx.attempt > 1
+    look_up = ctx.attempt > 1  # a try before this attempt may have committed
     for wait_s in (*RETRY_WAITS_S, None):
         try:
-            return await _try(source, tool, arguments, ctx, looked_up)
+            return await _try(source, tool, arguments, ctx, look_up)
         except _Unreached as unreached:
             if wait_s is None:
                 raise DatasourceUnreachable(str(unreached.error)) from unreached.error
             await asyncio.sleep(wait_s)
-        looked_up = True  # what failed may have been a commit that landed
+        look_up = True  # what failed may have been a commit that landed
     raise AssertionError("unreachable")
 
 
