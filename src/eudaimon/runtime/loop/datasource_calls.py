@@ -57,15 +57,31 @@ statement (its connection was lost, the server restarted): short, as such failur
 class DatasourceUnreachable(DatasourceError):
     """The datasource kept failing eudaimon's own statements for one call, through every try
     of `RETRY_WAITS_S`: not the tool's failure. Whether an earlier try committed is not known
-    until the datasource answers again (the next attempt looks the call up first)."""
+    until the datasource answers again (the next attempt looks the call up first), unless
+    `maybe_committed` is False."""
+
+    def __init__(self, message: str, *, maybe_committed: bool = True) -> None:
+        super().__init__(message)
+        self.maybe_committed = maybe_committed
+        """False only when no commit can have landed: this is the call's first attempt and no
+        try of it reached its commit (every try failed opening the transaction, or in the
+        tool's own statements on a dead connection, or looking up)."""
+
+
+class DatasourceOutcomeUnknown(DatasourceUnreachable):
+    """A local run stopped on a datasource call that may have committed (`maybe_committed`):
+    the call is left started and unfinished, as a crash leaves it, never answered to the
+    model. Resuming the run looks the call up and runs it only if it did not commit."""
 
 
 class _Unreached(Exception):
-    """The datasource failed eudaimon's statement, not the tool: the call may try again."""
+    """The datasource failed eudaimon's statement, not the tool: the call may try again.
+    `at_commit`: the statement failed was the commit, or came after it, so it may have landed."""
 
-    def __init__(self, error: BaseException) -> None:
+    def __init__(self, error: BaseException, *, at_commit: bool = False) -> None:
         super().__init__(str(error))
         self.error = error
+        self.at_commit = at_commit
 
 
 async def run_in_transaction(
@@ -80,12 +96,15 @@ async def run_in_transaction(
     new transaction if it did not. Past `RETRY_WAITS_S`, `DatasourceUnreachable` is raised.
     """
     look_up = ctx.attempt > 1  # a try before this attempt may have committed
+    maybe_committed = look_up
     for wait_s in (*RETRY_WAITS_S, None):
         try:
             return await _try(source, tool, arguments, ctx, look_up)
         except _Unreached as unreached:
+            maybe_committed = maybe_committed or unreached.at_commit
             if wait_s is None:
-                raise DatasourceUnreachable(str(unreached.error)) from unreached.error
+                error = DatasourceUnreachable(str(unreached.error), maybe_committed=maybe_committed)
+                raise error from unreached.error
             await asyncio.sleep(wait_s)
         look_up = True  # what failed may have been a commit that landed
     raise AssertionError("unreachable")
@@ -114,21 +133,23 @@ async def _try(
     else:
         text, is_error = output, False
     try:
-        committed = await _ours(source.commit(conn, ctx.run_id, ctx.call_id, ctx.idempotency_key, text, is_error))
+        committed = await _ours(
+            source.commit(conn, ctx.run_id, ctx.call_id, ctx.idempotency_key, text, is_error), at_commit=True
+        )
     except BaseException:
         await source.rollback(conn, reuse=False)
         raise
     if committed:
         return Transacted(text, is_error, parts)
-    stored = await _ours(source.lookup(ctx.run_id, ctx.call_id))
+    stored = await _ours(source.lookup(ctx.run_id, ctx.call_id), at_commit=True)  # another's commit landed
     if stored is None:  # cannot be: the key that refused the commit is a committed record
         raise source.error("reading the completion record that refused a second commit", LookupError(ctx.call_id))
     return Transacted(stored.output, stored.is_error, recovered=True)
 
 
-async def _ours(statement: Awaitable[T]) -> T:
+async def _ours(statement: Awaitable[T], *, at_commit: bool = False) -> T:
     """`statement`, one of eudaimon's own on the datasource: its failure is `_Unreached`."""
     try:
         return await statement
     except DatasourceError as exc:
-        raise _Unreached(exc) from exc
+        raise _Unreached(exc, at_commit=at_commit) from exc
