@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "durability"))  # the kill
 from _proc_support import open_store, pg_dsn, scratch_pg_schema, worker_env
 
 from eudaimon.datasources import COMPLETIONS_TABLE
+from support.datasource_soaks import call_problems
 
 KILLS = int(os.environ.get("EUDAIMON_DATASOURCE_SOAK_KILLS", "12"))
 CALLS = 3
@@ -254,6 +255,11 @@ async def test_datasource_writes_land_exactly_once_under_kill9(
             f"{duplicates} duplicate rows, {lost} lost, {unknowns} awaiting reconciliation, "
             f"{recovered} completions read back from the datasource, {reran} calls started more than once"
         )
+        problems = call_problems(journals, rows, records, calls=CALLS, tool="insert")
+        for line in problems:
+            print(line)
+    # Call by call first: a failure says which call broke the promise, how, and its run's events.
+    assert not problems, f"{len(problems)} broken promises, printed above"
     assert statuses == {"run_completed": len(result.runs)}
     assert duplicates == 0 and lost == 0 and len(rows) == CALLS * len(result.runs)
     assert unknowns == 0

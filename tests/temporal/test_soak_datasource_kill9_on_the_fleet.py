@@ -33,6 +33,7 @@ from datasource_soak_agent import make
 from eudaimon.datasources import COMPLETIONS_TABLE
 from eudaimon.stores.url import open_store
 from eudaimon.temporal import TemporalEngine
+from support.datasource_soaks import call_problems
 
 KILLS = int(os.environ.get("EUDAIMON_DATASOURCE_FLEET_SOAK_KILLS", "12"))
 CALLS = 3
@@ -199,6 +200,11 @@ async def test_datasource_writes_land_exactly_once_when_temporal_workers_are_kil
             f"{duplicates} duplicate rows, {lost} lost, {unknowns} awaiting reconciliation, "
             f"{recovered} completions read back from the datasource"
         )
+        problems = call_problems(journals, rows, records, calls=CALLS, tool="insert")
+        for line in problems:
+            print(line)
+    # Call by call first: a failure says which call broke the promise, how, and its run's events.
+    assert not problems, f"{len(problems)} broken promises, printed above"
     assert statuses == {"completed": len(runs)}
     assert all(events[-1].type == "run_completed" for events in journals.values())
     assert duplicates == 0 and lost == 0 and len(rows) == CALLS * len(runs)

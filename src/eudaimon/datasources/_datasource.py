@@ -73,6 +73,11 @@ class Datasource:
         thread that outlived its timeout): it is closed, never used again."""
         await self._backend.rollback(conn, reuse)
 
+    def lost(self, conn: Any) -> bool:
+        """Whether `conn` is dead (the server ended it, the network dropped it): what failed
+        on it failed for that, and nothing on it was committed by eudaimon."""
+        return self._backend.lost(conn)
+
     async def lookup(self, run_id: str, call_id: str) -> StoredCompletion | None:
         """The call's completion record, if its transaction committed."""
         return await self._backend.lookup(run_id, call_id)

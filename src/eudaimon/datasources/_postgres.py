@@ -129,6 +129,9 @@ class PostgresBackend(Backend):
         else:
             conn.close()
 
+    def lost(self, conn: Any) -> bool:
+        return bool(conn.broken or conn.closed)
+
     async def lookup(self, run_id: str, call_id: str) -> StoredCompletion | None:
         import psycopg
 

@@ -26,7 +26,7 @@ class StoredCompletion:
 
 
 class Backend:
-    """One driver's way of doing `Datasource`'s four things; see there."""
+    """One driver's way of doing `Datasource`'s things; see there."""
 
     async def begin(self, is_async: bool) -> Any:
         raise NotImplementedError
@@ -36,6 +36,9 @@ class Backend:
 
     async def rollback(self, conn: Any, reuse: bool) -> None:
         raise NotImplementedError
+
+    def lost(self, conn: Any) -> bool:
+        return False
 
     async def lookup(self, run_id: str, call_id: str) -> StoredCompletion | None:
         raise NotImplementedError

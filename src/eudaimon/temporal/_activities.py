@@ -38,7 +38,7 @@ from eudaimon.core.state import RunState
 from eudaimon.models.base import ChatRequest, ToolSpec
 from eudaimon.models.output import settle
 from eudaimon.runtime.loop.config import RuntimeConfig
-from eudaimon.runtime.loop.datasource_calls import Committed, run_in_transaction
+from eudaimon.runtime.loop.datasource_calls import Committed, DatasourceUnreachable, run_in_transaction
 from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores.base import EventStore, Snapshot
 from eudaimon.temporal._children import call_scope, suspension_details
@@ -46,6 +46,7 @@ from eudaimon.temporal._deps import received_deps
 from eudaimon.temporal._payloads import (
     APPEND_FAILED,
     CARRIED_REFUSED,
+    DATASOURCE_UNREACHED,
     FINE_LIMIT,
     MESSAGE,
     PAYLOAD_BUDGET,
@@ -246,6 +247,10 @@ class Activities:
             raise
         except RetryAfter as exc:  # a durable wait: the workflow's timer runs the call again
             return wait_result(exc)
+        except DatasourceUnreachable as exc:
+            # The datasource failed eudaimon's own statements past the call's own retries: not
+            # the tool's error. Temporal tries again; the next attempt looks up the record first.
+            raise ApplicationError(str(exc), type=DATASOURCE_UNREACHED) from exc
         except Exception as exc:  # the model sees it, as locally; Temporal does not retry it
             details = suspension_details(exc)  # a child run's wait: the call waits too (`_children`)
             raise ApplicationError(str(exc), *details, type=type(exc).__name__, non_retryable=True) from exc

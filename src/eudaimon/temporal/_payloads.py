@@ -50,6 +50,10 @@ WORKFLOW_FAILED = "WorkflowFailed"
 CARRIED_REFUSED = "CarriedBatchRefused"
 """The type of the error an activity answers when the journal refused the batch it carried
 (something outside appended to the run): the effect did not run; the workflow reloads."""
+DATASOURCE_UNREACHED = "DatasourceUnreachable"
+"""The type of the (retried) error a datasource tool's activity answers when the datasource
+failed eudaimon's own statements: once Temporal's attempts are spent, the workflow looks the
+call up and runs it again (`OutcomeLost`); the model is never shown it."""
 APPEND_FAILED = "AppendFailed"
 """The type of the error a model activity answers when the batch it carried could not be
 appended (the store did not answer): the workflow appends it on its own, then calls again."""
@@ -176,7 +180,10 @@ class RunInput:
     (`workflow.patched` in `_workflow`): each is taken without asking Temporal, which would
     record a marker and a search-attribute upsert for it, two history events a run. Set by
     the engine for runs it starts; a history recorded before it has no such field and
-    replays asking, as it was recorded."""
+    replays asking, as it was recorded. It covers the patches of the release that added it
+    (those `_workflow._patched`, `_timers`, `_change` and `_children` take it for) and no
+    later one: a patch added after it must ask `workflow.patched` itself, or a run started
+    under this release would take the new path on replay without its marker."""
 
 
 MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)

@@ -36,6 +36,7 @@ from eudaimon.temporal._children import suspended_from
 from eudaimon.temporal._payloads import (
     APPEND_FAILED,
     CARRIED_REFUSED,
+    DATASOURCE_UNREACHED,
     RESPONSE,
     AppendInput,
     ModelInput,
@@ -51,6 +52,10 @@ from eudaimon.tools import Tool, ToolArgumentsError, ToolContext, ToolReturn
 
 _RAISED: dict[str, type[Exception]] = {}
 
+
+_LOOKED_UP_PATCH = "eudaimon.lost-datasource-calls-are-looked-up"
+"""Histories recorded when a datasource call whose every attempt was lost became an error
+result replay so; newer ones recover the call (its record looked up, else run again)."""
 
 _CARRIED = ("model_attempt_started", "tool_started")
 """A batch ending so is followed at once by the effect it announces, whose activity carries it."""
@@ -302,7 +307,7 @@ class RemoteTool(Tool):
 
 
 def _proxy(tool: Tool, start: RunInput, stashed: set[str], store: Callable[[], JournalStore]) -> Tool:
-    rerunnable = tool.traits.rerunnable
+    rerunnable, transactional = tool.traits.rerunnable, tool.traits.transactional
     retry = RetryPolicy(maximum_attempts=start.read_attempts if rerunnable else 1)
     deps = start.deps if start.deps is not None and not start.deps.kept else None
 
@@ -349,12 +354,20 @@ def _proxy(tool: Tool, start: RunInput, stashed: set[str], store: Callable[[], J
                 if cause.type == APPEND_FAILED:
                     raise _AppendFailed from exc
                 journal.landed(carried)  # the activity got past its append: the tool raised
-            if isinstance(cause, ApplicationError):
+            unreached = isinstance(cause, ApplicationError) and cause.type == DATASOURCE_UNREACHED
+            if isinstance(cause, ApplicationError) and not unreached:
                 raise suspended_from(cause, patched=start.patched) or _raised(
                     cause.type or "Exception", cause.message
                 ) from exc
             if isinstance(cause, CancelledError):
                 raise
+            if transactional and workflow.patched(_LOOKED_UP_PATCH):
+                # Every attempt was lost (workers died, the datasource did not answer): whether one
+                # committed is in the datasource, not here. Recovery runs the call again, and its
+                # first statement is the lookup; the model is never told an error it did not see.
+                raise OutcomeLost(f"{tool.name}: its attempts were lost ({cause})") from exc
+            if isinstance(cause, ApplicationError):  # the datasource unreached, replayed as it was recorded
+                raise _raised("DatasourceError", cause.message) from exc
             if rerunnable:
                 raise _raised("TimeoutError", f"the tool's activity did not finish: {cause}") from exc
             raise OutcomeLost(f"{tool.name}: the worker running it was lost or timed out ({cause})") from exc

@@ -8,18 +8,25 @@ completion record and commits. A tool that raises is rolled back: what it wrote 
 Should another process have committed the call meanwhile (this one was stalled, then woke up
 after a takeover), the record's key refuses the second commit, the whole transaction rolls
 back, and the first commit's result is returned.
+
+The datasource failing eudaimon's own statements (the connection lost, the server restarted
+or failing over) is not the tool's failure, and the model is never shown it as one: the call
+looks up whether it committed and runs again if it did not (`run_in_transaction`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from eudaimon.core.messages import ContentPart
-from eudaimon.datasources import Datasource
+from eudaimon.datasources import Datasource, DatasourceError
 from eudaimon.tools import Tool, ToolContext, ToolReturn
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,33 +49,107 @@ class Committed(ToolReturn):
     recovered: bool = False
 
 
+RETRY_WAITS_S = (0.2, 1.0, 3.0)
+"""How long a call waits before each new try after the datasource failed eudaimon's own
+statement (its connection was lost, the server restarted): short, as such failures pass."""
+
+
+class DatasourceUnreachable(DatasourceError):
+    """The datasource kept failing eudaimon's own statements for one call, through every try
+    of `RETRY_WAITS_S`: not the tool's failure. Whether an earlier try committed is not known
+    until the datasource answers again (the next attempt looks the call up first), unless
+    `maybe_committed` is False."""
+
+    def __init__(self, message: str, *, maybe_committed: bool = True) -> None:
+        super().__init__(message)
+        self.maybe_committed = maybe_committed
+        """False only when no commit can have landed: this is the call's first attempt and no
+        try of it reached its commit (every try failed opening the transaction, or in the
+        tool's own statements on a dead connection, or looking up)."""
+
+
+class DatasourceOutcomeUnknown(DatasourceUnreachable):
+    """A local run stopped on a datasource call that may have committed (`maybe_committed`):
+    the call is left started and unfinished, as a crash leaves it, never answered to the
+    model. Resuming the run looks the call up and runs it only if it did not commit."""
+
+
+class _Unreached(Exception):
+    """The datasource failed eudaimon's statement, not the tool: the call may try again.
+    `at_commit`: the statement failed was the commit, or came after it, so it may have landed."""
+
+    def __init__(self, error: BaseException, *, at_commit: bool = False) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.at_commit = at_commit
+
+
 async def run_in_transaction(
     source: Datasource, tool: Tool, arguments: Mapping[str, Any], ctx: ToolContext[Any]
 ) -> Transacted:
-    """Run `tool` once on `source`, exactly once across attempts and processes (see module)."""
-    if ctx.attempt > 1:
-        stored = await source.lookup(ctx.run_id, ctx.call_id)
+    """Run `tool` once on `source`, exactly once across attempts and processes (see module).
+
+    When the datasource fails one of eudaimon's own statements (opening the transaction,
+    committing it, looking up the record) or the connection dies under the tool, the call
+    is not the tool's failure and is never answered as one: after a short wait it looks up
+    whether the call committed (a commit cut off may have landed), and runs it again in a
+    new transaction if it did not. Past `RETRY_WAITS_S`, `DatasourceUnreachable` is raised.
+    """
+    look_up = ctx.attempt > 1  # a try before this attempt may have committed
+    maybe_committed = look_up
+    for wait_s in (*RETRY_WAITS_S, None):
+        try:
+            return await _try(source, tool, arguments, ctx, look_up)
+        except _Unreached as unreached:
+            maybe_committed = maybe_committed or unreached.at_commit
+            if wait_s is None:
+                error = DatasourceUnreachable(str(unreached.error), maybe_committed=maybe_committed)
+                raise error from unreached.error
+            await asyncio.sleep(wait_s)
+        look_up = True  # what failed may have been a commit that landed
+    raise AssertionError("unreachable")
+
+
+async def _try(
+    source: Datasource, tool: Tool, arguments: Mapping[str, Any], ctx: ToolContext[Any], look_up: bool
+) -> Transacted:
+    """One try: the record if `look_up` finds one, else the tool in a new transaction."""
+    if look_up:
+        stored = await _ours(source.lookup(ctx.run_id, ctx.call_id))
         if stored is not None:
             return Transacted(stored.output, stored.is_error, recovered=True)
-    conn = await source.transaction(is_async=tool.is_async)
+    conn = await _ours(source.transaction(is_async=tool.is_async))
     try:
         output, parts = await tool.execute(arguments, dataclasses.replace(ctx, db=conn))
-    except BaseException:
+    except BaseException as exc:
+        lost = isinstance(exc, Exception) and source.lost(conn)
         # A sync tool cut short by a timeout may still hold the connection in its thread.
-        await source.rollback(conn, reuse=tool.is_async)
+        await source.rollback(conn, reuse=tool.is_async and not lost)
+        if lost:  # the tool's statement failed because its connection died: nothing committed
+            raise _Unreached(source.error("running the tool's statements", exc)) from exc
         raise
     if isinstance(output, ToolReturn):
         text, is_error = output.output, output.is_error
     else:
         text, is_error = output, False
     try:
-        committed = await source.commit(conn, ctx.run_id, ctx.call_id, ctx.idempotency_key, text, is_error)
+        committed = await _ours(
+            source.commit(conn, ctx.run_id, ctx.call_id, ctx.idempotency_key, text, is_error), at_commit=True
+        )
     except BaseException:
         await source.rollback(conn, reuse=False)
         raise
     if committed:
         return Transacted(text, is_error, parts)
-    stored = await source.lookup(ctx.run_id, ctx.call_id)
+    stored = await _ours(source.lookup(ctx.run_id, ctx.call_id), at_commit=True)  # another's commit landed
     if stored is None:  # cannot be: the key that refused the commit is a committed record
         raise source.error("reading the completion record that refused a second commit", LookupError(ctx.call_id))
     return Transacted(stored.output, stored.is_error, recovered=True)
+
+
+async def _ours(statement: Awaitable[T], *, at_commit: bool = False) -> T:
+    """`statement`, one of eudaimon's own on the datasource: its failure is `_Unreached`."""
+    try:
+        return await statement
+    except DatasourceError as exc:
+        raise _Unreached(exc, at_commit=at_commit) from exc

@@ -53,6 +53,7 @@ from eudaimon.runtime.loop.cancel import CancellationToken
 from eudaimon.runtime.loop.clock import no_wait
 from eudaimon.runtime.loop.config import RuntimeConfig
 from eudaimon.runtime.loop.context import offered_specs, run_context
+from eudaimon.runtime.loop.datasource_calls import DatasourceOutcomeUnknown
 from eudaimon.runtime.loop.journal import RunJournal
 from eudaimon.runtime.loop.model_calls import ContextRejected, attempt
 from eudaimon.runtime.loop.model_calls import call as model_call
@@ -110,6 +111,11 @@ async def drive(
     except (JournalError, LoopSignal):
         # Another process owns the run now, or the store failed: nothing more may be written.
         # Or a shell's signal (a Temporal run continuing as new), for the shell to act on.
+        raise
+    except DatasourceOutcomeUnknown:
+        # A datasource call's outcome is not known until its datasource answers (`tool_calls`):
+        # the run stops as a crash leaves it, resumable, its siblings' results durable.
+        await journal.flush()
         raise
     except Exception as exc:
         await _failed(journal, cfg, exc)

@@ -4,6 +4,13 @@ racing cancellation, with the retry policy, results recorded in call order.
 Completions of calls that changed something are committed as they arrive while siblings still
 run; the last one rides with the next model attempt's record. A call cut short by
 cancellation is an error result if it only read, else an unknown outcome.
+
+A datasource call whose datasource stayed unreachable after a try that may have committed
+(`DatasourceOutcomeUnknown`) gets no result either: whether it committed is not known, so it is
+not answered to the model as an error. The run stops with the call started and unfinished, as
+a crash leaves it; resumed, the call's next attempt looks up its completion record and runs
+only if it did not commit. When no commit can have landed, the unreachable datasource is the
+call's error result, which is then the truth (`DatasourceUnreachable.maybe_committed`).
 """
 
 from __future__ import annotations
@@ -31,7 +38,12 @@ from eudaimon.runtime.loop.cancel import CancellationToken
 from eudaimon.runtime.loop.clock import SYSTEM_CLOCK, Clock
 from eudaimon.runtime.loop.config import RuntimeConfig
 from eudaimon.runtime.loop.context import run_context
-from eudaimon.runtime.loop.datasource_calls import Committed, run_in_transaction
+from eudaimon.runtime.loop.datasource_calls import (
+    Committed,
+    DatasourceOutcomeUnknown,
+    DatasourceUnreachable,
+    run_in_transaction,
+)
 from eudaimon.runtime.loop.journal import RunJournal
 from eudaimon.runtime.loop.scope import CallScope, current_call
 from eudaimon.runtime.loop.signals import LoopSignal
@@ -88,8 +100,10 @@ async def run_together(
     """Execute the calls in parallel, racing cancellation; yield each result as it is recorded,
     in call order among those that finish together.
 
-    A call whose executor lost its outcome (`OutcomeLost`) gets no result; its siblings finish,
-    then `OutcomeLost` is raised for the loop to treat it as recovery does.
+    A call whose executor lost its outcome (`OutcomeLost`), or whose datasource stayed
+    unreachable after it may have committed (`DatasourceOutcomeUnknown`), gets no result; its
+    siblings finish, then that exception is raised: for the loop to treat the call as recovery
+    does, or to stop the run.
     """
     tasks = {asyncio.ensure_future(_run_one(journal, cfg, item, cancel)): item for item in ready}
     waiter = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
@@ -98,7 +112,7 @@ async def run_together(
     finished: asyncio.Queue[asyncio.Future[Any]] = asyncio.Queue()
     for future in (*tasks, *((waiter,) if waiter is not None else ())):
         future.add_done_callback(finished.put_nowait)
-    lost: OutcomeLost | None = None
+    lost: OutcomeLost | DatasourceOutcomeUnknown | None = None
     try:
         while tasks:
             done = [await finished.get()]
@@ -110,7 +124,7 @@ async def run_together(
                 changed = changed or journal.replayed or must_commit_first(item.tool)
                 try:
                     outcome = task.result()
-                except OutcomeLost as exc:
+                except (OutcomeLost, DatasourceOutcomeUnknown) as exc:
                     lost = exc
                     continue
                 yield await _finish_call(journal, cfg, item, outcome)
@@ -286,11 +300,16 @@ async def _attempt(
     token = current_call.set(_scope(journal, cfg, item.call.id, cancel))
     try:
         if tool.datasource is not None and tool.transacts_here:
-            if deadline is None:
-                done = await run_in_transaction(cfg.datasources[tool.datasource], tool, item.arguments, ctx)
-            else:
-                async with deadline:
+            try:
+                if deadline is None:
                     done = await run_in_transaction(cfg.datasources[tool.datasource], tool, item.arguments, ctx)
+                else:
+                    async with deadline:
+                        done = await run_in_transaction(cfg.datasources[tool.datasource], tool, item.arguments, ctx)
+            except DatasourceUnreachable as exc:
+                if not exc.maybe_committed:  # proven: no try reached a commit, none before it
+                    raise
+                raise _unreachable(state.run_id, item, exc) from exc
             ms = _ms_since(started, clock)
             return Outcome(
                 done.output, done.is_error, ms, done.parts, datasource=tool.datasource, recovered=done.recovered
@@ -309,7 +328,7 @@ async def _attempt(
             return Outcome(output.output, output.is_error, ms, returned=output)
         # A datasource tool run by a Temporal worker committed there, in its activity.
         return Outcome(output, False, ms, parts, datasource=tool.datasource)
-    except (asyncio.CancelledError, OutcomeLost):
+    except (asyncio.CancelledError, OutcomeLost, DatasourceOutcomeUnknown):
         raise
     except ToolSuspended as exc:
         return Outcome(exc.reason, True, _ms_since(started, clock), suspended=exc)
@@ -336,6 +355,23 @@ async def _attempt(
         # ends in another context, where the token means nothing: there is nothing to reset.
         with contextlib.suppress(ValueError):
             current_call.reset(token)
+
+
+def _unreachable(run_id: str, item: Ready, exc: DatasourceUnreachable) -> DatasourceOutcomeUnknown:
+    """The error that stops a local run whose datasource call could not reach its datasource
+    after a try that may have committed.
+
+    Not the model's to see: a try's commit was cut off (its answer lost) and the tries since
+    could not look it up, or an earlier attempt's could not be, so whether the call committed
+    is not known; an error result would be a guess, and a model told "failed" may write again.
+    """
+    tool = item.tool
+    return DatasourceOutcomeUnknown(
+        f"run {run_id}: the datasource {tool.datasource!r} stayed unreachable for call {item.call.id} "
+        f"({tool.name}), so whether the call committed is not known; the run stopped without an answer for it. "
+        f"Resume the run once the datasource is back: the call is looked up first and runs only if it did not "
+        f"commit. Last failure: {exc}"
+    )
 
 
 def _scope(journal: RunJournal, cfg: RuntimeConfig, call_id: str, cancel: CancellationToken | None) -> CallScope:

@@ -1,0 +1,127 @@
+"""A datasource call whose transaction's connection dies (the server ended it: a restart, a
+failover, a killed backend) is run again in a new transaction, and its row lands once; the
+model is never shown an error the tool did not raise.
+
+The tool (`datasource_fault_agent`) has its connection ended from another session, after its
+insert (eudaimon's commit of the row and the completion record finds the connection gone, so
+nothing was written) or before it (the tool's statement fails on a connection that was dead
+when the call got it). Before, that was answered to the model as the tool's error
+(`DatasourceError: … committing failed`): the scripted model, like any model that moves on,
+went to its next call, and the run completed with its rows missing, as the Temporal kill -9
+soak once reported ("1 lost"). On a Temporal worker and in a local run alike, against a real
+PostgreSQL (and a real Temporal dev server).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _fleet import in_process_worker
+from datasource_fault_agent import close_all, make
+from temporalio.client import Client
+
+from eudaimon.datasources import COMPLETIONS_TABLE
+from eudaimon.stores.url import open_store
+from eudaimon.temporal import TemporalEngine
+from support.datasource_soaks import call_problems
+
+CALLS = 2
+
+
+@pytest.fixture(params=["after_insert", "before_insert"])
+async def shop(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[tuple[str, str]]:
+    """A PostgreSQL database of the test's own with an empty orders table: (its URL, the table)."""
+    dsn = os.environ.get("EUDAIMON_TEST_PG_DSN")
+    if not dsn:
+        pytest.skip("EUDAIMON_TEST_PG_DSN is unset")
+    import psycopg
+
+    from support.databases import postgres_database
+
+    table = f"orders_{uuid.uuid4().hex[:10]}"
+    with postgres_database("eudaimon_dsfault", dsn) as url:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"CREATE TABLE {table} (run_id TEXT NOT NULL, n INTEGER NOT NULL, call_key TEXT NOT NULL)")
+        env = {"FAULT_URL": url, "FAULT_TABLE": table, "FAULT_CALLS": str(CALLS), "FAULT_WHEN": request.param}
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        try:
+            yield url, table
+        finally:
+            await close_all()
+
+
+def _check(url: str, table: str, run_id: str, events: list[Any]) -> None:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(f"SELECT run_id, n, call_key FROM {table}").fetchall()
+        records = conn.execute(f"SELECT run_id, call_id, idempotency_key FROM {COMPLETIONS_TABLE}").fetchall()
+    problems = call_problems({run_id: events}, rows, records, calls=CALLS, tool="insert")
+    assert not problems, "\n".join(problems)
+    assert len(rows) == len(records) == CALLS
+    assert not any(e.data.recovered for e in events if e.type == "tool_completed")  # type: ignore[union-attr]
+
+
+async def test_a_call_whose_connection_dies_runs_again_on_a_temporal_worker(
+    client: Client, temporal_target: str, task_queue: str, store_url: str, shop: tuple[str, str]
+) -> None:
+    url, table = shop
+    async with in_process_worker(client, task_queue, store_url, spec="datasource_fault_agent:make"):
+        agent = make(store=store_url, engine=TemporalEngine(temporal_target, task_queue=task_queue))
+        try:
+            response = await agent.prompt("two rows")
+            events = await agent.store.load(response.run_id)
+        finally:
+            await agent.aclose()
+    assert str(response.status) == "completed", events
+    _check(url, table, response.run_id, events)
+
+
+async def test_a_call_whose_connection_dies_runs_again_in_a_local_run(tmp_path: Path, shop: tuple[str, str]) -> None:
+    url, table = shop
+    store = open_store(f"sqlite:///{tmp_path / 'journal.db'}")
+    agent = make(store=store)
+    try:
+        response = await agent.prompt("two rows")
+        events = await store.load(response.run_id)
+    finally:
+        await agent.aclose()
+        await store.close()
+    assert str(response.status) == "completed", events
+    _check(url, table, response.run_id, events)
+
+
+async def test_a_call_whose_every_attempt_fails_is_recovered_on_a_temporal_worker(
+    client: Client,
+    temporal_target: str,
+    task_queue: str,
+    store_url: str,
+    shop: tuple[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The datasource fails each call through its retries in the worker and Temporal's attempts
+    (`read_attempts=2`) twice over: the workflow does not answer the model with an error but
+    recovers the call (`tool_started` again, at the next attempt), which looks the record up
+    and runs the tool again; the third loop attempt gets through."""
+    from eudaimon.runtime.loop import datasource_calls
+
+    monkeypatch.setattr(datasource_calls, "RETRY_WAITS_S", (0.01,))  # the worker runs in this process
+    monkeypatch.setenv("FAULT_UNTIL_ATTEMPT", "3")
+    url, table = shop
+    async with in_process_worker(client, task_queue, store_url, spec="datasource_fault_agent:make"):
+        agent = make(store=store_url, engine=TemporalEngine(temporal_target, task_queue=task_queue, read_attempts=2))
+        try:
+            response = await agent.prompt("two rows")
+            events = await agent.store.load(response.run_id)
+        finally:
+            await agent.aclose()
+    assert str(response.status) == "completed", events
+    _check(url, table, response.run_id, events)
+    attempts = [e.data.attempt for e in events if e.type == "tool_started"]  # type: ignore[union-attr]
+    assert attempts == [1, 2, 3] * CALLS
