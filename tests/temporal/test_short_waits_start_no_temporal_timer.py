@@ -5,8 +5,8 @@ set (1 s by default): a tool's 300 ms `RetryAfter` on a timer woke about a secon
 due sooner than `_timers.SHORT_WAIT` sleeps in the worker instead (the `eudaimon.sleep_until`
 local activity): its run's history holds no `TIMER_STARTED`, and the loop journals `tool_woke`
 as it would after a timer. A longer wait keeps the durable timer (it holds no worker slot and
-outlives every worker). A decision while a short wait sleeps still ends it: the run goes on
-with the decision.
+outlives every worker), and so does an approval deadline, short or not. A decision while a short
+wait sleeps is still taken, when the sleep ends: the run goes on with the decision.
 """
 
 from __future__ import annotations
@@ -106,3 +106,25 @@ async def test_a_decision_sent_during_a_short_wait_is_taken(
         history = await _history(client, run_id)
         print("history:", [EventType.Name(t) for t in history])
         assert EventType.EVENT_TYPE_TIMER_STARTED not in history
+
+
+async def test_a_short_approval_deadline_keeps_its_temporal_timer(
+    client: Client, temporal_target: str, task_queue: str, store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A deadline of 0.5 s waits on a timer, not asleep in the worker: a decision sent before
+    the deadline must be taken before it (a sleep would hold it until the deadline had passed)."""
+    monkeypatch.setenv("TIMED_APPROVAL_S", "0.5")
+    store = open_store(store_url)
+    served = timed_fleet_agent.make_slowpay(store=store)
+    async with create_worker(
+        client, task_queue=task_queue, agent=served, spec="timed_fleet_agent:make_slowpay", store=store
+    ):
+        agent = timed_fleet_agent.make_slowpay(
+            store=store_url, engine=TemporalEngine(temporal_target, task_queue=task_queue)
+        )
+        paused = await agent.prompt("pay ACME")
+        assert await asyncio.wait_for(client.get_workflow_handle(paused.run_id).result(), 30) == "completed"
+        assert [e.type for e in await agent.store.load(paused.run_id)].count("approval_timed_out") == 1
+        assert EventType.EVENT_TYPE_TIMER_STARTED in await _history(client, paused.run_id)
+        await agent.aclose()
+    await store.close()

@@ -13,8 +13,9 @@ A tool's `RetryAfter` crosses the activity boundary as the activity's result
 (`{"retry_after": {"seconds", "reason"}}`, `wait_result`) and is raised again as itself in the
 workflow (`waiting_in`), where the loop journals `tool_waiting`.
 
-A wait due sooner than `SHORT_WAIT` sleeps in the worker instead (the `eudaimon.sleep_until`
-local activity, raced against the decision): the Temporal server fires no timer sooner than its
+A tool's wait due sooner than `SHORT_WAIT` sleeps in the worker instead (the `eudaimon.sleep_until`
+local activity, raced against the decision; an approval deadline keeps its timer,
+`_awaits_a_timed_decision`): the Temporal server fires no timer sooner than its
 `history.timerProcessorMaxTimeShift` (1 s by default) after it is set, so a 10 ms `RetryAfter`
 on a timer woke ~1 s late. A local activity runs inside the workflow's task: no server timer,
 nothing in history but its marker when it ends.
@@ -91,12 +92,25 @@ async def wait_for_decision_or_due(state: RunState, decided: Callable[[], bool],
         left = due - workflow.now()
         if left <= timedelta(0):
             return
-        if left < SHORT_WAIT and workflow.patched(SHORT_WAITS_PATCH) and await _slept_in_worker(due, decided):
+        if (
+            left < SHORT_WAIT
+            and not _awaits_a_timed_decision(state)
+            and workflow.patched(SHORT_WAITS_PATCH)
+            and await _slept_in_worker(due, decided)
+        ):
             continue  # slept, or decided: the loop's `fire_due` journals what is due now
         try:
             await workflow.wait_condition(decided, timeout=left + _SLACK)
         except TimeoutError:
             continue  # the timer fired: the loop's `fire_due` journals what is due now
+
+
+def _awaits_a_timed_decision(state: RunState) -> bool:
+    """Whether a call awaits approval with a deadline: its wait keeps the Temporal timer, late or
+    not. A sleep in the worker keeps the workflow's task open, and a decision that arrives then
+    is taken when the sleep ends — past the deadline, so an approval sent in time would be
+    refused; a timer fired late only gives the human a little more time."""
+    return any(p.status is CallStatus.AWAITING_APPROVAL and p.deadline is not None for p in state.calls.values())
 
 
 async def _slept_in_worker(due: datetime, decided: Callable[[], bool]) -> bool:
