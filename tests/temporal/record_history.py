@@ -105,7 +105,7 @@ async def _deadline(agent: Agent, client: Client) -> str:
 
 
 async def _wake(agent: Agent, client: Client) -> str:
-    return (await agent.prompt("fetch the q3 report")).run_id  # RetryAfter(1), then the timer wakes it
+    return (await agent.prompt("fetch the q3 report")).run_id  # RetryAfter(2), then the timer wakes it
 
 
 async def _short_wake(agent: Agent, client: Client) -> str:

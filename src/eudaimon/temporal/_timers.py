@@ -66,6 +66,11 @@ _SLEEP_TIMEOUT = SHORT_WAIT + timedelta(seconds=10)
 _SLACK = timedelta(milliseconds=5)
 """Added to each timer, so the workflow's clock has passed the due time when it fires."""
 
+_SLEEP_SLACK = timedelta(milliseconds=1)
+"""Added to a sleep in the worker: the workflow's clock after it is the sleep's end by the
+worker's own clock, which the sleep read, so a millisecond suffices (were it short, the loop
+sleeps again for what is left)."""
+
 
 def next_due(state: RunState) -> datetime | None:
     """The earliest approval deadline or wake of a call the run waits on; None when none."""
@@ -119,7 +124,7 @@ async def _slept_in_worker(due: datetime, decided: Callable[[], bool]) -> bool:
     it): the caller then waits on a Temporal timer, late but sure."""
     sleep = workflow.start_local_activity(
         SLEEP_UNTIL,
-        (due + _SLACK).isoformat(),
+        (due + _SLEEP_SLACK).isoformat(),
         start_to_close_timeout=_SLEEP_TIMEOUT,
         retry_policy=RetryPolicy(maximum_attempts=1),
     )
