@@ -12,7 +12,8 @@ replaying: runs in flight when a release is deployed must finish under it.
 - `histories/<RELEASE>/`: one history per path — tools (a READ then a WRITE), parallel
   calls, an approval, a call reconciled after its outcome was lost, a model call retried,
   continue-as-new, a waiting run cancelled; an approval deadline that fired and a tool's
-  `RetryAfter` woken by the workflow's timer (agents of `timed_fleet_agent`); an approval awaited
+  `RetryAfter` woken by the workflow's timer (agents of `timed_fleet_agent`), and a sub-second
+  one woken by a sleep in the worker (`short_wake`: the `eudaimon.sleep_until` local activity); an approval awaited
   on a fresh execution (both executions: `awaited_fresh`, `awaited_fresh_earlier`), an agent used
   as a tool (`children`, served by `fleet_agent:make_parent`).
 
@@ -104,7 +105,15 @@ async def _deadline(agent: Agent, client: Client) -> str:
 
 
 async def _wake(agent: Agent, client: Client) -> str:
-    return (await agent.prompt("fetch the q3 report")).run_id  # RetryAfter(1), then the timer wakes it
+    return (await agent.prompt("fetch the q3 report")).run_id  # RetryAfter(2), then the timer wakes it
+
+
+async def _short_wake(agent: Agent, client: Client) -> str:
+    os.environ["TIMED_WAIT_S"] = "0.3"  # the in-process worker's tool reads it: a wait that sleeps in the worker
+    try:
+        return (await agent.prompt("fetch the q3 report")).run_id
+    finally:
+        del os.environ["TIMED_WAIT_S"]
 
 
 PATHS: dict[str, tuple[Path_, dict[str, float]]] = {
@@ -117,6 +126,7 @@ PATHS: dict[str, tuple[Path_, dict[str, float]]] = {
     "cancel": (_cancel, {}),
     "deadline": (_deadline, {}),
     "wake": (_wake, {}),
+    "short_wake": (_short_wake, {}),
     "awaited_fresh": (_awaited_fresh, {}),
     "children": (_children, {}),
 }
@@ -124,6 +134,7 @@ SPECS = {
     "children": "fleet_agent:make_parent",
     "deadline": "timed_fleet_agent:make_slowpay",
     "wake": "timed_fleet_agent:make_napper",
+    "short_wake": "timed_fleet_agent:make_napper",
 }
 """The agent module a path's worker serves, when it is not `fleet_agent:make`."""
 

@@ -17,7 +17,9 @@ schedules fails here before it fails runs in flight on deploy.
   a reconciliation, a retried model call, continue-as-new (both executions), a cancellation,
   an approval deadline fired by the workflow's timer and a `RetryAfter` woken by one (the
   `eudaimon.durable-timers` patch; the histories before it have no deadline and no marker), an
-  approval awaited on a fresh execution (both), an agent used as a tool (`children`).
+  approval awaited on a fresh execution (both), an agent used as a tool (`children`), and a
+  sub-second `RetryAfter` that slept in the worker, no timer (`short_wake`, the
+  `eudaimon.short-waits-sleep-in-the-worker` patch; the v4 `wake` has a short timer and no marker).
   Recorded by `record_history.py`.
 """
 
@@ -68,6 +70,7 @@ def test_this_release_has_a_history_of_every_path() -> None:
     assert {f"v4/{path}" for path in PATHS} <= set(RECORDED)
     assert {f"v{release}/{path}" for release in (2, 3) for path in PATHS} <= set(RECORDED)  # the releases before
     assert {"wire_money_approved", "picture_by_reference"} <= set(RECORDED)
+    assert "v4/short_wake" in RECORDED  # a short wait asleep in the worker
 
 
 @pytest.mark.parametrize("name", RECORDED)

@@ -165,7 +165,8 @@ async def test_a_deadline_may_cancel_the_run_on_temporal(
 async def test_a_retry_after_wakes_on_temporal(
     client: Client, temporal_target: str, task_queue: str, journal: str | EventStore
 ) -> None:
-    """A tool's `RetryAfter(1)` on a worker: the run is `waiting` with its `wake_at`, the
+    """A tool's `RetryAfter(2)` on a worker (past `_timers.SHORT_WAIT`, which sleeps in the
+    worker): the run is `waiting` with its `wake_at`, the
     workflow sleeps on a Temporal timer, then journals `tool_woke` and runs the call again with
     the same idempotency key and the next attempt."""
     async with _worker(client, task_queue, journal, "make_napper"):
@@ -197,13 +198,13 @@ async def test_a_wait_outlives_its_worker_on_temporal(
 ) -> None:
     """No worker is held while the call waits: the worker that saw `RetryAfter` stops, the
     wake time passes with no worker at all, and a new worker runs the woken call."""
-    monkeypatch.setenv("TIMED_WAIT_S", "1")
+    monkeypatch.setenv("TIMED_WAIT_S", "2")  # a durable timer's wait (a shorter one sleeps in the worker)
     engine = TemporalEngine(temporal_target, task_queue=task_queue)
     async with _worker(client, task_queue, store_url, "make_napper"):
         agent = timed_fleet_agent.make_napper(store=store_url, engine=engine)
         waiting = await agent.prompt("fetch the q3 report")
         assert waiting.status == "waiting"
-    await asyncio.sleep(1.5)  # the wake time passes while no worker serves the queue
+    await asyncio.sleep(2.5)  # the wake time passes while no worker serves the queue
     assert "tool_woke" not in await _types(agent, waiting.run_id)
     async with _worker(client, task_queue, store_url, "make_napper"):
         assert await asyncio.wait_for(client.get_workflow_handle(waiting.run_id).result(), 30) == "completed"
@@ -216,7 +217,7 @@ async def test_cancelling_a_waiting_run_on_temporal_fires_nothing(
     client: Client, temporal_target: str, task_queue: str, store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Cancelling the workflow of a waiting run cancels it at once; its timer wakes nothing."""
-    monkeypatch.setenv("TIMED_WAIT_S", "1")
+    monkeypatch.setenv("TIMED_WAIT_S", "2")  # on a timer: a shorter wait sleeps in the worker
     async with _worker(client, task_queue, store_url, "make_napper"):
         agent = timed_fleet_agent.make_napper(
             store=store_url, engine=TemporalEngine(temporal_target, task_queue=task_queue)
@@ -225,7 +226,7 @@ async def test_cancelling_a_waiting_run_on_temporal_fires_nothing(
         handle = client.get_workflow_handle(waiting.run_id)
         await handle.cancel()
         assert await asyncio.wait_for(handle.result(), 30) == "cancelled"
-        await asyncio.sleep(1.2)
+        await asyncio.sleep(2.2)
         types = await _types(agent, waiting.run_id)
         assert "tool_woke" not in types and types[-1] == "run_cancelled"
         await agent.aclose()

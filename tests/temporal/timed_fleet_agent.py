@@ -1,8 +1,9 @@
 """Agents whose calls live in time, served by the Temporal fleet in the deadline and wait tests:
 `slowpay` asks a human with a deadline of `$TIMED_APPROVAL_S` (1.5 s by default; `cancel`
-when `$TIMED_ON_TIMEOUT` says so), `napper`'s tool raises `RetryAfter($TIMED_WAIT_S)` on its
-first attempt and answers on the next. A prompt saying "again" makes the model ask a second
-time after the first answer (a run that goes on after a deadline), held at `$TIMED_GATE`."""
+when `$TIMED_ON_TIMEOUT` says so), `napper`'s tool raises `RetryAfter($TIMED_WAIT_S)` (2 s by
+default: a Temporal timer's wait, past `_timers.SHORT_WAIT`) on its first attempt and answers on
+the next. A prompt saying "again" makes the model ask a second time after the first answer (a
+run that goes on after a deadline), held at `$TIMED_GATE`."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def send_wire(amount_usd: float, to: str) -> str:
 def fetch_report(ctx: ToolContext, name: str) -> str:
     """Fetch a report that is built on demand."""
     if ctx.attempt == 1:
-        raise RetryAfter(float(os.environ.get("TIMED_WAIT_S", "1")), reason="the report is being built")
+        raise RetryAfter(float(os.environ.get("TIMED_WAIT_S", "2")), reason="the report is being built")
     return f"report {name} (attempt {ctx.attempt}, key {ctx.idempotency_key})"
 
 

@@ -16,6 +16,8 @@ worker's own agent (its model and tools) and the configured `EventStore`:
   local run journals. `ctx.deps` are the deps the run was prompted with when they could
   travel (`_deps`), else this worker's own (`create_worker(deps=…)`).
 - `eudaimon.unstash` deletes what a finished run stashed.
+- `eudaimon.sleep_until` (a local activity) sleeps until a short wait's due time, so that it
+  fires on time rather than at the Temporal server's timer resolution (`_timers.SHORT_WAIT`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import json
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from temporalio import activity
@@ -67,7 +70,7 @@ from eudaimon.temporal._payloads import (
     run_prefix,
     to_refs,
 )
-from eudaimon.temporal._timers import wait_result
+from eudaimon.temporal._timers import SLEEP_UNTIL, wait_result
 from eudaimon.tools import RetryAfter, ToolContext, ToolReturn
 
 T = TypeVar("T")
@@ -100,7 +103,7 @@ class Activities:
         self._states: OrderedDict[str, RunState] = OrderedDict()
 
     def all(self) -> list[Callable[..., Any]]:
-        return [self.load, self.append, self.model, self.tool, self.remember, self.unstash]
+        return [self.load, self.append, self.model, self.tool, self.remember, self.unstash, self.sleep_until]
 
     @activity.defn(name="eudaimon.load")
     async def load(self, sent: dict[str, Any]) -> list[str] | dict[str, Any]:
@@ -278,6 +281,15 @@ class Activities:
         for key in request.keys:
             if key.startswith("run:" + run_prefix(request.run_id)):  # never anything but its stash
                 await self.store.delete_run(key.removeprefix("run:"))
+
+    @activity.defn(name=SLEEP_UNTIL)
+    async def sleep_until(self, due: str) -> None:
+        """Sleep until `due` (ISO 8601, the workflow's clock) by this worker's clock: a short wait
+        of a run, run as a local activity inside its workflow task (`_timers.wait_for_decision_or_due`).
+        Cancelled when a decision ends the wait first."""
+        left = (datetime.fromisoformat(due) - datetime.now(UTC)).total_seconds()
+        if left > 0:
+            await asyncio.sleep(left)
 
     @activity.defn(name="eudaimon.remember")
     async def remember(self, run_id: str) -> None:

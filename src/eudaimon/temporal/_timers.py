@@ -13,7 +13,15 @@ A tool's `RetryAfter` crosses the activity boundary as the activity's result
 (`{"retry_after": {"seconds", "reason"}}`, `wait_result`) and is raised again as itself in the
 workflow (`waiting_in`), where the loop journals `tool_waiting`.
 
-Histories recorded before durable timers replay without them (`TIMERS_PATCH`).
+A tool's wait due sooner than `SHORT_WAIT` sleeps in the worker instead (the `eudaimon.sleep_until`
+local activity, raced against the decision; an approval deadline keeps its timer,
+`_awaits_a_timed_decision`): the Temporal server fires no timer sooner than its
+`history.timerProcessorMaxTimeShift` (1 s by default) after it is set, so a 10 ms `RetryAfter`
+on a timer woke ~1 s late. A local activity runs inside the workflow's task: no server timer,
+nothing in history but its marker when it ends.
+
+Histories recorded before durable timers replay without them (`TIMERS_PATCH`); those recorded
+before short waits slept in the worker replay their short timers (`SHORT_WAITS_PATCH`).
 """
 
 from __future__ import annotations
@@ -23,6 +31,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
 
 from eudaimon.core.state import CallStatus, RunState
 from eudaimon.tools import RetryAfter
@@ -33,8 +43,33 @@ TIMERS_PATCH = "eudaimon.durable-timers"
 WAIT = "retry_after"
 """The key of a tool activity's result that says the tool raised `RetryAfter` (`wait_result`)."""
 
+SHORT_WAITS_PATCH = "eudaimon.short-waits-sleep-in-the-worker"
+"""Histories recorded before a short wait slept in the worker replay it on a Temporal timer.
+Asked only when a wait is short, so runs that never make one record no marker. A run the engine
+starts with every patch (`RunInput.patched`) asks too: the v4 histories were recorded with
+every patch then, and with short waits on timers."""
+
+SHORT_WAIT = timedelta(seconds=1)
+"""A wait due sooner than this sleeps in the worker (`SLEEP_UNTIL`), not on a Temporal timer.
+Why 1 s: the Temporal server's default `history.timerProcessorMaxTimeShift` — it moves every
+timer due sooner than that to about that far ahead, so a shorter timer fires up to 1 s late.
+A sleep in the worker holds one of the worker's local-activity slots (and keeps the workflow's
+task open) for at most this long; a longer wait keeps the durable timer, which holds nothing
+and outlives every worker."""
+
+SLEEP_UNTIL = "eudaimon.sleep_until"
+"""The local activity that sleeps until a short wait's due time (`Activities.sleep_until`)."""
+
+_SLEEP_TIMEOUT = SHORT_WAIT + timedelta(seconds=10)
+"""Bounds a sleep in the worker: its due time plus ample room for a slow, busy worker."""
+
 _SLACK = timedelta(milliseconds=5)
 """Added to each timer, so the workflow's clock has passed the due time when it fires."""
+
+_SLEEP_SLACK = timedelta(milliseconds=1)
+"""Added to a sleep in the worker: the workflow's clock after it is the sleep's end by the
+worker's own clock, which the sleep read, so a millisecond suffices (were it short, the loop
+sleeps again for what is left)."""
 
 
 def next_due(state: RunState) -> datetime | None:
@@ -62,10 +97,45 @@ async def wait_for_decision_or_due(state: RunState, decided: Callable[[], bool],
         left = due - workflow.now()
         if left <= timedelta(0):
             return
+        if (
+            left < SHORT_WAIT
+            and not _awaits_a_timed_decision(state)
+            and workflow.patched(SHORT_WAITS_PATCH)
+            and await _slept_in_worker(due, decided)
+        ):
+            continue  # slept, or decided: the loop's `fire_due` journals what is due now
         try:
             await workflow.wait_condition(decided, timeout=left + _SLACK)
         except TimeoutError:
             continue  # the timer fired: the loop's `fire_due` journals what is due now
+
+
+def _awaits_a_timed_decision(state: RunState) -> bool:
+    """Whether a call awaits approval with a deadline: its wait keeps the Temporal timer, late or
+    not. A sleep in the worker keeps the workflow's task open, and a decision that arrives then
+    is taken when the sleep ends — past the deadline, so an approval sent in time would be
+    refused; a timer fired late only gives the human a little more time."""
+    return any(p.status is CallStatus.AWAITING_APPROVAL and p.deadline is not None for p in state.calls.values())
+
+
+async def _slept_in_worker(due: datetime, decided: Callable[[], bool]) -> bool:
+    """Sleep until `due` in this worker (`SLEEP_UNTIL`, a local activity), or until `decided()`
+    first, which cancels the sleep. False when the sleep failed (a worker that does not register
+    it): the caller then waits on a Temporal timer, late but sure."""
+    sleep = workflow.start_local_activity(
+        SLEEP_UNTIL,
+        (due + _SLEEP_SLACK).isoformat(),
+        start_to_close_timeout=_SLEEP_TIMEOUT,
+        retry_policy=RetryPolicy(maximum_attempts=1),
+    )
+    await workflow.wait_condition(lambda: sleep.done() or decided())
+    if not sleep.done():
+        sleep.cancel()
+    try:
+        await sleep
+    except ActivityError:
+        return decided()  # cancelled by the decision, or the sleep failed
+    return True
 
 
 def wait_result(exc: RetryAfter) -> dict[str, Any]:
