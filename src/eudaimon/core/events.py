@@ -12,7 +12,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import ClassVar
 
-from eudaimon.core.messages import ContentPart, JsonObject, Message, ToolSpec, Usage
+from eudaimon.core.messages import NO_USAGE, ContentPart, JsonObject, Message, ToolSpec, Usage
 from eudaimon.core.settings import ModelSettings
 
 
@@ -179,7 +179,7 @@ class ModelCalled:
     step: int
     request_id: str
     message: Message
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = NO_USAGE
     cost_usd: float | None = None
     model: str = ""
     duration_ms: int = 0
@@ -196,7 +196,7 @@ class ModelFailed:
     type: ClassVar[str] = "model_failed"
     step: int
     error: str
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = NO_USAGE
     cost_usd: float | None = None
     request_id: str = ""
     model: str = ""
@@ -210,7 +210,7 @@ class GuardrailRejected:
     step: int
     guardrail: str
     feedback: str
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = NO_USAGE
     cost_usd: float | None = None
     model: str = ""
 
@@ -319,7 +319,7 @@ class ToolCompleted:
     duration_ms: int = 0
     child_run_id: str | None = None
     """The child run the call started (an agent used as a tool, a handoff)."""
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = NO_USAGE
     """What the call spent on models (a child run's usage), added to this run's."""
     cost_usd: float | None = None
     parts: tuple[ContentPart, ...] = ()

@@ -201,6 +201,11 @@ class Usage:
         return self.input_tokens + self.output_tokens
 
 
+NO_USAGE = Usage()
+"""No tokens: one shared value (`Usage` is frozen), the default of every event's `usage`, so that
+the events of a step (a tool's result, a model answer that reported nothing) allocate none."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Message:
     """One message of a conversation.

@@ -15,7 +15,7 @@ from typing import Any
 
 from eudaimon.core.events import FailureKind, GuardrailRejected, ModelCalled, ModelFailed, RunFailed
 from eudaimon.core.groups import estimate_tokens, fit_to_budget
-from eudaimon.core.messages import Message, ToolSpec, Usage
+from eudaimon.core.messages import NO_USAGE, Message, ToolSpec, Usage
 from eudaimon.core.state import RunState
 from eudaimon.extensions.guardrails import Block, RetryWithFeedback, Transform, run_output_guardrails
 from eudaimon.models.base import ChatRequest, ChatResponse
@@ -25,9 +25,6 @@ from eudaimon.runtime.loop.context import loop_state, offered_specs, run_context
 from eudaimon.runtime.loop.journal import RunJournal
 from eudaimon.streaming import Error, StreamEvent
 from eudaimon.streaming import Usage as UsageEvent
-
-_NO_USAGE = Usage()
-"""What a response that reports no usage is billed: one shared value, since `Usage` is frozen."""
 
 
 @dataclass(slots=True)
@@ -99,9 +96,9 @@ async def after_call(
     if cfg.hooks is not None:
         await cfg.hooks.on_model_response(response, run_context(journal, call.step))
     if call.answered_by:
-        served_by, usage, cost = "", _NO_USAGE, None
+        served_by, usage, cost = "", NO_USAGE, None
     else:
-        served_by, usage = answer.model or cfg.model.model_id, answer.usage or _NO_USAGE
+        served_by, usage = answer.model or cfg.model.model_id, answer.usage or NO_USAGE
         cost = cfg.price(served_by, usage) if cfg.price is not None else None
     message = response.message
     if not message.tool_calls and cfg.output_guardrails:
