@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import ClassVar
 
 from eudaimon.core.messages import NO_USAGE, ContentPart, JsonObject, Message, ToolSpec, Usage
+from eudaimon.core.quick_init import quick_init
 from eudaimon.core.settings import ModelSettings
 
 
@@ -132,6 +133,7 @@ class RunQueued:
     reused idempotency key is checked against these, and the values themselves are not repeated."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ModelAttemptStarted:
     """Written before the model is called: an attempt without an outcome was interrupted."""
@@ -173,6 +175,7 @@ class ModelContextRejected:
     """The `max_tokens` later requests of the step ask for (None: the agent's own setting)."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ModelCalled:
     type: ClassVar[str] = "model_called"
@@ -290,6 +293,7 @@ class ToolDenied:
     reason: str = ""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolStarted:
     """The intent, written before the tool runs: the fence that lets one process execute a call."""
@@ -309,6 +313,7 @@ class ToolStarted:
     """The datasource the call writes to, in one transaction with its completion record."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCompleted:
     type: ClassVar[str] = "tool_completed"
@@ -533,6 +538,7 @@ EVENT_REGISTRY: dict[str, type[EventData]] = {cls.type: cls for cls in EVENT_TYP
 TERMINAL_TYPES = frozenset({"budget_exceeded", "run_completed", "run_failed", "run_cancelled"})
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Event:
     """A payload at its place in a run's journal."""
