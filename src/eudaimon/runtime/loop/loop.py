@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from eudaimon.core.decide import (
@@ -53,6 +53,8 @@ from eudaimon.streaming import Done, Error, StreamEvent
 
 logger = logging.getLogger("eudaimon.runtime")
 
+_NOTHING: tuple[StreamEvent, ...] = ()
+
 
 async def drive(
     journal: RunJournal,
@@ -74,8 +76,14 @@ async def drive(
         while True:
             await journal.clock.turn()  # the loop's other callbacks and timers go first if steps ran long
             step = next_step(state, cfg.decide)
-            if isinstance(step, CallModel):
-                events = run.call_model(step.step)
+            events: AsyncIterator[StreamEvent] | None = None
+            if isinstance(step, CallModel) and not stream_model:
+                made = await run.call_model(step.step)  # a coroutine: no generator a step
+                if emit:
+                    for event in made:
+                        yield event
+            elif isinstance(step, CallModel):
+                events = run.stream_model_call(step.step)
             elif isinstance(step, RunTools):
                 events = run.run_tools(step)
             elif isinstance(step, Finish):
@@ -86,9 +94,10 @@ async def drive(
                     continue  # a deadline or a wake fell due while the run waited: it goes on
                 run.halt(step)
                 break
-            async for event in events:
-                if emit:
-                    yield event
+            if events is not None:
+                async for event in events:
+                    if emit:
+                        yield event
             if state.status in TERMINAL_STATUSES:
                 break  # the step recorded the run's end (a cancel, a budget, a guardrail's block)
     except asyncio.CancelledError:
@@ -163,8 +172,35 @@ class _Run:
     stream_model: bool
     emit: bool
 
-    async def call_model(self, step: int) -> AsyncIterator[StreamEvent]:
-        """Ask the model for step `step`'s answer and journal it, unless the run stops first."""
+    async def call_model(self, step: int) -> Sequence[StreamEvent]:
+        """Ask the model for step `step`'s answer in one call and journal it, unless the run
+        stops first; what it makes for the stream (a coroutine: no generator a step)."""
+        journal, cfg, watch = self.journal, self.cfg, self.watch
+        if await self._stopped_before_call():
+            return _NOTHING
+        call = await before_call(journal, cfg, step)
+        answer = call.answer
+        if answer is None:
+            try:
+                answer = await model_call(
+                    journal,
+                    cfg.model,
+                    call.request,
+                    step=step,
+                    retry=cfg.model_retry,
+                    offered=cfg.prepared,
+                    watch=watch,
+                )
+            except (ContextRejected, CallCancelled) as exc:
+                return self._cut_off(exc)
+            finally:
+                if watch is not None:
+                    watch.pause()
+            await journal.clock.turn()  # a wave of answers arrives at once: judging them is steps' work
+        return await after_call(journal, cfg, call, answer, self.emit)
+
+    async def stream_model_call(self, step: int) -> AsyncIterator[StreamEvent]:
+        """`call_model` with the model's deltas yielded as they arrive (`prompt_stream`)."""
         journal, cfg, watch = self.journal, self.cfg, self.watch
         if await self._stopped_before_call():
             return
@@ -172,45 +208,40 @@ class _Run:
         answer = call.answer
         if answer is None:
             try:
-                if self.stream_model:
-                    stream = attempt(
-                        journal,
-                        cfg.model,
-                        call.request,
-                        step=step,
-                        stream=True,
-                        retry=cfg.model_retry,
-                        offered=cfg.prepared,
-                        watch=watch,
-                    )
-                    async for item in stream:
-                        if isinstance(item, ChatResponse):
-                            answer = item
-                        else:
-                            yield item
-                else:
-                    answer = await model_call(
-                        journal,
-                        cfg.model,
-                        call.request,
-                        step=step,
-                        retry=cfg.model_retry,
-                        offered=cfg.prepared,
-                        watch=watch,
-                    )
-            except ContextRejected as exc:
-                yield Error(f"context too long, retrying with a smaller request: {exc}")
-                return
-            except CallCancelled as exc:
-                journal.record(RunCancelled(reason=exc.request.reason, by=exc.request.by))
+                stream = attempt(
+                    journal,
+                    cfg.model,
+                    call.request,
+                    step=step,
+                    stream=True,
+                    retry=cfg.model_retry,
+                    offered=cfg.prepared,
+                    watch=watch,
+                )
+                async for item in stream:
+                    if isinstance(item, ChatResponse):
+                        answer = item
+                    else:
+                        yield item
+            except (ContextRejected, CallCancelled) as exc:
+                for event in self._cut_off(exc):
+                    yield event
                 return
             finally:
                 if watch is not None:
                     watch.pause()
             assert answer is not None
-            await journal.clock.turn()  # a wave of answers arrives at once: judging them is steps' work
+            await journal.clock.turn()
         for event in await after_call(journal, cfg, call, answer, self.emit):
             yield event
+
+    def _cut_off(self, exc: ContextRejected | CallCancelled) -> Sequence[StreamEvent]:
+        """A model call that ended without an answer: the context was too long (the step is
+        asked again, smaller), or a cancel closed it (recorded)."""
+        if isinstance(exc, ContextRejected):
+            return (Error(f"context too long, retrying with a smaller request: {exc}"),)
+        self.journal.record(RunCancelled(reason=exc.request.reason, by=exc.request.by))
+        return _NOTHING
 
     async def _stopped_before_call(self) -> bool:
         """Whether the run ended before its next model call (recorded): cancelled or over budget."""
