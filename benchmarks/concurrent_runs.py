@@ -3,7 +3,9 @@
 N runs start at once through `Agent.prompt` on one store, each on a conversation thread of its
 own; each makes 6 model calls (a `FunctionModel` sleeping 50 ms, as a remote model would), the
 first five asking for one READ tool call. One run alone is the same run with a model that
-answers at once, 200 of them one after another: the step's own CPU, nothing else in flight.
+answers at once, 200 of them one after another: the step's own CPU, nothing else in flight
+(in memory, the median of `LONE_REPEATS` such batches, each on a fresh store and loop: one batch
+is 0.1 s, and single batches read 81-119 µs a step for the same tree in one run).
 Every run's answer and tool count are checked as it ends, and only that verdict is kept (a kept
 response would grow the heap the collector walks). Each (store, N) runs in a fresh
 subprocess, memory (`MemoryStore`) and SQLite (`SqliteStore`, `synchronous=full`). Reported:
@@ -29,6 +31,7 @@ import _harness as h
 ROUNDS = 1
 CALLS = 6
 LONE = "one run alone"
+LONE_REPEATS = 5
 
 
 async def runs(store_kind: str, n: int, path: str) -> dict[str, Any]:
@@ -102,10 +105,14 @@ async def runs(store_kind: str, n: int, path: str) -> dict[str, Any]:
 
 
 def child(store_kind: str, n: int) -> dict[str, Any]:
-    """One configuration, in this (fresh) process."""
+    """One configuration, in this (fresh) process: one run alone in memory is the batch of
+    median CPU among `LONE_REPEATS`."""
     os.environ.setdefault("EUDAIMON_LEASE_TTL_S", "10")
-    with h.scratch("concurrent-") as root:
-        return asyncio.run(runs(store_kind, n, str(Path(root) / "runs.db")))
+    found = []
+    for _ in range(LONE_REPEATS if n == 0 and store_kind == "memory" else 1):
+        with h.scratch("concurrent-") as root:
+            found.append(asyncio.run(runs(store_kind, n, str(Path(root) / "runs.db"))))
+    return sorted(found, key=lambda figures: figures["CPU µs/step"])[len(found) // 2]
 
 
 async def idle_timer() -> float:

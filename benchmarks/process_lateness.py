@@ -263,9 +263,11 @@ async def _worker(src: Path, where: Path, runs: int) -> dict[str, Any]:
         h.stop(server)
 
 
-def measure(src: Path, *, quick: bool = False, only: tuple[str, ...] = ("serve", "worker")) -> dict[str, Any]:
+def measure(src: Path, quick: bool = False, only: tuple[str, ...] | None = None) -> dict[str, Any]:
     """The timer's lateness in `eudaimon serve` and `eudaimon worker` running `src`'s eudaimon
-    with `RUNS` runs in flight (100 with `quick`): {"serve": {...}, "worker": {...}}."""
+    with `RUNS` runs in flight (100 with `quick`): {"serve": {...}, "worker": {...}}. `only`
+    (else `$LATENESS_ONLY`, comma-separated, as `run.py process_lateness` passes it) picks one."""
+    only = only or tuple(os.environ.get("LATENESS_ONLY", "serve,worker").split(","))
     runs = 100 if quick else RUNS
     found: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="eudaimon-lateness-") as tmp:

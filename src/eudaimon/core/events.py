@@ -12,7 +12,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import ClassVar
 
-from eudaimon.core.messages import ContentPart, JsonObject, Message, ToolSpec, Usage
+from eudaimon.core.messages import NO_USAGE, ContentPart, JsonObject, Message, ToolSpec, Usage
+from eudaimon.core.quick_init import quick_init
 from eudaimon.core.settings import ModelSettings
 
 
@@ -132,6 +133,7 @@ class RunQueued:
     reused idempotency key is checked against these, and the values themselves are not repeated."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ModelAttemptStarted:
     """Written before the model is called: an attempt without an outcome was interrupted."""
@@ -173,13 +175,14 @@ class ModelContextRejected:
     """The `max_tokens` later requests of the step ask for (None: the agent's own setting)."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ModelCalled:
     type: ClassVar[str] = "model_called"
     step: int
     request_id: str
     message: Message
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = NO_USAGE
     cost_usd: float | None = None
     model: str = ""
     duration_ms: int = 0
@@ -196,7 +199,7 @@ class ModelFailed:
     type: ClassVar[str] = "model_failed"
     step: int
     error: str
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = NO_USAGE
     cost_usd: float | None = None
     request_id: str = ""
     model: str = ""
@@ -210,7 +213,7 @@ class GuardrailRejected:
     step: int
     guardrail: str
     feedback: str
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = NO_USAGE
     cost_usd: float | None = None
     model: str = ""
 
@@ -290,6 +293,7 @@ class ToolDenied:
     reason: str = ""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolStarted:
     """The intent, written before the tool runs: the fence that lets one process execute a call."""
@@ -309,6 +313,7 @@ class ToolStarted:
     """The datasource the call writes to, in one transaction with its completion record."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCompleted:
     type: ClassVar[str] = "tool_completed"
@@ -319,7 +324,7 @@ class ToolCompleted:
     duration_ms: int = 0
     child_run_id: str | None = None
     """The child run the call started (an agent used as a tool, a handoff)."""
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = NO_USAGE
     """What the call spent on models (a child run's usage), added to this run's."""
     cost_usd: float | None = None
     parts: tuple[ContentPart, ...] = ()
@@ -533,6 +538,7 @@ EVENT_REGISTRY: dict[str, type[EventData]] = {cls.type: cls for cls in EVENT_TYP
 TERMINAL_TYPES = frozenset({"budget_exceeded", "run_completed", "run_failed", "run_cancelled"})
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Event:
     """A payload at its place in a run's journal."""

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
+from eudaimon.core.quick_init import quick_init
+
 JsonObject = dict[str, Any]
 
 
@@ -165,6 +167,7 @@ class Role(StrEnum):
     TOOL = "tool"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """A model's request to run one tool.
@@ -181,6 +184,7 @@ class ToolCall:
     arguments: JsonObject | str = field(default_factory=dict)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Tokens a model call consumed. `cached_tokens` is the part of the input served from cache."""
@@ -201,6 +205,12 @@ class Usage:
         return self.input_tokens + self.output_tokens
 
 
+NO_USAGE = Usage()
+"""No tokens: one shared value (`Usage` is frozen), the default of every event's `usage`, so that
+the events of a step (a tool's result, a model answer that reported nothing) allocate none."""
+
+
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Message:
     """One message of a conversation.

@@ -26,7 +26,7 @@ from typing import Any
 from eudaimon.core.codec import encoding_problem
 from eudaimon.core.errors import InvalidEvent
 from eudaimon.core.events import EventData, ModelAttemptStarted, ModelCalled, ToolCompleted, ToolStarted
-from eudaimon.core.messages import Message, Role, ToolCall, Usage
+from eudaimon.core.messages import NO_USAGE, Message, Role, ToolCall, Usage
 
 MAX_DEPTH = 250
 """The deepest nesting of JSON values an event may hold (the codec's writer stops near 255)."""
@@ -237,9 +237,6 @@ def _tool_started(data: ToolStarted) -> str | None:
     )
 
 
-_NO_USAGE = Usage()
-
-
 def _tool_completed(data: ToolCompleted) -> str | None:
     problem = _text(data.call_id, "call_id") or _text(data.tool, "tool") or _text(data.output, "output")
     if problem is None and type(data.is_error) is not bool:
@@ -259,7 +256,7 @@ def _tool_completed(data: ToolCompleted) -> str | None:
         problem = f"usage must be a Usage, got {_kind(data.usage)}"
     if problem is None and data.child_run_id is not None and type(data.child_run_id) is not str:
         problem = f"child_run_id must be a string, got {_kind(data.child_run_id)}"
-    if problem is None and (data.child_run_id is not None or data.cost_usd is not None or data.usage != _NO_USAGE):
+    if problem is None and (data.child_run_id is not None or data.cost_usd is not None or data.usage != NO_USAGE):
         problem = encoding_problem(data)  # a child run's link and bill: rare, so the writer checks them
     return problem
 

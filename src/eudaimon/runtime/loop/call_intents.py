@@ -116,11 +116,14 @@ async def _prepare(journal: RunJournal, cfg: RuntimeConfig, plan: CallPlan) -> R
         return repaired
     call, tool = repaired, cfg.tools[repaired.name]  # the named tool, or the one middleware rerouted to
     try:
-        checked = tool.decode_arguments(call.arguments)
+        # Decoded by `_repaired` unless an approver or middleware gave them since.
+        fresh = edited is None and cfg.middleware is None and isinstance(call.arguments, dict)
+        checked = call.arguments if fresh else tool.decode_arguments(call.arguments)
         arguments = tool.parse_arguments(checked, validate=cfg.validate_tool_inputs)
     except ToolArgumentsError as exc:
         return refuse_call(journal, call, _unusable(state, str(exc)))
-    call = ToolCall(call.id, call.name, checked)
+    if checked is not call.arguments:
+        call = ToolCall(call.id, call.name, checked)
     verdict = await _verdict(journal, cfg, plan, call, tool, None if edited is not None else progress)
     if verdict is ToolPolicy.DENY:
         return _deny(journal, call, "denied by the approval policy")

@@ -13,6 +13,8 @@ from typing import Any
 
 from eudaimon.core.errors import ConfigurationError
 from eudaimon.core.messages import ToolSpec
+from eudaimon.core.state import RunState
+from eudaimon.extensions.hooks import LoopState
 from eudaimon.runtime.loop.config import RuntimeConfig
 from eudaimon.runtime.loop.journal import RunJournal
 from eudaimon.tools import ToolContext
@@ -22,6 +24,11 @@ def run_context(journal: RunJournal, step: int | None = None, call_id: str = "")
     """The context of the run outside a tool's execution: no idempotency key, attempt 0."""
     state = journal.state
     return ToolContext(state.run_id, call_id, "", 0, journal.deps, state.steps if step is None else step)
+
+
+def loop_state(state: RunState, cfg: RuntimeConfig, iteration: int) -> LoopState:
+    """What a hook is told of the loop at `iteration`."""
+    return LoopState(iteration=iteration, max_iterations=cfg.decide.max_iterations, run_id=state.run_id)
 
 
 async def offered_specs(journal: RunJournal, cfg: RuntimeConfig, step: int) -> tuple[ToolSpec, ...]:

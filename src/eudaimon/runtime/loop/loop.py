@@ -8,11 +8,9 @@ new process after a crash or a human decision continues exactly where the journa
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-from collections.abc import AsyncIterator, MutableSequence, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 
 from eudaimon.core.decide import (
     AwaitApproval,
@@ -32,40 +30,31 @@ from eudaimon.core.events import (
     BudgetExceeded,
     FailureKind,
     FinishRejected,
-    GuardrailRejected,
-    ModelCalled,
-    ModelFailed,
     RunCancelled,
     RunCompleted,
     RunFailed,
     ToolOutcomeUnknown,
 )
-from eudaimon.core.groups import estimate_tokens, fit_to_budget
-from eudaimon.core.messages import Message, ToolSpec, Usage
-from eudaimon.core.state import TERMINAL_STATUSES, RunState
-from eudaimon.extensions.guardrails import Block, RetryWithFeedback, Transform, run_output_guardrails
-from eudaimon.extensions.hooks import LoopState
-from eudaimon.models.base import ChatRequest, ChatResponse
-from eudaimon.models.history import History
+from eudaimon.core.state import TERMINAL_STATUSES
+from eudaimon.models.base import ChatResponse
 from eudaimon.runtime.loop.call_intents import prepare_batch
 from eudaimon.runtime.loop.call_watch import CallCancelled, CallWatch
 from eudaimon.runtime.loop.cancel import CancellationToken
 from eudaimon.runtime.loop.clock import no_wait
 from eudaimon.runtime.loop.config import RuntimeConfig
-from eudaimon.runtime.loop.context import offered_specs, run_context
+from eudaimon.runtime.loop.context import loop_state, run_context
 from eudaimon.runtime.loop.datasource_calls import DatasourceOutcomeUnknown
 from eudaimon.runtime.loop.journal import RunJournal
 from eudaimon.runtime.loop.model_calls import ContextRejected, attempt
 from eudaimon.runtime.loop.model_calls import call as model_call
+from eudaimon.runtime.loop.model_turn import after_call, before_call
 from eudaimon.runtime.loop.signals import LoopSignal
 from eudaimon.runtime.loop.tool_calls import OutcomeLost, run_alone, run_together
 from eudaimon.streaming import Done, Error, StreamEvent
-from eudaimon.streaming import Usage as UsageEvent
 
 logger = logging.getLogger("eudaimon.runtime")
 
-_NO_USAGE = Usage()
-"""What a response that reports no usage is billed: one shared value, since `Usage` is frozen."""
+_NOTHING: tuple[StreamEvent, ...] = ()
 
 
 async def drive(
@@ -88,8 +77,14 @@ async def drive(
         while True:
             await journal.clock.turn()  # the loop's other callbacks and timers go first if steps ran long
             step = next_step(state, cfg.decide)
-            if isinstance(step, CallModel):
-                events = run.call_model(step.step)
+            events: AsyncIterator[StreamEvent] | None = None
+            if isinstance(step, CallModel) and not stream_model:
+                made = await run.call_model(step.step)  # a coroutine: no generator a step
+                if emit:
+                    for event in made:
+                        yield event
+            elif isinstance(step, CallModel):
+                events = run.stream_model_call(step.step)
             elif isinstance(step, RunTools):
                 events = run.run_tools(step)
             elif isinstance(step, Finish):
@@ -100,9 +95,10 @@ async def drive(
                     continue  # a deadline or a wake fell due while the run waited: it goes on
                 run.halt(step)
                 break
-            async for event in events:
-                if emit:
-                    yield event
+            if events is not None:
+                async for event in events:
+                    if emit:
+                        yield event
             if state.status in TERMINAL_STATUSES:
                 break  # the step recorded the run's end (a cancel, a budget, a guardrail's block)
     except asyncio.CancelledError:
@@ -167,22 +163,6 @@ async def _failed(journal: RunJournal, cfg: RuntimeConfig, exc: Exception) -> No
             logger.exception("an on_error hook raised while reporting %r", exc)
 
 
-@dataclass(slots=True)
-class _Call:
-    """A model call about to be made: its request, and the answer when middleware gave one.
-
-    Never changed once made, and not frozen: a frozen dataclass is made 2.5x slower, once a step.
-    """
-
-    step: int
-    request: ChatRequest
-    started: float
-    """When the call started (`Clock.monotonic_ms`), for its `duration_ms`."""
-    answer: ChatResponse | None = None
-    answered_by: str = ""
-    """The middleware layer that answered instead of the model: nothing was billed."""
-
-
 @dataclass(frozen=True, slots=True)
 class _Run:
     """One drive of the loop: each kind of step the loop takes, as a method.
@@ -198,54 +178,76 @@ class _Run:
     stream_model: bool
     emit: bool
 
-    async def call_model(self, step: int) -> AsyncIterator[StreamEvent]:
-        """Ask the model for step `step`'s answer and journal it, unless the run stops first."""
+    async def call_model(self, step: int) -> Sequence[StreamEvent]:
+        """Ask the model for step `step`'s answer in one call and journal it, unless the run
+        stops first; what it makes for the stream (a coroutine: no generator a step)."""
         journal, cfg, watch = self.journal, self.cfg, self.watch
         if await self._stopped_before_call():
-            return
-        call = await _before_call(journal, cfg, step)
+            return _NOTHING
+        call = await before_call(journal, cfg, step)
         answer = call.answer
         if answer is None:
             try:
-                if self.stream_model:
-                    stream = attempt(
-                        journal,
-                        cfg.model,
-                        call.request,
-                        step=step,
-                        stream=True,
-                        retry=cfg.model_retry,
-                        offered=cfg.prepared,
-                        watch=watch,
-                    )
-                    async for item in stream:
-                        if isinstance(item, ChatResponse):
-                            answer = item
-                        else:
-                            yield item
-                else:
-                    answer = await model_call(
-                        journal,
-                        cfg.model,
-                        call.request,
-                        step=step,
-                        retry=cfg.model_retry,
-                        offered=cfg.prepared,
-                        watch=watch,
-                    )
-            except ContextRejected as exc:
-                yield Error(f"context too long, retrying with a smaller request: {exc}")
-                return
-            except CallCancelled as exc:
-                journal.record(RunCancelled(reason=exc.request.reason, by=exc.request.by))
+                answer = await model_call(
+                    journal,
+                    cfg.model,
+                    call.request,
+                    step=step,
+                    retry=cfg.model_retry,
+                    offered=cfg.prepared,
+                    watch=watch,
+                )
+            except (ContextRejected, CallCancelled) as exc:
+                return self._cut_off(exc)
+            finally:
+                if watch is not None:
+                    watch.pause()
+            await journal.clock.turn()  # a wave of answers arrives at once: judging them is steps' work
+        return await after_call(journal, cfg, call, answer, self.emit)
+
+    async def stream_model_call(self, step: int) -> AsyncIterator[StreamEvent]:
+        """`call_model` with the model's deltas yielded as they arrive (`prompt_stream`)."""
+        journal, cfg, watch = self.journal, self.cfg, self.watch
+        if await self._stopped_before_call():
+            return
+        call = await before_call(journal, cfg, step)
+        answer = call.answer
+        if answer is None:
+            try:
+                stream = attempt(
+                    journal,
+                    cfg.model,
+                    call.request,
+                    step=step,
+                    stream=True,
+                    retry=cfg.model_retry,
+                    offered=cfg.prepared,
+                    watch=watch,
+                )
+                async for item in stream:
+                    if isinstance(item, ChatResponse):
+                        answer = item
+                    else:
+                        yield item
+            except (ContextRejected, CallCancelled) as exc:
+                for event in self._cut_off(exc):
+                    yield event
                 return
             finally:
                 if watch is not None:
                     watch.pause()
             assert answer is not None
-            await journal.clock.turn()  # a wave of answers arrives at once: judging them is steps' work
-        for event in await _after_call(journal, cfg, call, answer, self.emit):
+            await journal.clock.turn()
+        for event in await after_call(journal, cfg, call, answer, self.emit):
             yield event
+
+    def _cut_off(self, exc: ContextRejected | CallCancelled) -> Sequence[StreamEvent]:
+        """A model call that ended without an answer: the context was too long (the step is
+        asked again, smaller), or a cancel closed it (recorded)."""
+        if isinstance(exc, ContextRejected):
+            return (Error(f"context too long, retrying with a smaller request: {exc}"),)
+        self.journal.record(RunCancelled(reason=exc.request.reason, by=exc.request.by))
+        return _NOTHING
 
     async def _stopped_before_call(self) -> bool:
         """Whether the run ended before its next model call (recorded): cancelled or over budget."""
@@ -284,14 +286,14 @@ class _Run:
         if cancel is not None and cancel.is_cancelled:
             journal.record(RunCancelled(reason=cancel.reason, by=cancel.by))
         elif not journal.state.pending and cfg.hooks is not None:
-            await cfg.hooks.on_iteration_end(_loop_state(journal.state, cfg, journal.state.steps), run_context(journal))
+            await cfg.hooks.on_iteration_end(loop_state(journal.state, cfg, journal.state.steps), run_context(journal))
 
     async def finish(self, text: str) -> None:
         """Complete with the final answer, or ask for a corrected one."""
         journal, cfg = self.journal, self.cfg
         await _finish(journal, cfg, text)
         if journal.state.status.is_terminal and cfg.hooks is not None:
-            await cfg.hooks.on_iteration_end(_loop_state(journal.state, cfg, journal.state.steps), run_context(journal))
+            await cfg.hooks.on_iteration_end(loop_state(journal.state, cfg, journal.state.steps), run_context(journal))
 
     def fire_due(self, step: Step) -> bool:
         """Record the deadlines and wakes due by now in a run about to stop for them (a run
@@ -319,122 +321,6 @@ def failure_kind(exc: Exception) -> FailureKind:
     if isinstance(exc, ModelError):
         return FailureKind.MODEL_ERROR
     return FailureKind.EXCEPTION
-
-
-def _loop_state(state: RunState, cfg: RuntimeConfig, iteration: int) -> LoopState:
-    return LoopState(iteration=iteration, max_iterations=cfg.decide.max_iterations, run_id=state.run_id)
-
-
-SHARE_FROM = 128
-"""A history this long is shared with the request through a `History` view, so a step costs the
-same however long the run; a shorter one is copied, which is cheaper than the view's accesses."""
-
-
-def build_request(state: RunState, cfg: RuntimeConfig, tools: Sequence[ToolSpec] | None = None) -> ChatRequest:
-    """The step's request: the run's messages, the tools offered (the agent's, unless a step
-    decided otherwise) and the agent's model settings with the run's own merged over them."""
-    messages: MutableSequence[Message]
-    if state.input_budget_tokens is not None:
-        messages = History(fit_to_budget(state.messages, state.input_budget_tokens))
-    elif len(state.messages) >= SHARE_FROM:
-        messages = History(state.messages)
-    else:
-        messages = state.messages[:]
-    settings = cfg.model_settings if state.model_settings is None else cfg.model_settings.merged(state.model_settings)
-    specs = cfg.tool_specs if tools is None else tools
-    max_tokens = settings.max_tokens
-    if state.output_budget_tokens is not None:
-        # A context rejection reserved a smaller output budget for the newest turn to fit.
-        max_tokens = min(max_tokens or state.output_budget_tokens, state.output_budget_tokens)
-    return ChatRequest(messages, specs, settings.temperature, max_tokens, settings, cfg.structured_output)
-
-
-async def _before_call(journal: RunJournal, cfg: RuntimeConfig, step: int) -> _Call:
-    """The call this step makes: its request, and the answer when middleware short-circuits it."""
-    if cfg.hooks is not None:
-        await cfg.hooks.on_iteration_start(_loop_state(journal.state, cfg, step), run_context(journal, step))
-    offered = await offered_specs(journal, cfg, step) if cfg.prepared else None
-    request = build_request(journal.state, cfg, offered)
-    started = journal.clock.monotonic_ms()
-    if cfg.middleware is not None and (short := await cfg.middleware.short_circuit_request(request)) is not None:
-        return _Call(step, request, started, short[1], short[0])
-    return _Call(step, request, started)
-
-
-_NOTHING: tuple[StreamEvent, ...] = ()
-
-
-async def _after_call(
-    journal: RunJournal, cfg: RuntimeConfig, call: _Call, answer: ChatResponse, emit: bool
-) -> Sequence[StreamEvent]:
-    """Judge and journal the model's answer; return the stream events it makes (if `emit`).
-
-    An answer from middleware (`call.answered_by`) was not billed. Otherwise the bill is what
-    the provider reported, whatever `on_response` makes of the response.
-    """
-    response = answer
-    if cfg.middleware is not None:
-        response = await cfg.middleware.run_on_response(response)
-    if cfg.hooks is not None:
-        await cfg.hooks.on_model_response(response, run_context(journal, call.step))
-    if call.answered_by:
-        served_by, usage, cost = "", _NO_USAGE, None
-    else:
-        served_by, usage = answer.model or cfg.model.model_id, answer.usage or _NO_USAGE
-        cost = cfg.price(served_by, usage) if cfg.price is not None else None
-    message = response.message
-    if not message.tool_calls and cfg.output_guardrails:
-        verdict = await run_output_guardrails(cfg.output_guardrails, message.content, run_context(journal, call.step))
-        if isinstance(verdict, Transform):
-            message = replace(message, content=verdict.text)
-        elif isinstance(verdict, RetryWithFeedback | Block):
-            billed = {"usage": usage, "cost_usd": cost, "model": served_by}  # billed all the same
-            rejected = _rejected(journal, call.step, verdict, billed)
-            return (*rejected, _usage_event(cfg, call, answer, served_by, usage, cost)) if emit else _NOTHING
-    journal.record(
-        ModelCalled(
-            step=call.step,
-            request_id=journal.state.open_attempt or "",
-            message=message,
-            usage=usage,
-            cost_usd=cost,
-            model=served_by,
-            duration_ms=round(journal.clock.monotonic_ms() - call.started),
-            stop_reason=str(response.stop_reason),
-            short_circuited_by=call.answered_by,
-        )
-    )
-    return (_usage_event(cfg, call, answer, served_by, usage, cost),) if emit else _NOTHING
-
-
-def _rejected(
-    journal: RunJournal, step: int, verdict: RetryWithFeedback | Block, billed: dict[str, Any]
-) -> tuple[StreamEvent, ...]:
-    """Journal an answer an output guardrail rejected, with its bill: asked again, or the run fails."""
-    if isinstance(verdict, RetryWithFeedback):
-        journal.record(GuardrailRejected(step=step, guardrail=verdict.guardrail, feedback=verdict.feedback, **billed))
-        return (Error(f"answer rejected by an output guardrail: {verdict.feedback}"),)
-    journal.record(ModelFailed(step=step, error=f"blocked by an output guardrail: {verdict.reason}", **billed))
-    journal.record(RunFailed(error=verdict.reason, kind=FailureKind.GUARDRAIL_BLOCKED, guardrail=verdict.guardrail))
-    return ()
-
-
-def _usage_event(
-    cfg: RuntimeConfig, call: _Call, answer: ChatResponse, served_by: str, usage: Usage, cost: float | None
-) -> UsageEvent:
-    if answer.usage is None and served_by:
-        # Estimated from characters when the model reported nothing, as the reference does, and
-        # priced like a reported usage; the journal keeps only what was observed. The whole
-        # request was sent, so the whole request counts: every message and the tool specs.
-        usage = Usage(request_tokens(call.request), estimate_tokens(answer.message))
-        cost = cfg.price(served_by, usage) if cfg.price is not None else None
-    return UsageEvent(call.step, usage.input_tokens, usage.output_tokens, cost or 0.0)
-
-
-def request_tokens(request: ChatRequest) -> int:
-    """The estimated input tokens of a whole request (~4 characters a token)."""
-    tools = sum(len(t.name) + len(t.description) + len(json.dumps(t.parameters)) for t in request.tools)
-    return sum(estimate_tokens(m) for m in request.messages) + (tools + 3) // 4
 
 
 async def _finish(journal: RunJournal, cfg: RuntimeConfig, text: str) -> None:

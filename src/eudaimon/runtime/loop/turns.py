@@ -46,11 +46,16 @@ class _Turns:
         self._waiting: deque[asyncio.Future[None]] = deque()
         self._next: asyncio.TimerHandle | None = None
 
+    def free(self) -> bool:
+        """Whether a step may go ahead at once, the slice lasting and nobody in line (counted
+        as let through): the usual answer, given without a coroutine of its own."""
+        if self._loop.time() < self._ends and not self._waiting:
+            self._passed += 1
+            return True
+        return False
+
     async def take(self) -> None:
         now = self._loop.time()
-        if now < self._ends and not self._waiting:
-            self._passed += 1
-            return
         task = id(asyncio.current_task())
         if task in self._holders and now < self._ends + SLICE_S:
             return  # it waited for its turn in this slice: it finishes what it began, within reason
@@ -105,4 +110,6 @@ _TURNS = PerLoop(_Turns)
 
 async def take_turn() -> None:
     """Wait, if the loop's current slice is spent, until the loop has had its turn."""
-    await _TURNS.get().take()
+    turns = _TURNS.get()
+    if not turns.free():
+        await turns.take()
