@@ -11,14 +11,33 @@ record and a result that is not an error.
 from __future__ import annotations
 
 import json
+import uuid
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from eudaimon.core.codec import event_to_dict
 from eudaimon.core.events import Event
 
 Row = tuple[Any, ...]
+
+ORDERS_COLUMNS = "run_id TEXT NOT NULL, n INTEGER NOT NULL, call_key TEXT NOT NULL"
+"""The soak and fault agents' orders table: one row per insert call, under the call's key."""
+
+
+@contextmanager
+def orders_database(prefix: str, dsn: str) -> Iterator[tuple[str, str]]:
+    """A PostgreSQL database of the test's own holding an empty orders table: (its URL, the table)."""
+    import psycopg
+
+    from support.databases import postgres_database
+
+    table = f"orders_{uuid.uuid4().hex[:10]}"
+    with postgres_database(prefix, dsn) as url:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"CREATE TABLE {table} ({ORDERS_COLUMNS})")
+        yield url, table
 
 
 def call_problems(

@@ -14,58 +14,18 @@ PostgreSQL (and a real Temporal dev server).
 
 from __future__ import annotations
 
-import os
-import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+from _datasource_faults import CALLS, check_each_call_landed_once, shop
 from _fleet import in_process_worker
-from datasource_fault_agent import close_all, make
+from datasource_fault_agent import make
 from temporalio.client import Client
 
-from eudaimon.datasources import COMPLETIONS_TABLE
 from eudaimon.stores.url import open_store
 from eudaimon.temporal import TemporalEngine
-from support.datasource_soaks import call_problems
 
-CALLS = 2
-
-
-@pytest.fixture(params=["after_insert", "before_insert"])
-async def shop(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[tuple[str, str]]:
-    """A PostgreSQL database of the test's own with an empty orders table: (its URL, the table)."""
-    dsn = os.environ.get("EUDAIMON_TEST_PG_DSN")
-    if not dsn:
-        pytest.skip("EUDAIMON_TEST_PG_DSN is unset")
-    import psycopg
-
-    from support.databases import postgres_database
-
-    table = f"orders_{uuid.uuid4().hex[:10]}"
-    with postgres_database("eudaimon_dsfault", dsn) as url:
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute(f"CREATE TABLE {table} (run_id TEXT NOT NULL, n INTEGER NOT NULL, call_key TEXT NOT NULL)")
-        env = {"FAULT_URL": url, "FAULT_TABLE": table, "FAULT_CALLS": str(CALLS), "FAULT_WHEN": request.param}
-        for name, value in env.items():
-            monkeypatch.setenv(name, value)
-        try:
-            yield url, table
-        finally:
-            await close_all()
-
-
-def _check(url: str, table: str, run_id: str, events: list[Any]) -> None:
-    import psycopg
-
-    with psycopg.connect(url) as conn:
-        rows = conn.execute(f"SELECT run_id, n, call_key FROM {table}").fetchall()
-        records = conn.execute(f"SELECT run_id, call_id, idempotency_key FROM {COMPLETIONS_TABLE}").fetchall()
-    problems = call_problems({run_id: events}, rows, records, calls=CALLS, tool="insert")
-    assert not problems, "\n".join(problems)
-    assert len(rows) == len(records) == CALLS
-    assert not any(e.data.recovered for e in events if e.type == "tool_completed")  # type: ignore[union-attr]
+__all__ = ["shop"]  # the fixture this module uses
 
 
 async def test_a_call_whose_connection_dies_runs_again_on_a_temporal_worker(
@@ -80,7 +40,7 @@ async def test_a_call_whose_connection_dies_runs_again_on_a_temporal_worker(
         finally:
             await agent.aclose()
     assert str(response.status) == "completed", events
-    _check(url, table, response.run_id, events)
+    check_each_call_landed_once(url, table, response.run_id, events)
 
 
 async def test_a_call_whose_connection_dies_runs_again_in_a_local_run(tmp_path: Path, shop: tuple[str, str]) -> None:
@@ -94,7 +54,7 @@ async def test_a_call_whose_connection_dies_runs_again_in_a_local_run(tmp_path: 
         await agent.aclose()
         await store.close()
     assert str(response.status) == "completed", events
-    _check(url, table, response.run_id, events)
+    check_each_call_landed_once(url, table, response.run_id, events)
 
 
 async def test_a_call_whose_every_attempt_fails_is_recovered_on_a_temporal_worker(
@@ -122,6 +82,6 @@ async def test_a_call_whose_every_attempt_fails_is_recovered_on_a_temporal_worke
         finally:
             await agent.aclose()
     assert str(response.status) == "completed", events
-    _check(url, table, response.run_id, events)
+    check_each_call_landed_once(url, table, response.run_id, events)
     attempts = [e.data.attempt for e in events if e.type == "tool_started"]  # type: ignore[union-attr]
     assert attempts == [1, 2, 3] * CALLS

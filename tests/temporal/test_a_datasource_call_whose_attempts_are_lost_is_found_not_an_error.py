@@ -30,7 +30,7 @@ from datasource_soak_agent import make
 
 from eudaimon.datasources import COMPLETIONS_TABLE
 from eudaimon.temporal import TemporalEngine
-from support.datasource_soaks import call_problems
+from support.datasource_soaks import call_problems, orders_database
 
 
 @pytest.fixture
@@ -38,14 +38,7 @@ def shop(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, str]]:
     dsn = os.environ.get("EUDAIMON_TEST_PG_DSN")
     if not dsn:
         pytest.skip("EUDAIMON_TEST_PG_DSN is unset")
-    import psycopg
-
-    from support.databases import postgres_database
-
-    table = f"orders_{uuid.uuid4().hex[:10]}"
-    with postgres_database("eudaimon_dslost", dsn) as url:
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute(f"CREATE TABLE {table} (run_id TEXT NOT NULL, n INTEGER NOT NULL, call_key TEXT NOT NULL)")
+    with orders_database("eudaimon_dslost", dsn) as (url, table):
         for name, value in {"SOAK_URL": url, "SOAK_TABLE": table, "SOAK_CALLS": "1"}.items():
             monkeypatch.setenv(name, value)
         yield url, table

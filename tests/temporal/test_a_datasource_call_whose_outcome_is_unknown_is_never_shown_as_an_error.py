@@ -21,13 +21,13 @@ import uuid
 from pathlib import Path
 
 import pytest
+from _datasource_faults import CALLS, check_each_call_landed_once, shop
 from datasource_fault_agent import make
-from test_a_datasource_call_cut_off_is_run_again_never_shown_as_an_error import CALLS, _check, shop
 
 from eudaimon.datasources import DatasourceError
 from eudaimon.stores.url import open_store
 
-__all__ = ["shop"]  # the fixture, shared with the cut-off test
+__all__ = ["shop"]  # the fixture this module uses
 
 
 @pytest.mark.parametrize("shop", ["after_insert"], indirect=True)  # before it, nothing could commit
@@ -66,7 +66,7 @@ async def test_a_call_whose_datasource_stays_unreachable_stops_the_run_and_resum
         await agent.aclose()
         await store.close()
     assert str(response.status) == "completed", events
-    _check(url, table, run_id, events)
+    check_each_call_landed_once(url, table, run_id, events)
     assert stops == CALLS
     attempts = [e.data.attempt for e in events if e.type == "tool_started"]  # type: ignore[union-attr]
     assert attempts == [1, 2] * CALLS

@@ -33,7 +33,7 @@ from datasource_soak_agent import make
 from eudaimon.datasources import COMPLETIONS_TABLE
 from eudaimon.stores.url import open_store
 from eudaimon.temporal import TemporalEngine
-from support.datasource_soaks import call_problems
+from support.datasource_soaks import ORDERS_COLUMNS, call_problems
 
 KILLS = int(os.environ.get("EUDAIMON_DATASOURCE_FLEET_SOAK_KILLS", "12"))
 CALLS = 3
@@ -163,7 +163,7 @@ async def test_datasource_writes_land_exactly_once_when_temporal_workers_are_kil
     journal = f"sqlite:///{tmp_path / 'journal.db'}"
     with scratch_database() as url:
         with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute(f"CREATE TABLE {table} (run_id TEXT NOT NULL, n INTEGER NOT NULL, call_key TEXT NOT NULL)")
+            conn.execute(f"CREATE TABLE {table} ({ORDERS_COLUMNS})")
         for name, value in {"SOAK_URL": url, "SOAK_TABLE": table, "SOAK_CALLS": str(CALLS)}.items():
             monkeypatch.setenv(name, value)
         soak = FleetSoak(temporal_target, task_queue, journal, tmp_path)
