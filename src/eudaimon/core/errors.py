@@ -42,6 +42,8 @@
     ├── MCPToolError              an MCP server ran a tool and reported an error (eudaimon.mcp)
     ├── A2AToolError              a remote A2A agent's task did not complete (eudaimon.a2a)
     ├── DatasourceError           a datasource could not be reached or refused eudaimon's statements (eudaimon.datasources)
+    │   └── DatasourceUnreachable it kept failing eudaimon's statements for one call through its retries
+    │       └── DatasourceOutcomeUnknown  a local run stopped on a call that may have committed: resume it later
     ├── UnknownSchedule           also a KeyError: no schedule has this id (eudaimon.runtime.process.schedules)
     └── ScheduleEngineFailed      Temporal refused a schedule change; the record is unchanged (eudaimon.runtime.process.schedules)
 

@@ -7,6 +7,19 @@ commits; recovery reads the record to learn whether a call it lost track of comm
 """
 
 from eudaimon.datasources._datasource import Datasource
-from eudaimon.datasources._record import COMPLETIONS_TABLE, DatasourceError, StoredCompletion
+from eudaimon.datasources._record import (
+    COMPLETIONS_TABLE,
+    DatasourceError,
+    DatasourceOutcomeUnknown,
+    DatasourceUnreachable,
+    StoredCompletion,
+)
 
-__all__ = ["COMPLETIONS_TABLE", "Datasource", "DatasourceError", "StoredCompletion"]
+__all__ = [
+    "COMPLETIONS_TABLE",
+    "Datasource",
+    "DatasourceError",
+    "DatasourceOutcomeUnknown",
+    "DatasourceUnreachable",
+    "StoredCompletion",
+]

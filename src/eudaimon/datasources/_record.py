@@ -17,6 +17,26 @@ class DatasourceError(EudaimonError):
     names the datasource by its masked URL, never its password."""
 
 
+class DatasourceUnreachable(DatasourceError):
+    """The datasource kept failing eudaimon's own statements for one call, through every try
+    of the call's own retries: not the tool's failure. Whether an earlier try committed is not
+    known until the datasource answers again (the next attempt looks the call up first),
+    unless `maybe_committed` is False."""
+
+    def __init__(self, message: str, *, maybe_committed: bool = True) -> None:
+        super().__init__(message)
+        self.maybe_committed = maybe_committed
+        """False only when no commit can have landed: this is the call's first attempt and no
+        try of it reached its commit (every try failed opening the transaction, or in the
+        tool's own statements on a dead connection, or looking up)."""
+
+
+class DatasourceOutcomeUnknown(DatasourceUnreachable):
+    """A local run stopped on a datasource call that may have committed (`maybe_committed`):
+    the call is left started and unfinished, as a crash leaves it, never answered to the
+    model. Resuming the run looks the call up and runs it only if it did not commit."""
+
+
 @dataclass(frozen=True, slots=True)
 class StoredCompletion:
     """A call's completion record, as its transaction committed it."""

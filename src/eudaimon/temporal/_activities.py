@@ -38,10 +38,11 @@ from eudaimon.core.codec import event_from_json, event_to_dict, state_from_json,
 from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, ModelError, RunNotFound
 from eudaimon.core.events import Event
 from eudaimon.core.state import RunState
+from eudaimon.datasources import DatasourceUnreachable
 from eudaimon.models.base import ChatRequest, ToolSpec
 from eudaimon.models.output import settle
 from eudaimon.runtime.loop.config import RuntimeConfig
-from eudaimon.runtime.loop.datasource_calls import Committed, DatasourceUnreachable, run_in_transaction
+from eudaimon.runtime.loop.datasource_calls import Committed, run_in_transaction
 from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores.base import EventStore, Snapshot
 from eudaimon.temporal._children import call_scope, suspension_details

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from eudaimon.core.messages import ContentPart
-from eudaimon.datasources import Datasource, DatasourceError
+from eudaimon.datasources import Datasource, DatasourceError, DatasourceUnreachable
 from eudaimon.tools import Tool, ToolContext, ToolReturn
 
 T = TypeVar("T")
@@ -52,26 +52,6 @@ class Committed(ToolReturn):
 RETRY_WAITS_S = (0.2, 1.0, 3.0)
 """How long a call waits before each new try after the datasource failed eudaimon's own
 statement (its connection was lost, the server restarted): short, as such failures pass."""
-
-
-class DatasourceUnreachable(DatasourceError):
-    """The datasource kept failing eudaimon's own statements for one call, through every try
-    of `RETRY_WAITS_S`: not the tool's failure. Whether an earlier try committed is not known
-    until the datasource answers again (the next attempt looks the call up first), unless
-    `maybe_committed` is False."""
-
-    def __init__(self, message: str, *, maybe_committed: bool = True) -> None:
-        super().__init__(message)
-        self.maybe_committed = maybe_committed
-        """False only when no commit can have landed: this is the call's first attempt and no
-        try of it reached its commit (every try failed opening the transaction, or in the
-        tool's own statements on a dead connection, or looking up)."""
-
-
-class DatasourceOutcomeUnknown(DatasourceUnreachable):
-    """A local run stopped on a datasource call that may have committed (`maybe_committed`):
-    the call is left started and unfinished, as a crash leaves it, never answered to the
-    model. Resuming the run looks the call up and runs it only if it did not commit."""
 
 
 class _Unreached(Exception):

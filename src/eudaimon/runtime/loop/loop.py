@@ -36,6 +36,7 @@ from eudaimon.core.events import (
     ToolOutcomeUnknown,
 )
 from eudaimon.core.state import TERMINAL_STATUSES
+from eudaimon.datasources import DatasourceOutcomeUnknown
 from eudaimon.models.base import ChatResponse
 from eudaimon.runtime.loop.call_intents import prepare_batch
 from eudaimon.runtime.loop.call_watch import CallCancelled, CallWatch
@@ -43,7 +44,6 @@ from eudaimon.runtime.loop.cancel import CancellationToken
 from eudaimon.runtime.loop.clock import no_wait
 from eudaimon.runtime.loop.config import RuntimeConfig
 from eudaimon.runtime.loop.context import loop_state, run_context
-from eudaimon.runtime.loop.datasource_calls import DatasourceOutcomeUnknown
 from eudaimon.runtime.loop.journal import RunJournal
 from eudaimon.runtime.loop.model_calls import ContextRejected, attempt
 from eudaimon.runtime.loop.model_calls import call as model_call

@@ -32,18 +32,14 @@ from eudaimon.core.events import (
     ToolWaiting,
 )
 from eudaimon.core.messages import ContentPart, Usage
+from eudaimon.datasources import DatasourceOutcomeUnknown, DatasourceUnreachable
 from eudaimon.extensions.hooks import ToolOutput
 from eudaimon.runtime.loop.call_intents import Ready, complete, must_commit_first
 from eudaimon.runtime.loop.cancel import CancellationToken
 from eudaimon.runtime.loop.clock import SYSTEM_CLOCK, Clock
 from eudaimon.runtime.loop.config import RuntimeConfig
 from eudaimon.runtime.loop.context import run_context
-from eudaimon.runtime.loop.datasource_calls import (
-    Committed,
-    DatasourceOutcomeUnknown,
-    DatasourceUnreachable,
-    run_in_transaction,
-)
+from eudaimon.runtime.loop.datasource_calls import Committed, run_in_transaction
 from eudaimon.runtime.loop.journal import RunJournal
 from eudaimon.runtime.loop.scope import CallScope, current_call
 from eudaimon.runtime.loop.signals import LoopSignal
