@@ -63,6 +63,8 @@ def start_worker(kind: str, target: str, queue: str, store_url: str, log: Path) 
 async def run_eudaimon(
     target: str, queue: str, store_url: str, n: int, allowed_s: float
 ) -> tuple[int, float, list[str]]:
+    """N runs started at once through whatever workers serve `queue`: how many answered within
+    `allowed_s`, the wall time, their ids (the two-worker workload starts its runs so too)."""
     from peers import fleet_loop
 
     from eudaimon.temporal import TemporalEngine

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import _harness as h
-from fleet import _within, cpu_s, peak_rss_mb
+from fleet import cpu_s, peak_rss_mb, run_eudaimon
 from temporal_step import start_server
 
 WORKERS = 2
@@ -56,26 +56,6 @@ def start_workers(target: str, queue: str, store_url: str, logs_in: Path) -> lis
             time.sleep(0.1)
     time.sleep(1.0)  # polling
     return workers
-
-
-async def flood(target: str, queue: str, store_url: str, n: int, allowed_s: float) -> tuple[int, float, list[str]]:
-    """N runs started at once; how many answered within `allowed_s`, the wall time, their ids."""
-    from peers import fleet_loop
-
-    from eudaimon.temporal import TemporalEngine
-
-    agent = fleet_loop.make(store=store_url, engine=TemporalEngine(target, task_queue=queue))
-    ids = [f"fleet2-{uuid.uuid4().hex[:12]}" for _ in range(n)]
-
-    async def one(run_id: str) -> bool:
-        response = await agent.prompt("go", run_id=run_id)
-        return response.text() == "looked it up"
-
-    started = time.perf_counter()
-    done = await _within([one(i) for i in ids], allowed_s)
-    wall = time.perf_counter() - started
-    await agent.aclose()
-    return done, wall, ids
 
 
 async def journal_figures(store_url: str, ids: list[str]) -> dict[str, float]:
@@ -109,7 +89,7 @@ def one_size(target: str, server_pid: int, n: int, tmp: Path) -> dict[str, float
     try:
         cpu0 = [cpu_s(w.pid) for w in workers]
         server0 = cpu_s(server_pid)
-        done, wall, ids = h.run_on_thread(lambda: flood(target, queue, store_url, n, allowed_s))
+        done, wall, ids = h.run_on_thread(lambda: run_eudaimon(target, queue, store_url, n, allowed_s))
         figures: dict[str, float] = {"completed": float(done), "wall s": wall, "runs/s": done / wall}
         for i, (worker, before) in enumerate(zip(workers, cpu0, strict=True)):
             alive = worker.poll() is None
