@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from datasource_fault_agent import close_all
+from datasource_fault_agent import close_all, make
 
+from eudaimon import AgentResponse
+from eudaimon.core.events import Event
 from eudaimon.datasources import COMPLETIONS_TABLE
+from eudaimon.temporal import TemporalEngine
 from support.datasource_soaks import call_problems, orders_database
 
 CALLS = 2
@@ -46,3 +50,19 @@ def check_each_call_landed_once(url: str, table: str, run_id: str, events: list[
     assert not problems, "\n".join(problems)
     assert len(rows) == len(records) == CALLS
     assert not any(e.data.recovered for e in events if e.type == "tool_completed")
+
+
+async def prompt_once(engine: TemporalEngine | None, store: str) -> tuple[AgentResponse[Any], list[Event]]:
+    """The fault agent's run of two inserts, on the fleet (`engine`) or in this process, and its
+    journal as it ended."""
+    agent = make(store=store) if engine is None else make(store=store, engine=engine)
+    try:
+        response = await agent.prompt("two rows")
+        return response, await agent.store.load(response.run_id)
+    finally:
+        await agent.aclose()
+
+
+def local_journal(tmp_path: Path) -> str:
+    """A SQLite journal of the test's own, for a run in this process."""
+    return f"sqlite:///{tmp_path / 'journal.db'}"

@@ -17,12 +17,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _datasource_faults import CALLS, check_each_call_landed_once, shop
+from _datasource_faults import CALLS, check_each_call_landed_once, local_journal, prompt_once, shop
 from _fleet import in_process_worker
-from datasource_fault_agent import make
 from temporalio.client import Client
 
-from eudaimon.stores.url import open_store
 from eudaimon.temporal import TemporalEngine
 
 __all__ = ["shop"]  # the fixture this module uses
@@ -33,26 +31,14 @@ async def test_a_call_whose_connection_dies_runs_again_on_a_temporal_worker(
 ) -> None:
     url, table = shop
     async with in_process_worker(client, task_queue, store_url, spec="datasource_fault_agent:make"):
-        agent = make(store=store_url, engine=TemporalEngine(temporal_target, task_queue=task_queue))
-        try:
-            response = await agent.prompt("two rows")
-            events = await agent.store.load(response.run_id)
-        finally:
-            await agent.aclose()
+        response, events = await prompt_once(TemporalEngine(temporal_target, task_queue=task_queue), store_url)
     assert str(response.status) == "completed", events
     check_each_call_landed_once(url, table, response.run_id, events)
 
 
 async def test_a_call_whose_connection_dies_runs_again_in_a_local_run(tmp_path: Path, shop: tuple[str, str]) -> None:
     url, table = shop
-    store = open_store(f"sqlite:///{tmp_path / 'journal.db'}")
-    agent = make(store=store)
-    try:
-        response = await agent.prompt("two rows")
-        events = await store.load(response.run_id)
-    finally:
-        await agent.aclose()
-        await store.close()
+    response, events = await prompt_once(None, local_journal(tmp_path))
     assert str(response.status) == "completed", events
     check_each_call_landed_once(url, table, response.run_id, events)
 
@@ -75,12 +61,8 @@ async def test_a_call_whose_every_attempt_fails_is_recovered_on_a_temporal_worke
     monkeypatch.setenv("FAULT_UNTIL_ATTEMPT", "3")
     url, table = shop
     async with in_process_worker(client, task_queue, store_url, spec="datasource_fault_agent:make"):
-        agent = make(store=store_url, engine=TemporalEngine(temporal_target, task_queue=task_queue, read_attempts=2))
-        try:
-            response = await agent.prompt("two rows")
-            events = await agent.store.load(response.run_id)
-        finally:
-            await agent.aclose()
+        engine = TemporalEngine(temporal_target, task_queue=task_queue, read_attempts=2)
+        response, events = await prompt_once(engine, store_url)
     assert str(response.status) == "completed", events
     check_each_call_landed_once(url, table, response.run_id, events)
     attempts = [e.data.attempt for e in events if e.type == "tool_started"]  # type: ignore[union-attr]

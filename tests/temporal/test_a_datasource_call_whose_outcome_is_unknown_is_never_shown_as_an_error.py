@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from _datasource_faults import CALLS, check_each_call_landed_once, shop
+from _datasource_faults import CALLS, check_each_call_landed_once, local_journal, prompt_once, shop
 from datasource_fault_agent import make
 
 from eudaimon.datasources import DatasourceError
@@ -40,7 +40,7 @@ async def test_a_call_whose_datasource_stays_unreachable_stops_the_run_and_resum
     monkeypatch.setenv("FAULT_UNTIL_ATTEMPT", "2")  # every try of a call's first attempt is cut off
     url, table = shop
     run_id = f"run-{uuid.uuid4().hex[:8]}"
-    store = open_store(f"sqlite:///{tmp_path / 'journal.db'}")
+    store = open_store(local_journal(tmp_path))
     agent = make(store=store)
     stops = 0
     try:
@@ -83,14 +83,7 @@ async def test_a_call_that_cannot_have_committed_is_an_error_result_with_no_row(
     monkeypatch.setattr(datasource_calls, "RETRY_WAITS_S", (0.01, 0.01))
     monkeypatch.setenv("FAULT_UNTIL_ATTEMPT", "2")
     url, table = shop
-    store = open_store(f"sqlite:///{tmp_path / 'journal.db'}")
-    agent = make(store=store)
-    try:
-        response = await agent.prompt("two rows")
-        events = await store.load(response.run_id)
-    finally:
-        await agent.aclose()
-        await store.close()
+    response, events = await prompt_once(None, local_journal(tmp_path))
     assert str(response.status) == "completed", events
     shown = [e.data for e in events if e.type == "tool_completed"]
     assert len(shown) == CALLS and all(d.is_error and "DatasourceUnreachable" in d.output for d in shown), shown  # type: ignore[union-attr]
