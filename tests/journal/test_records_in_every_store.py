@@ -82,7 +82,7 @@ async def test_a_version_3_postgres_schema_gains_records(store: EventStore) -> N
         row = await (
             await conn.execute(f"SELECT value FROM \"{schema}\".meta WHERE name = 'schema_version'")
         ).fetchone()
-    assert row == (SCHEMA_VERSION,) == (4,)
+    assert row == (SCHEMA_VERSION,) == (5,)
 
 
 async def test_expected_writes_only_over_that_body(store: EventStore) -> None:

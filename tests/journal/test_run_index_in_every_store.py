@@ -174,6 +174,48 @@ async def test_dashboard_agrees_with_the_rows(store: EventStore) -> None:
     assert {d.agent for d in await store.dashboard(since, "billing")} == {"billing"}  # type: ignore[attr-defined]
 
 
+async def _fill_with_nul(store: EventStore) -> dict[str, RunRow]:
+    """`_fill`'s runs and two more whose texts hold NUL: a version 1 run, failed, and its replay."""
+    rows = await _fill(store)
+    at = T0 + timedelta(days=2, hours=1)
+    hi = (Message.user("hi\x00"),)
+    started = RunStarted(agent="billing", input="pay\x00 3", messages=hi, version="v1")
+    await _write(store, "rnul", [[started], [RunFailed(error="bad\x00byte")]], at)
+    replay = RunStarted(agent="billing", input="again\x00", messages=hi, version="v1", replay_of="rnul")
+    await _write(store, "rrep", [[replay], [RunCompleted(output="done\x00")]], at + timedelta(minutes=1))
+    for run_id in ("rnul", "rrep"):
+        row = RunRow.of(await store.load(run_id))
+        assert row is not None
+        rows[run_id] = row
+    return rows
+
+
+async def test_a_nul_in_a_runs_texts_never_breaks_a_listing(store: EventStore) -> None:
+    """Invariant: a NUL in a run's input, output or error (a prompt, a tool's output) is kept in
+    its row, and every listing, filter and the dashboard still answer as the reference does.
+    PostgreSQL refuses to turn JSON's `\\u0000` into text; schema 4 parsed row bodies in SQL for
+    the replay, version and cost filters, so one such run made every listing fail (the fuzzed
+    server's `GET /v1/runs` answered 500 after a start whose input held a NUL)."""
+    rows = await _fill_with_nul(store)
+    assert (await store.run_row("rnul")).input_text == "pay\x00 3"  # type: ignore[attr-defined]
+    for query in [
+        RunQuery(limit=100),
+        RunQuery(limit=100, replays=True),
+        RunQuery(replay_of="rnul"),
+        RunQuery(version="v1", replays=True),
+        RunQuery(version=""),
+        RunQuery(q="pay"),
+        RunQuery(status="failed", agent="billing"),
+    ]:
+        assert await store.query_runs(query) == select(rows.values(), query), query  # type: ignore[attr-defined]
+    assert [r.run_id for r in await store.query_runs(RunQuery(replay_of="rnul"))] == ["rrep"]  # type: ignore[attr-defined]
+    since = T0 + timedelta(days=2)
+    got = await store.dashboard(since, "billing")  # type: ignore[attr-defined]
+    want = day_rows(rows.values(), since, "billing")
+    assert [(d.day, d.runs, d.by_status) for d in got] == [(d.day, d.runs, d.by_status) for d in want]
+    assert [d.cost_usd for d in got] == pytest.approx([d.cost_usd for d in want])
+
+
 async def test_delete_run_drops_its_row(store: EventStore) -> None:
     """Invariant: retention removes the run from the index too."""
     await _fill(store)
@@ -222,6 +264,34 @@ async def test_a_version_3_sqlite_file_is_indexed_in_place(tmp_path: Path) -> No
         assert conn.execute("PRAGMA user_version").fetchone() == (VERSION,)
     finally:
         conn.close()
+
+
+@pytest.mark.parametrize("store", [pytest.param("postgres", id="postgres", marks=pytest.mark.postgres)], indirect=True)
+async def test_a_version_4_postgres_schema_gains_its_filter_columns_in_place(store: EventStore) -> None:
+    """Invariant: a schema 4 index (filters parsed out of bodies in SQL) gains the replay, version
+    and cost columns when a writer opens it, filled from each row's body (NUL and all), and
+    its listings answer as the reference; a reader before that is told to open it once."""
+    assert isinstance(store, PostgresStore)
+    rows = await _fill_with_nul(store)
+    schema = store.schema
+    async with await psycopg.AsyncConnection.connect(PG_DSN, autocommit=True) as conn:
+        for column in ("replay_of", "version", "cost_known"):
+            await conn.execute(f'ALTER TABLE "{schema}".run_index DROP COLUMN {column}')
+        await conn.execute(f"UPDATE \"{schema}\".meta SET value = 4 WHERE name = 'schema_version'")
+    reader = PostgresStore(PG_DSN, schema=schema, read_only=True)
+    with pytest.raises(JournalError, match="version 4"):
+        await reader.list_runs()
+    await reader.close()
+    reopened = PostgresStore(PG_DSN, schema=schema)
+    try:
+        for query in [RunQuery(limit=100), RunQuery(replay_of="rnul"), RunQuery(version="v1", replays=True)]:
+            assert await reopened.query_runs(query) == select(rows.values(), query), query
+        since = T0 + timedelta(days=2)
+        got, want = await reopened.dashboard(since), day_rows(rows.values(), since, None)
+        assert [d.cost_usd for d in got] == pytest.approx([d.cost_usd for d in want])
+        assert [(d.agent, d.day, d.by_status) for d in got] == [(d.agent, d.day, d.by_status) for d in want]
+    finally:
+        await reopened.close()
 
 
 @pytest.mark.parametrize("store", [pytest.param("postgres", id="postgres", marks=pytest.mark.postgres)], indirect=True)

@@ -69,6 +69,26 @@ def test_no_endpoint_answers_5xx(keyed_on: Server, tmp_path: Path) -> None:
         assert anon.get("/v1/runs/x/events/stream").status_code == 401
 
 
+def test_a_nul_in_a_prompt_never_breaks_a_listing(keyed_on: Server) -> None:
+    """Invariant: a run started with a NUL in its input is listed, and every listing that reads
+    the run index answers (the fuzzer's find on PostgreSQL: after such a start, `/v1/runs`,
+    `/v1/dashboard`, `/v1/inbox` and `/v1/threads/…` answered 500 until the run was deleted);
+    a NUL in a listing's filter is a 422 naming it."""
+    with keyed_on.client(OPERATOR) as client:
+        started = client.post("/v1/agents/payer/runs", json={"input": "pay 3 to \x00NUL", "thread_id": "nul"})
+        assert started.status_code == 202, started.text
+        run_id = started.json()["run_id"]
+        for path in ("/v1/runs", "/v1/runs?replays=true", "/v1/runs?version=", "/v1/dashboard", "/v1/inbox"):
+            assert client.get(path).status_code == 200, (path, client.get(path).text)
+        listed = client.get("/v1/runs", params={"thread_id": "nul"}).json()["runs"]
+        assert [(r["run_id"], r["input_preview"]) for r in listed] == [(run_id, "pay 3 to \x00NUL")]
+        assert client.get("/v1/threads/nul").status_code == 200
+        for name in ("version", "replay_of"):
+            refused = client.get("/v1/runs", params={name: "a\x00"})
+            assert refused.status_code == 422 and name in refused.text, refused.text
+    _no_exception_logged(keyed_on)
+
+
 _LATIN1 = st.text(st.characters(min_codepoint=0x20, max_codepoint=0xFF, exclude_characters="\x7f"), max_size=30)
 _HEADERS = {
     "Host": st.sampled_from(["127.0.0.1", "localhost", "[::1]", "attacker.example", "127.0.0.1:1", ""]) | _LATIN1,

@@ -36,6 +36,17 @@ DUE_DDL = (
 waiting calls read the runs due by now off it, never every waiting run. A schema 3 gains it in
 place (`_sql._UPGRADE_FROM_3`); older rows stay NULL (their journals hold no deadline or wait)."""
 
+FILTER_DDL = (
+    "ALTER TABLE {s}.run_index ADD COLUMN IF NOT EXISTS replay_of text",
+    "ALTER TABLE {s}.run_index ADD COLUMN IF NOT EXISTS version text NOT NULL DEFAULT ''",
+    "ALTER TABLE {s}.run_index ADD COLUMN IF NOT EXISTS cost_known boolean NOT NULL DEFAULT false",
+)
+"""Schema 5, the filters of listings and the dashboard as columns (`RunRow.replay_of`, `version`,
+`cost_known`), never read out of `body` in SQL: a body is the codec's JSON, which may hold
+`\\u0000` (a NUL in a prompt or a tool's output), and PostgreSQL refuses to turn that into
+text, so one such run made every listing that parsed bodies fail. A schema 4 gains them in
+place (`_sql._UPGRADE_FROM_4`), filled from each row's body by `fill_filters`."""
+
 DDL = (
     """CREATE TABLE IF NOT EXISTS {s}.run_index (
         run_id      text COLLATE "C" PRIMARY KEY,
@@ -62,16 +73,18 @@ DDL = (
     "CREATE INDEX IF NOT EXISTS run_index_by_creation ON {s}.run_index (created_at)"
     " INCLUDE (agent, status, duration_ms, cost_usd, input_tokens, output_tokens)",
     *DUE_DDL,
+    *FILTER_DDL,
 )
 
 _VALUES = (
     "%(ix_agent)s, %(ix_thread)s, %(ix_status)s, %(ix_created)s::timestamptz, %(ix_updated)s::timestamptz,"
     " %(ix_ended)s::timestamptz, %(ix_next)s::bigint, %(ix_duration)s::bigint, %(ix_cost)s::float8,"
-    " %(ix_in)s::bigint, %(ix_out)s::bigint, %(ix_search)s, %(ix_body)s, %(ix_due)s::timestamptz"
+    " %(ix_in)s::bigint, %(ix_out)s::bigint, %(ix_search)s, %(ix_body)s, %(ix_due)s::timestamptz,"
+    " %(ix_replay_of)s, %(ix_version)s, %(ix_cost_known)s"
 )
 _COLUMNS = (
     "agent, thread_id, status, created_at, updated_at, ended_at, next_seq, duration_ms, cost_usd,"
-    " input_tokens, output_tokens, search, body, due_at"
+    " input_tokens, output_tokens, search, body, due_at, replay_of, version, cost_known"
 )
 _SET_ALL = ", ".join(f"{c} = EXCLUDED.{c}" for c in _COLUMNS.split(", "))
 
@@ -84,7 +97,8 @@ CREATE = (
 EXTEND = """, indexed AS (UPDATE {s}.run_index AS ix SET status = %(ix_status)s, updated_at = %(ix_updated)s::timestamptz,
     ended_at = %(ix_ended)s::timestamptz, next_seq = %(ix_next)s::bigint, duration_ms = %(ix_duration)s::bigint,
     cost_usd = %(ix_cost)s::float8, input_tokens = %(ix_in)s::bigint, output_tokens = %(ix_out)s::bigint,
-    search = %(ix_search)s, body = %(ix_body)s, due_at = %(ix_due)s::timestamptz
+    search = %(ix_search)s, body = %(ix_body)s, due_at = %(ix_due)s::timestamptz,
+    version = %(ix_version)s, cost_known = %(ix_cost_known)s
     FROM claimed WHERE ix.run_id = claimed.run_id AND ix.next_seq = %(expected)s RETURNING 1)"""
 
 UPSERT = "INSERT INTO {s}.run_index (run_id, " + _COLUMNS + ") VALUES (%(run)s, " + _VALUES + ")"
@@ -113,6 +127,25 @@ async def create_search(conn: Any, s: str) -> bool:
         return False
 
 
+async def fill_filters(conn: Any, s: str) -> None:
+    """Fill a schema 4 index's new filter columns from each row's body, parsed here rather than
+    in SQL (where a `\\u0000` in any body fails the statement). A body that does not parse keeps
+    the defaults (listed, not a replay, version "") until its run's next append rewrites it."""
+    found = await (await conn.execute(f"SELECT run_id, body FROM {s}.run_index")).fetchall()
+    filled: list[tuple[str | None, str, bool, str]] = []
+    for run_id, body in found:
+        try:
+            row = RunRow.from_json(body)
+        except (ValueError, KeyError, TypeError) as exc:
+            logger.warning("run %s: its index row does not parse (%s); its filters stay unset", run_id, exc)
+            continue
+        filled.append((row.replay_of, row.version, row.cost_known, run_id))
+    async with conn.cursor() as cursor:
+        await cursor.executemany(
+            f"UPDATE {s}.run_index SET replay_of = %s, version = %s, cost_known = %s WHERE run_id = %s", filled
+        )
+
+
 def params(row: RunRow) -> dict[str, Any]:
     return {
         "ix_agent": row.agent,
@@ -129,6 +162,9 @@ def params(row: RunRow) -> dict[str, Any]:
         "ix_search": row.search_text,
         "ix_body": row.to_json(),
         "ix_due": None if row.due_at is None else _aware(row.due_at),
+        "ix_replay_of": row.replay_of,
+        "ix_version": row.version.replace("\x00", ""),  # a text column: PostgreSQL holds no NUL
+        "ix_cost_known": row.cost_known,
     }
 
 
@@ -146,15 +182,15 @@ def query(s: str, q: RunQuery) -> tuple[str, list[Any]]:
     if q.statuses:
         clauses.append("status = ANY(%s::text[])")
         args.append(list(q.statuses))
-    # Replays and versions, read from the row's body: no column of their own (not indexed).
+    # Replays and versions: columns of their own, not indexed (a filter beside an indexed one).
     if q.hides_replays:
-        clauses.append("(body::jsonb ->> 'replay_of') IS NULL")
+        clauses.append("replay_of IS NULL")
     if q.replay_of is not None:
-        clauses.append("(body::jsonb ->> 'replay_of') = %s")
+        clauses.append("replay_of = %s")
         args.append(q.replay_of)
     if q.version is not None:
-        clauses.append("coalesce(body::jsonb ->> 'version', '') = %s")
-        args.append(q.version)
+        clauses.append("version = %s")
+        args.append(q.version.replace("\x00", ""))  # as the column holds it
     if q.q:
         clauses.append("search LIKE %s")
         escaped = q.needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
@@ -179,15 +215,15 @@ def query(s: str, q: RunQuery) -> tuple[str, list[Any]]:
 _DAY = "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
 
 DAYS = f"""SELECT agent, {_DAY} AS day, status, COUNT(*),
-    SUM(CASE WHEN (body::jsonb ->> 'cost_known')::boolean THEN cost_usd END), SUM(input_tokens), SUM(output_tokens)
+    SUM(CASE WHEN cost_known THEN cost_usd END), SUM(input_tokens), SUM(output_tokens)
 FROM {{s}}.run_index WHERE created_at >= %(since)s AND (%(agent)s::text IS NULL OR agent = %(agent)s)
-    AND (body::jsonb ->> 'replay_of') IS NULL
+    AND replay_of IS NULL
 GROUP BY agent, day, status"""
 
 PERCENTILES = f"""SELECT agent, {_DAY} AS day,
     percentile_disc(0.5) WITHIN GROUP (ORDER BY duration_ms), percentile_disc(0.95) WITHIN GROUP (ORDER BY duration_ms)
 FROM {{s}}.run_index WHERE created_at >= %(since)s AND (%(agent)s::text IS NULL OR agent = %(agent)s)
-    AND duration_ms IS NOT NULL AND (body::jsonb ->> 'replay_of') IS NULL
+    AND duration_ms IS NOT NULL AND replay_of IS NULL
 GROUP BY agent, day"""
 
 

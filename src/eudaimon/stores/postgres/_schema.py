@@ -52,6 +52,11 @@ async def create(
                 for statement in sql.upgrade_from_3:
                     await conn.execute(statement)
                 version = await _version(conn, sql)
+            if version == 4:  # the index's filters read from bodies in SQL: add them as columns
+                for statement in sql.upgrade_from_4:
+                    await conn.execute(statement)
+                await _index.fill_filters(conn, sql.quoted)
+                version = await _version(conn, sql)
     except psycopg.Error as exc:
         raise target.failed(sql.schema, exc) from exc
     _check_version(version, sql, target)
@@ -76,7 +81,7 @@ async def check(conn: Connection, sql: Statements, target: Target) -> None:
         version = await _version(conn, sql)
     except psycopg.Error as exc:
         raise target.failed(sql.schema, exc) from exc
-    if version in (1, 2, 3):
+    if version in (1, 2, 3, 4):
         raise JournalError(
             f"the PostgreSQL journal at {target} (schema {sql.schema}) has schema version {version}, which is "
             f"upgraded to {SCHEMA_VERSION} in place by the first store that opens it for writing; "

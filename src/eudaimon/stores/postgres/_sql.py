@@ -47,10 +47,11 @@ from eudaimon.core.errors import ConfigurationError
 from eudaimon.stores.postgres import _index, _records
 from eudaimon.stores.postgres._records import RecordStatements
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """1: events inline. 2: long texts and history messages stored once. 3: the run index (`_index`).
 4: the run index's due index (`_index.DUE_DDL`) and the records table (`_records`: schedules, the
-webhook outbox).
+webhook outbox). 5: the run index's filters as columns (`_index.FILTER_DDL`), never parsed out of
+a body in SQL.
 Older schemas are upgraded in place, the index filled from the journal, once."""
 LOCK_CLASS = 0x6575_6461  # "euda": the advisory-lock namespace of schema creation and of content
 
@@ -133,6 +134,11 @@ _UPGRADE_FROM_3 = (
     "UPDATE {s}.meta SET value = 4 WHERE name = 'schema_version' AND value = 3",
 )
 
+_UPGRADE_FROM_4 = (
+    *_index.FILTER_DDL,
+    "UPDATE {s}.meta SET value = 5 WHERE name = 'schema_version' AND value = 4",
+)
+
 _FENCED = """(%(lease)s::text IS NULL OR EXISTS (SELECT 1 FROM {s}.leases
         WHERE name = %(lease)s AND owner = %(owner)s AND expires_at > now() FOR SHARE)
     OR EXISTS (SELECT 1 FROM retaken))"""
@@ -205,6 +211,7 @@ class Statements:
     upgrade_from_1: tuple[str, ...]
     upgrade_from_2: tuple[str, ...]
     upgrade_from_3: tuple[str, ...]
+    upgrade_from_4: tuple[str, ...]
     records: RecordStatements
     quoted: str
     """The schema's name, quoted, for the statements built per query (`_index.query`)."""
@@ -265,6 +272,7 @@ class Statements:
             upgrade_from_1=tuple(statement.format(s=s) for statement in _UPGRADE_FROM_1),
             upgrade_from_2=tuple(statement.format(s=s) for statement in _UPGRADE_FROM_2),
             upgrade_from_3=tuple(statement.format(s=s) for statement in _UPGRADE_FROM_3),
+            upgrade_from_4=tuple(statement.format(s=s) for statement in _UPGRADE_FROM_4),
             records=RecordStatements.for_schema(s),
             quoted=s,
             index_row=f"SELECT body FROM {s}.run_index WHERE run_id = %s",
