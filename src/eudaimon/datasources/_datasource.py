@@ -33,13 +33,13 @@ class Datasource:
         scheme = url.split(":", 1)[0].lower()
         if scheme in ("postgresql", "postgres") or scheme.startswith("postgresql+"):
             self.kind = "postgresql"
-            self._backend: Backend = PostgresBackend(_plain_postgres(url), self)
+            self._backend: Backend = PostgresBackend(_plain_postgres(url), self.error)
         elif scheme == "sqlite":
             path = url[len("sqlite:///") :] if url.startswith("sqlite:///") else ""
             if not path:
                 raise ConfigurationError(f"a SQLite datasource is 'sqlite:///path/to/file.db', got {mask(url)!r}")
             self.kind = "sqlite"
-            self._backend = SqliteBackend(path, self)
+            self._backend = SqliteBackend(path, self.error)
         else:
             raise ConfigurationError(
                 f"unknown datasource URL {mask(url)!r}: use 'postgresql://…' or 'sqlite:///path/to/file.db'"

@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from eudaimon._extras import require
-from eudaimon.datasources._record import COMPLETIONS_TABLE, Backend, StoredCompletion
-
-if TYPE_CHECKING:
-    from eudaimon.datasources._datasource import Datasource  # a cycle at type-checking time only
+from eudaimon.datasources._record import COMPLETIONS_TABLE, Backend, ErrorOf, StoredCompletion
 
 _CREATE = f"""
 CREATE TABLE IF NOT EXISTS {COMPLETIONS_TABLE} (
@@ -35,10 +32,10 @@ _SELECT = f"SELECT output, is_error FROM {COMPLETIONS_TABLE} WHERE run_id = %s A
 
 
 class PostgresBackend(Backend):
-    def __init__(self, url: str, source: Datasource) -> None:
+    def __init__(self, url: str, error: ErrorOf) -> None:
         require("postgres", "a PostgreSQL Datasource", "psycopg")
         self.url = url
-        self.source = source
+        self.error = error
         self._idle_sync: list[Any] = []
         self._idle_by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[Any]] = (
             weakref.WeakKeyDictionary()
@@ -66,7 +63,7 @@ class PostgresBackend(Backend):
             if not self._ready:
                 await self._create(conn, is_async)
         except psycopg.Error as exc:
-            raise self.source.error("connecting", exc) from None
+            raise self.error("connecting", exc) from None
         return conn
 
     async def _create(self, conn: Any, is_async: bool) -> None:
@@ -107,7 +104,7 @@ class PostgresBackend(Backend):
             return False
         except psycopg.Error as exc:
             await self.rollback(conn, False)
-            raise self.source.error("committing", exc) from None
+            raise self.error("committing", exc) from None
         (self._idle_async if is_async else self._idle_sync).append(conn)
         return True
 
@@ -142,7 +139,7 @@ class PostgresBackend(Backend):
             await conn.rollback()
         except psycopg.Error as exc:
             await conn.close()
-            raise self.source.error("looking up a completion", exc) from None
+            raise self.error("looking up a completion", exc) from None
         self._idle_async.append(conn)
         return None if row is None else StoredCompletion(str(row[0]), bool(row[1]))
 

@@ -3,6 +3,7 @@ contract a driver fills in (`Backend`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +44,10 @@ class StoredCompletion:
 
     output: str
     is_error: bool
+
+
+ErrorOf = Callable[[str, BaseException], DatasourceError]
+"""`Datasource.error`: what a backend raises when `doing` failed with `exc` (the URL scrubbed)."""
 
 
 class Backend:

@@ -11,12 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from typing import TYPE_CHECKING
 
-from eudaimon.datasources._record import COMPLETIONS_TABLE, Backend, StoredCompletion
-
-if TYPE_CHECKING:
-    from eudaimon.datasources._datasource import Datasource  # a cycle at type-checking time only
+from eudaimon.datasources._record import COMPLETIONS_TABLE, Backend, ErrorOf, StoredCompletion
 
 _CREATE = f"""
 CREATE TABLE IF NOT EXISTS {COMPLETIONS_TABLE} (
@@ -35,9 +31,9 @@ BUSY_TIMEOUT_S = 30.0
 
 
 class SqliteBackend(Backend):
-    def __init__(self, path: str, source: Datasource) -> None:
+    def __init__(self, path: str, error: ErrorOf) -> None:
         self.path = path
-        self.source = source
+        self.error = error
         self._idle: list[sqlite3.Connection] = []
         self._ready = False
 
@@ -52,7 +48,7 @@ class SqliteBackend(Backend):
                 conn.commit()
                 self._ready = True
         except sqlite3.Error as exc:
-            raise self.source.error("connecting", exc) from None
+            raise self.error("connecting", exc) from None
         return conn
 
     def _begin(self) -> sqlite3.Connection:
@@ -61,7 +57,7 @@ class SqliteBackend(Backend):
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
             conn.close()
-            raise self.source.error("beginning a transaction", exc) from None
+            raise self.error("beginning a transaction", exc) from None
         return conn
 
     async def begin(self, is_async: bool) -> sqlite3.Connection:
@@ -102,7 +98,7 @@ class SqliteBackend(Backend):
             row = conn.execute(_SELECT, (run_id, call_id)).fetchone()
         except sqlite3.Error as exc:
             conn.close()
-            raise self.source.error("looking up a completion", exc) from None
+            raise self.error("looking up a completion", exc) from None
         self._idle.append(conn)
         return None if row is None else StoredCompletion(str(row[0]), bool(row[1]))
 

@@ -10,7 +10,7 @@ from eudaimon.agent import Agent
 from eudaimon.server.auth import ANONYMOUS, ApiKeys, Principal
 from eudaimon.server.driving import Runner
 from eudaimon.server.hub import Hub
-from eudaimon.server.queueing import Lines
+from eudaimon.server.lines import Lines
 from eudaimon.stores.base import EventStore
 
 _bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer KEY`.")
@@ -29,10 +29,10 @@ class ServerContext:
     delivers_webhooks: bool = False
     """Whether a webhook receiver is configured (`GET /v1/webhooks/deliveries` says so)."""
     lines: Lines = field(init=False)
-    """The threads' queues of runs journaled and not started yet (`server.queueing`)."""
+    """The threads' queues of runs journaled and not started yet (`server.lines`)."""
 
     def __post_init__(self) -> None:
-        self.lines = Lines(self)
+        self.lines = Lines(self.agents, self.store, self.runner)
 
     def agent(self, name: str) -> Agent:
         """The agent served as `name`; 404 naming those served otherwise."""
