@@ -266,6 +266,20 @@ async def test_a_version_3_sqlite_file_is_indexed_in_place(tmp_path: Path) -> No
         conn.close()
 
 
+async def _as_schema_version(store: PostgresStore, version: int, statements: list[str]) -> PostgresStore:
+    """`store`'s schema taken back to `version` by `statements` (`{s}`: the quoted schema); a
+    reader is refused it (an upgrade is a writer's), and the writer that upgrades it is returned."""
+    async with await psycopg.AsyncConnection.connect(PG_DSN, autocommit=True) as conn:
+        for statement in statements:
+            await conn.execute(statement.format(s=f'"{store.schema}"'))
+        await conn.execute(f"UPDATE \"{store.schema}\".meta SET value = %s WHERE name = 'schema_version'", (version,))
+    reader = PostgresStore(PG_DSN, schema=store.schema, read_only=True)
+    with pytest.raises(JournalError, match=f"version {version}"):
+        await reader.list_runs()
+    await reader.close()
+    return PostgresStore(PG_DSN, schema=store.schema)
+
+
 @pytest.mark.parametrize("store", [pytest.param("postgres", id="postgres", marks=pytest.mark.postgres)], indirect=True)
 async def test_a_version_4_postgres_schema_gains_its_filter_columns_in_place(store: EventStore) -> None:
     """Invariant: a schema 4 index (filters parsed out of bodies in SQL) gains the replay, version
@@ -273,16 +287,8 @@ async def test_a_version_4_postgres_schema_gains_its_filter_columns_in_place(sto
     its listings answer as the reference; a reader before that is told to open it once."""
     assert isinstance(store, PostgresStore)
     rows = await _fill_with_nul(store)
-    schema = store.schema
-    async with await psycopg.AsyncConnection.connect(PG_DSN, autocommit=True) as conn:
-        for column in ("replay_of", "version", "cost_known"):
-            await conn.execute(f'ALTER TABLE "{schema}".run_index DROP COLUMN {column}')
-        await conn.execute(f"UPDATE \"{schema}\".meta SET value = 4 WHERE name = 'schema_version'")
-    reader = PostgresStore(PG_DSN, schema=schema, read_only=True)
-    with pytest.raises(JournalError, match="version 4"):
-        await reader.list_runs()
-    await reader.close()
-    reopened = PostgresStore(PG_DSN, schema=schema)
+    drops = [f"ALTER TABLE {{s}}.run_index DROP COLUMN {column}" for column in ("replay_of", "version", "cost_known")]
+    reopened = await _as_schema_version(store, 4, drops)
     try:
         for query in [RunQuery(limit=100), RunQuery(replay_of="rnul"), RunQuery(version="v1", replays=True)]:
             assert await reopened.query_runs(query) == select(rows.values(), query), query
@@ -301,14 +307,7 @@ async def test_a_version_2_postgres_schema_is_indexed_in_place(store: EventStore
     assert isinstance(store, PostgresStore)
     rows = await _fill(store)
     schema = store.schema
-    async with await psycopg.AsyncConnection.connect(PG_DSN, autocommit=True) as conn:
-        await conn.execute(f'DROP TABLE "{schema}".run_index')
-        await conn.execute(f"UPDATE \"{schema}\".meta SET value = 2 WHERE name = 'schema_version'")
-    reader = PostgresStore(PG_DSN, schema=schema, read_only=True)
-    with pytest.raises(JournalError, match="version 2"):
-        await reader.list_runs()
-    await reader.close()
-    reopened = PostgresStore(PG_DSN, schema=schema)
+    reopened = await _as_schema_version(store, 2, ["DROP TABLE {s}.run_index"])
     try:
         got: Any = await reopened.query_runs(RunQuery(limit=100))
         assert got == select(rows.values(), RunQuery(limit=100))
