@@ -14,6 +14,12 @@ collecting garbage, wall time, fsynced commits per step, and the p99 lateness of
 ticking on the same loop, with and without the ticks a full collection overlapped; and the
 timer on an idle loop (the machine's own noise).
 
+In memory the same three are measured again in a process that tells the collector what `eudaimon
+serve` and `eudaimon worker` tell it once they have started (`cli/_collector.py`: start-up
+objects frozen, a full collection after 100 middle ones instead of 10), here once the warm-up
+runs are done: the library leaves the collector as the process set it, so the targets are the
+plain process's, and these figures say what the serving processes' policy changes.
+
 Targets: CPU per step with 1,000 and with 10,000 runs in flight ≤ 1.25 × one run alone's, in
 memory and on SQLite; every run completes.
 """
@@ -34,8 +40,9 @@ LONE = "one run alone"
 LONE_REPEATS = 5
 
 
-async def runs(store_kind: str, n: int, path: str) -> dict[str, Any]:
-    """`n` runs at once (or, for `n` = 0, one at a time), measured on this loop."""
+async def runs(store_kind: str, n: int, path: str, collector: bool = False) -> dict[str, Any]:
+    """`n` runs at once (or, for `n` = 0, one at a time), measured on this loop; with `collector`,
+    after the collector policy of `eudaimon serve` once the warm-up runs are done."""
     from eudaimon import Agent, Message, ToolCall, tool
     from eudaimon.models import ChatRequest, FunctionModel
     from eudaimon.stores import MemoryStore
@@ -64,6 +71,10 @@ async def runs(store_kind: str, n: int, path: str) -> dict[str, Any]:
     agent = Agent(FunctionModel(model), tools=[lookup], store=store, memory=None)
     for i in range(3):  # imports, caches
         await agent.prompt(f"warm-{i}", thread_id=f"warm-{i}")
+    if collector:
+        from eudaimon.cli._collector import freeze_start_up
+
+        freeze_start_up()
 
     async def one(i: int) -> str | None:
         """One run, checked as it ends: what went wrong, or None."""
@@ -104,14 +115,14 @@ async def runs(store_kind: str, n: int, path: str) -> dict[str, Any]:
     }
 
 
-def child(store_kind: str, n: int) -> dict[str, Any]:
+def child(store_kind: str, n: int, collector: bool = False) -> dict[str, Any]:
     """One configuration, in this (fresh) process: one run alone in memory is the batch of
     median CPU among `LONE_REPEATS`."""
     os.environ.setdefault("EUDAIMON_LEASE_TTL_S", "10")
     found = []
     for _ in range(LONE_REPEATS if n == 0 and store_kind == "memory" else 1):
         with h.scratch("concurrent-") as root:
-            found.append(asyncio.run(runs(store_kind, n, str(Path(root) / "runs.db"))))
+            found.append(asyncio.run(runs(store_kind, n, str(Path(root) / "runs.db"), collector)))
     return sorted(found, key=lambda figures: figures["CPU µs/step"])[len(found) // 2]
 
 
@@ -130,6 +141,12 @@ def measure(quick: bool) -> dict[str, Any]:
             label = LONE if n == 0 else f"{n:,} in flight"
             h.say(f"{store}, {label}")
             figures[f"{store}, {label}"] = h.in_subprocess("concurrent_runs:child", store, n)
+    for n in (0, 200) if quick else (0, 1000, 10000):
+        label = LONE if n == 0 else f"{n:,} in flight"
+        h.say(f"memory, serve's collector policy, {label}")
+        figures[f"memory with serve's collector policy, {label}"] = h.in_subprocess(
+            "concurrent_runs:child", "memory", n, True
+        )
     return figures
 
 

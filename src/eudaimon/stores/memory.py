@@ -1,7 +1,9 @@
 """`MemoryStore`: the journal in a dict, for tests and throwaway agents.
 
-The runs that ended longest ago are kept encoded (`_Ended`): a tuple of (seq, at, type, JSON
-bytes) per event holds nothing the garbage collector tracks, whereas the events themselves are a
+The runs that ended longest ago are kept encoded: a tuple of (seq, at, type, payload JSON) per
+event, in a tuple, holds nothing the garbage collector tracks (a collection untracks a tuple of
+atomic values; an object wrapping it would be one tracked object a run, kept for as long as the
+store), whereas the events themselves are a
 hundred-odd objects a run that every full collection walks, for as long as the process lives:
 with 10,000 runs kept, collections walked 1.5 million objects and stopped the process for
 seconds. The `KEEP_DECODED` that ended last stay objects: they are the ones read next (a
@@ -26,14 +28,17 @@ from eudaimon.stores.index import DayRow, RunQuery, day_rows, select
 from eudaimon.stores.records import Record
 
 KEEP_DECODED = 256
-"""Ended runs kept as objects, the most recently ended; older ones are encoded (`_Ended`)."""
+"""Ended runs kept as objects, the most recently ended; older ones are encoded (`_encoded`)."""
+
+_Row = tuple[int, datetime, str, str]
+"""An ended run's event, encoded: seq, at, type, payload JSON."""
 
 
 class MemoryStore:
     """Keeps every run's events in process memory; lost when the process ends."""
 
     def __init__(self) -> None:
-        self._events: dict[str, list[Event] | _Ended] = {}
+        self._events: dict[str, list[Event] | tuple[_Row, ...]] = {}
         self._runs: dict[str, tuple[str, str | None]] = {}
         """Each run's agent and thread; the rest of its summary is read off its events when asked."""
         self._index: dict[str, RunRow] = {}
@@ -119,21 +124,21 @@ class MemoryStore:
             return
         self._advance(run_id)
         if not any(_data_parts(e) for e in journal):
-            ended = _Ended.of(journal)
+            ended = _encoded(journal)
             if ended is not None:
                 self._events[run_id] = ended
 
     def _journal(self, run_id: str) -> list[Event] | None:
         """The run's events as objects (an ended run's decoded and kept so again), if any."""
         journal = self._events.get(run_id)
-        if isinstance(journal, _Ended):
-            journal = self._events[run_id] = journal.events(run_id)
+        if isinstance(journal, tuple):
+            journal = self._events[run_id] = _decoded(run_id, journal)
         return journal
 
     async def load(self, run_id: str, after_seq: int = -1) -> list[Event]:
         journal = self._events.get(run_id)
-        if isinstance(journal, _Ended):
-            return journal.events(run_id, after_seq)
+        if isinstance(journal, tuple):
+            return _decoded(run_id, journal, after_seq)
         return list((journal or ())[after_seq + 1 :])
 
     async def list_runs(self, *, limit: int = 50, thread_id: str | None = None) -> list[RunSummary]:
@@ -147,8 +152,8 @@ class MemoryStore:
 
     def _summary(self, run_id: str, agent: str, thread_id: str | None) -> RunSummary:
         events = self._events[run_id]
-        if isinstance(events, _Ended):
-            first_at, last_at, last_type = events.rows[0][1], events.rows[-1][1], events.rows[-1][2]
+        if isinstance(events, tuple):
+            first_at, last_at, last_type = events[0][1], events[-1][1], events[-1][2]
         else:
             first_at, last_at, last_type = events[0].at, events[-1].at, events[-1].type
         return RunSummary(run_id, agent, thread_id, first_at, last_at, len(events), last_type)
@@ -159,8 +164,8 @@ class MemoryStore:
             self._unindexed.discard(run_id)
             row = self._index.get(run_id) or RunRow(run_id)
             journal = self._events.get(run_id)
-            if isinstance(journal, _Ended):
-                events = journal.events(run_id, row.event_count - 1)
+            if isinstance(journal, tuple):
+                events = _decoded(run_id, journal, row.event_count - 1)
             else:
                 events = (journal or [])[row.event_count :]
             self._index[run_id] = row.advance(events)
@@ -263,32 +268,20 @@ class MemoryStore:
         return f"MemoryStore(runs={len(self._events)})"
 
 
-class _Ended:
-    """An ended run's events, encoded: (seq, at, type, payload JSON) each, all untracked by the
-    garbage collector. Only runs without image or document data are kept so (those share their
-    bytes with other runs through `MemoryStore._blobs`)."""
+def _encoded(events: Sequence[Event]) -> tuple[_Row, ...] | None:
+    """An ended run's events encoded (only runs without image or document data are kept so:
+    those share their bytes with other runs through `MemoryStore._blobs`); None if one does not
+    encode (the run is then kept as it is)."""
+    try:
+        return tuple((e.seq, e.at, e.type, payload_json(e.data)) for e in events)
+    except Exception:  # any failure to encode (pydantic raises several kinds): keep the objects
+        return None
 
-    __slots__ = ("rows",)
 
-    def __init__(self, rows: tuple[tuple[int, datetime, str, str], ...]) -> None:
-        self.rows = rows
-
-    @classmethod
-    def of(cls, events: Sequence[Event]) -> _Ended | None:
-        """The events encoded; None if one does not encode (it is then kept as it is)."""
-        try:
-            return cls(tuple((e.seq, e.at, e.type, payload_json(e.data)) for e in events))
-        except Exception:  # any failure to encode (pydantic raises several kinds): keep the objects
-            return None
-
-    def events(self, run_id: str, after_seq: int = -1) -> list[Event]:
-        return [
-            Event(run_id, seq, at, tag, payload_from_json(tag, payload))
-            for seq, at, tag, payload in self.rows[after_seq + 1 :]
-        ]
-
-    def __len__(self) -> int:
-        return len(self.rows)
+def _decoded(run_id: str, rows: tuple[_Row, ...], after_seq: int = -1) -> list[Event]:
+    return [
+        Event(run_id, seq, at, tag, payload_from_json(tag, payload)) for seq, at, tag, payload in rows[after_seq + 1 :]
+    ]
 
 
 def _data_parts(event: Event) -> list[bytes]:
