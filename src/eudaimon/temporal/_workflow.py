@@ -64,6 +64,7 @@ from eudaimon.temporal._payloads import (
     LoadInput,
     RunInput,
     UnstashInput,
+    received,
     refs_in,
 )
 from eudaimon.temporal._seams import ActivityModel, JournalStore, activity_tools, workflow_clock
@@ -97,10 +98,13 @@ for _public in dir(eudaimon):  # the public names (`eudaimon._lazy`)
 @workflow.defn(name="eudaimon.run")
 class RunWorkflow:
     @workflow.init
-    def __init__(self, start: RunInput) -> None:
-        self._start = start
+    def __init__(self, start: dict[str, Any]) -> None:
+        # The input arrives as its JSON object and is built here (`received`, its dataclass
+        # hints resolved once): typed `RunInput`, Temporal's converter would resolve them on
+        # every run's start. The payload is the same either way.
+        self._start = received(RunInput, start)
         self._journal: RunJournal | None = None
-        self._store = JournalStore(start.run_id, [])
+        self._store = JournalStore(self._start.run_id, [])
         self._cancel = CancellationToken()
         self._decisions = 0
         """Decisions received; a pass of the loop has seen those counted when it began."""
@@ -125,7 +129,7 @@ class RunWorkflow:
         """Whether a model activity appends the batch recording its attempt (`JournalStore.carry`)."""
 
     @workflow.run
-    async def run(self, start: RunInput) -> str:
+    async def run(self, start: dict[str, Any]) -> str:
         body = asyncio.ensure_future(self._main())
         try:
             return await asyncio.shield(body)
