@@ -38,6 +38,14 @@ def _adapters() -> dict[str, TypeAdapter[Any]]:
     return {tag: TypeAdapter(cls) for tag, cls in EVENT_REGISTRY.items()}
 
 
+def prepare() -> None:
+    """Build the readers and writers now, not on the first event: a process that will use
+    them (a fleet worker) pays their tenth of a second of CPU at its start, not inside the
+    first workflow task it runs."""
+    _adapters()
+    _snapshot()
+
+
 @cache
 def _serialization_error() -> type[Exception]:
     from pydantic_core import PydanticSerializationError

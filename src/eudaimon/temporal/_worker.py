@@ -41,6 +41,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from eudaimon.agent import Agent
 from eudaimon.agent._input import check_deps
 from eudaimon.agent.agent_runtime import runtime_of
+from eudaimon.core import codec
 from eudaimon.core.errors import ConfigurationError
 from eudaimon.stores.base import EventStore
 from eudaimon.temporal import _served
@@ -126,6 +127,7 @@ def create_worker(
     if agent.deps_type is not None:
         check_deps(agent.name, agent.deps_type, deps, "create_worker(..., deps=...) (`eudaimon worker --deps`)")
     _served.serve(agent.name, spec, has_deps=deps is not None, agent=None if mode == "strict" else agent)
+    codec.prepare()  # every run reads and writes events: not inside the first run's workflow task
     driver = runtime_of(agent)
     activities = Activities(
         driver.config,
