@@ -15,7 +15,9 @@ from eudaimon import Agent, Message, ToolCall, tool
 from eudaimon.core.errors import Cancelled
 from eudaimon.models import ChatRequest, FunctionModel
 from eudaimon.runtime.loop import cancel_requests
+from eudaimon.runtime.loop.journal import RunJournal
 from eudaimon.runtime.process import operations
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores import MemoryStore
 from eudaimon.stores.base import Snapshot
 
@@ -84,3 +86,21 @@ async def test_a_request_stops_its_run_and_no_other(monkeypatch: pytest.MonkeyPa
     )
     # The request was announced once; each run then read its own key once, not once a poll.
     assert store.reads["cancel"] <= 2 + len(runs)
+
+
+async def test_a_workflows_journal_reads_no_cancel_key() -> None:
+    """A Temporal workflow's journal (`replayed`) is cancelled as its workflow, and its store holds
+    no requests: it reads no key and starts no read (a task on every run's workflow loop), even
+    over a store that does hold one."""
+    store = SnapshotReadCountingStore()
+    agent = Agent(_steps(0), store=store, memory=None)
+    done = await agent.prompt("go", run_id="r1")
+    await cancel_requests.request_cancel(store, done.run_id, cancel_requests.CancelRequest(reason="late"))
+    journal = RunJournal(store, await load_state(store, done.run_id))
+    journal.replayed = True
+    store.reads.clear()
+    for _ in range(3):
+        assert not journal.may_have_cancel_request()
+        assert await journal.cancel_request() is None
+        await asyncio.sleep(0)
+    assert store.reads == {}

@@ -123,12 +123,17 @@ class RunJournal:
     async def cancel_request(self) -> CancelRequest | None:
         """A cancel request another process left for this run (`cancel_requests`): looked for
         only when a request was left anywhere since the last look (read at most every
-        `CANCEL_POLL_S` seconds, once for all this process's runs); None otherwise."""
+        `CANCEL_POLL_S` seconds, once for all this process's runs); None otherwise. A
+        workflow's journal (`replayed`) has none to find: its run is cancelled as its workflow,
+        and its store holds no requests, so it starts no read of them (a task on every run's
+        workflow loop)."""
+        if self.replayed:
+            return None
         return await self._cancels.poll(self.clock.monotonic_ms() / 1000)
 
     def may_have_cancel_request(self) -> bool:
         """Whether `cancel_request` may find one now: a look that awaits nothing."""
-        return self._cancels.may_have(self.clock.monotonic_ms() / 1000)
+        return not self.replayed and self._cancels.may_have(self.clock.monotonic_ms() / 1000)
 
     def record(self, data: EventData) -> Event:
         """Fold `data` into the state and buffer it for the next commit.
