@@ -23,7 +23,6 @@ worker's own agent (its model and tools) and the configured `EventStore`:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -300,19 +299,23 @@ class Activities:
 
     async def _beating(self, work: Awaitable[T]) -> T:
         """Await `work`, heartbeating meanwhile: a worker that dies stops beating, and Temporal
-        then times the activity out after its heartbeat timeout rather than its whole budget."""
-        task = asyncio.ensure_future(work)
+        then times the activity out after its heartbeat timeout rather than its whole budget.
+        The beats are a timer of the loop's (run in the activity's context), not a task beside
+        the work: a call that ends before the first beat, as most do, costs a timer handle."""
+        loop = asyncio.get_running_loop()
+        every = self.heartbeat_every_s
+        timer: asyncio.TimerHandle
+
+        def beat() -> None:
+            nonlocal timer
+            activity.heartbeat()
+            timer = loop.call_later(every, beat)
+
+        timer = loop.call_later(every, beat)
         try:
-            while True:
-                done, _ = await asyncio.wait({task}, timeout=self.heartbeat_every_s)
-                if done:
-                    return task.result()
-                activity.heartbeat()
+            return await work
         finally:
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(BaseException):
-                    await task
+            timer.cancel()
 
     async def _state_at(self, run_id: str, seq: int) -> RunState:
         state = self._states.pop(run_id, None)
