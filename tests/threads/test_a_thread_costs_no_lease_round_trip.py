@@ -10,12 +10,12 @@ driver gives both up together once memory is fed.
 from __future__ import annotations
 
 import pytest
-from support.stores import LeaseTripCountingStore
 
 from eudaimon import Agent
 from eudaimon.errors import LeaseHeld
 from eudaimon.models import FunctionModel, ScriptedModel
 from eudaimon.runtime.process.threads import hold_thread
+from support.stores import LeaseTripCountingStore
 
 
 async def _trips(*, memory: bool, thread_id: str | None, stream: bool = False) -> int:
