@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 from eudaimon.core.events import Event
-from eudaimon.stores.base import Fence, Snapshot
+from eudaimon.stores.base import Fence, Lease, Snapshot
 from eudaimon.stores.memory import MemoryStore
 from eudaimon.stores.sqlite import SqliteStore
 
@@ -50,3 +51,32 @@ class BatchRecordingStore(MemoryStore):
     ) -> None:
         await super().append(run_id, expected_seq, events, snapshot, fence=fence)
         self.batches.append([e.type for e in events])
+
+
+class LeaseTripCountingStore(MemoryStore):
+    """A `MemoryStore` counting the round trips its lease writes would cost: the takings and
+    givings-up asked for in one turn of the event loop count as one (a `SqliteStore`'s worker
+    takes them in one transaction), and each later turn's as one more. Renewals are not counted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lease_trips = 0
+        self._trip_open = False
+
+    async def _lease_trip(self) -> None:
+        if not self._trip_open:
+            self._trip_open = True
+            self.lease_trips += 1
+            asyncio.get_running_loop().call_soon(self._close_trip)  # after the callbacks of this turn
+        await asyncio.sleep(0)  # the answer comes in a later turn, as a real store's does
+
+    def _close_trip(self) -> None:
+        self._trip_open = False
+
+    async def acquire_lease(self, name: str, owner: str, ttl_s: float) -> Lease:
+        await self._lease_trip()
+        return await super().acquire_lease(name, owner, ttl_s)
+
+    async def release_lease(self, name: str, owner: str) -> None:
+        await self._lease_trip()
+        await super().release_lease(name, owner)

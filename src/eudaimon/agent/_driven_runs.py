@@ -28,6 +28,7 @@ from eudaimon.memory import Memory
 from eudaimon.runtime.loop.cancel import CancellationToken
 from eudaimon.runtime.loop.journal import RunJournal
 from eudaimon.runtime.process.admission import run_slot
+from eudaimon.runtime.process.leases import LeaseKeeper, release_together
 from eudaimon.runtime.process.replay import Replay
 from eudaimon.runtime.process.response import AgentResponse, OutputT
 from eudaimon.runtime.process.tree import waiting_calls
@@ -86,7 +87,9 @@ class DrivenRuns(Generic[DepsT, OutputT]):
                 ended without an answer; `error.run_id` names its journal.
         """
         async with self._prompting(input, thread_id, run_id, wait, deps, model_settings, message_history) as started:
-            await self._runtime.run(started.journal, cancel, config=started.config)
+            await self._runtime.run(
+                started.journal, cancel, config=started.config, thread=started.thread, lease=started.lease
+            )
         return await self._respond(started.journal)
 
     async def prompt_stream(
@@ -104,7 +107,14 @@ class DrivenRuns(Generic[DepsT, OutputT]):
         """The same run as `prompt`, yielding text and tool-call deltas, tool results, usage
         per iteration and `Done`. A run that ends badly yields `Error` before `Done`."""
         async with self._prompting(input, thread_id, run_id, wait, deps, model_settings, message_history) as started:
-            async for event in self._runtime.drive(started.journal, cancel, stream_model=True, config=started.config):
+            async for event in self._runtime.drive(
+                started.journal,
+                cancel,
+                stream_model=True,
+                config=started.config,
+                thread=started.thread,
+                lease=started.lease,
+            ):
                 yield event
 
     @asynccontextmanager
@@ -119,15 +129,17 @@ class DrivenRuns(Generic[DepsT, OutputT]):
         message_history: Sequence[Message] | None,
     ) -> AsyncIterator[Started]:
         """A prompt's run started, holding a run slot and its thread's lease while it is driven:
-        what `prompt` and `prompt_stream` share (they differ only in how they drive it)."""
+        what `prompt` and `prompt_stream` share (they differ only in how they drive it). The
+        driver gives the leases up; if it never took them over, they are given up here (a
+        second release does nothing)."""
         async with run_slot(self._runtime.max_active_runs):  # before the thread's lease: a queued prompt holds none
-            keeper, journal, config = await begin_prompt(
+            started = await begin_prompt(
                 self, self._runtime, input, thread_id, run_id, wait, deps, model_settings, message_history
             )
             try:
-                yield Started(journal, config)
+                yield started
             finally:
-                await keeper.release()
+                await release_together([k for k in (started.lease, started.thread) if k is not None])
 
     async def prompt_with_cancellation(self, input: PromptInput, cancel: CancellationToken) -> AgentResponse[OutputT]:
         return await self.prompt(input, cancel=cancel)
@@ -207,7 +219,7 @@ class DrivenRuns(Generic[DepsT, OutputT]):
             QueuedBehind: the run is queued and another run of its thread must go first.
         """
         async with self._resuming(run_id, wait, deps, cancel) as started:
-            await self._runtime.run(started.journal, cancel, wait=wait, config=started.config)
+            await self._runtime.run(started.journal, cancel, wait=wait, config=started.config, thread=started.thread)
         return await self._respond(started.journal)
 
     async def resume_stream(
@@ -221,7 +233,7 @@ class DrivenRuns(Generic[DepsT, OutputT]):
         """`resume`, yielding the stream events of what the run does from here (as `prompt_stream`)."""
         async with self._resuming(run_id, wait, deps, cancel) as started:
             async for event in self._runtime.drive(
-                started.journal, cancel, stream_model=True, wait=wait, config=started.config
+                started.journal, cancel, stream_model=True, wait=wait, config=started.config, thread=started.thread
             ):
                 yield event
 
@@ -243,7 +255,7 @@ class DrivenRuns(Generic[DepsT, OutputT]):
                 self, self._runtime, journal.state, wait=wait, deps=deps, cancel=cancel
             )
             try:
-                yield Started(journal, config)
+                yield Started(journal, config, keeper if isinstance(keeper, LeaseKeeper) else None)
             finally:
                 await keeper.release()
 

@@ -26,8 +26,8 @@ from eudaimon.extensions.guardrails import run_input_guardrails
 from eudaimon.runtime.loop.clock import new_message_id, new_run_id
 from eudaimon.runtime.loop.config import RuntimeConfig
 from eudaimon.runtime.loop.journal import RunJournal
-from eudaimon.runtime.process.leases import LeaseKeeper
-from eudaimon.runtime.process.threads import hold_thread, thread_state
+from eudaimon.runtime.process.leases import LeaseKeeper, acquire_together, release_together
+from eudaimon.runtime.process.threads import snapshot_key, thread_state
 from eudaimon.tools import ToolContext
 
 if TYPE_CHECKING:
@@ -43,11 +43,16 @@ class NoThread:
 
 @dataclass(frozen=True, slots=True)
 class Started:
-    """A run ready to be driven: its journal, and the config with its toolsets' tools (None:
-    the agent's own)."""
+    """A run ready to be driven: its journal, the config with its toolsets' tools (None: the
+    agent's own), and its thread's lease when it holds one (the driver gives it up with the
+    run's own: `RunDriver.drive`). Whoever yields it gives up both leases once the run has
+    been driven, in case the driver never took them over (a second release does nothing)."""
 
     journal: RunJournal
     config: RuntimeConfig | None
+    thread: LeaseKeeper | None = None
+    lease: LeaseKeeper | None = None
+    """The run's own lease when it was taken with its thread's (`begin_prompt`)."""
 
 
 ThreadHold = LeaseKeeper | NoThread
@@ -64,12 +69,14 @@ async def begin_prompt(
     deps: Any,
     model_settings: ModelSettings | None,
     message_history: Sequence[Message] | None,
-) -> tuple[ThreadHold, RunJournal, RuntimeConfig | None]:
+) -> Started:
     """One prompt's start: checks, guardrails, toolsets listed, then, holding the thread,
     history and `run_started`.
 
-    The caller (`agent`, handing its `runtime`) drives the run with the config returned and
-    then releases the thread's lease.
+    A prompt on a thread takes the run's own lease with the thread's, in one round trip to the
+    store (`acquire_together`); the driver then gives both up together: a run of a thread costs
+    the store no more round trips than a run of none. The caller (`agent`, handing its
+    `runtime`) drives the run and then gives up what the driver has not.
     """
     user = check_input(input)
     history_given = check_history(message_history) if message_history is not None else None
@@ -81,9 +88,14 @@ async def begin_prompt(
         user = user.with_text(await run_input_guardrails(agent.input_guardrails, user.text, ctx))
     records, config = await runtime.fresh_tools()
     thread = thread_id or agent.default_thread
-    keeper: ThreadHold = NoThread()
+    keeper: LeaseKeeper | None = None
+    held: list[LeaseKeeper] = []
     if thread is not None:
-        keeper = await hold_thread(agent.store, thread, wait=wait, ttl_s=runtime.lease_ttl_s)
+        keeper = LeaseKeeper(agent.store, snapshot_key(thread), ttl_s=runtime.lease_ttl_s)
+        # An engine's worker drives the run, and takes its lease there.
+        lease = runtime.run_lease(run_id) if runtime.engine is None else None
+        held = [keeper] if lease is None else [keeper, lease]
+        await acquire_together(held, wait=wait)
     try:
         journal = await assemble(
             agent,
@@ -98,9 +110,9 @@ async def begin_prompt(
             tools=records,
         )
     except BaseException:
-        await keeper.release()
+        await release_together(held)
         raise
-    return keeper, journal, config
+    return Started(journal, config, keeper, held[1] if len(held) > 1 else None)
 
 
 async def assemble(

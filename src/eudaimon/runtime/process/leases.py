@@ -251,6 +251,31 @@ def _seen_holding(name: str, owner: str) -> None:
         del _HOLDERS_SEEN[next(iter(_HOLDERS_SEEN))]
 
 
+async def acquire_together(keepers: Sequence[LeaseKeeper], *, wait: bool = True) -> None:
+    """Take every lease of `keepers`, all asked for in one turn of the loop: one round trip to
+    the store (a SQLite store's worker takes them in one transaction), where taking them in turn
+    cost a round trip each. All or none: when one cannot be had (or the caller is cancelled),
+    those taken are given back and its error raised."""
+    try:
+        outcomes = await asyncio.gather(*(k.acquire(wait=wait) for k in keepers), return_exceptions=True)
+    except BaseException:
+        await release_together(keepers)
+        raise
+    failed = [outcome for outcome in outcomes if isinstance(outcome, BaseException)]
+    if failed:
+        await release_together(keepers)
+        raise failed[0]
+
+
+async def release_together(keepers: Sequence[LeaseKeeper]) -> None:
+    """Give up every lease of `keepers` still held, in one round trip (`acquire_together`); a
+    failure is raised once all were asked for (a lease not given up lapses at its expiry)."""
+    outcomes = await asyncio.gather(*(k.release() for k in keepers), return_exceptions=True)
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+
+
 class LeaseKeeper:
     """One lease held by one driver: taken, kept renewed, checked before effects, given up."""
 

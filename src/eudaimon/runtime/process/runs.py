@@ -38,7 +38,7 @@ from eudaimon.runtime.process import takeover
 from eudaimon.runtime.process.admission import max_active_runs, run_slot
 from eudaimon.runtime.process.agent_change import AgentIdentity, record_change, refuse_changed
 from eudaimon.runtime.process.engines import Engine
-from eudaimon.runtime.process.leases import LeaseKeeper, lease_ttl_s
+from eudaimon.runtime.process.leases import LeaseKeeper, lease_ttl_s, release_together
 from eudaimon.runtime.process.load_state import load_state
 from eudaimon.runtime.process.output import OutputSchema
 from eudaimon.runtime.process.response import AgentResponse
@@ -127,10 +127,18 @@ class RunDriver:
         wait: bool = True,
         emit: bool = True,
         config: RuntimeConfig | None = None,
+        thread: LeaseKeeper | None = None,
+        lease: LeaseKeeper | None = None,
     ) -> AsyncIterator[StreamEvent]:
         """Drive a run under its lease, yielding its stream events (none with `emit=False`).
 
-        `config` replaces the agent's for this run: the agent's with the run's toolset tools."""
+        `config` replaces the agent's for this run: the agent's with the run's toolset tools.
+        `thread` is the lease of the run's thread, which the caller took: once the run stops
+        and memory has been fed, it is given up together with the run's own lease, in one
+        round trip to the store (a SQLite store's worker takes both in one transaction), where
+        giving each up in turn cost every run of a thread a round trip more than a run of none.
+        `lease` is the run's own lease when the caller took it already (`run_lease`, with the
+        thread's: `acquire_together`)."""
         if journal.state.status.is_terminal:
             if emit:
                 yield Done(journal.run_id, journal.state.status.value)
@@ -143,7 +151,7 @@ class RunDriver:
                 yield event
             return
         async with run_slot(self.max_active_runs):
-            keeper = await self._take_over(journal, wait)
+            keeper = await self._take_over(journal, wait, lease)
             cfg = config or self.config
             try:
                 record_change(journal, self.identity, cfg.tools)
@@ -163,8 +171,11 @@ class RunDriver:
             finally:
                 for observer in watching:
                     observer.attempt_ended(journal, failure)
-                await self._let_go(journal, keeper)
-        await self.remember(journal.state)
+                try:
+                    if failure is None:  # fed before the thread is given up: its next run is sent this one
+                        await self.remember(journal.state)
+                finally:
+                    await self._let_go(journal, keeper, thread)
 
     async def run(
         self,
@@ -173,17 +184,28 @@ class RunDriver:
         *,
         wait: bool = True,
         config: RuntimeConfig | None = None,
+        thread: LeaseKeeper | None = None,
+        lease: LeaseKeeper | None = None,
     ) -> None:
         """`drive` for a caller that wants only the outcome (`prompt`, `resume`): no stream
         event is built."""
-        async for _ in self.drive(journal, cancel, stream_model=False, wait=wait, emit=False, config=config):
+        async for _ in self.drive(
+            journal, cancel, stream_model=False, wait=wait, emit=False, config=config, thread=thread, lease=lease
+        ):
             pass
 
-    async def _take_over(self, journal: RunJournal, wait: bool) -> LeaseKeeper:
-        """Take the run's lease. A run that already has events catches up with the journal once
-        the lease is ours, since its previous driver may have appended until the last moment."""
-        keeper = LeaseKeeper(self.store, f"run:{journal.run_id}", ttl_s=self.lease_ttl_s)
-        await keeper.acquire(wait=wait)
+    def run_lease(self, run_id: str) -> LeaseKeeper:
+        """The lease a driver of run `run_id` holds (not yet taken)."""
+        return LeaseKeeper(self.store, f"run:{run_id}", ttl_s=self.lease_ttl_s)
+
+    async def _take_over(self, journal: RunJournal, wait: bool, taken: LeaseKeeper | None = None) -> LeaseKeeper:
+        """Take the run's lease (unless the caller took it: `taken`). A run that already has
+        events catches up with the journal once the lease is ours, since its previous driver
+        may have appended until the last moment."""
+        keeper = taken
+        if keeper is None:
+            keeper = self.run_lease(journal.run_id)
+            await keeper.acquire(wait=wait)
         try:
             # A queued run's journal holds its `run_started`, uncommitted: a driver that started
             # it meanwhile makes the commit conflict, as it must.
@@ -219,11 +241,14 @@ class RunDriver:
         await journal.flush()
         takeover.log_takeover(journal.run_id, taken)
 
-    async def _let_go(self, journal: RunJournal, keeper: LeaseKeeper) -> None:
+    async def _let_go(self, journal: RunJournal, keeper: LeaseKeeper, thread: LeaseKeeper | None = None) -> None:
         # Given up whether the run finished or paused: a resumer that reopened the run while it
         # was live waits for this lease, and would otherwise wait for it to expire.
         journal.guard = journal.fence = None
-        await keeper.release()
+        if thread is None:
+            await keeper.release()
+            return
+        await release_together((keeper, thread))
 
     async def reopen(self, run_id: str, deps: Any = None) -> RunJournal:
         journal = RunJournal(self.store, await load_state(self.store, run_id), snapshot_every=self.snapshot_every)
