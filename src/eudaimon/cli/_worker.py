@@ -134,7 +134,7 @@ async def _check_at_start(agent: Any) -> None:
     """Journal as failed the runs of this agent whose workflow Temporal gave up on while no
     worker looked (`eudaimon.temporal._gave_up`): the journal must not say `running` for good."""
     from eudaimon.stores import index
-    from eudaimon.temporal._gave_up import check_runs
+    from eudaimon.temporal._check_runs import check_runs
 
     try:
         rows = await index.query_runs(agent.store, index.RunQuery(limit=10_000, statuses=("running",)))

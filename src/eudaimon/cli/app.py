@@ -118,7 +118,7 @@ def runs_list(
         going = [row.run_id for row in rows if row.status == "running"]
         if going:
             with needs("temporal", "eudaimon runs list --check"):
-                from eudaimon.temporal._gave_up import check_runs
+                from eudaimon.temporal._check_runs import check_runs
             for run_id in await check_runs(journal, going):
                 out().print(shown(f"run {run_id}: its Temporal workflow had closed; journaled as failed", "yellow"))
         return await index.query_runs(journal, query)

@@ -76,27 +76,3 @@ async def record_if_gave_up(client: Client, store: EventStore, run_id: str) -> R
             continue  # someone appended meanwhile (maybe this very record): look again
         return journal.state
     return await load_state(store, run_id)
-
-
-async def check_runs(store: EventStore, run_ids: list[str]) -> list[str]:
-    """Record every run of `run_ids` whose Temporal workflow closed outside the loop
-    (`record_if_gave_up`); the ids recorded now. Runs of other engines are left alone."""
-    from eudaimon.temporal._engine import TemporalEngine
-
-    clients: dict[str, Client] = {}
-    recorded: list[str] = []
-    for run_id in run_ids:
-        try:
-            state = await load_state(store, run_id)
-        except RunNotFound:
-            continue
-        if state.status.is_terminal or not state.engine.startswith("temporal"):
-            continue
-        engine = TemporalEngine.from_url(state.engine)
-        client = clients.get(engine.url)
-        if client is None:
-            client = clients[engine.url] = await Client.connect(engine.target, namespace=engine.namespace)
-        after = await record_if_gave_up(client, store, run_id)
-        if after is not None and after.status.is_terminal:
-            recorded.append(run_id)
-    return recorded
