@@ -47,10 +47,12 @@ async def test_write_in_flight_when_the_server_dies_is_not_replayed(server_env: 
 
 async def test_a_read_is_resent_once_on_a_new_connection(server_env: dict[str, str], call_log: Path) -> None:
     """Invariant: a READ that lost its connection is sent once more after reconnecting (same
-    idempotency key); failing again, it is an error result and the run goes on."""
+    idempotency key); failing again, it is an error result and the run goes on. Closing the
+    agent closes every connection it let go too: none is still winding its server down."""
     model = ScriptedModel([_calls(ToolCall("c1", "exit_server", {})), "gave up"])
     async with Agent(model, tools=[MCPTools(command=stdio_command(), env=server_env, trusted=True)]) as agent:
         response = await agent.prompt("try")
+    assert [t.get_name() for t in asyncio.all_tasks() if t.get_name().startswith("mcp ") and not t.done()] == []
     assert response.final_text == "gave up"
     sent = [c for c in read_calls(call_log) if c["tool"] == "exit_server"]
     assert len(sent) == 2 and sent[0]["meta"] == sent[1]["meta"]

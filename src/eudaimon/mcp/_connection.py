@@ -54,6 +54,9 @@ class Connection:
         self.timeout_s = timeout_s
         self._client: Client | None = None
         self._owner: asyncio.Task[None] | None = None
+        self._winding: set[asyncio.Task[None]] = set()
+        """Owners of connections let go (a reconnect), still closing theirs: a stdio server's
+        process is waited for there, so `aclose` waits for them too."""
         self._stop: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._opening: asyncio.Future[Client] | None = None
@@ -104,6 +107,9 @@ class Connection:
         """Let the current connection go (its owner task winds it down)."""
         if self._stop is not None:
             self._stop.set()
+        if self._owner is not None and not self._owner.done():
+            self._winding.add(self._owner)
+            self._owner.add_done_callback(self._winding.discard)
         self._client, self._owner, self._stop, self._opening = None, None, None, None
 
     async def request(self, send: Callable[[Client], Any], *, sent_once: bool) -> Any:
@@ -134,12 +140,15 @@ class Connection:
         raise AssertionError("unreachable")
 
     async def aclose(self) -> None:
-        owner = self._owner
+        """Close the connection and wait (up to 10 s, then cancel) for every connection let go
+        before it to be closed too: a reconnect's old stdio server is otherwise still being
+        waited for when the caller's event loop ends, and its process is left behind."""
         self._forget()
-        if owner is not None and not owner.done() and owner.get_loop() is asyncio.get_running_loop():
-            try:
-                await asyncio.wait_for(owner, 10)
-            except (TimeoutError, Exception):
+        loop = asyncio.get_running_loop()
+        owners = [owner for owner in self._winding if owner.get_loop() is loop]
+        if owners:
+            _, pending = await asyncio.wait(owners, timeout=10)
+            for owner in pending:
                 owner.cancel()
 
 
