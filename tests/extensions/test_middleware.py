@@ -192,3 +192,15 @@ def test_continue_is_a_value_and_empty_stacks_are_falsy() -> None:
     assert not MiddlewareStack([Middleware()])
     assert MiddlewareStack(Tag("a", []))
     assert MiddlewareAction.ShortCircuit("x") == ShortCircuit("x")
+
+
+def test_a_stack_takes_none_one_layer_a_sequence_or_another_stack() -> None:
+    """Invariant: `MiddlewareStack(x)` reads `x` as hooks read theirs (`one_or_many`): None is no
+    layer, a list or tuple its layers in order, another stack its layers (flattened, not nested),
+    anything else one layer."""
+    a, b = Tag("a", []), Tag("b", [])
+    assert MiddlewareStack(None).layers == ()
+    assert MiddlewareStack(a).layers == (a,)
+    assert MiddlewareStack([a, b]).layers == (a, b)
+    assert MiddlewareStack((b, a)).layers == (b, a)
+    assert MiddlewareStack(MiddlewareStack([a, b])).layers == (a, b)

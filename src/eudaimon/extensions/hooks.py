@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eudaimon.core.messages import ToolCall
+from eudaimon.extensions._one_or_many import one_or_many
 from eudaimon.models.base import ChatResponse
 from eudaimon.tools.context import ToolContext, call_with_context
 
@@ -116,14 +117,7 @@ class HookSet:
     """The hooks, in the order they are called."""
 
     def __init__(self, hooks: object | Sequence[object] | None = None) -> None:
-        if hooks is None:
-            items: tuple[object, ...] = ()
-        elif isinstance(hooks, HookSet):
-            items = hooks.hooks
-        elif isinstance(hooks, Sequence) and not isinstance(hooks, str | bytes):
-            items = tuple(hooks)
-        else:
-            items = (hooks,)
+        items = hooks.hooks if isinstance(hooks, HookSet) else one_or_many(hooks)
         self.hooks = items
         # Precomputed so a step pays only for the methods someone actually defined.
         self._by_method: dict[str, tuple[Callable[..., Any], ...]] = {

@@ -31,6 +31,7 @@ from typing import Any, Final
 
 from eudaimon.core.errors import ConfigurationError
 from eudaimon.core.messages import JsonObject, Message, ToolCall
+from eudaimon.extensions._one_or_many import one_or_many
 from eudaimon.extensions.hooks import ToolOutput
 from eudaimon.models.base import ChatRequest, ChatResponse
 
@@ -183,14 +184,7 @@ class MiddlewareStack:
     """The layers, in the order they run."""
 
     def __init__(self, layers: object | Sequence[object] | None = None) -> None:
-        if layers is None:
-            items: tuple[object, ...] = ()
-        elif isinstance(layers, MiddlewareStack):
-            items = layers.layers
-        elif isinstance(layers, Sequence) and not isinstance(layers, str | bytes):
-            items = tuple(layers)
-        else:
-            items = (layers,)
+        items = layers.layers if isinstance(layers, MiddlewareStack) else one_or_many(layers)
         self.layers = items
         # Precomputed so that a loop without middleware for a point pays nothing there.
         self._on_request = _layer_methods(items, "on_request")

@@ -106,7 +106,7 @@ class AnthropicModel:
                 "credentials": client.credentials,
                 "base_url": str(client.base_url),
             }
-            self._clients = ClientSource.built(client, lambda: _rebuild(resolved, timeout), _close_client)
+            self._clients = ClientSource.built(client, lambda: _rebuild(resolved, timeout), AsyncAnthropic.close)
         else:
             retries_off = {"max_retries": 0} if timeout is None else {"max_retries": 0, "timeout": timeout}
             client = client.with_options(**retries_off)
@@ -145,7 +145,7 @@ class AnthropicModel:
             "messages": [],
         }
         params = self._fill(request, params)
-        client = await self._loop_client()
+        client = await self._clients.get()
         with classified(self._classify):
             message = await client.messages.create(**params, extra_body=self._extra(request))
         return read(from_message, message, self._ctx, "the message")
@@ -158,7 +158,7 @@ class AnthropicModel:
         """
 
         async def open_stream() -> AsyncStream[RawMessageStreamEvent]:
-            client = await self._loop_client()
+            client = await self._clients.get()
             return await client.messages.create(**self._stream_params(request), extra_body=self._extra(request))
 
         return relay(
@@ -173,11 +173,6 @@ class AnthropicModel:
         """Close the HTTP clients this model built, one per event loop (a client passed in is
         left to its owner)."""
         await self._clients.aclose()
-
-    async def _loop_client(self) -> AsyncAnthropic:
-        """The running loop's client: its own when this model built them, else the one given
-        (refused on a second loop: its connections belong to the first)."""
-        return await self._clients.get()
 
     def _stream_params(self, request: ChatRequest) -> MessageCreateParamsStreaming:
         params: MessageCreateParamsStreaming = {
@@ -302,10 +297,6 @@ def _build_client(model: str, api_key: str | None, base_url: str | None, timeout
 
 def _rebuild(resolved: dict[str, Any], timeout: float | None) -> AsyncAnthropic:
     return AsyncAnthropic(**resolved, timeout=timeout if timeout is not None else DEFAULT_TIMEOUT_S, max_retries=0)
-
-
-async def _close_client(client: AsyncAnthropic) -> None:
-    await client.close()
 
 
 def _size(converted: Converted) -> int:

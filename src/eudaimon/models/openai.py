@@ -105,7 +105,9 @@ class OpenAIModel:
             client = _build_client(model, api_key, base_url, timeout)
             # Later loops' clients get the key and URL this one resolved, not the environment's.
             key, url = client.api_key, str(client.base_url)
-            self._clients = ClientSource.built(client, lambda: _build_client(model, key, url, timeout), _close_client)
+            self._clients = ClientSource.built(
+                client, lambda: _build_client(model, key, url, timeout), AsyncOpenAI.close
+            )
         else:
             retries_off = {"max_retries": 0} if timeout is None else {"max_retries": 0, "timeout": timeout}
             client = client.with_options(**retries_off)
@@ -141,7 +143,7 @@ class OpenAIModel:
 
     async def generate(self, request: ChatRequest) -> ChatResponse:
         """One completion. Failures raise `ModelError`s, classified once (see the module docstring)."""
-        client = await self._loop_client()
+        client = await self._clients.get()
         with classified(self._classify):
             completion = await client.post(
                 _PATH, cast_to=ChatCompletion, content=self._body(request, self._params(request)), options=_POST_OPTIONS
@@ -156,7 +158,7 @@ class OpenAIModel:
         """
 
         async def open_stream() -> AsyncStream[ChatCompletionChunk]:
-            client = await self._loop_client()
+            client = await self._clients.get()
             return await client.post(
                 _PATH,
                 cast_to=ChatCompletion,
@@ -178,11 +180,6 @@ class OpenAIModel:
         """Close the HTTP clients this model built, one per event loop (a client passed in is
         left to its owner)."""
         await self._clients.aclose()
-
-    async def _loop_client(self) -> AsyncOpenAI:
-        """The running loop's client: its own when this model built them, else the one given
-        (refused on a second loop: its connections belong to the first)."""
-        return await self._clients.get()
 
     def _stream_params(self, request: ChatRequest) -> CompletionCreateParamsStreaming:
         # include_usage: without it a streamed answer reports no tokens, and costs nothing.
@@ -311,10 +308,6 @@ def _build_client(model: str, api_key: str | None, base_url: str | None, timeout
         else:
             reason = f"could not be built ({redact(str(exc), [api_key or ''])})"
         raise ConfigurationError(f"OpenAIModel({model!r}) {reason}: pass api_key=... or set OPENAI_API_KEY") from None
-
-
-async def _close_client(client: AsyncOpenAI) -> None:
-    await client.close()
 
 
 def _output_tool(output: StructuredOutput) -> ChatCompletionFunctionToolParam:

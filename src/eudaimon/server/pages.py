@@ -22,6 +22,8 @@ CSP = (
     "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 _HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
+SHELL_PATHS = ("/", "/runs/{run_id}", "/dashboard", "/schedules", "/inbox", "/threads", "/threads/{thread_id}")
+"""The paths the inspector's script routes (`app.js`): each answers the same shell."""
 
 
 def static_files() -> StaticFiles:
@@ -32,38 +34,12 @@ def router() -> APIRouter:
     pages = APIRouter(include_in_schema=False)
     shell = (ASSETS / "index.html").read_text(encoding="utf-8")
 
-    def page(request: Request) -> Response:
+    async def page(request: Request) -> Response:
         # Mounted under a prefix (`app.mount("/eudaimon", …)`), the page's links and API calls
         # must carry it: the shell names it once, and the script prefixes every path with it.
         root = html.escape(str(request.scope.get("root_path", "")).rstrip("/"), quote=True)
         return HTMLResponse(shell.replace("__ROOT__", root), headers=_HEADERS)
 
-    @pages.get("/")
-    async def runs_page(request: Request) -> Response:
-        return page(request)
-
-    @pages.get("/runs/{run_id}")
-    async def run_page(request: Request, run_id: str) -> Response:
-        return page(request)
-
-    @pages.get("/dashboard")
-    async def dashboard_page(request: Request) -> Response:
-        return page(request)
-
-    @pages.get("/schedules")
-    async def schedules_page(request: Request) -> Response:
-        return page(request)
-
-    @pages.get("/inbox")
-    async def inbox_page(request: Request) -> Response:
-        return page(request)
-
-    @pages.get("/threads")
-    async def threads_page(request: Request) -> Response:
-        return page(request)
-
-    @pages.get("/threads/{thread_id}")
-    async def thread_page(request: Request, thread_id: str) -> Response:
-        return page(request)
-
+    for path in SHELL_PATHS:
+        pages.add_api_route(path, page, methods=["GET"])
     return pages

@@ -118,3 +118,15 @@ def test_filters_by_thread_and_day(page: Page, inspector: Server) -> None:
     expect(page).to_have_url(re.compile(f"since={today}"))
     expect(rows.locator(f'[data-run="{other}"]')).to_be_visible()
     assert "until=" not in page.url
+
+
+def test_a_run_started_while_the_list_is_open_shows_up_without_a_reload(page: Page, inspector: Server) -> None:
+    """Invariant: the runs list reloads itself (`reloadEvery` in shared.js, every 2 s): a run
+    started after the page opened appears in it, in the same document, with no reload."""
+    page.goto(inspector.url + "/")
+    rows = page.get_by_test_id("runs")
+    expect(rows.locator("tr").first).to_be_visible()
+    page.evaluate("window.sameDocument = true")
+    started = str(start_run(inspector, "payer", "pay 15 to LATECOMER")["run_id"])
+    expect(rows.locator(f'[data-run="{started}"]')).to_be_visible(timeout=10_000)
+    assert page.evaluate("window.sameDocument === true")

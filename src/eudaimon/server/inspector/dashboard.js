@@ -1,11 +1,12 @@
 // The dashboard: per agent and day, runs by status, cost, tokens, p50/p95 duration and error
 // rate, drawn here as SVG from `GET /v1/dashboard` (a summary the store keeps). Every chart has
 // its numbers in a table beside it, for screen readers and for copying.
-import { UNPRICED, api, connection, el, failed, fill, go, millis, money, svg } from "./shared.js";
+import { UNPRICED, api, connection, el, failed, fill, go, millis, money, reloadEvery, svg } from "./shared.js";
 
 const W = 560, H = 150, PAD_L = 52, PAD_B = 22, PAD_T = 10;
 const STATUS_ORDER = ["completed", "running", "queued", "awaiting_approval", "awaiting_reconciliation", "failed", "cancelled", "budget_exceeded"];
 const DAY_MS = 86_400_000;
+const REFRESH_MS = 10_000;
 
 function dayRange(count) {
   const today = new Date();
@@ -137,15 +138,7 @@ export function dashboardPage(main) {
         : el("p", { class: "muted" }, "No runs in these days."));
     } catch (error) { failed(error); }
   }
-  // Refreshed one load at a time, at most every 10 s or twice what a load takes.
-  let timer = null;
-  let stopped = false;
-  async function tick() {
-    const began = performance.now();
-    await load();
-    if (!stopped) timer = setTimeout(tick, Math.max(10_000, 2 * (performance.now() - began)));
-  }
-  tick();
+  const stop = reloadEvery(REFRESH_MS, load);
   const unback = connection.onBack(load);
-  return () => { stopped = true; clearTimeout(timer); unback(); };
+  return () => { stop(); unback(); };
 }

@@ -1,7 +1,7 @@
 // The runs list: search, filters by agent, status, thread and date, pages by cursor. The URL
 // holds all of it (`?q=…&agent=…&status=…&thread_id=…&since=…&until=…&cursor=…&limit=…`), so a link,
 // back and forward, and a reload all come back to the same place.
-import { STATUSES, api, el, failed, fill, go, link, millis, money, runHref, statusBadge, when } from "./shared.js";
+import { STATUSES, api, el, failed, fill, go, link, millis, money, reloadEvery, runHref, statusBadge, when } from "./shared.js";
 import { revealed } from "./reveal.js";
 
 const FILTERS = ["q", "agent", "status", "thread_id", "since", "until", "replay_of", "version", "replays"];
@@ -87,15 +87,5 @@ export function runsPage(main) {
         answer.next_cursor ? pageLink(answer.next_cursor, "Next page", "next-page") : null);
     } catch (error) { failed(error); }
   }
-  // The list refreshes itself, one load at a time, never more often than a load takes twice over
-  // (a slow store is not asked again before it has answered).
-  let timer = null;
-  let stopped = false;
-  async function tick() {
-    const began = performance.now();
-    await load();
-    if (!stopped) timer = setTimeout(tick, Math.max(REFRESH_MS, 2 * (performance.now() - began)));
-  }
-  tick();
-  return () => { stopped = true; clearTimeout(timer); };
+  return reloadEvery(REFRESH_MS, load);
 }

@@ -134,6 +134,21 @@ export function failed(error) {
   else notice(error && error.message ? error.message : String(error), "err");
 }
 
+// A page that keeps its data fresh: `load` now, then again after `everyMs`, one load at a time
+// and never sooner than twice what the last load took (a slow store is not asked again before it
+// has answered). Returns the function that stops it, for the page's cleanup.
+export function reloadEvery(everyMs, load) {
+  let timer = null;
+  let stopped = false;
+  async function tick() {
+    const began = performance.now();
+    await load();
+    if (!stopped) timer = setTimeout(tick, Math.max(everyMs, 2 * (performance.now() - began)));
+  }
+  tick();
+  return () => { stopped = true; clearTimeout(timer); };
+}
+
 // -- the server's reachability: a banner, actions disabled, and pages told when it is back --
 
 const HEALTH_EVERY_MS = 1500;
