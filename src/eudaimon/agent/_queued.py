@@ -13,15 +13,13 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from eudaimon.agent._input import UserInput
-from eudaimon.agent._start import NoThread, ThreadHold, assemble
+from eudaimon.agent._start import Started, assemble
 from eudaimon.agent.agent_runtime import AgentRuntime
 from eudaimon.core.errors import EudaimonError
 from eudaimon.core.state import RunState, Status
 from eudaimon.runtime.loop.cancel import CancellationToken
-from eudaimon.runtime.loop.config import RuntimeConfig
-from eudaimon.runtime.loop.journal import RunJournal
 from eudaimon.runtime.process import operations
-from eudaimon.runtime.process.leases import LeaseKeeper
+from eudaimon.runtime.process.leases import NO_LEASES, HeldLeases, LeaseKeeper
 from eudaimon.runtime.process.load_state import load_state
 from eudaimon.runtime.process.queued import QueuedBehind, run_ahead
 from eudaimon.runtime.process.threads import snapshot_key
@@ -38,7 +36,7 @@ async def begin_queued(
     wait: bool,
     deps: Any,
     cancel: CancellationToken | None,
-) -> tuple[ThreadHold, RunJournal, RuntimeConfig | None]:
+) -> Started:
     """The queued run's journal with its `run_started` recorded, holding its thread's lease; or,
     when it is no longer queued, its journal as it stands (the lease then already given back).
 
@@ -49,22 +47,22 @@ async def begin_queued(
         LeaseHeld: `wait=False` and the thread is busy.
     """
     store = agent.store
-    keeper: ThreadHold = NoThread()
+    leases = NO_LEASES
     if state.thread_id is not None:
-        held = LeaseKeeper(store, snapshot_key(state.thread_id), ttl_s=runtime.lease_ttl_s)
-        if not await _acquire_unless_cancelled(held, wait, cancel):
+        thread = HeldLeases(thread=LeaseKeeper(store, snapshot_key(state.thread_id), ttl_s=runtime.lease_ttl_s))
+        if not await _acquire_unless_cancelled(thread, wait, cancel):
             assert cancel is not None
             await _cancel(agent, state.run_id, cancel)
-            return NoThread(), await runtime.reopen(state.run_id, deps), None
-        keeper = held
+            return Started(await runtime.reopen(state.run_id, deps), None)
+        leases = thread
     try:
         now = await load_state(store, state.run_id)
         if now.status is Status.QUEUED and cancel is not None and cancel.is_cancelled:
             await _cancel(agent, state.run_id, cancel)
             now = await load_state(store, state.run_id)
         if now.status is not Status.QUEUED:
-            await keeper.release()
-            return NoThread(), await runtime.reopen(state.run_id, deps), await runtime.resumed_tools(now)
+            await leases.release()
+            return Started(await runtime.reopen(state.run_id, deps), await runtime.resumed_tools(now))
         ahead = await run_ahead(store, now)
         if ahead is not None:
             raise QueuedBehind(now.run_id, ahead, now.thread_id or "")
@@ -84,17 +82,17 @@ async def begin_queued(
         )
         journal.deps = deps
     except BaseException:
-        await keeper.release()
+        await leases.release()
         raise
-    return keeper, journal, config
+    return Started(journal, config, leases)
 
 
-async def _acquire_unless_cancelled(keeper: LeaseKeeper, wait: bool, cancel: CancellationToken | None) -> bool:
-    """Take the lease; False (not holding it) if `cancel` fired first."""
+async def _acquire_unless_cancelled(leases: HeldLeases, wait: bool, cancel: CancellationToken | None) -> bool:
+    """Take the leases; False (holding none) if `cancel` fired first."""
     if cancel is None or not wait:
-        await keeper.acquire(wait=wait)
+        await leases.acquire(wait=wait)
         return True
-    taking = asyncio.ensure_future(keeper.acquire(wait=True))
+    taking = asyncio.ensure_future(leases.acquire(wait=True))
     cancelled = asyncio.ensure_future(cancel.wait())
     try:
         await asyncio.wait({taking, cancelled}, return_when=asyncio.FIRST_COMPLETED)
@@ -105,8 +103,9 @@ async def _acquire_unless_cancelled(keeper: LeaseKeeper, wait: bool, cancel: Can
             with contextlib.suppress(asyncio.CancelledError):
                 await taking
     if taking.cancelled():
-        await keeper.release()
-        await keeper.store.release_lease(keeper.name, keeper.owner)  # granted as it was cancelled?
+        await leases.release()
+        for keeper in leases.keepers:
+            await keeper.store.release_lease(keeper.name, keeper.owner)  # granted as it was cancelled?
         return False
     taking.result()
     return True
