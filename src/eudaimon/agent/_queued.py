@@ -12,8 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from eudaimon.agent._faces import StartingAgent
 from eudaimon.agent._input import UserInput
 from eudaimon.agent._start import Started, assemble
 from eudaimon.agent.agent_runtime import AgentRuntime
@@ -25,12 +26,9 @@ from eudaimon.runtime.process.leases import HeldLeases
 from eudaimon.runtime.process.load_state import load_state
 from eudaimon.runtime.process.queued import QueuedBehind, run_ahead
 
-if TYPE_CHECKING:
-    from eudaimon.agent._driven_runs import DrivenRuns
-
 
 async def begin_queued(
-    agent: DrivenRuns[Any, Any],
+    agent: StartingAgent,
     runtime: AgentRuntime,
     state: RunState,
     *,
@@ -135,7 +133,7 @@ async def _acquire_unless_cancelled(leases: HeldLeases, wait: bool, cancel: Canc
     return True
 
 
-async def _cancel(agent: DrivenRuns[Any, Any], run_id: str, cancel: CancellationToken) -> None:
+async def _cancel(agent: StartingAgent, run_id: str, cancel: CancellationToken) -> None:
     """Journal the cancellation of a run that never started (or, if a process is starting it
     right now, leave the request for that process to journal)."""
     with contextlib.suppress(EudaimonError):  # it ended meanwhile

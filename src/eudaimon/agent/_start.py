@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from eudaimon.agent._faces import StartingAgent
 from eudaimon.agent._input import (
     PromptInput,
     UserInput,
@@ -30,9 +31,6 @@ from eudaimon.runtime.process.leases import NO_LEASES, HeldLeases
 from eudaimon.runtime.process.threads import thread_state
 from eudaimon.tools import ToolContext
 
-if TYPE_CHECKING:
-    from eudaimon.agent._driven_runs import DrivenRuns
-
 
 @dataclass(frozen=True, slots=True)
 class Started:
@@ -47,7 +45,7 @@ class Started:
 
 
 async def begin_prompt(
-    agent: DrivenRuns[Any, Any],
+    agent: StartingAgent,
     runtime: AgentRuntime,
     input: PromptInput,
     thread_id: str | None,
@@ -97,7 +95,7 @@ async def begin_prompt(
 
 
 async def assemble(
-    agent: DrivenRuns[Any, Any],
+    agent: StartingAgent,
     runtime: AgentRuntime,
     user: UserInput,
     *,
