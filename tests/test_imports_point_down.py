@@ -217,11 +217,16 @@ def test_the_check_sees_an_upward_import_and_a_circle(tmp_path: Path) -> None:
     assert circles(found) == [["models", "tools"]]
 
 
-def _module_circles(imports: list[Import], prefix: str) -> list[list[str]]:
-    """Groups of modules under `prefix` that import each other (Tarjan's SCCs over modules, not folders)."""
+def _module_circles(imports: list[Import], package: str) -> list[list[str]]:
+    """Groups of modules of `package` (itself and the modules under it) that import each other
+    (Tarjan's SCCs over modules, not folders)."""
+
+    def inside(module: str) -> bool:
+        return module == package or module.startswith(package + ".")
+
     graph: dict[str, set[str]] = defaultdict(set)
     for imp in imports:
-        if imp.source.startswith(prefix) and imp.target.startswith(prefix) and imp.source != imp.target:
+        if inside(imp.source) and inside(imp.target) and imp.source != imp.target:
             graph[imp.source].add(imp.target)
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -263,8 +268,17 @@ def test_the_loop_never_imports_the_process_around_it() -> None:
 
 def test_no_circle_among_the_runtime_modules() -> None:
     """Invariant: the runtime's modules import each other in no circle (type-only and lazy imports count)."""
-    groups = _module_circles(all_imports(), "eudaimon.runtime.")
+    groups = _module_circles(all_imports(), "eudaimon.runtime")
     assert not groups, f"{len(groups)} circles of runtime modules:\n" + "\n".join(" ↔ ".join(g) for g in groups)
+
+
+def test_no_circle_among_the_agent_modules() -> None:
+    """Invariant: the agent package's modules, its `__init__` among them, import each other in no
+    circle (type-only and lazy imports count): a helper of `Agent` (`_start`, `_queued`,
+    `_delegation`, `agent_runtime`) names what it reads of an agent as a protocol (`_faces`,
+    `HoldsRuntime`), never `Agent` or `DrivenRuns`, whose modules import it."""
+    groups = _module_circles(all_imports(), "eudaimon.agent")
+    assert not groups, f"{len(groups)} circles of agent modules:\n" + "\n".join(" ↔ ".join(g) for g in groups)
 
 
 def test_the_module_circle_check_sees_a_circle(tmp_path: Path) -> None:
@@ -272,8 +286,15 @@ def test_the_module_circle_check_sees_a_circle(tmp_path: Path) -> None:
     package = tmp_path / "eudaimon" / "runtime" / "loop"
     package.mkdir(parents=True)
     (package / "a.py").write_text("from eudaimon.runtime.loop.b import B\n")
+    agent = tmp_path / "eudaimon" / "agent"
+    agent.mkdir()
+    (agent / "__init__.py").write_text("from eudaimon.agent._helper import helper\n")
+    (agent / "_helper.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from eudaimon.agent import Agent\n"
+    )
     (package / "b.py").write_text(
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from eudaimon.runtime.loop.a import A\n"
     )
     found = all_imports(tmp_path / "eudaimon")
-    assert _module_circles(found, "eudaimon.runtime.") == [["eudaimon.runtime.loop.a", "eudaimon.runtime.loop.b"]]
+    assert _module_circles(found, "eudaimon.runtime") == [["eudaimon.runtime.loop.a", "eudaimon.runtime.loop.b"]]
+    assert _module_circles(found, "eudaimon.agent") == [["eudaimon.agent", "eudaimon.agent._helper"]]

@@ -53,15 +53,13 @@ class BatchRecordingStore(MemoryStore):
         self.batches.append([e.type for e in events])
 
 
-class LeaseTripCountingStore(MemoryStore):
-    """A `MemoryStore` counting the round trips its lease writes would cost: the takings and
-    givings-up asked for in one turn of the event loop count as one (a `SqliteStore`'s worker
-    takes them in one transaction), and each later turn's as one more. Renewals are not counted."""
+class _CountsLeaseTrips:
+    """Counts the round trips a store's lease writes cost: the takings and givings-up asked for
+    in one turn of the event loop count as one (a `SqliteStore`'s worker takes them in one
+    transaction), and each later turn's as one more. Renewals are not counted."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.lease_trips = 0
-        self._trip_open = False
+    lease_trips = 0
+    _trip_open = False
 
     async def _lease_trip(self) -> None:
         if not self._trip_open:
@@ -75,8 +73,17 @@ class LeaseTripCountingStore(MemoryStore):
 
     async def acquire_lease(self, name: str, owner: str, ttl_s: float) -> Lease:
         await self._lease_trip()
-        return await super().acquire_lease(name, owner, ttl_s)
+        lease: Lease = await super().acquire_lease(name, owner, ttl_s)  # type: ignore[misc]
+        return lease
 
     async def release_lease(self, name: str, owner: str) -> None:
         await self._lease_trip()
-        await super().release_lease(name, owner)
+        await super().release_lease(name, owner)  # type: ignore[misc]
+
+
+class LeaseTripCountingStore(_CountsLeaseTrips, MemoryStore):
+    """A `MemoryStore` counting the round trips its lease writes would cost."""
+
+
+class LeaseTripCountingSqliteStore(_CountsLeaseTrips, SqliteStore):
+    """A `SqliteStore` (a real file) counting the round trips its lease writes cost."""

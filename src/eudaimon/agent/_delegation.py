@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
 
+from eudaimon.agent._faces import CalledAgent
 from eudaimon.agent.agent_runtime import AgentRuntime
 from eudaimon.core.errors import RunNotFound
 from eudaimon.core.events import CallRef
@@ -28,14 +28,11 @@ from eudaimon.runtime.loop.scope import RUNS_A_CHILD, CallScope, child_run_id, c
 from eudaimon.runtime.process.load_state import load_state
 from eudaimon.tools import RetryAfter, Tool, ToolContext, ToolReturn, ToolSuspended
 
-if TYPE_CHECKING:
-    from eudaimon.agent import Agent
-
 _NO_PARAMETERS: dict[str, object] = {"type": "object", "properties": {}, "additionalProperties": False}
 
 
 def agent_tool(
-    agent: Agent[Any, Any], runtime: AgentRuntime, *, name: str | None = None, description: str | None = None
+    agent: CalledAgent, runtime: AgentRuntime, *, name: str | None = None, description: str | None = None
 ) -> Tool:
     """`agent.as_tool(...)`: a tool taking one string, `input`, answered by a child run of `agent`."""
 
@@ -59,7 +56,7 @@ def agent_tool(
     ).compiled()
 
 
-def handoff_tool(agent: Agent[Any, Any], runtime: AgentRuntime) -> Tool:
+def handoff_tool(agent: CalledAgent, runtime: AgentRuntime) -> Tool:
     """A tool `transfer_to_{name}` that hands the conversation to `agent`: its run continues
     with the history, its own tools and instructions, and its answer ends the parent's run."""
 
@@ -94,7 +91,7 @@ def _history(scope: CallScope) -> list[Message]:
 
 
 async def run_child(
-    agent: Agent[Any, Any], runtime: AgentRuntime, ctx: ToolContext, *, input: str | None, history: list[Message] | None
+    agent: CalledAgent, runtime: AgentRuntime, ctx: ToolContext, *, input: str | None, history: list[Message] | None
 ) -> ToolReturn:
     """Start the child run for this call, or resume it; report how it ended."""
     scope = _scope()
@@ -137,7 +134,7 @@ def _within_budget(config: RuntimeConfig, scope: CallScope) -> RuntimeConfig:
     )
 
 
-def _outcome(agent: Agent[Any, Any], state: RunState, *, handoff: bool) -> ToolReturn:
+def _outcome(agent: CalledAgent, state: RunState, *, handoff: bool) -> ToolReturn:
     run_id = state.run_id
     if state.status is Status.AWAITING_APPROVAL:
         waiting = ", ".join(f"{c.id} ({c.name})" for c in state.awaiting_approval()) or "a child of its own"

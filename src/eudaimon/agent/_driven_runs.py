@@ -28,7 +28,6 @@ from eudaimon.memory import Memory
 from eudaimon.runtime.loop.cancel import CancellationToken
 from eudaimon.runtime.loop.journal import RunJournal
 from eudaimon.runtime.process.admission import run_slot
-from eudaimon.runtime.process.leases import LeaseKeeper, release_together
 from eudaimon.runtime.process.replay import Replay
 from eudaimon.runtime.process.response import AgentResponse, OutputT
 from eudaimon.runtime.process.tree import waiting_calls
@@ -87,9 +86,7 @@ class DrivenRuns(Generic[DepsT, OutputT]):
                 ended without an answer; `error.run_id` names its journal.
         """
         async with self._prompting(input, thread_id, run_id, wait, deps, model_settings, message_history) as started:
-            await self._runtime.run(
-                started.journal, cancel, config=started.config, thread=started.thread, lease=started.lease
-            )
+            await self._runtime.run(started.journal, cancel, config=started.config, leases=started.leases)
         return await self._respond(started.journal)
 
     async def prompt_stream(
@@ -112,8 +109,7 @@ class DrivenRuns(Generic[DepsT, OutputT]):
                 cancel,
                 stream_model=True,
                 config=started.config,
-                thread=started.thread,
-                lease=started.lease,
+                leases=started.leases,
             ):
                 yield event
 
@@ -139,7 +135,7 @@ class DrivenRuns(Generic[DepsT, OutputT]):
             try:
                 yield started
             finally:
-                await release_together([k for k in (started.lease, started.thread) if k is not None])
+                await started.leases.release()
 
     async def prompt_with_cancellation(self, input: PromptInput, cancel: CancellationToken) -> AgentResponse[OutputT]:
         return await self.prompt(input, cancel=cancel)
@@ -219,7 +215,7 @@ class DrivenRuns(Generic[DepsT, OutputT]):
             QueuedBehind: the run is queued and another run of its thread must go first.
         """
         async with self._resuming(run_id, wait, deps, cancel) as started:
-            await self._runtime.run(started.journal, cancel, wait=wait, config=started.config, thread=started.thread)
+            await self._runtime.run(started.journal, cancel, wait=wait, config=started.config, leases=started.leases)
         return await self._respond(started.journal)
 
     async def resume_stream(
@@ -233,7 +229,7 @@ class DrivenRuns(Generic[DepsT, OutputT]):
         """`resume`, yielding the stream events of what the run does from here (as `prompt_stream`)."""
         async with self._resuming(run_id, wait, deps, cancel) as started:
             async for event in self._runtime.drive(
-                started.journal, cancel, stream_model=True, wait=wait, config=started.config, thread=started.thread
+                started.journal, cancel, stream_model=True, wait=wait, config=started.config, leases=started.leases
             ):
                 yield event
 
@@ -251,13 +247,11 @@ class DrivenRuns(Generic[DepsT, OutputT]):
             yield Started(journal, await self._runtime.resumed_tools(journal.state))
             return
         async with run_slot(self._runtime.max_active_runs):
-            keeper, journal, config = await begin_queued(
-                self, self._runtime, journal.state, wait=wait, deps=deps, cancel=cancel
-            )
+            started = await begin_queued(self, self._runtime, journal.state, wait=wait, deps=deps, cancel=cancel)
             try:
-                yield Started(journal, config, keeper if isinstance(keeper, LeaseKeeper) else None)
+                yield started
             finally:
-                await keeper.release()
+                await started.leases.release()
 
     async def replay(
         self,

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from eudaimon.agent._faces import StartingAgent
 from eudaimon.agent._input import (
     PromptInput,
     UserInput,
@@ -26,41 +27,25 @@ from eudaimon.extensions.guardrails import run_input_guardrails
 from eudaimon.runtime.loop.clock import new_message_id, new_run_id
 from eudaimon.runtime.loop.config import RuntimeConfig
 from eudaimon.runtime.loop.journal import RunJournal
-from eudaimon.runtime.process.leases import LeaseKeeper, acquire_together, release_together
-from eudaimon.runtime.process.threads import snapshot_key, thread_state
+from eudaimon.runtime.process.leases import NO_LEASES, HeldLeases
+from eudaimon.runtime.process.threads import thread_state
 from eudaimon.tools import ToolContext
-
-if TYPE_CHECKING:
-    from eudaimon.agent._driven_runs import DrivenRuns
-
-
-class NoThread:
-    """The lease of a prompt that belongs to no thread: there is nothing to hold or release."""
-
-    async def release(self) -> None:
-        return None
 
 
 @dataclass(frozen=True, slots=True)
 class Started:
     """A run ready to be driven: its journal, the config with its toolsets' tools (None: the
-    agent's own), and its thread's lease when it holds one (the driver gives it up with the
-    run's own: `RunDriver.drive`). Whoever yields it gives up both leases once the run has
-    been driven, in case the driver never took them over (a second release does nothing)."""
+    agent's own), and the leases taken for it (the driver gives them up: `RunDriver.drive`).
+    Whoever yields it gives them up once the run has been driven, in case the driver never
+    took them over (a second release does nothing)."""
 
     journal: RunJournal
     config: RuntimeConfig | None
-    thread: LeaseKeeper | None = None
-    lease: LeaseKeeper | None = None
-    """The run's own lease when it was taken with its thread's (`begin_prompt`)."""
-
-
-ThreadHold = LeaseKeeper | NoThread
-"""What a starting run holds of its thread until it has run: the thread's lease, or nothing."""
+    leases: HeldLeases = NO_LEASES
 
 
 async def begin_prompt(
-    agent: DrivenRuns[Any, Any],
+    agent: StartingAgent,
     runtime: AgentRuntime,
     input: PromptInput,
     thread_id: str | None,
@@ -74,8 +59,8 @@ async def begin_prompt(
     history and `run_started`.
 
     A prompt on a thread takes the run's own lease with the thread's, in one round trip to the
-    store (`acquire_together`); the driver then gives both up together: a run of a thread costs
-    the store no more round trips than a run of none. The caller (`agent`, handing its
+    store (`RunDriver.start_leases`); the driver then gives both up together: a run of a thread
+    costs the store no more round trips than a run of none. The caller (`agent`, handing its
     `runtime`) drives the run and then gives up what the driver has not.
     """
     user = check_input(input)
@@ -88,14 +73,8 @@ async def begin_prompt(
         user = user.with_text(await run_input_guardrails(agent.input_guardrails, user.text, ctx))
     records, config = await runtime.fresh_tools()
     thread = thread_id or agent.default_thread
-    keeper: LeaseKeeper | None = None
-    held: list[LeaseKeeper] = []
-    if thread is not None:
-        keeper = LeaseKeeper(agent.store, snapshot_key(thread), ttl_s=runtime.lease_ttl_s)
-        # An engine's worker drives the run, and takes its lease there.
-        lease = runtime.run_lease(run_id) if runtime.engine is None else None
-        held = [keeper] if lease is None else [keeper, lease]
-        await acquire_together(held, wait=wait)
+    leases = runtime.start_leases(run_id, thread)
+    await leases.acquire(wait=wait)
     try:
         journal = await assemble(
             agent,
@@ -110,13 +89,13 @@ async def begin_prompt(
             tools=records,
         )
     except BaseException:
-        await release_together(held)
+        await leases.release()
         raise
-    return Started(journal, config, keeper, held[1] if len(held) > 1 else None)
+    return Started(journal, config, leases)
 
 
 async def assemble(
-    agent: DrivenRuns[Any, Any],
+    agent: StartingAgent,
     runtime: AgentRuntime,
     user: UserInput,
     *,

@@ -12,7 +12,7 @@ test_no_module_reaches_into_an_agent.py`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from eudaimon.agent._build import Instructions, check_settings
 from eudaimon.core.errors import ConfigurationError
@@ -29,9 +29,6 @@ from eudaimon.runtime.process.runs import RunDriver
 from eudaimon.stores.base import EventStore
 from eudaimon.tools.context import ToolContext, call_with_context
 from eudaimon.tools.toolsets import Toolset
-
-if TYPE_CHECKING:
-    from eudaimon.agent._agent import Agent
 
 
 class AgentRuntime(RunDriver):
@@ -111,7 +108,15 @@ class AgentRuntime(RunDriver):
         return child
 
 
-def runtime_of(agent: Agent[Any, Any]) -> AgentRuntime:
+class HoldsRuntime(Protocol):
+    """What `runtime_of` reads: an `Agent`, whose runtime is its own, handed out here alone. A
+    protocol rather than `Agent`, whose module imports this one."""
+
+    @property
+    def _runtime(self) -> AgentRuntime: ...
+
+
+def runtime_of(agent: HoldsRuntime) -> AgentRuntime:
     """The runtime side of `agent` (its driver, toolset configs, instructions), for the engines
     and shells that run it (the Temporal worker and workflow) instead of its private attributes."""
     return agent._runtime

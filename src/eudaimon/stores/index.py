@@ -130,6 +130,16 @@ class RunQuery:
         )
 
 
+def parsed_row(body: str) -> RunRow | None:
+    """The index row a store kept as `body`, or None when it does not parse (a body edited by
+    hand, or written by a version that wrote other fields): every store then folds the run's
+    journal again, or leaves what it would have filled from the row as it is."""
+    try:
+        return RunRow.from_json(body)
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
 def order_key(row: RunRow) -> tuple[str, str]:
     return sortable(row.updated_at), row.run_id
 

@@ -26,6 +26,7 @@ import secrets
 import socket
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from eudaimon.core.errors import LeaseHeld, LeaseLost
 from eudaimon.runtime.loop.per_store import PerStore
@@ -274,6 +275,37 @@ async def release_together(keepers: Sequence[LeaseKeeper]) -> None:
     for outcome in outcomes:
         if isinstance(outcome, BaseException):
             raise outcome
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HeldLeases:
+    """The leases a run's starter takes for it before it is driven, passed on to its driver as
+    one value: its thread's (None: it has no thread) and its own (None: the driver takes it
+    itself). Taking the run's own with its thread's costs the store one round trip for both
+    (`acquire_together`), and the driver gives them up together once memory is fed: a run of a
+    thread then asks the store no more often than a run of none."""
+
+    run: LeaseKeeper | None = None
+    """The run's own lease, when its starter took it."""
+    thread: LeaseKeeper | None = None
+    """The lease of the run's thread: held until the run has stopped and memory was fed."""
+
+    @property
+    def keepers(self) -> tuple[LeaseKeeper, ...]:
+        return tuple(k for k in (self.run, self.thread) if k is not None)
+
+    async def acquire(self, *, wait: bool = True) -> None:
+        """Take them all in one round trip, all or none (`acquire_together`)."""
+        await acquire_together(self.keepers, wait=wait)
+
+    async def release(self) -> None:
+        """Give up those still held, in one round trip; those already given up cost nothing, so
+        whoever may be the last to hold them calls this (the driver, then the starter)."""
+        await release_together(self.keepers)
+
+
+NO_LEASES = HeldLeases()
+"""What a run's starter holds when it took nothing: the driver takes the run's lease itself."""
 
 
 class LeaseKeeper:

@@ -38,10 +38,11 @@ from eudaimon.runtime.process import takeover
 from eudaimon.runtime.process.admission import max_active_runs, run_slot
 from eudaimon.runtime.process.agent_change import AgentIdentity, record_change, refuse_changed
 from eudaimon.runtime.process.engines import Engine
-from eudaimon.runtime.process.leases import LeaseKeeper, lease_ttl_s, release_together
+from eudaimon.runtime.process.leases import NO_LEASES, HeldLeases, LeaseKeeper, lease_ttl_s
 from eudaimon.runtime.process.load_state import load_state
 from eudaimon.runtime.process.output import OutputSchema
 from eudaimon.runtime.process.response import AgentResponse
+from eudaimon.runtime.process.threads import snapshot_key
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.memory import MemoryStore
 from eudaimon.streaming import Done, StreamEvent
@@ -127,18 +128,16 @@ class RunDriver:
         wait: bool = True,
         emit: bool = True,
         config: RuntimeConfig | None = None,
-        thread: LeaseKeeper | None = None,
-        lease: LeaseKeeper | None = None,
+        leases: HeldLeases = NO_LEASES,
     ) -> AsyncIterator[StreamEvent]:
         """Drive a run under its lease, yielding its stream events (none with `emit=False`).
 
         `config` replaces the agent's for this run: the agent's with the run's toolset tools.
-        `thread` is the lease of the run's thread, which the caller took: once the run stops
-        and memory has been fed, it is given up together with the run's own lease, in one
-        round trip to the store (a SQLite store's worker takes both in one transaction), where
-        giving each up in turn cost every run of a thread a round trip more than a run of none.
-        `lease` is the run's own lease when the caller took it already (`run_lease`, with the
-        thread's: `acquire_together`)."""
+        `leases` are those the caller took for the run (`start_leases`): the run's own is
+        taken here unless among them, and once the run stops and memory has been fed, all
+        are given up together, in one round trip to the store (a SQLite store's worker gives
+        them up in one transaction), where giving each up in turn cost every run of a thread a
+        round trip more than a run of none."""
         if journal.state.status.is_terminal:
             if emit:
                 yield Done(journal.run_id, journal.state.status.value)
@@ -151,12 +150,12 @@ class RunDriver:
                 yield event
             return
         async with run_slot(self.max_active_runs):
-            keeper = await self._take_over(journal, wait, lease)
+            held = await self._take_over(journal, wait, leases)
             cfg = config or self.config
             try:
                 record_change(journal, self.identity, cfg.tools)
             except BaseException:
-                await self._let_go(journal, keeper)
+                await self._let_go(journal, held)
                 raise
             watching = tuple(observers)
             for observer in watching:
@@ -175,7 +174,7 @@ class RunDriver:
                     if failure is None:  # fed before the thread is given up: its next run is sent this one
                         await self.remember(journal.state)
                 finally:
-                    await self._let_go(journal, keeper, thread)
+                    await self._let_go(journal, held)
 
     async def run(
         self,
@@ -184,13 +183,12 @@ class RunDriver:
         *,
         wait: bool = True,
         config: RuntimeConfig | None = None,
-        thread: LeaseKeeper | None = None,
-        lease: LeaseKeeper | None = None,
+        leases: HeldLeases = NO_LEASES,
     ) -> None:
         """`drive` for a caller that wants only the outcome (`prompt`, `resume`): no stream
         event is built."""
         async for _ in self.drive(
-            journal, cancel, stream_model=False, wait=wait, emit=False, config=config, thread=thread, lease=lease
+            journal, cancel, stream_model=False, wait=wait, emit=False, config=config, leases=leases
         ):
             pass
 
@@ -198,21 +196,32 @@ class RunDriver:
         """The lease a driver of run `run_id` holds (not yet taken)."""
         return LeaseKeeper(self.store, f"run:{run_id}", ttl_s=self.lease_ttl_s)
 
-    async def _take_over(self, journal: RunJournal, wait: bool, taken: LeaseKeeper | None = None) -> LeaseKeeper:
-        """Take the run's lease (unless the caller took it: `taken`). A run that already has
-        events catches up with the journal once the lease is ours, since its previous driver
-        may have appended until the last moment."""
-        keeper = taken
+    def start_leases(self, run_id: str, thread_id: str | None) -> HeldLeases:
+        """The leases (not yet taken) whoever starts run `run_id` of thread `thread_id` takes
+        together before reading the thread's history: the thread's, and the run's own unless
+        an engine's worker drives the run (it takes the run's lease there). A run of no thread
+        takes nothing before it is driven: its driver takes its lease."""
+        if thread_id is None:
+            return NO_LEASES
+        thread = LeaseKeeper(self.store, snapshot_key(thread_id), ttl_s=self.lease_ttl_s)
+        return HeldLeases(run=self.run_lease(run_id) if self.engine is None else None, thread=thread)
+
+    async def _take_over(self, journal: RunJournal, wait: bool, leases: HeldLeases) -> HeldLeases:
+        """`leases` with the run's own, taken here unless the caller took it. A run that
+        already has events catches up with the journal once the lease is ours, since its
+        previous driver may have appended until the last moment."""
+        keeper = leases.run
         if keeper is None:
             keeper = self.run_lease(journal.run_id)
             await keeper.acquire(wait=wait)
+        held = replace(leases, run=keeper)
         try:
             # A queued run's journal holds its `run_started`, uncommitted: a driver that started
             # it meanwhile makes the commit conflict, as it must.
             if 0 < journal.committed_seq == journal.state.next_seq:
                 await _catch_up(self.store, journal)
         except BaseException:
-            await self._let_go(journal, keeper)
+            await self._let_go(journal, held)
             raise
         journal.guard = keeper.ensure
         journal.fence = keeper.fence
@@ -224,9 +233,9 @@ class RunDriver:
         try:
             await self._tell_takeover(journal, keeper)
         except BaseException:
-            await self._let_go(journal, keeper)
+            await self._let_go(journal, held)
             raise
-        return keeper
+        return held
 
     async def _tell_takeover(self, journal: RunJournal, keeper: LeaseKeeper) -> None:
         """Journal and log a takeover from a driver lost mid-run (`runtime.process.takeover`)."""
@@ -241,14 +250,11 @@ class RunDriver:
         await journal.flush()
         takeover.log_takeover(journal.run_id, taken)
 
-    async def _let_go(self, journal: RunJournal, keeper: LeaseKeeper, thread: LeaseKeeper | None = None) -> None:
+    async def _let_go(self, journal: RunJournal, held: HeldLeases) -> None:
         # Given up whether the run finished or paused: a resumer that reopened the run while it
-        # was live waits for this lease, and would otherwise wait for it to expire.
+        # was live waits for its lease, and would otherwise wait for it to expire.
         journal.guard = journal.fence = None
-        if thread is None:
-            await keeper.release()
-            return
-        await release_together((keeper, thread))
+        await held.release()
 
     async def reopen(self, run_id: str, deps: Any = None) -> RunJournal:
         journal = RunJournal(self.store, await load_state(self.store, run_id), snapshot_every=self.snapshot_every)

@@ -24,7 +24,7 @@ from typing import Any
 import psycopg
 
 from eudaimon.core.run_index import RunRow
-from eudaimon.stores.index import DayRow, RunQuery, day_row
+from eudaimon.stores.index import DayRow, RunQuery, day_row, parsed_row
 
 logger = logging.getLogger("eudaimon.stores")
 
@@ -134,10 +134,9 @@ async def fill_filters(conn: Any, s: str) -> None:
     found = await (await conn.execute(f"SELECT run_id, body FROM {s}.run_index")).fetchall()
     filled: list[tuple[str | None, str, bool, str]] = []
     for run_id, body in found:
-        try:
-            row = RunRow.from_json(body)
-        except (ValueError, KeyError, TypeError) as exc:
-            logger.warning("run %s: its index row does not parse (%s); its filters stay unset", run_id, exc)
+        row = parsed_row(body)
+        if row is None:
+            logger.warning("run %s: its index row does not parse; its filters stay unset", run_id)
             continue
         filled.append((row.replay_of, row.version, row.cost_known, run_id))
     async with conn.cursor() as cursor:

@@ -35,7 +35,7 @@ from eudaimon.core.errors import (
 from eudaimon.core.events import Event
 from eudaimon.core.run_index import RunRow
 from eudaimon.stores.base import Fence, Lease, RunSummary, Snapshot, check_batch, summary_fields
-from eudaimon.stores.index import DayRow, LastRows, RunQuery
+from eudaimon.stores.index import DayRow, LastRows, RunQuery, parsed_row
 from eudaimon.stores.packing import PackedBatch, Row, pack
 from eudaimon.stores.postgres import _content, _index, _schema
 from eudaimon.stores.postgres._dsn import parse_dsn
@@ -384,7 +384,7 @@ class PostgresStore:
         is not at `expected_seq`, as the claim would)."""
         async with self._connection() as conn:
             found = await (await conn.execute(self._sql.index_row, (run_id,))).fetchone()
-            before = _parsed(found[0]) if found is not None else None
+            before = parsed_row(found[0]) if found is not None else None
             if before is not None and before.event_count == expected_seq:
                 return before.advance(batch)
             events = await self._load_on(conn, run_id)
@@ -462,13 +462,6 @@ def _append_params(run_id: str, expected_seq: int, batch: Sequence[Event], packe
         "types": [e.type for e in batch],
         "payloads": [] if packed.messages else packed.payloads(),  # with messages: once they are numbered
     }
-
-
-def _parsed(body: str) -> RunRow | None:
-    try:
-        return RunRow.from_json(body)
-    except (ValueError, KeyError, TypeError):
-        return None
 
 
 def _written_rows(run_id: str, rows: Sequence[tuple[Any, ...]]) -> list[Row]:

@@ -34,7 +34,7 @@ from typing import Any
 from eudaimon.core.errors import EudaimonError
 from eudaimon.core.events import Event
 from eudaimon.core.run_index import RunRow, sortable
-from eudaimon.stores.index import DayRow, RunQuery, day_row, nearest_rank
+from eudaimon.stores.index import DayRow, RunQuery, day_row, nearest_rank, parsed_row
 
 logger = logging.getLogger("eudaimon.stores")
 
@@ -158,7 +158,7 @@ def write(
             _research(conn, row, *search_changed)
             return row
     kept = conn.execute("SELECT body FROM run_index WHERE run_id = ?", (run_id,)).fetchone()
-    before = _parsed(kept[0]) if kept is not None else None
+    before = parsed_row(kept[0]) if kept is not None else None
     if before is not None and before.event_count == expected:
         row = before.advance(events)
     else:  # no row (an upgrade that could not read the run), or one out of step: rebuilt
@@ -190,7 +190,7 @@ def create_search(conn: sqlite3.Connection) -> None:
         return
     _has_search.pop(id(conn), None)
     for (body,) in conn.execute("SELECT body FROM run_index").fetchall():
-        row = _parsed(body)
+        row = parsed_row(body)
         if row is not None:
             _research(conn, row)
 
@@ -211,13 +211,6 @@ def forget(conn: sqlite3.Connection, run_id: str) -> None:
             sql = f"DELETE FROM {table} WHERE rowid = (SELECT rowid FROM run_index WHERE run_id = ?)"
             conn.execute(sql, (run_id,))
     conn.execute("DELETE FROM run_index WHERE run_id = ?", (run_id,))
-
-
-def _parsed(body: str) -> RunRow | None:
-    try:
-        return RunRow.from_json(body)
-    except (ValueError, KeyError, TypeError):
-        return None
 
 
 def backfill(conn: sqlite3.Connection, load: Callable[[sqlite3.Connection, str], list[Event]]) -> int:
