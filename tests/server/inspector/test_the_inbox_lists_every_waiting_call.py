@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from _inspector_support import open_page, start_run
 from _server_support import KEYS, OPERATOR, VIEWER, Server, wait_until
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import APIResponse, Browser, Route, expect
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +63,44 @@ def test_a_viewer_sees_the_inbox_without_actions(browser: Browser, timed: Server
         expect(page.get_by_test_id("inbox-approve")).to_have_count(0)
         expect(page.get_by_test_id("inbox-deny")).to_have_count(0)
         expect(rows.first).to_contain_text("view only")
+    finally:
+        page.context.close()
+
+
+def test_an_older_answer_never_brings_back_a_call_just_decided(browser: Browser, timed: Server) -> None:
+    """Invariant: the inbox shows the answer to its latest load only. A refresh still on its way
+    (held here, as a slow store would) when the operator approves must not put the approved call
+    back once it lands after the reload the approval made."""
+    run = start_run(timed, "payer", "pay 62 to ACME")["run_id"]
+    wait_until(lambda: _status(timed, run) == "awaiting_approval", "the payer to wait")
+    page = open_page(browser, timed, OPERATOR, "/inbox")
+    held: list[tuple[Route, APIResponse]] = []
+
+    def hold_the_next_refresh(route: Route) -> None:
+        if held:
+            route.continue_()
+        else:
+            held.append((route, route.fetch()))  # answered by the server now, shown only later
+
+    try:
+        row = page.locator(f"[data-testid=inbox-item][data-run='{run}']")
+        expect(row).to_have_count(1)
+        page.route("**/v1/inbox", hold_the_next_refresh)
+        for _ in range(100):  # the page refreshes itself every 5 s
+            if held:
+                break
+            page.wait_for_timeout(100)
+        assert held, "the inbox did not refresh itself within 10 s"
+
+        row.get_by_test_id("inbox-approve").click()
+        expect(row).to_have_count(0)
+        route, stale = held[0]
+        with page.expect_response("**/v1/inbox"):
+            route.fulfill(response=stale)  # the refresh asked before the approval lands last
+        page.wait_for_timeout(300)  # the page reads and draws it (the next refresh is 5 s away)
+
+        assert row.count() == 0  # read once: `expect` would wait for the next refresh to mend it
+        wait_until(lambda: _status(timed, run) == "completed", "the approved run to go on")
     finally:
         page.context.close()
 

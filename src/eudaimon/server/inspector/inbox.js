@@ -1,9 +1,11 @@
 // The inbox: every call waiting for a person, across runs and agents, oldest first, with its
 // deadline counting down, its arguments as the tool will get them, and the actions the
 // signed-in key allows (approve and deny here; a reconciliation is settled on its run's page).
-import { api, el, failed, fill, labelled, link, notice, runHref, when } from "./shared.js";
+import { api, el, failed, fill, labelled, link, notice, reloadEvery, runHref, when } from "./shared.js";
 import { revealed, revealedJson } from "./reveal.js";
 import { deadlineNote } from "./countdown.js";
+
+const REFRESH_MS = 5000;
 
 function actions(item, reload) {
   const path = "/v1/runs/" + encodeURIComponent(item.run_id) + "/approvals/" + encodeURIComponent(item.call_id);
@@ -35,9 +37,14 @@ export function inboxPage(main) {
     body);
   fill(main, el("h1", {}, "Inbox"), el("section", {}, table));
   let stopped = false;
-  function load() {
-    api("/v1/inbox").then((answer) => {
-      if (stopped) return;
+  let asked = 0;
+  // A decision reloads at once while a refresh may still be on its way: only the answer to the
+  // latest load is shown, or a slow older one would bring back a call just decided.
+  async function load() {
+    const mine = ++asked;
+    try {
+      const answer = await api("/v1/inbox");
+      if (stopped || mine !== asked) return;
       fill(body, ...answer.items.map((item) => labelled(columns, el("tr", { "data-testid": "inbox-item", "data-run": item.run_id, "data-call": item.call_id, "data-kind": item.kind },
         el("td", {}, when(item.asked_at)),
         el("td", {}, item.agent),
@@ -48,9 +55,8 @@ export function inboxPage(main) {
         el("td", {}, deadlineNote(item.deadline, item.on_timeout)),
         el("td", {}, actions(item, load))))));
       if (!answer.items.length) fill(body, el("tr", {}, el("td", { colspan: 7, class: "muted", "data-testid": "inbox-empty" }, "Nothing waits for a decision.")));
-    }, failed);
+    } catch (problem) { failed(problem); }
   }
-  load();
-  const every = setInterval(load, 5000);
-  return () => { stopped = true; clearInterval(every); };
+  const stop = reloadEvery(REFRESH_MS, load);
+  return () => { stopped = true; stop(); };
 }
