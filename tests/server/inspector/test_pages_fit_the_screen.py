@@ -146,6 +146,29 @@ def test_a_long_message_is_folded_and_opens(page: Page, inspector: Server, runs:
     expect(fold).to_contain_text("x" * 400)
 
 
+def test_an_opened_message_stays_open_while_the_page_is_drawn_again(page: Page, inspector: Server) -> None:
+    """Invariant: a fold the operator opened stays open when the page draws the run again — on the
+    refresh a waiting run's page makes every second (its event stream ends and reconnects), and
+    when the run moves on and the conversation grows. It shut within a second before."""
+    run_id = str(start_run(inspector, "payer", LONG)["run_id"])
+    page.goto(f"{inspector.url}/runs/{run_id}")
+    fold = page.get_by_test_id("conversation").get_by_test_id("folded-message").first
+    expect(page.get_by_test_id("pending-approval")).to_be_visible()
+    fold.locator("summary").click()
+    expect(fold).to_have_attribute("open", "")
+    for _ in range(2):  # two of the page's own reloads of the run, after the click
+        with page.expect_response(lambda r: r.url.endswith(f"/v1/runs/{run_id}") and r.request.method == "GET"):
+            pass
+    page.wait_for_timeout(100)  # the answer drawn
+    assert fold.get_attribute("open") == "", "a refresh shut the opened message"
+    messages = page.get_by_test_id("conversation").get_by_test_id("message")
+    before = messages.count()
+    page.get_by_test_id("approve").click()
+    expect(messages).not_to_have_count(before)
+    expect(page.locator("h1 [data-testid=status]")).to_have_text("completed")
+    assert fold.get_attribute("open") == "", "the grown conversation shut the opened message"
+
+
 def test_actions_only_where_they_apply(page: Page, inspector: Server, runs: dict[str, str]) -> None:
     """Invariant: no Resume on a run that is running or waiting (only a fork made not to start
     has one), no Cancel on an ended run, and no empty "live:" label."""

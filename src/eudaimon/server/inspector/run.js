@@ -3,7 +3,7 @@
 // long as the run has not ended, so a decision made anywhere shows here.
 import { ENDED, api, connection, el, failed, fill, follow, json, link, mayOperate, millis, money, notice, runHref, statusBadge, when } from "./shared.js";
 import { revealed, revealedJson } from "./reveal.js";
-import { folded } from "./fold.js";
+import { fillKeepingFolds, folded } from "./fold.js";
 import { summarize } from "./summaries.js";
 import { drawTree, drawWaterfall, spansOf } from "./waterfall.js";
 import { pendingApproval, unknownOutcome } from "./approvals.js";
@@ -156,8 +156,8 @@ export function runPage(main, runId) {
         run.unknown_outcomes.map((call) => unknownOutcome(runId, call, refresh)));
     }
     const edits = new Map(run.decisions.filter((d) => d.kind === "approval" && d.arguments).map((d) => [d.call_id, d]));
-    fill(conversation, ...run.messages.filter((m) => m.role !== "system").map((m) => messageView(m, toolNamesOf(run.messages), edits)));
-    fill(decisions, ...run.decisions.map((d) => el("tr", { "data-testid": "decision" },
+    fillKeepingFolds(conversation, ...run.messages.filter((m) => m.role !== "system").map((m) => messageView(m, toolNamesOf(run.messages), edits)));
+    fillKeepingFolds(decisions, ...run.decisions.map((d) => el("tr", { "data-testid": "decision" },
       el("td", {}, d.seq),
       el("td", {}, d.kind === "approval" ? (d.approved ? "approved" : "denied") : d.kind === "reconcile" ? (d.retry ? "retry" : "settled") : "cancelled"),
       el("td", { class: "mono call-id", "data-testid": "call-id" }, d.call_id || ""), el("td", { "data-testid": "decided-by" }, d.by || "—"),
