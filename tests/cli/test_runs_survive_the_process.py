@@ -44,7 +44,8 @@ _WRITER = textwrap.dedent(
 
 def _python(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     # The eudaimon under test, by an absolute path: a relative PYTHONPATH would not survive `cwd`.
-    env = {**os.environ, "PYTHONPATH": str(Path(eudaimon.__file__).resolve().parents[1])}
+    # 80 columns, as a small terminal (and pytest-xdist's workers) set: the list must lose no column.
+    env = {**os.environ, "PYTHONPATH": str(Path(eudaimon.__file__).resolve().parents[1]), "COLUMNS": "80"}
     return subprocess.run(
         [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False
     )

@@ -34,7 +34,17 @@ GOOD: list[Any] = [
     ToolStarted(call_id="c", tool="t", idempotency_key="k", attempt=2, arguments={"n": 1}),
     ToolCompleted(call_id="c", tool="t", output="ok", is_error=True, duration_ms=1),
 ]
-BAD_VALUES: list[Any] = [None, 5, 1.5, True, "s", [1], (1,), {"k": 1}, object(), float("nan")]
+
+
+class _Opaque:
+    """A value no JSON encoder knows, named the same in every process (test ids must match
+    across pytest-xdist's workers; `object()`'s repr is its address)."""
+
+    def __repr__(self) -> str:
+        return "opaque()"
+
+
+BAD_VALUES: list[Any] = [None, 5, 1.5, True, "s", [1], (1,), {"k": 1}, _Opaque(), float("nan")]
 
 
 def _variants() -> list[tuple[str, Any]]:

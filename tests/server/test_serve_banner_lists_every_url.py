@@ -1,6 +1,6 @@
 """`eudaimon serve --a2a --ag-ui` says, as it starts, every URL it serves: the inspector, the
 API and OpenAPI, each agent's runs, its A2A endpoint and card, its AG-UI endpoint; and each
-of them answers.
+of them answers, each URL on one line whatever the width of the terminal.
 
 Bug (issue 39): the banner named the inspector and the API only, not the A2A and AG-UI URLs.
 """
@@ -15,7 +15,10 @@ from _a2a_support import A2AServer
 
 def test_the_banner_lists_every_url_and_each_answers(tmp_path: Path) -> None:
     server = A2AServer(
-        tmp_path / "runs.db", agents=("_server_agents:payer", "_server_agents:ticker"), args=("--a2a", "--ag-ui")
+        tmp_path / "runs.db",
+        agents=("_server_agents:payer", "_server_agents:ticker"),
+        args=("--a2a", "--ag-ui"),
+        env={"COLUMNS": "80"},  # a small terminal: a URL longer than the screen is still one line
     ).start()
     try:
         banner = server.output()

@@ -250,8 +250,8 @@ def announce(
     and `host` reach a non-loopback server (`named`: `--allowed-host` was given)."""
     where = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
     console.print(Text(f"eudaimon serves {', '.join(agents)} on {where}  (store {store})", style="bold"))
-    for line in served_urls(where, agents, a2a=a2a, ag_ui=ag_ui):
-        console.print(Text(line, style="cyan"))
+    for line in served_urls(where, agents, a2a=a2a, ag_ui=ag_ui):  # never wrapped: a URL is copied whole
+        console.print(Text(line, style="cyan"), soft_wrap=True)
     if not is_loopback(host) and not named:
         console.print(
             Text(f"only requests for {host} or a loopback name are served; add --allowed-host NAME", style="yellow")

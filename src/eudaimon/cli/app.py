@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -153,6 +154,9 @@ def runs_list(
             str(row.event_count),
             row.updated_at.astimezone().strftime("%m-%d %H:%M"),
         )
+    # Narrower than the table needs (an 80-column terminal, UUID run ids), Rich squeezes whole
+    # columns to nothing; a row wrapped by the terminal is better than an agent column gone.
+    console.width = max(console.width, Measurement.get(console, console.options.update_width(10_000), table).minimum)
     console.print(table)
 
 

@@ -324,10 +324,6 @@ class LeaseKeeper:
         lease again after it lapsed sets it anew (`acquire`, and a late renewal in `confirmed`),
         so that `check_effect` refuses an effect whose intent was committed before the lapse."""
         self.held = False
-        self._taken_at = float("inf")
-        """When (monotonic) the current unbroken holding of the lease began; taking the lease
-        again after it lapsed sets it anew, so that `check_effect` refuses an effect whose
-        intent was committed before the lapse."""
         self._schedule: _Renewals | None = None
         self.previous_holder: str | None = None
         """Who held the lease when this process last found it taken (None if it never did): a
