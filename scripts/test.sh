@@ -28,6 +28,10 @@ pytest runs, with those arguments:
   scripts/test.sh tests/journal -x        one folder, stop at the first failure
   scripts/test.sh -k approval             the tests whose names match
   scripts/test.sh --durations=30          the whole suite, the 30 slowest tests listed
+  scripts/test.sh tests/durability -n 0   one process (pytest-xdist off)
+
+pytest runs on EUDAIMON_TEST_WORKERS processes (pytest-xdist; by default the machine's cores,
+at most 4), each test file in one of them: a file's servers and fixtures are set up once.
 
 Options:
   --all        run the pre-checks (package, ruff, mypy, mkdocs) even with pytest arguments
@@ -35,7 +39,8 @@ Options:
   -h, --help   this text
 
 Environment: EUDAIMON_TEST_PG_DSN and EUDAIMON_TEST_REDIS_URL point at servers you run;
-EUDAIMON_TEST_LLM_PORT is the real model server's port (8088); PYTHON picks the interpreter.
+EUDAIMON_TEST_LLM_PORT is the real model server's port (8088); EUDAIMON_TEST_WORKERS the
+number of pytest processes; PYTHON picks the interpreter.
 USAGE
 }
 
@@ -290,7 +295,11 @@ if [ -n "$RUN_ALL" ]; then
 else
     say "pre-checks (package, ruff, mypy, mkdocs) skipped: pytest arguments given; --all runs them too"
 fi
-check pytest .venv/bin/pytest ${PYTEST_ARGS[@]+"${PYTEST_ARGS[@]}"}
+# The tests wait on servers, browsers and subprocesses as much as they compute: one pytest
+# process per core (at most 4: each starts its own Temporal dev server and browsers), each file
+# whole in one process. Arguments given after (`-n 0`) win.
+WORKERS=${EUDAIMON_TEST_WORKERS:-$(n=$(nproc 2>/dev/null || echo 2); echo $((n < 4 ? n : 4)))}
+check pytest .venv/bin/pytest -n "$WORKERS" --dist loadfile ${PYTEST_ARGS[@]+"${PYTEST_ARGS[@]}"}
 
 if [ "${#failed[@]}" -gt 0 ]; then
     printf '\033[1;31mFAILED:\033[0m %s\n' "${failed[@]}" >&2
