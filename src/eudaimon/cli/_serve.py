@@ -39,7 +39,17 @@ def is_loopback(host: str) -> bool:
 
 def register(app: typer.Typer) -> None:
     """Add `serve` to the `eudaimon` command."""
-    from eudaimon.cli._common import StoreOption, environ, fail, load_agent, out, resolve_store_url, shown_url
+    from eudaimon.cli._common import (
+        StoreOption,
+        environ,
+        fail,
+        load_agent,
+        make_default_directory,
+        out,
+        resolve_store_url,
+        run_async,
+        shown_url,
+    )
 
     def serve(
         agent: Annotated[
@@ -141,6 +151,7 @@ def register(app: typer.Typer) -> None:
             fail(str(MissingExtra("`eudaimon serve`", "server", exc.name)))
         console = out()
         url = resolve_store_url(store)
+        make_default_directory(url)
         try:
             keys = api_keys(api_key_file, host, insecure)
             if keys is None:
@@ -155,9 +166,10 @@ def register(app: typer.Typer) -> None:
             with environ("EUDAIMON_STORE", url):
                 agents = [load_agent(target) for target in agent]
             describe(agents, a2a_description, a2a=a2a)
+            served = journal_of(agents, url)
             application = create_app(
                 agents,
-                journal_of(agents, url),
+                served,
                 auth=keys,
                 allowed_hosts=[host, *(allowed_host or [])],
                 allowed_origins=allowed_origin or (),
@@ -172,6 +184,9 @@ def register(app: typer.Typer) -> None:
             add_protocols(application, a2a=a2a, ag_ui=ag_ui)
         except (ConfigurationError, MissingExtra) as exc:
             fail(str(exc))
+        # Before the banner: a store that cannot be opened (a missing directory, a database that
+        # refuses) is one clear error now, not a traceback from every sweep, every second.
+        run_async(served.list_runs(limit=1))
         names = [a.name for a in agents]
         announce(console, names, shown_url(url), host=host, port=port, named=bool(allowed_host), a2a=a2a, ag_ui=ag_ui)
         run(uvicorn, application, host=host, port=port, log_level=log_level)

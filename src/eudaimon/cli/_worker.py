@@ -17,7 +17,17 @@ import typer
 from rich.text import Text
 
 from eudaimon.cli._collector import freeze_start_up
-from eudaimon.cli._common import StoreOption, environ, fail, load_agent, out, resolve_store_url, run_async, shown_url
+from eudaimon.cli._common import (
+    StoreOption,
+    environ,
+    fail,
+    load_agent,
+    make_default_directory,
+    out,
+    resolve_store_url,
+    run_async,
+    shown_url,
+)
 from eudaimon.core.errors import ConfigurationError, MissingExtra
 
 
@@ -84,6 +94,7 @@ def worker(
     except ImportError as exc:
         fail(str(MissingExtra("`eudaimon worker`", "temporal", exc.name)))
     url = resolve_store_url(store)
+    make_default_directory(url)
     with environ("EUDAIMON_STORE", url):
         built = load_agent(agent)
         worker_deps = _load_deps(deps) if deps is not None else None
