@@ -76,3 +76,10 @@ def test_the_note_box_shows_all_that_is_typed(page: Page, inspector: Server) -> 
     hidden = note.evaluate("(n) => n.scrollHeight - n.clientHeight")
     assert hidden <= 1, hidden
     assert note.evaluate("(n) => n.scrollWidth - n.clientWidth") <= 1
+
+
+def test_a_count_of_one_reads_in_the_singular(page: Page, inspector: Server) -> None:
+    """Invariant: the waterfall of a run of one model call says "1 span", not "1 spans"."""
+    run_id = str(start_run(inspector, "ticker", "ticks=0", wait=True)["run_id"])
+    page.goto(f"{inspector.url}/runs/{run_id}")
+    expect(page.locator("[data-testid=waterfall] .wf-head .wf-label")).to_have_text("1 span")

@@ -1,7 +1,7 @@
 // The dashboard: per agent and day, runs by status, cost, tokens, p50/p95 duration and error
 // rate, drawn here as SVG from `GET /v1/dashboard` (a summary the store keeps). Every chart has
 // its numbers in a table beside it, for screen readers and for copying.
-import { UNPRICED, api, connection, el, failed, fill, go, millis, money, reloadEvery, svg } from "./shared.js";
+import { UNPRICED, api, connection, counted, el, failed, fill, go, millis, money, reloadEvery, svg } from "./shared.js";
 
 const W = 560, H = 150, PAD_L = 52, PAD_B = 22, PAD_T = 10;
 const STATUS_ORDER = ["completed", "running", "queued", "awaiting_approval", "awaiting_reconciliation", "failed", "cancelled", "budget_exceeded"];
@@ -99,7 +99,7 @@ function agentCard(agent, rows, days) {
       el("td", {}, millis(r.p50_duration_ms)), el("td", {}, millis(r.p95_duration_ms)),
       el("td", {}, r.error_rate === null || r.error_rate === undefined ? "—" : percent(r.error_rate))))));
   return el("section", { class: "agent-card", "data-testid": "dashboard-agent", "data-agent": agent },
-    el("h2", {}, agent, el("span", { class: "muted" }, " · " + total("runs") + " runs · ", el("span", { "data-testid": "agent-cost" }, cost), " · " + tokens(total("input_tokens") + total("output_tokens")) + " tokens")),
+    el("h2", {}, agent, el("span", { class: "muted" }, " · " + counted(total("runs"), "run") + " · ", el("span", { "data-testid": "agent-cost" }, cost), " · " + tokens(total("input_tokens") + total("output_tokens")) + " tokens")),
     el("div", { class: "charts" },
       barChart("Runs by status", agent, days, byDay, statuses.map((s) => ({ name: s, cls: "s-" + s, value: (r) => (r.by_status || {})[s] || 0 })), count, "chart-runs"),
       barChart("Cost (USD)", agent, days, byDay, [{ name: "cost", cls: "cost", value: (r) => r.cost_usd || 0 }], dollars, "chart-cost"),

@@ -37,6 +37,11 @@ export function fill(node, ...children) {
   node.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
 }
 
+// "1 run", "3 runs": a count with its noun, as an operator reads it.
+export function counted(n, noun) {
+  return n + " " + noun + (n === 1 ? "" : "s");
+}
+
 export function json(value) {
   return typeof value === "string" ? value : JSON.stringify(value, null, 2);
 }

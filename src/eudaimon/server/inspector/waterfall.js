@@ -4,7 +4,7 @@
 // reaches now (`data-waiting`), so its time waited grows. A run taken over after a crash
 // (`run_taken_over`) shows what happened: the calls in flight end where the lost driver's last
 // event was, and a takeover bar spans the time the run had no driver.
-import { el, fill, link, millis, runHref } from "./shared.js";
+import { counted, el, fill, link, millis, runHref } from "./shared.js";
 
 const QUIET_STOPS = new Set(["end_turn", "tool_use", "", undefined, null]);
 const MODEL_ENDS = new Set(["model_called", "model_failed", "model_retry_scheduled", "model_context_rejected", "guardrail_rejected"]);
@@ -142,7 +142,7 @@ export function drawWaterfall(box, spans, onPick) {
     return el("div", { class: "wf-row" }, label, el("div", { class: "wf-track" }, bar),
       el("div", { class: "wf-ms" }, millis(duration) + (span.waiting ? " waited so far" : span.interrupted ? " · lost" : span.open ? " so far" : "")));
   });
-  fill(box, el("div", { class: "wf-row wf-head" }, el("div", { class: "wf-label muted" }, spans.length + " spans"), el("div", { class: "wf-track" }, axis), el("div", { class: "wf-ms muted" }, millis(total))), rows);
+  fill(box, el("div", { class: "wf-row wf-head" }, el("div", { class: "wf-label muted" }, counted(spans.length, "span")), el("div", { class: "wf-track" }, axis), el("div", { class: "wf-ms muted" }, millis(total))), rows);
 }
 
 // The runs above and below this one, as nested lists of links.
