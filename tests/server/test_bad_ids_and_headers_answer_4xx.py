@@ -64,10 +64,11 @@ def test_an_invisible_character_in_a_path_or_filter_is_422(backend: Server, path
     assert "U+" in answer.json()["detail"]
 
 
-@pytest.mark.parametrize("thread_id", ["a\x00b", "a\x1b[31mb", "a\u202eb", "a\ud800b"])
+@pytest.mark.parametrize("thread_id", ["", "a\x00b", "a\x1b[31mb", "a\u202eb", "a\ud800b"])
 def test_a_start_with_an_invisible_thread_id_is_refused_and_journals_nothing(backend: Server, thread_id: str) -> None:
-    """Invariant: a start whose `thread_id` holds a control, bidi or surrogate character is
-    refused (422) and no run appears; before, a NUL answered `queued` and was never journaled."""
+    """Invariant: a start whose `thread_id` is empty or holds a control, bidi or surrogate
+    character is refused (422) and no run appears; before, a NUL answered `queued` and was never
+    journaled, and "" started a run on a thread named "" (listed, linked to a page of no thread)."""
     with backend.client() as client:
         before = client.get("/v1/runs", params={"limit": 500}).json()["runs"]
         body = json.dumps({"input": "pay 1 to EVE", "thread_id": thread_id})  # \u escapes, as clients send

@@ -20,7 +20,9 @@ class _Body(BaseModel):
 
 class StartRun(_Body):
     input: str = Field(description="The user's message that starts the run.", max_length=500_000)
-    thread_id: VisibleId | None = Field(None, description="The conversation this run continues.", max_length=256)
+    thread_id: VisibleId | None = Field(
+        None, description="The conversation this run continues.", min_length=1, max_length=256
+    )
     run_id: str | None = Field(
         None, description="The id to give the run; sending it again answers with the same run.", pattern=RUN_ID_PATTERN
     )
@@ -61,7 +63,7 @@ class Cancel(_Body):
 
 class Prompt(_Body):
     input: str = Field(max_length=500_000)
-    thread_id: VisibleId | None = Field(None, max_length=256)
+    thread_id: VisibleId | None = Field(None, min_length=1, max_length=256)
     agent: VisibleId | None = Field(
-        None, description="The agent to prompt; may be left out when the server serves one."
+        None, description="The agent to prompt; may be left out when the server serves one.", min_length=1
     )
