@@ -15,7 +15,13 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from _server_support import free_port
+
+from eudaimon import Agent
+from eudaimon.errors import JournalError
+from eudaimon.models import FunctionModel
+from eudaimon.server import create_app
 
 HERE = Path(__file__).parent
 
@@ -84,3 +90,15 @@ def test_a_database_that_refuses_is_one_error_without_its_password(tmp_path: Pat
     assert "eudaimon serves" not in out
     assert "cannot connect to the PostgreSQL journal" in errors, errors
     assert "hunter2-secret" not in out + errors
+
+
+async def test_an_app_whose_store_cannot_be_opened_does_not_start(tmp_path: Path) -> None:
+    """Invariant: `create_app` embedded in another ASGI server fails its start (the lifespan)
+    with the store's error, instead of serving while every sweep fails."""
+    missing = tmp_path / "gone" / "runs.db"
+    agent = Agent(FunctionModel(lambda request: "hi"), store=f"sqlite:///{missing}", name="a")
+    app = create_app(agent)
+    with pytest.raises(JournalError, match="does not exist"):
+        async with app.router.lifespan_context(app):
+            pass
+    await agent.store.close()

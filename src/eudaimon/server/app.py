@@ -141,6 +141,9 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # A store that cannot be opened fails the start, once, with its own error; the sweeps
+        # below retry, which suits a database restarting under a running server, not this.
+        await store.list_runs(limit=1)
         tasks: list[asyncio.Task[None]] = []
         if recover:
             tasks.append(asyncio.create_task(recover_forever(ctx, interval)))
