@@ -81,3 +81,17 @@ def test_a_batch_of_50_recorded_runs_is_replayed_with_an_evaluator(tmp_path: Pat
         app, ["runs", "list", "--replay-of", first["of"], "--store", f"sqlite:///{db}"], env={"COLUMNS": "200"}
     )
     assert listing.exit_code == 0 and first["run_id"] in listing.output and first["of"] not in listing.output
+
+
+def test_a_batch_of_one_reads_in_the_singular(tmp_path: Path) -> None:
+    """Invariant: the summary of one replay says "1 replay" and "1 call served", not "1 replays"."""
+    db = tmp_path / "runs.db"
+    (original,) = asyncio.run(_record(db, 1))
+    result = CliRunner().invoke(
+        app,
+        ["replay", original, "--agent", "_replay_agents:generous", "--store", f"sqlite:///{db}"],
+        env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 0, result.output
+    assert "1 replay: 0 completed, 1 stopped (diverged)" in result.output
+    assert "1 call served from the journal, 0 live reads" in result.output

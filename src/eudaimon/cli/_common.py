@@ -67,6 +67,11 @@ def resolve_store_url(store: str | None) -> str:
     return store or os.environ.get("EUDAIMON_STORE") or default_store_url()
 
 
+def counted(n: int, noun: str) -> str:
+    """ "1 run", "3 runs": a count with its noun, as a person reads it."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def shown_url(url: str) -> str:
     """`url` with every credential in it masked (`eudaimon.core.redact`), for printing."""
     return redact(url)

@@ -17,7 +17,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from eudaimon.cli._common import JsonOption, StoreOption, environ, fail, load_agent, out, resolve_store_url, run_async
+from eudaimon.cli._common import (
+    JsonOption,
+    StoreOption,
+    counted,
+    environ,
+    fail,
+    load_agent,
+    out,
+    resolve_store_url,
+    run_async,
+)
 from eudaimon.cli._escape import shown
 from eudaimon.stores import index
 
@@ -124,9 +134,9 @@ def summary(done: list[Replay], seconds: float) -> dict[str, Any]:
 
 def _summary_line(s: dict[str, Any]) -> str:
     return (
-        f"{s['replays']} replays: {s['completed']} completed, {s['diverged']} stopped (diverged), "
-        f"{s['differing']} differ from their original; {s['served']} calls served from the journal, "
-        f"{s['live_reads']} live reads; {s['input_tokens']}/{s['output_tokens']} tokens, "
+        f"{counted(s['replays'], 'replay')}: {s['completed']} completed, {s['diverged']} stopped (diverged), "
+        f"{s['differing']} differ from their original; {counted(s['served'], 'call')} served from the journal, "
+        f"{counted(s['live_reads'], 'live read')}; {s['input_tokens']}/{s['output_tokens']} tokens, "
         f"${s['cost_usd']:.6f}; {s['seconds']} s"
     )
 

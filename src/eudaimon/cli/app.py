@@ -24,6 +24,7 @@ from eudaimon.cli._common import (
     JsonOption,
     RunArgument,
     StoreOption,
+    counted,
     default_store_url,
     environ,
     exit_for,
@@ -196,7 +197,7 @@ def runs_events(run_id: RunArgument, store: StoreOption = None, as_json: JsonOpt
         for event in events:
             typer.echo(json_visible(event_to_json(event)))
         return
-    out().print(timeline_table(events, title=f"Journal of {run_id} ({len(events)} events)"))
+    out().print(timeline_table(events, title=f"Journal of {run_id} ({counted(len(events), 'event')})"))
 
 
 @runs_app.command("state")

@@ -21,7 +21,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from eudaimon.cli._common import shown_url
+from eudaimon.cli._common import counted, shown_url
 from eudaimon.cli._escape import shown
 from eudaimon.cli._render import arguments_text, cost_text, status_text, timeline_table
 from eudaimon.core.events import Event, ModelAttemptStarted, ToolCompleted, ToolStarted
@@ -182,7 +182,7 @@ def undecided(console: Console, command: str, run_id: str, call_id: str, url: st
 
 
 def timeline(console: Console, events: Sequence[Event], state: RunState) -> None:
-    console.print(timeline_table(events, title=f"The journal of {state.run_id}: {len(events)} events"))
+    console.print(timeline_table(events, title=f"The journal of {state.run_id}: {counted(len(events), 'event')}"))
     console.print(
         Text.assemble(
             ("status ", "bold"),
