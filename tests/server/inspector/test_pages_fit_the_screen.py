@@ -34,6 +34,20 @@ def runs(inspector: Server) -> dict[str, str]:
     }
 
 
+PAGES = [
+    ("/", "[data-testid=runs] [data-run]"),
+    ("/runs/{long}", "[data-testid=pending-approval]"),
+    ("/runs/{done}", "[data-testid=waterfall] [data-span]"),
+    ("/dashboard", "[data-testid=dashboard-agent]"),
+    ("/threads", "[data-testid=threads] a"),
+    ("/threads/{thread}", "h2"),
+    ("/inbox", "[data-testid=inbox] [data-testid=inbox-item]"),
+    ("/schedules", "[data-testid=schedules] [data-schedule]"),
+    ("/runs/{effects}", "[data-testid=effects] [data-effect]"),
+    ("/runs/{replay}", "[data-testid=replay-diff] [data-testid=replay-step]"),
+]
+
+
 @pytest.fixture(params=list(SCREENS), ids=list(SCREENS))
 def screen(request: pytest.FixtureRequest, browser: Browser, inspector: Server) -> Iterator[Page]:
     page = open_page(browser, inspector, OPERATOR)
@@ -46,27 +60,35 @@ def _overflow(page: Page) -> int:
     return int(page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth"))
 
 
-@pytest.mark.parametrize(
-    ("path", "ready"),
-    [
-        ("/", "[data-testid=runs] [data-run]"),
-        ("/runs/{long}", "[data-testid=pending-approval]"),
-        ("/runs/{done}", "[data-testid=waterfall] [data-span]"),
-        ("/dashboard", "[data-testid=dashboard-agent]"),
-        ("/threads", "[data-testid=threads] a"),
-        ("/threads/{thread}", "h2"),
-        ("/inbox", "[data-testid=inbox] [data-testid=inbox-item]"),
-        ("/schedules", "[data-testid=schedules] [data-schedule]"),
-        ("/runs/{effects}", "[data-testid=effects] [data-effect]"),
-        ("/runs/{replay}", "[data-testid=replay-diff] [data-testid=replay-step]"),
-    ],
-)
+@pytest.mark.parametrize(("path", "ready"), PAGES)
 def test_no_page_scrolls_sideways(screen: Page, inspector: Server, runs: dict[str, str], path: str, ready: str) -> None:
     """Invariant: at 1,280 px and at 390 px each page is no wider than the screen."""
     screen.goto(inspector.url + path.format(**runs))
     expect(screen.locator(ready).first).to_be_visible()
     screen.wait_for_timeout(300)
     assert _overflow(screen) <= 0, f"{path} is {_overflow(screen)} px wider than the screen"
+
+
+@pytest.mark.parametrize(("path", "ready"), PAGES)
+def test_no_page_logs_an_error(
+    browser: Browser, inspector: Server, runs: dict[str, str], path: str, ready: str
+) -> None:
+    """Invariant: opening a page writes no error to the browser's console: no request the server
+    refuses (the favicon's included, which a browser asks for once, by itself) and no script error.
+    Each page is opened first in a browser context of its own, its key already kept."""
+    context = browser.new_context()
+    context.add_init_script(f"sessionStorage.setItem('eudaimon.apiKey', {OPERATOR!r})")
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto(inspector.url + path.format(**runs))
+        expect(page.locator(ready).first).to_be_visible()
+        page.wait_for_timeout(500)
+    finally:
+        context.close()
+    assert errors == []
 
 
 @pytest.mark.parametrize(

@@ -49,3 +49,47 @@ def test_a_viewer_is_told_schedules_are_for_operators(browser: Browser, inspecto
         expect(page.get_by_test_id("webhook-deliveries")).to_contain_text("operators only")
     finally:
         page.context.close()
+
+
+def test_an_operator_pauses_resumes_and_removes_a_schedule_from_the_page(page: Page, inspector: Server) -> None:
+    """Invariant: the page's buttons change the schedule the store keeps (what `GET /v1/schedules`
+    answers), and a removal happens only once it is confirmed."""
+    with httpx2.Client(base_url=inspector.url, headers={"Authorization": f"Bearer {OPERATOR}"}, timeout=30) as client:
+        body = {"agent": "ticker", "input": "ticks=0", "schedule_id": "nightly", "cron": "0 2 * * *"}
+        assert client.post("/v1/schedules", json=body).status_code == 201
+
+        def kept() -> dict[str, object] | None:
+            return next((s for s in client.get("/v1/schedules").json()["schedules"] if s["id"] == "nightly"), None)
+
+        page.goto(inspector.url + "/schedules")
+        row = page.get_by_test_id("schedules").locator("[data-schedule=nightly]")
+        row.get_by_test_id("pause").click()
+        expect(row.get_by_test_id("state")).to_have_text("paused")
+        assert (kept() or {})["paused"] is True
+        row.get_by_test_id("resume").click()
+        expect(row.get_by_test_id("state")).to_have_text("active")
+        assert (kept() or {})["paused"] is False
+
+        row.get_by_test_id("remove").click()
+        dialog = page.get_by_test_id("remove-confirm")
+        expect(dialog).to_contain_text("Remove schedule nightly?")
+        dialog.get_by_test_id("remove-cancel").click()
+        expect(dialog).to_be_hidden()
+        assert kept() is not None
+        row.get_by_test_id("remove").click()
+        dialog.get_by_test_id("remove-confirmed").click()
+        expect(row).to_have_count(0)
+        assert kept() is None
+
+
+def test_the_page_shows_a_schedule_changed_elsewhere_without_a_reload(page: Page, inspector: Server) -> None:
+    """Invariant: a page left open follows the store (a schedule paused by the CLI or the API reads
+    paused there within a few seconds), so an operator never acts on what has changed."""
+    with httpx2.Client(base_url=inspector.url, headers={"Authorization": f"Bearer {OPERATOR}"}, timeout=30) as client:
+        body = {"agent": "ticker", "input": "ticks=0", "schedule_id": "hourly", "cron": "0 * * * *"}
+        assert client.post("/v1/schedules", json=body).status_code == 201
+        page.goto(inspector.url + "/schedules")
+        state = page.get_by_test_id("schedules").locator("[data-schedule=hourly]").get_by_test_id("state")
+        expect(state).to_have_text("active")
+        assert client.post("/v1/schedules/hourly/pause", json={"paused": True}).status_code == 200
+        expect(state).to_have_text("paused", timeout=15_000)

@@ -25,7 +25,6 @@ export function el(tag, attrs, ...children) {
 
 export const svg = (tag, attrs, ...children) => el("svg:" + tag, attrs, ...children);
 
-// `replaceChildren` would write a null child as the text "null": this skips it.
 // A row of a table that stacks on a phone (`table.stack`): each cell says its column's name
 // (`data-label`, shown before it once the header row is hidden), so nothing is cut or squeezed.
 export function labelled(names, row) {
@@ -33,6 +32,7 @@ export function labelled(names, row) {
   return row;
 }
 
+// `replaceChildren` would write a null child as the text "null": this skips it.
 export function fill(node, ...children) {
   node.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
 }
