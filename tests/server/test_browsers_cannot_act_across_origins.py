@@ -145,6 +145,23 @@ def test_changes_need_json_and_this_origin(server: Server) -> None:
         assert cancelled.json()["status"] == "cancelled"
 
 
+def test_a_delete_needs_no_body_but_only_this_origin_may_send_it(server: Server, attacker: str, page: Page) -> None:
+    """Invariant: a DELETE from another origin, in a real browser, removes nothing: the browser
+    asks first (a preflight), gets no CORS answer, and never sends it. So a DELETE needs no
+    content type (`curl -X DELETE` works), and one that names a foreign Origin is still 403."""
+    url = f"{server.url}/v1/schedules/kept"
+    with server.client() as client:
+        body = {"agent": "payer", "input": "pay 1 to BOB", "schedule_id": "kept", "cron": "0 3 * * *"}
+        assert client.post("/v1/schedules", json=body).status_code == 201
+        page.goto(attacker + "/")
+        outcome = page.evaluate(f"fetch({url!r}, {{method: 'DELETE'}}).then(r => 'sent ' + r.status, e => 'refused')")
+        assert outcome == "refused"
+        assert client.delete(url, headers={"Origin": "http://127.0.0.1:1"}).status_code == 403
+        assert [s["id"] for s in client.get("/v1/schedules").json()["schedules"]] == ["kept"]
+        assert client.delete(url).status_code == 204  # no body, no content type: a script's DELETE
+        assert client.get("/v1/schedules").json()["schedules"] == []
+
+
 @pytest.mark.parametrize(
     ("origin", "host", "same"),
     [

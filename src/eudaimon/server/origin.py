@@ -14,10 +14,12 @@ for every request before any route runs, with or without keys:
   `Origin` is not this server's own, or `null`, is refused (403); so is one without `Origin`
   whose `Sec-Fetch-Site` says it came from another origin (`same-site` included: another port
   of the same host is another origin).
-- **JSON only.** Such a request must say `Content-Type: application/json` (415 otherwise), even
-  with no body (an empty body reads as `{}`). HTML forms and `fetch(…, {mode: "no-cors"})`
-  cannot send that type, so no "simple" cross-origin request can act even in a browser that
-  sends no `Origin`.
+- **JSON only.** A POST must say `Content-Type: application/json` (415 otherwise), even with no
+  body (an empty body reads as `{}`). HTML forms and `fetch(…, {mode: "no-cors"})` cannot send
+  that type, so no "simple" cross-origin request can act even in a browser that sends no
+  `Origin`. POST is the only method that changes something a simple request may use: a browser
+  asks first (a CORS preflight) before any DELETE from another origin, so `curl -X DELETE` needs
+  no header.
 
 **Front ends on other origins.** A web front end served from elsewhere (an AG-UI client on a
 React dev server, a browser A2A client) is let in by naming its origin exactly:
@@ -45,6 +47,7 @@ from eudaimon.core.errors import ConfigurationError
 LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost", "ip6-loopback"})
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 SAME_ORIGIN_FETCH = frozenset({"same-origin", "none"})
+SIMPLE_UNSAFE_METHODS = frozenset({"POST"})  # of the methods a form or a no-cors fetch may send
 """`Sec-Fetch-Site` values of a request this server's own page (or the user, typing a URL) made."""
 DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 CORS_METHODS = ("GET", "POST")
@@ -222,7 +225,7 @@ class BrowserGuard:
             await _refuse(send, None, 403, refusal)
             return
         media_type = headers.get("content-type", "").partition(";")[0].strip().lower()
-        if media_type != "application/json":
+        if scope["method"] in SIMPLE_UNSAFE_METHODS and media_type != "application/json":
             await _refuse(
                 send,
                 readable_by,
@@ -302,8 +305,8 @@ async def _refuse(send: Send, readable_by: str | None, status: int, detail: str)
 
 
 def document_json_bodies(app: FastAPI) -> None:
-    """Say in `/openapi.json` that every operation that changes something takes a JSON body:
-    those that read none still need `Content-Type: application/json` (an empty body is `{}`),
+    """Say in `/openapi.json` that every POST takes a JSON body: those that read none still need
+    `Content-Type: application/json` (an empty body is `{}`),
     and a generated client or a fuzzer would otherwise send them none and get 415."""
     build = app.openapi
 
@@ -312,7 +315,7 @@ def document_json_bodies(app: FastAPI) -> None:
             schema = build()
             for item in schema.get("paths", {}).values():
                 for method, operation in item.items():
-                    if method.upper() not in SAFE_METHODS and "requestBody" not in operation:
+                    if method.upper() in SIMPLE_UNSAFE_METHODS and "requestBody" not in operation:
                         operation["requestBody"] = {
                             "required": False,
                             "content": {"application/json": {"schema": {"type": "object", "maxProperties": 0}}},
