@@ -123,4 +123,4 @@ def fork(
     child = run_async(with_store(url, lambda journal: operations.fork(journal, run_id, at)))
     console.print(shown(f"forked {run_id} at seq {at} into {child}"))
     flag = "" if url == default_store_url() else f" --store {shown_url(url)}"
-    console.print(shown(f"  eudaimon runs resume {child} --agent MODULE:ATTR{flag}", "cyan"))
+    console.print(shown(f"  eudaimon runs resume {child} --agent MODULE:ATTR{flag}", "cyan"), soft_wrap=True)

@@ -242,7 +242,9 @@ def _after_decision(run_id: str, url: str) -> None:
     if state.engine:
         out().print(shown(f"  the run goes on by itself on {state.engine}", "cyan"))
     elif not state.status.is_paused:
-        out().print(shown(f"  eudaimon runs resume {run_id} --agent MODULE:ATTR{_store_flag(url)}", "cyan"))
+        out().print(
+            shown(f"  eudaimon runs resume {run_id} --agent MODULE:ATTR{_store_flag(url)}", "cyan"), soft_wrap=True
+        )
 
 
 def print_waiting(state: RunState, url: str, tree: TreeView | None = None) -> None:
@@ -259,7 +261,7 @@ def print_waiting(state: RunState, url: str, tree: TreeView | None = None) -> No
             if progress is not None and progress.deadline is not None:
                 then = "the run is cancelled" if progress.on_timeout == "cancel" else "the call is denied"
                 console.print(shown(f"  deadline: {progress.deadline.isoformat(timespec='seconds')} (then {then})"))
-            console.print(shown(f"  eudaimon runs approve {state.run_id} {call.id}{flag}", "cyan"))
+            console.print(shown(f"  eudaimon runs approve {state.run_id} {call.id}{flag}", "cyan"), soft_wrap=True)
     elif state.status is Status.WAITING:
         for call in state.waiting_calls():
             wake = state.calls[call.id].wake_at
@@ -270,7 +272,8 @@ def print_waiting(state: RunState, url: str, tree: TreeView | None = None) -> No
         for call in tree.outcome_unknown if tree is not None else state.unknown_outcomes():
             console.print(shown(f"outcome unknown: {call.id} {call.name}"))
             console.print(
-                shown(f"  eudaimon runs reconcile {state.run_id} {call.id} --output TEXT | --retry{flag}", "cyan")
+                shown(f"  eudaimon runs reconcile {state.run_id} {call.id} --output TEXT | --retry{flag}", "cyan"),
+                soft_wrap=True,
             )
 
 

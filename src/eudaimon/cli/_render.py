@@ -69,6 +69,7 @@ from eudaimon.streaming import (
     ToolResult,
 )
 from eudaimon.streaming import Usage as UsageDelta
+from eudaimon.tools._tool import ToolArgumentsError, decode_arguments
 
 _STATUS_STYLE = {
     Status.RUNNING: "cyan",
@@ -96,9 +97,16 @@ def status_text(status: Status | str) -> Text:
 
 
 def arguments_text(arguments: JsonObject | str) -> str:
+    """Arguments on one line, in one spelling: a model's raw text (the journal keeps it as sent,
+    line breaks and all) is shown as the object a tool would get from it; text no tool would
+    take (not JSON, a repeated key) is shown as it is."""
+    decoded: object = arguments
     if isinstance(arguments, str):
-        return arguments
-    return json.dumps(arguments, ensure_ascii=False, separators=(", ", ": "))
+        try:
+            decoded = decode_arguments(arguments, "")
+        except ToolArgumentsError:
+            return arguments
+    return json.dumps(decoded, ensure_ascii=False, separators=(", ", ": "))
 
 
 def call_text(call: ToolCall) -> str:
@@ -435,7 +443,7 @@ class StreamPrinter:
             case ToolCallDelta():
                 self._arguments.setdefault(event.id, []).append(event.arguments_delta)
             case ToolCallEnd():
-                args = "".join(self._arguments.pop(event.id, []))
+                args = arguments_text("".join(self._arguments.pop(event.id, [])))
                 line = Text("  → ", style="cyan")
                 line.append(shown(f"{self._names.get(event.id, '?')}({args})"))
                 line.append(shown(f"  [{event.id}]", "dim", newlines=False))

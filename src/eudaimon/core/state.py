@@ -159,6 +159,14 @@ class CallProgress:
     waits: int = 0
     """How many times the call has waited (`RetryAfter`): `Agent(max_waits=…)` bounds it."""
 
+    @property
+    def as_asked(self) -> PendingCall:
+        """The call with the arguments a human is asked about: as the tool would get them (after
+        middleware, decoded and validated), not the model's raw text."""
+        if self.asked is None or self.asked is self.call.arguments:
+            return self.call
+        return ToolCall(self.call.id, self.call.name, self.asked)
+
 
 @dataclass(slots=True)
 class RunState:
@@ -261,14 +269,8 @@ class RunState:
         return state
 
     def awaiting_approval(self) -> list[PendingCall]:
-        """The calls waiting for a human, each with the arguments the human is asked about: as
-        the tool would get them (after middleware, decoded and validated), not the model's raw
-        text."""
-        return [
-            p.call if p.asked is None or p.asked is p.call.arguments else ToolCall(p.call.id, p.call.name, p.asked)
-            for p in self.calls.values()
-            if p.status is CallStatus.AWAITING_APPROVAL
-        ]
+        """The calls waiting for a human, each with the arguments the human is asked about."""
+        return [p.as_asked for p in self.calls.values() if p.status is CallStatus.AWAITING_APPROVAL]
 
     def waiting_calls(self) -> list[PendingCall]:
         """The calls sleeping until their `wake_at` (`RetryAfter`)."""

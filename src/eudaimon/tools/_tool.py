@@ -154,7 +154,7 @@ class Tool:
     def decode_arguments(self, raw: JsonObject | str) -> dict[str, Any]:
         """A call's arguments as a JSON object: the model's raw text decoded (a key given twice
         refused), an object as it is. `ToolArgumentsError` when they are not a JSON object."""
-        return _decode(raw, self.name)
+        return decode_arguments(raw, self.name)
 
     def parse_arguments(self, raw: JsonObject | str, *, validate: bool = True) -> dict[str, Any]:
         """The keyword arguments a call's raw arguments stand for, decoded and validated.
@@ -167,7 +167,7 @@ class Tool:
             bound = self._bind(raw, validate)
             _refuse_odd_numbers(bound, self.name)  # an integer typed `float` may have become `inf`
             return bound
-        arguments = _decode(raw, self.name)
+        arguments = decode_arguments(raw, self.name)
         if validate and self._validator is not None:
             try:
                 errors = sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
@@ -214,13 +214,13 @@ class Tool:
             if strict:
                 # JSON mode, strict: the types mean what the published JSON Schema says.
                 if isinstance(raw, str):
-                    _decode(raw, self.name)  # refuses what pydantic would read loosely: repeated keys
+                    decode_arguments(raw, self.name)  # refuses what pydantic would read loosely: repeated keys
                     text: str | bytes = raw
                 else:
-                    text = _json_text(_decode(raw, self.name))
+                    text = _json_text(decode_arguments(raw, self.name))
                 parsed = self.args_model.model_validate_json(text or "{}", strict=True)
             else:
-                parsed = self.args_model.model_validate(_decode(raw, self.name))
+                parsed = self.args_model.model_validate(decode_arguments(raw, self.name))
         except ValidationError as exc:
             raise ToolArgumentsError(_describe_errors(self.name, exc)) from None
         except ToolArgumentsError:
@@ -258,7 +258,10 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
-def _decode(raw: JsonObject | str, tool_name: str) -> dict[str, Any]:
+def decode_arguments(raw: JsonObject | str, tool_name: str) -> dict[str, Any]:
+    """The arguments a tool gets from a model's text, or `ToolArgumentsError` saying why none:
+    strict JSON (no repeated key, no NaN), an object, numbers a tool can take. Anything that
+    shows a model's arguments to a person decodes them this way, so it shows what would run."""
     if isinstance(raw, str):
         try:
             raw = json.loads(raw, object_pairs_hook=_unique_keys, parse_constant=refuse_constant) if raw.strip() else {}

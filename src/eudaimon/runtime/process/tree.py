@@ -38,7 +38,8 @@ async def owner_below(store: EventStore, state: RunState, call_id: str, status: 
 
 async def waiting_calls(store: EventStore, state: RunState, status: CallStatus) -> list[PendingCall]:
     """The calls in `status` anywhere in the tree below and including `state`, deepest first:
-    a call waiting on a child is replaced by what the child waits for."""
+    a call waiting on a child is replaced by what the child waits for. A call awaiting approval
+    carries the arguments the human is asked about, as `RunState.awaiting_approval` gives them."""
     found: list[PendingCall] = []
     below = dict(delegated(state, status))
     for progress in state.calls.values():
@@ -46,7 +47,8 @@ async def waiting_calls(store: EventStore, state: RunState, status: CallStatus) 
             continue
         child = await _load(store, below[progress.call.id]) if progress.call.id in below else None
         deeper = await waiting_calls(store, child, status) if child is not None else []
-        found.extend(deeper or [progress.call])
+        asked = progress.as_asked if status is CallStatus.AWAITING_APPROVAL else progress.call
+        found.extend(deeper or [asked])
     return found
 
 
