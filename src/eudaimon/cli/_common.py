@@ -83,9 +83,12 @@ def out() -> Console:
     return Console(highlight=False, width=_PIPE_WIDTH if wide else None)
 
 
-def fail(message: str) -> NoReturn:
+def fail(message: str, *, then: Callable[[], object] | None = None) -> NoReturn:
+    """Say what went wrong on stderr and exit 1; `then` prints what comes next (on stdout)."""
     error = Console(stderr=True, highlight=False)
     error.print(Text("error: ", style="bold red") + Text(visible(redact(message))), soft_wrap=True)
+    if then is not None:
+        then()
     raise typer.Exit(1)
 
 

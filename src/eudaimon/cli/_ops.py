@@ -7,11 +7,12 @@ that never ran the agent. `resume` needs the agent (its model and tools) to go o
 
 from __future__ import annotations
 
+import asyncio
 import getpass
 import json
 import re
 from collections.abc import Mapping
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -37,6 +38,7 @@ from eudaimon.cli._escape import shown
 from eudaimon.cli._fork import fork
 from eudaimon.cli._render import call_text, status_text
 from eudaimon.cli._tree import TreeView
+from eudaimon.core.errors import DeadlinePassed, EudaimonError
 from eudaimon.core.messages import JsonObject, ToolCall
 from eudaimon.core.state import RunState, Status
 from eudaimon.runtime.process import operations
@@ -141,7 +143,12 @@ def _decide(
             journal, run_id, call_id, approved, by=who, note=note, arguments=arguments, tool=tool, policy=policy
         )
 
-    run_async(with_store(url, decide))
+    try:
+        asyncio.run(with_store(url, decide))
+    except DeadlinePassed as exc:  # the deadline's own decision is journaled: say where the run is now
+        fail(str(exc), then=lambda: _after_decision(run_id, url))
+    except EudaimonError as exc:
+        fail(str(exc))
     verdict = "approved" if approved else "denied"
     if arguments is not None:
         verdict += f" with the arguments {json.dumps(arguments, ensure_ascii=False)}"
@@ -247,6 +254,23 @@ def _after_decision(run_id: str, url: str) -> None:
         )
 
 
+def print_running(state: RunState, url: str) -> None:
+    """For a run that neither ended nor waits, how it goes on: a run whose process was killed
+    reads `running` until something drives it again, and nothing else in the journal says so."""
+    if state.status is not Status.RUNNING:
+        return
+    console = out()
+    if state.engine:
+        console.print(shown(f"  the run goes on by itself on {state.engine}", "cyan"))
+        return
+    console.print(
+        shown("running: a process drives it; if that process has ended, a server on this store takes it over, or:")
+    )
+    console.print(
+        shown(f"  eudaimon runs resume {state.run_id} --agent MODULE:ATTR{_store_flag(url)}", "cyan"), soft_wrap=True
+    )
+
+
 def print_waiting(state: RunState, url: str, tree: TreeView | None = None) -> None:
     """For a paused run, what it waits for and the command that decides it; with its `tree`,
     the calls its child runs wait for, which are decided on this run."""
@@ -260,7 +284,16 @@ def print_waiting(state: RunState, url: str, tree: TreeView | None = None) -> No
             progress = state.calls.get(call.id)
             if progress is not None and progress.deadline is not None:
                 then = "the run is cancelled" if progress.on_timeout == "cancel" else "the call is denied"
-                console.print(shown(f"  deadline: {progress.deadline.isoformat(timespec='seconds')} (then {then})"))
+                deadline = progress.deadline.isoformat(timespec="seconds")
+                if progress.deadline <= datetime.now(UTC):
+                    console.print(
+                        shown(
+                            f"  the deadline passed at {deadline}: {then} as the run goes on (a server on this "
+                            f"store, or `eudaimon runs resume`); a decision now is refused"
+                        )
+                    )
+                    continue
+                console.print(shown(f"  deadline: {deadline} (then {then})"))
             console.print(shown(f"  eudaimon runs approve {state.run_id} {call.id}{flag}", "cyan"), soft_wrap=True)
     elif state.status is Status.WAITING:
         for call in state.waiting_calls():

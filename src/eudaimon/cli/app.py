@@ -186,6 +186,7 @@ def runs_show(run_id: RunArgument, store: StoreOption = None) -> None:
     for line in edits:
         console.print(shown(line, "yellow"))
     _ops.print_waiting(state, url, tree)
+    _ops.print_running(state, url)
 
 
 @runs_app.command("events")
