@@ -11,7 +11,9 @@ scan, its own after a restart or another server's.
 
 Records (`stores.records`): `webhook` the delivery (its payload, state and attempts),
 `webhook-due` the deliveries still to make (with the time of the next attempt),
-`webhook-seen` the last seq scanned per run, `webhook-scan` the watermark.
+`webhook-seen` the last seq scanned per run, `webhook-scan` the watermark and the origin (when
+the first scan of the store ran: a run scanned for the first time is announced from there on,
+not from its start, so a week-old run resumed today does not announce last week's approvals).
 
 Retention (`prune`): a delivery that is done is removed once it is old — a delivered one after
 `Webhook.keep_delivered_s` (7 days by default), one that failed for good (attempts spent) after
@@ -109,9 +111,11 @@ async def scan(store: EventStore, records: RecordStore, events: frozenset[str]) 
     now = datetime.now(UTC)
     mark = await records.load_record(SCAN, "watermark")
     if mark is None:
+        await records.put_record(SCAN, "origin", now.isoformat(), only_new=True)
         await records.put_record(SCAN, "watermark", now.isoformat())
         return 0
     since = datetime.fromisoformat(mark.body) - timedelta(seconds=MARGIN_S)
+    origin = await _origin(records, since)
     newest = datetime.fromisoformat(mark.body)
     enqueued = 0
     cursor: index.Cursor | None = None
@@ -122,7 +126,7 @@ async def scan(store: EventStore, records: RecordStore, events: frozenset[str]) 
                 rows = []
                 break
             newest = max(newest, row.updated_at)
-            enqueued += await _scan_run(store, records, row.run_id, row.agent, events)
+            enqueued += await _scan_run(store, records, row.run_id, row.agent, events, origin)
         if len(rows) < _PAGE:
             break
         cursor = index.Cursor.after(rows[-1])
@@ -131,7 +135,20 @@ async def scan(store: EventStore, records: RecordStore, events: frozenset[str]) 
     return enqueued
 
 
-async def _scan_run(store: EventStore, records: RecordStore, run_id: str, agent: str, events: frozenset[str]) -> int:
+async def _origin(records: RecordStore, since: datetime) -> datetime:
+    """When webhooks began on this store. A store whose first scan predates the record takes
+    the current scan's lower bound: it may announce a little history, it misses nothing."""
+    kept = await records.load_record(SCAN, "origin")
+    if kept is not None:
+        return datetime.fromisoformat(kept.body)
+    await records.put_record(SCAN, "origin", since.isoformat(), only_new=True)
+    kept = await records.load_record(SCAN, "origin")
+    return datetime.fromisoformat(kept.body) if kept is not None else since
+
+
+async def _scan_run(
+    store: EventStore, records: RecordStore, run_id: str, agent: str, events: frozenset[str], origin: datetime
+) -> int:
     seen = await records.load_record(SEEN, run_id)
     after = int(seen.body) if seen is not None else -1
     loaded = await store.load(run_id, after_seq=after)
@@ -140,7 +157,7 @@ async def _scan_run(store: EventStore, records: RecordStore, run_id: str, agent:
     enqueued = 0
     for event in loaded:
         name = event_name(event)
-        if name is None or name not in events:
+        if name is None or name not in events or (seen is None and event.at < origin):
             continue
         enqueued += await enqueue(records, delivery_of(event, name, agent))
     await records.put_record(SEEN, run_id, str(loaded[-1].seq))

@@ -1,0 +1,89 @@
+"""Webhooks announce what happens from the first scan of a store on, never its history: a run
+journaled before webhooks began on the store, and updated after (resumed a week later, or
+within the scan's margin of its first scan), announces its new events only. On SQLite and
+PostgreSQL, through the outbox's own scan."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from eudaimon.core.events import (
+    ApprovalDecided,
+    ApprovalRequested,
+    Event,
+    EventData,
+    ModelCalled,
+    RunCompleted,
+    RunStarted,
+)
+from eudaimon.core.messages import Message, ToolCall
+from eudaimon.server import outbox
+from eudaimon.stores.base import EventStore
+from eudaimon.stores.postgres import PostgresStore
+from eudaimon.stores.records import RecordStore
+from eudaimon.stores.sqlite import SqliteStore
+
+PG_DSN = os.environ.get("EUDAIMON_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
+EVERY_EVENT = frozenset(outbox.EVENT_NAMES)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[EventStore]:
+    schema = f"eudaimon_origin_{uuid.uuid4().hex[:12]}"
+    opened: EventStore = (
+        SqliteStore(tmp_path / "runs.db")
+        if request.param == "sqlite"
+        else PostgresStore(PG_DSN, schema=schema, min_size=1, max_size=2)
+    )
+    yield opened
+    await opened.close()
+    if request.param == "postgres":
+        async with await psycopg.AsyncConnection.connect(PG_DSN, autocommit=True) as conn:
+            await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+async def _journal(store: EventStore, run_id: str, first_seq: int, at: datetime, data: list[EventData]) -> None:
+    await store.append(run_id, first_seq, [Event.of(run_id, first_seq + i, at, e) for i, e in enumerate(data)])
+
+
+def _waiting() -> list[EventData]:
+    call = ToolCall("c1", "send_wire", {"amount": 5})
+    return [
+        RunStarted(agent="bank", input="pay", messages=(Message.user("pay"),)),
+        ModelCalled(step=1, request_id="r", message=Message.assistant("", tool_calls=[call])),
+        ApprovalRequested(call_id="c1", tool="send_wire"),
+    ]
+
+
+async def _announced(store: EventStore) -> list[tuple[str, str]]:
+    assert isinstance(store, RecordStore)
+    return sorted((d.run_id, d.event) for d in await outbox.deliveries(store, 100))
+
+
+@pytest.mark.parametrize("journaled_ago", [timedelta(days=7), timedelta(seconds=20)], ids=["a-week", "in-the-margin"])
+async def test_a_run_from_before_webhooks_announces_only_its_new_events(
+    store: EventStore, journaled_ago: timedelta
+) -> None:
+    """Invariant: the approval a run asked for before the store's first scan is not announced
+    when the run is decided after it; the decision's consequences are (a run that starts after
+    the first scan is announced whole)."""
+    assert isinstance(store, RecordStore)
+    await _journal(store, "old", 0, datetime.now(UTC) - journaled_ago, _waiting())
+    assert await outbox.scan(store, store, EVERY_EVENT) == 0  # the first scan: webhooks begin now
+    decided: list[EventData] = [
+        ApprovalDecided(call_id="c1", approved=False, by="ops"),
+        RunCompleted(output="not paid"),
+    ]
+    await _journal(store, "old", 3, datetime.now(UTC), decided)
+    await _journal(store, "new", 0, datetime.now(UTC), _waiting())
+
+    await outbox.scan(store, store, EVERY_EVENT)
+
+    assert await _announced(store) == [("new", "awaiting_approval"), ("old", "completed")]
