@@ -103,3 +103,29 @@ def test_the_run_tree_links_parent_and_child(page: Page, inspector: Server, shot
     expect(child_bar).to_have_count(0)  # the child has no children of its own
     back.click()
     expect(page.locator(f'[data-testid=waterfall] [data-kind=child][data-child="{child_id}"]')).to_have_count(1)
+
+
+def test_a_call_in_flight_shows_how_long_it_has_run_so_far(page: Page, inspector: Server) -> None:
+    """Invariant: a tool call with no answer yet is drawn to now (`data-live`) and its time grows
+    with no event arriving: a call running for minutes never reads "0 ms so far" (its start was
+    the run's latest event). Once the run ends, what it left open stops growing."""
+    run_id = str(start_run(inspector, "charger", "charge me")["run_id"])  # charge_card takes an hour
+    with inspector.client(OPERATOR) as client:
+        started = lambda: any(e["type"] == "tool_started" for e in _events(inspector, run_id))  # noqa: E731
+        wait_until(started, "the charge to start")
+        page.goto(f"{inspector.url}/runs/{run_id}")
+        bar = page.locator("[data-testid=waterfall] [data-span][data-kind=tool]")
+        expect(bar).to_have_attribute("data-live", "")
+        first = int(str(bar.get_attribute("data-duration-ms")))
+        page.wait_for_timeout(2200)
+        second = int(str(bar.get_attribute("data-duration-ms")))
+        assert second >= first + 1500, (first, second)
+        row = page.locator("[data-testid=waterfall] .wf-row", has=page.locator("[data-kind=tool][data-live]"))
+        expect(row.locator(".wf-ms")).to_contain_text("so far")
+
+        assert client.post(f"/v1/runs/{run_id}/cancel", json={}).status_code == 200
+        expect(page.locator("h1 [data-testid=status]")).to_have_text("cancelled")
+        expect(bar).not_to_have_attribute("data-live", "")
+        ended = int(str(bar.get_attribute("data-duration-ms")))
+        page.wait_for_timeout(1500)
+        assert int(str(bar.get_attribute("data-duration-ms"))) == ended

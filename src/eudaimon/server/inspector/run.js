@@ -236,7 +236,7 @@ export function runPage(main, runId) {
   refresh().then(startStream);
   loadTree();
   const unback = connection.onBack(() => { refresh(); loadTree(); });
-  // A wait still open grows: its bar is drawn again every second while one is on the page.
-  const ticking = setInterval(() => { if (waterfall.querySelector("[data-waiting]")) redraw(); }, 1000);
+  // A wait or a call still open grows: its bar is drawn again every second while one is on the page.
+  const ticking = setInterval(() => { if (waterfall.querySelector("[data-waiting], [data-live]")) redraw(); }, 1000);
   return () => { stop(); unback(); clearInterval(ticking); };
 }

@@ -1,9 +1,10 @@
 // The waterfall of a run: one bar per model call, tool call, approval wait, retry and child
-// run, placed on one time axis from the journal's event times (ms after `run_started`). A span
-// still open (a call in flight) reaches the latest event and says so; an approval not decided
-// reaches now (`data-waiting`), so its time waited grows. A run taken over after a crash
-// (`run_taken_over`) shows what happened: the calls in flight end where the lost driver's last
-// event was, and a takeover bar spans the time the run had no driver.
+// run, placed on one time axis from the journal's event times (ms after `run_started`). A call
+// still in flight reaches now and says so (`data-live`: "3 min 10 s so far", not the time to
+// the latest event, which was its own start); an approval not decided reaches now too
+// (`data-waiting`), so its time waited grows. A call the run's end left open stops there. A run
+// taken over after a crash (`run_taken_over`) shows what happened: the calls in flight end where
+// the lost driver's last event was, and a takeover bar spans the time the run had no driver.
 import { counted, el, fill, link, millis, runHref } from "./shared.js";
 
 const QUIET_STOPS = new Set(["end_turn", "tool_use", "", undefined, null]);
@@ -88,6 +89,9 @@ export function spansOf(events, tree, runId, now = Date.now()) {
         }
     }
   }
+  for (const span of [...openModel.values(), ...openTool.values()]) {
+    if (span.open) { span.end = Math.max(span.end, waitedTo); span.live = true; }
+  }
   for (const node of (tree && tree.runs) || []) {
     if (node.parent_run_id !== runId || !node.created_at) continue;
     spans.push({
@@ -127,7 +131,7 @@ export function drawWaterfall(box, spans, onPick) {
       class: "wf-bar " + span.kind + (span.open ? " open" : ""), type: "button",
       "data-span": "", "data-kind": span.kind, "data-start-ms": Math.round(span.start), "data-duration-ms": Math.round(duration),
       "data-seq": span.seq, "data-call": span.call, "data-child": span.child, "data-stop-reason": span.stop, "data-open": span.open ? "true" : null,
-      "data-waiting": span.waiting ? "" : null, "data-interrupted": span.interrupted ? "true" : null,
+      "data-waiting": span.waiting ? "" : null, "data-live": span.live ? "" : null, "data-interrupted": span.interrupted ? "true" : null,
       "data-owner": span.owner, "data-previous-owner": span.kind === "takeover" ? span.previous : null, "data-orphaned-ms": span.orphaned,
       title: span.label + " · " + millis(duration) + (span.open ? " so far" : ""),
       "aria-label": span.kind + ": " + span.label + ", " + millis(duration) + (span.waiting ? " waited so far" : span.open ? " so far" : "") + " from " + millis(span.start),
