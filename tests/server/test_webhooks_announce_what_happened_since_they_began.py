@@ -22,16 +22,20 @@ from eudaimon.core.events import (
     ModelCalled,
     RunCompleted,
     RunStarted,
+    ToolStarted,
+    ToolWaiting,
 )
 from eudaimon.core.messages import Message, ToolCall
+from eudaimon.core.run_index import STATUS_OF_TYPE
 from eudaimon.server import outbox
+from eudaimon.server.webhook_events import DEFAULT_EVENTS, EVENT_NAMES
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.postgres import PostgresStore
 from eudaimon.stores.records import RecordStore
 from eudaimon.stores.sqlite import SqliteStore
 
 PG_DSN = os.environ.get("EUDAIMON_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
-EVERY_EVENT = frozenset(outbox.EVENT_NAMES)
+EVERY_EVENT = frozenset(EVENT_NAMES)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -87,3 +91,26 @@ async def test_a_run_from_before_webhooks_announces_only_its_new_events(
     await outbox.scan(store, store, EVERY_EVENT)
 
     assert await _announced(store) == [("new", "awaiting_approval"), ("old", "completed")]
+
+
+def test_every_event_a_scan_names_is_one_a_receiver_can_choose() -> None:
+    """Invariant: the names `serve --webhook-events` lists (kept apart so the CLI need not import
+    the server) are the names the outbox gives events, each given to some event (`waiting` was
+    listed and documented, and never sent), and the default is among them."""
+    named = set(outbox.NAME_OF_TYPE.values()) | set(STATUS_OF_TYPE.values())
+    assert named == set(EVENT_NAMES) and len(EVENT_NAMES) == len(set(EVENT_NAMES))
+    assert set(EVENT_NAMES) >= DEFAULT_EVENTS
+
+
+async def test_a_call_that_waits_is_announced_as_waiting(store: EventStore) -> None:
+    """Invariant: a tool that asks to run again later (`tool_waiting`) is the `waiting` event."""
+    assert isinstance(store, RecordStore)
+    assert await outbox.scan(store, store, EVERY_EVENT) == 0
+    started = ToolStarted(call_id="c1", tool="send_wire", idempotency_key="k" * 64, attempt=1)
+    wake = datetime.now(UTC) + timedelta(hours=1)
+    later: list[EventData] = [started, ToolWaiting(call_id="c1", tool="send_wire", attempt=1, wake_at=wake)]
+    await _journal(store, "slow", 0, datetime.now(UTC), [*_waiting()[:2], *later])
+
+    await outbox.scan(store, store, EVERY_EVENT)
+
+    assert await _announced(store) == [("slow", "waiting")]

@@ -45,14 +45,14 @@ NAME_OF_TYPE: dict[str, str] = {
     "approval_requested": "awaiting_approval",
     "tool_outcome_unknown": "awaiting_reconciliation",
     "approval_timed_out": "approval_timed_out",
+    "tool_waiting": "waiting",
     "run_failed": "failed",
     "run_completed": "completed",
     "run_cancelled": "cancelled",
     "budget_exceeded": "budget_exceeded",
 }
 """The webhook event each journal event type is; an event type that sets a status of its own
-(`STATUS_OF_TYPE`, e.g. `waiting`) is that status."""
-EVENT_NAMES = (*NAME_OF_TYPE.values(), "waiting", "queued")
+(`STATUS_OF_TYPE`, e.g. `waiting`) is that status. Every name is one of `EVENT_NAMES`."""
 
 
 def event_name(event: Event) -> str | None:

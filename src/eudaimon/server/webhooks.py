@@ -30,12 +30,12 @@ from eudaimon._extras import needs
 from eudaimon.core.errors import ConfigurationError, LeaseHeld
 from eudaimon.server import outbox
 from eudaimon.server.outbox import Delivery
+from eudaimon.server.webhook_events import DEFAULT_EVENTS, EVENT_NAMES
 from eudaimon.stores.base import EventStore
 from eudaimon.stores.records import RecordStore, records_of
 
 logger = logging.getLogger("eudaimon.server")
 
-DEFAULT_EVENTS = frozenset({"awaiting_approval", "awaiting_reconciliation", "approval_timed_out", "failed"})
 _KEPT_ATTEMPTS = 20
 DAY_S = 86400.0
 PRUNE_EVERY_S = 300.0
@@ -46,7 +46,7 @@ the outbox, which retention ages of days need not repeat every second."""
 @dataclass(frozen=True, slots=True)
 class Webhook:
     """Where and how to tell: a receiver URL, its Standard Webhooks secret (`whsec_…` or base64),
-    the event names to send (`outbox.EVENT_NAMES`), and the retry schedule."""
+    the event names to send (`EVENT_NAMES`), and the retry schedule."""
 
     url: str
     secret: str = field(repr=False)
@@ -69,10 +69,10 @@ class Webhook:
         parts = urlsplit(self.url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ConfigurationError("a webhook URL must be an absolute http:// or https:// URL")
-        unknown = sorted(set(self.events) - set(outbox.EVENT_NAMES))
+        unknown = sorted(set(self.events) - set(EVENT_NAMES))
         if unknown:
             raise ConfigurationError(
-                f"unknown webhook events {', '.join(unknown)}; known: {', '.join(sorted(outbox.EVENT_NAMES))}"
+                f"unknown webhook events {', '.join(unknown)}; known: {', '.join(sorted(EVENT_NAMES))}"
             )
         with needs("webhooks", "signing webhooks"):
             from standardwebhooks.webhooks import Webhook as Signer
