@@ -48,7 +48,11 @@ def replay(
         str, typer.Option("--agent", help="MODULE:ATTR naming the changed Agent (or a function returning one).")
     ] = "",
     where: Annotated[
-        str | None, typer.Option(help='Pick runs from the index: "q=…,agent=…,since=…,until=…,status=…,version=…".')
+        str | None,
+        typer.Option(
+            help=f"Pick runs from the index: key=value pairs split by commas, keys {', '.join(_WHERE_KEYS)} "
+            "(e.g. agent=support,since=2026-12-01)."
+        ),
     ] = None,
     limit: Annotated[int, typer.Option(help="Replay at most this many runs picked by --where.")] = 50,
     live_reads: Annotated[bool, typer.Option("--live-reads", help="Run READ calls the original did not make.")] = False,

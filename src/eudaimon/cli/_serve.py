@@ -50,6 +50,7 @@ def register(app: typer.Typer) -> None:
         run_async,
         shown_url,
     )
+    from eudaimon.server.webhook_events import DEFAULT_EVENTS, EVENT_NAMES
 
     def serve(
         agent: Annotated[
@@ -112,8 +113,13 @@ def register(app: typer.Typer) -> None:
         ] = None,
         webhook_events: Annotated[
             str,
-            typer.Option("--webhook-events", help="Comma-separated events to send, e.g. awaiting_approval,failed."),
-        ] = "awaiting_approval,awaiting_reconciliation,approval_timed_out,failed",
+            typer.Option(
+                "--webhook-events",
+                help=f"The events to send, split by commas, of: {', '.join(EVENT_NAMES)}. "
+                f"Default: {', '.join(sorted(DEFAULT_EVENTS))}.",
+                show_default=False,
+            ),
+        ] = ",".join(sorted(DEFAULT_EVENTS)),
         webhook_keep_days: Annotated[
             float,
             typer.Option("--webhook-keep-days", help="Days a delivered webhook delivery is kept before it is pruned."),
