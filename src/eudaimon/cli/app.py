@@ -12,13 +12,12 @@ import json
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
 from eudaimon._extras import needs
-from eudaimon.cli import _cancel, _effects, _ops, _replay, _schedules, _serve, _threads
+from eudaimon.cli import _cancel, _effects, _ops, _replay, _run, _schedules, _serve, _threads
 from eudaimon.cli import _worker as _temporal_cli
 from eudaimon.cli._common import (
     JsonOption,
@@ -26,13 +25,9 @@ from eudaimon.cli._common import (
     StoreOption,
     counted,
     default_store_url,
-    environ,
     exit_for,
     fail,
-    journal_url,
-    load_agent,
     load_events,
-    make_default_directory,
     out,
     read_state,
     resolve_store_url,
@@ -42,7 +37,6 @@ from eudaimon.cli._common import (
 )
 from eudaimon.cli._escape import json_visible, shown
 from eudaimon.cli._render import (
-    StreamPrinter,
     early_stops,
     edited_calls,
     messages_table,
@@ -60,10 +54,9 @@ from eudaimon.core.run_index import RunRow
 from eudaimon.core.state import RunState, Status
 from eudaimon.stores import index
 from eudaimon.stores.base import EventStore
-from eudaimon.stores.memory import MemoryStore
 
 if TYPE_CHECKING:  # `eudaimon --help` does not load the agent surface; commands import what they run
-    from eudaimon.agent import Agent
+    pass
 
 app = typer.Typer(
     name="eudaimon",
@@ -253,56 +246,7 @@ def demo(
     exit_for(status)
 
 
-@app.command("run")
-def run_agent(
-    target: Annotated[str, typer.Argument(help="MODULE:ATTR naming an Agent, or a function returning one.")],
-    input: Annotated[str, typer.Argument(help="The prompt.")],
-    store: StoreOption = None,
-    thread: Annotated[str | None, typer.Option(help="Thread id, so memory links this run to others.")] = None,
-) -> None:
-    """Import an Agent and stream one prompt through it.
-
-    An agent built without a store journals to `--store` (default: as for `runs`).
-    """
-    url = resolve_store_url(store)
-    make_default_directory(url)
-    with environ("EUDAIMON_STORE", url):
-        agent = load_agent(target)
-    console = out()
-
-    async def work() -> str:
-        try:
-            run_id, status = await _stream(agent, console, input, thread)
-            where = journal_url(agent.store, url)
-            _ops.print_waiting(await agent.state(run_id), where)
-            _print_hint(console, run_id, where, isinstance(agent.store, MemoryStore))
-            return status
-        finally:
-            await agent.store.close()
-
-    exit_for(run_async(work()))
-
-
-async def _stream(agent: Agent, console: Console, text: str, thread: str | None) -> tuple[str, str]:
-    printer = StreamPrinter(console)
-    async for event in agent.prompt_stream(text, thread_id=thread):
-        printer.show(event)
-    if printer.done is None:
-        raise EudaimonError("the run's stream ended without Done")
-    console.print(
-        Text("run ", style="bold") + shown(printer.done.run_id) + Text(" ") + status_text(printer.done.status)
-    )
-    return printer.done.run_id, printer.done.status
-
-
-def _print_hint(console: Console, run_id: str, url: str, in_memory: bool) -> None:
-    if in_memory:
-        console.print(Text("The store is in memory: this journal is gone when the process exits.", style="yellow"))
-        return
-    store = f" --store {shown_url(url)}" if url != default_store_url() else ""
-    console.print(Text("\nInspect it again with:", style="bold"))
-    for command in (f"runs events {run_id}", f"runs show {run_id}", f"runs state {run_id} --at 2"):
-        console.print(shown(f"  eudaimon {command}{store}", "cyan"), soft_wrap=True)
+_run.register(app)
 
 
 def main() -> None:  # pragma: no cover - the console script calls `app`
