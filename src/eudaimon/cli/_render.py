@@ -69,7 +69,6 @@ from eudaimon.streaming import (
     ToolResult,
 )
 from eudaimon.streaming import Usage as UsageDelta
-from eudaimon.tools._tool import ToolArgumentsError, decode_arguments
 
 _STATUS_STYLE = {
     Status.RUNNING: "cyan",
@@ -100,6 +99,8 @@ def arguments_text(arguments: JsonObject | str) -> str:
     """Arguments on one line, in one spelling: a model's raw text (the journal keeps it as sent,
     line breaks and all) is shown as the object a tool would get from it; text no tool would
     take (not JSON, a repeated key) is shown as it is."""
+    from eudaimon.tools._tool import ToolArgumentsError, decode_arguments  # pydantic: not for `eudaimon --help`
+
     decoded: object = arguments
     if isinstance(arguments, str):
         try:
