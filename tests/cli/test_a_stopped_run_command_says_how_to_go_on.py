@@ -26,6 +26,7 @@ _AGENT = textwrap.dedent(
     import asyncio, os
     from eudaimon import Agent, Message
     from eudaimon.models import FunctionModel
+    from eudaimon.stores import MemoryStore
 
     async def think(request):
         if os.environ.get("SLOW_MODEL") == "1":
@@ -33,6 +34,7 @@ _AGENT = textwrap.dedent(
         return Message.assistant("thought it through")
 
     thinker = Agent(FunctionModel(think, model_id="thinker"), name="thinker", memory=None)
+    forgetful = Agent(FunctionModel(think, model_id="thinker"), name="forgetful", memory=None, store=MemoryStore())
     """
 )
 
@@ -78,3 +80,22 @@ def test_a_stopped_run_command_leaves_the_run_resumable_and_says_so(
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert journal.state(run_id).status is Status.COMPLETED
     assert journal.state(run_id).output == "thought it through"
+
+
+def test_a_stopped_run_on_a_store_in_memory_says_it_is_gone(tmp_path: Path) -> None:
+    """Invariant: with nothing journaled anywhere, no command to resume is offered."""
+    (tmp_path / "thinking.py").write_text(_AGENT)
+    command = [sys.executable, "-m", "eudaimon", "run", "thinking:forgetful", "think"]
+    proc = subprocess.Popen(
+        command, cwd=tmp_path, env=_env(tmp_path, slow=True), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    assert proc.stdout is not None
+    run_id = proc.stdout.readline().removeprefix("run ").strip()
+    time.sleep(1.0)  # into the model call: nothing tells this test when, the journal being in memory
+    proc.send_signal(signal.SIGINT)
+    rest, _ = proc.communicate(timeout=60)
+
+    assert proc.returncode == 130, rest
+    assert f"SIGINT: run {run_id} stopped; its store was in memory, so it is gone." in rest
+    assert "runs resume" not in rest

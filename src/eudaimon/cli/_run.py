@@ -130,17 +130,21 @@ def _journaled(url: str, run_id: str) -> bool:
 
     try:
         return asyncio.run(with_store(url, read, read_only=True))
-    except Exception:  # the store cannot be read now: say nothing that may be wrong
-        return False
+    except Exception:  # the store cannot be read now: print the commands, which will say
+        return True
 
 
 def _print_stopped(
-    console: Console, run_id: str, target: str, url: str, stopped: signal.Signals, journaled: bool
+    console: Console, run_id: str, target: str, url: str, stopped: signal.Signals, journaled: bool | None
 ) -> None:
-    """What a stopped `eudaimon run` leaves: the run where its journal ends, and how to go on."""
+    """What a stopped `eudaimon run` leaves: the run where its journal ends, and how to go on
+    (`journaled` None: the store was in memory, and went with the process)."""
     from eudaimon.cli._escape import shown
 
     console.print()
+    if journaled is None:
+        console.print(shown(f"{stopped.name}: run {run_id} stopped; its store was in memory, so it is gone.", "yellow"))
+        return
     if not journaled:
         console.print(
             shown(f"{stopped.name}: stopped before run {run_id} was journaled; nothing to go on with.", "yellow")
