@@ -1,6 +1,7 @@
-// One line per journal event for the timeline: what happened, in words.
+// One line per journal event for the timeline: what happened, in words (every event type has
+// its line: `test_every_event_type_has_a_summary` reads the types from the journal's own list).
 import { editText } from "./edits.js";
-import { millis } from "./shared.js";
+import { millis, when } from "./shared.js";
 
 const cut = (text, n = 160) => String(text ?? "").slice(0, n);
 
@@ -26,6 +27,10 @@ export function summarize(event) {
     case "tool_outcome_unknown": return event.tool + " (" + event.call_id + "): outcome unknown";
     case "tool_reconciled": return event.call_id + ": " + (event.retry ? "to be run again" : "settled: " + cut(event.output)) + " by " + (event.by || "?");
     case "tool_denied": return event.tool + " (" + event.call_id + "): " + (event.reason || "denied");
+    case "approval_timed_out": return event.call_id + ": " + (event.note || "no decision") + " (" + (event.action === "cancel" ? "run cancelled" : "denied") + " at the deadline " + when(event.deadline) + ")";
+    case "tool_waiting": return event.tool + " (" + event.call_id + ") waits until " + when(event.wake_at) + (event.reason ? ": " + cut(event.reason) : "");
+    case "tool_woke": return event.call_id + ": woke; runs again";
+    case "agent_replaced": return "agent changed (" + (event.previous_version || "?") + " → " + (event.version || "?") + "): " + cut((event.changes || []).join("; ") || "unnamed parts") + (event.voided && event.voided.length ? "; approvals void: " + event.voided.join(", ") : "");
     case "handed_off": return "handed off to " + event.agent + " (run " + event.to_run_id + ")";
     case "attempt_traced": return "trace " + event.trace_id;
     case "run_taken_over": return "taken over by " + event.owner + " from " + (event.previous_owner || "a driver whose lease lapsed") + " after " + millis(event.orphaned_ms || 0) + " without a driver (its last event #" + event.interrupted_seq + ")";

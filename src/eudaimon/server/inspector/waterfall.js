@@ -44,6 +44,11 @@ export function spansOf(events, tree, runId, now = Date.now()) {
         if (span) { close(span, event); span.waiting = false; span.label += event.approved ? " · approved" : " · denied"; openApproval.delete(event.call_id); }
         break;
       }
+      case "approval_timed_out": {
+        const span = openApproval.get(event.call_id);
+        if (span) { close(span, event); span.waiting = false; span.label += event.action === "cancel" ? " · timed out: run cancelled" : " · timed out: denied"; openApproval.delete(event.call_id); }
+        break;
+      }
       case "run_taken_over": {
         // The lost driver's calls end at its last event; the takeover spans the time without a driver.
         const lostEvent = bySeq.get(event.interrupted_seq);
