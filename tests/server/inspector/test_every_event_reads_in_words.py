@@ -53,6 +53,9 @@ def test_a_timed_out_approval_reads_so_and_its_bar_ends_at_the_deadline(browser:
         start, duration = (int(str(bar.get_attribute(f"data-{n}"))) for n in ("start-ms", "duration-ms"))
         ended = page.locator("[data-testid=waterfall] [data-span][data-kind=model]").last
         assert start + duration <= int(str(ended.get_attribute("data-start-ms")))  # before the model's answer
+        effect = page.locator("[data-testid=effects] [data-effect]")
+        expect(effect).to_contain_text("denied by deadline: no decision within 1s")
+        expect(effect).not_to_contain_text("denied: denied")
     finally:
         page.context.close()
 

@@ -19,7 +19,8 @@ function outcomeText(e) {
   let text = OUTCOMES[e.outcome] || e.outcome;
   if (e.recovered) text += " (read back by recovery)";
   if (e.reconciled_by || e.reconciled_with) text += " by " + (e.reconciled_by || "an operator") + " with " + JSON.stringify(e.reconciled_with);
-  if (e.outcome === "denied" && e.denied_reason) text += ": " + e.denied_reason;
+  // The reason usually says "denied by …" itself: "denied: denied by deadline" reads twice.
+  if (e.outcome === "denied" && e.denied_reason) text = /^denied\b/.test(e.denied_reason) ? e.denied_reason : text + ": " + e.denied_reason;
   if (e.is_error && (e.outcome === "done" || e.outcome === "committed")) text += " (error)";
   return text;
 }
