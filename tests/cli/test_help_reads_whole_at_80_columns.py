@@ -37,3 +37,22 @@ def test_help_is_never_cut_at_80_columns(cli: Invoke, path: tuple[str, ...]) -> 
     shown = cli(*path, "--help", env={"COLUMNS": "80"})
     assert shown.exit_code == 0, shown.output
     assert [line for line in shown.output.splitlines() if CUT.search(line)] == []
+
+
+@pytest.mark.parametrize(
+    "group", [("runs",), ("threads",), ("schedules",), ()], ids=["runs", "threads", "schedules", "eudaimon"]
+)
+def test_a_command_list_reads_each_summary_as_written_not_as_its_source_lines(
+    cli: Invoke, group: tuple[str, ...]
+) -> None:
+    """Invariant: in a group's list of commands each summary is its docstring's first paragraph as
+    one text, wrapped by the terminal only (typer's "rich" mode kept the docstring's own line
+    breaks there: "… (with --arguments," / "with those instead …" on a 200-column screen)."""
+    command: Any = typer.main.get_command(app)
+    for name in group:
+        command = command.commands[name]
+    shown = cli(*group, "--help", env={"COLUMNS": "250"})
+    listed = {line.strip("│ ").split(" ", 1)[0]: line for line in shown.output.splitlines() if line.startswith("│ ")}
+    for name, sub in command.commands.items():
+        first = " ".join((sub.help or "").split("\n\n")[0].split()).replace("`", "")
+        assert first and first in listed[name], (name, listed.get(name))

@@ -23,7 +23,11 @@ IdArgument = Annotated[str, typer.Argument(help="The schedule's id (see `eudaimo
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(help="Start agents on a cron schedule (fired by `eudaimon serve`).", no_args_is_help=True)
+    group = typer.Typer(
+        help="Start agents on a cron schedule (fired by `eudaimon serve`).",
+        no_args_is_help=True,
+        rich_markup_mode="markdown",
+    )
     group.command("add")(schedules_add)
     group.command("list")(schedules_list)
     group.command("pause")(schedules_pause)

@@ -21,7 +21,11 @@ _ALL = 1_000_000_000
 
 
 def register(app: typer.Typer) -> None:
-    threads = typer.Typer(help="Inspect conversation threads: their runs and running totals.", no_args_is_help=True)
+    threads = typer.Typer(
+        help="Inspect conversation threads: their runs and running totals.",
+        no_args_is_help=True,
+        rich_markup_mode="markdown",
+    )
     threads.command("list")(threads_list)
     threads.command("show")(threads_show)
     app.add_typer(threads, name="threads")

@@ -64,8 +64,13 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",
 )
-runs_app = typer.Typer(help="Inspect the runs in a journal, and decide for the ones that wait.", no_args_is_help=True)
+runs_app = typer.Typer(
+    help="Inspect the runs in a journal, and decide for the ones that wait.",
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+)
 app.add_typer(runs_app, name="runs")
 _ops.register(runs_app)
 _cancel.register(runs_app)
