@@ -125,3 +125,25 @@ def test_the_cli_prints_the_effects(tmp_path: Path) -> None:
     table = runner.invoke(app, ["runs", "effects", run_id, "--store", url], env=env)
     assert table.exit_code == 0, table.output
     assert "committed in datasource" in table.output and "denied" in table.output and "alice" in table.output
+
+
+def test_a_call_that_never_started_has_its_tools_effect_from_the_journal_alone(tmp_path: Path) -> None:
+    """Invariant: the CLI reads a denied call's effect class from the run's own record of its
+    tools (the fingerprint of `run_started`), not "unknown", and a denial reads once ("denied by
+    bob: …", not "denied: denied by bob: …")."""
+    from eudaimon.cli import app
+
+    async def made() -> str:
+        store, run_id = await _run(tmp_path)
+        await store.close()
+        return run_id
+
+    run_id = asyncio.run(made())
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    runner = CliRunner()
+    env = {"COLUMNS": "250", "NO_COLOR": "1"}
+    as_json = runner.invoke(app, ["runs", "effects", run_id, "--store", url, "--json"], env=env)
+    effects = {e["call_id"]: e for e in json.loads(as_json.output)["effects"]}
+    assert effects["c_shred"]["outcome"] == "denied" and effects["c_shred"]["effect"] == "irreversible"
+    table = runner.invoke(app, ["runs", "effects", run_id, "--store", url], env=env)
+    assert "denied by bob" in table.output and "denied: denied" not in table.output, table.output

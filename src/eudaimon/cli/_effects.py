@@ -72,8 +72,8 @@ def outcome_text(row: RunEffect) -> str:
         text += " (read back by recovery)"
     if row.reconciled_by is not None or row.reconciled_with is not None:
         text += f" by {row.reconciled_by or 'an operator'} with {row.reconciled_with!r}"
-    if row.outcome is EffectOutcome.DENIED and row.denied_reason:
-        text += f": {row.denied_reason}"
+    if row.outcome is EffectOutcome.DENIED and row.denied_reason:  # "denied: denied by …" reads twice
+        text = row.denied_reason if row.denied_reason.startswith("denied") else f"{text}: {row.denied_reason}"
     if row.is_error and row.outcome in (EffectOutcome.DONE, EffectOutcome.COMMITTED):
         text += " (error)"
     return text

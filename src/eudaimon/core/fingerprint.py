@@ -107,6 +107,11 @@ def differences(before: Parts, after: Parts) -> tuple[str, ...]:
     return tuple(said)
 
 
+def tool_effects(parts: Parts) -> dict[str, str]:
+    """Each tool's effect class, by name, as the fingerprint recorded it."""
+    return {name: effect for name, (_, effect) in _tools(parts).items() if effect}
+
+
 def _tools(parts: Parts) -> Mapping[str, tuple[str, str]]:
     found: dict[str, list[str]] = {}
     for key, value in parts:

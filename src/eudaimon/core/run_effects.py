@@ -20,6 +20,7 @@ from enum import StrEnum
 from typing import Any
 
 from eudaimon.core.events import (
+    AgentReplaced,
     ApprovalDecided,
     ApprovalRequested,
     Event,
@@ -33,6 +34,7 @@ from eudaimon.core.events import (
     ToolReconciled,
     ToolStarted,
 )
+from eudaimon.core.fingerprint import tool_effects
 
 
 class EffectOutcome(StrEnum):
@@ -95,8 +97,9 @@ def run_effects(events: Iterable[Event], *, declared: Mapping[str, str] | None =
     first journaled; READ calls are left out.
 
     `declared` maps tool names to effect classes, for calls that never started (denied, or
-    awaiting approval), whose journal rows do not name one; the run's own record of its
-    toolsets' tools is read too. A call of a tool neither names is "unknown", and listed.
+    awaiting approval), whose journal rows do not name one; the run's own record of its tools
+    (the fingerprint of `run_started` and of each `agent_replaced`, and its toolsets' tools)
+    comes first. A call of a tool none names is "unknown", and listed.
     """
     rows: dict[str, RunEffect] = {}
     declared = dict(declared or {})
@@ -105,7 +108,10 @@ def run_effects(events: Iterable[Event], *, declared: Mapping[str, str] | None =
         data = event.data
         match data:
             case RunStarted():
+                declared.update(tool_effects(data.fingerprint))
                 declared.update({t.name: t.effect for t in data.tools})
+            case AgentReplaced():
+                declared.update(tool_effects(data.fingerprint))
             case ApprovalRequested():
                 row = rows.get(data.call_id) or RunEffect(
                     call_id=data.call_id, tool=data.tool, effect=declared.get(data.tool, "unknown")
