@@ -14,6 +14,7 @@ import httpx
 from typer.testing import CliRunner
 
 from eudaimon import Agent, Datasource, Message, ToolCall, ToolContext, tool
+from eudaimon.cli import app
 from eudaimon.core.run_effects import EffectOutcome, run_effects
 from eudaimon.models import ScriptedModel
 from eudaimon.stores import SqliteStore
@@ -106,16 +107,19 @@ async def test_the_api_serves_the_effects(tmp_path: Path) -> None:
     await store.close()
 
 
-def test_the_cli_prints_the_effects(tmp_path: Path) -> None:
-    from eudaimon.cli import app
+def _finished_run(tmp_path: Path) -> tuple[str, str]:
+    """The run of `_run`, ended, and its journal's URL, for the CLI to read in this process."""
 
     async def made() -> str:
         store, run_id = await _run(tmp_path)
         await store.close()
         return run_id
 
-    run_id = asyncio.run(made())
-    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    return asyncio.run(made()), f"sqlite:///{tmp_path / 'runs.db'}"
+
+
+def test_the_cli_prints_the_effects(tmp_path: Path) -> None:
+    run_id, url = _finished_run(tmp_path)
     runner = CliRunner()
     env = {"COLUMNS": "250", "NO_COLOR": "1"}
     as_json = runner.invoke(app, ["runs", "effects", run_id, "--store", url, "--json"], env=env)
@@ -131,15 +135,7 @@ def test_a_call_that_never_started_has_its_tools_effect_from_the_journal_alone(t
     """Invariant: the CLI reads a denied call's effect class from the run's own record of its
     tools (the fingerprint of `run_started`), not "unknown", and a denial reads once ("denied by
     bob: …", not "denied: denied by bob: …")."""
-    from eudaimon.cli import app
-
-    async def made() -> str:
-        store, run_id = await _run(tmp_path)
-        await store.close()
-        return run_id
-
-    run_id = asyncio.run(made())
-    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    run_id, url = _finished_run(tmp_path)
     runner = CliRunner()
     env = {"COLUMNS": "250", "NO_COLOR": "1"}
     as_json = runner.invoke(app, ["runs", "effects", run_id, "--store", url, "--json"], env=env)

@@ -4,13 +4,10 @@ own loop; pending ones stay whatever their age. On SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from eudaimon.errors import ConfigurationError
@@ -18,27 +15,16 @@ from eudaimon.server import outbox
 from eudaimon.server.outbox import Delivery
 from eudaimon.server.webhooks import DAY_S, Deliverer, Webhook, new_secret
 from eudaimon.stores.base import EventStore
-from eudaimon.stores.postgres import PostgresStore
 from eudaimon.stores.records import RecordStore
-from eudaimon.stores.sqlite import SqliteStore
+from support.stores import fresh_store
 
-PG_DSN = os.environ.get("EUDAIMON_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
 CLOSED = "http://127.0.0.1:9/hook"  # nothing is due in these tests: no request is ever sent
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
 async def kept(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[EventStore]:
-    schema = f"eudaimon_prune_{uuid.uuid4().hex[:12]}"
-    store: EventStore = (
-        SqliteStore(tmp_path / "runs.db")
-        if request.param == "sqlite"
-        else PostgresStore(PG_DSN, schema=schema, min_size=1, max_size=2)
-    )
-    yield store
-    await store.close()
-    if request.param == "postgres":
-        async with await psycopg.AsyncConnection.connect(PG_DSN, autocommit=True) as conn:
-            await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    async with fresh_store(request.param, tmp_path, min_size=1, max_size=2) as store:
+        yield store
 
 
 def _delivery(key: str, state: str, age: timedelta, *, attempted: bool = True) -> Delivery:

@@ -5,13 +5,10 @@ PostgreSQL, through the outbox's own scan."""
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from eudaimon.core.events import (
@@ -30,27 +27,16 @@ from eudaimon.core.run_index import STATUS_OF_TYPE
 from eudaimon.server import outbox
 from eudaimon.server.webhook_events import DEFAULT_EVENTS, EVENT_NAMES
 from eudaimon.stores.base import EventStore
-from eudaimon.stores.postgres import PostgresStore
 from eudaimon.stores.records import RecordStore
-from eudaimon.stores.sqlite import SqliteStore
+from support.stores import fresh_store
 
-PG_DSN = os.environ.get("EUDAIMON_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
 EVERY_EVENT = frozenset(EVENT_NAMES)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[EventStore]:
-    schema = f"eudaimon_origin_{uuid.uuid4().hex[:12]}"
-    opened: EventStore = (
-        SqliteStore(tmp_path / "runs.db")
-        if request.param == "sqlite"
-        else PostgresStore(PG_DSN, schema=schema, min_size=1, max_size=2)
-    )
-    yield opened
-    await opened.close()
-    if request.param == "postgres":
-        async with await psycopg.AsyncConnection.connect(PG_DSN, autocommit=True) as conn:
-            await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    async with fresh_store(request.param, tmp_path, min_size=1, max_size=2) as opened:
+        yield opened
 
 
 async def _journal(store: EventStore, run_id: str, first_seq: int, at: datetime, data: list[EventData]) -> None:

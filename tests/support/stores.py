@@ -1,14 +1,45 @@
-"""Stores that count what the runtime asks of them, for tests that bound statements, not time."""
+"""Fresh journals of either kind, and stores that count what the runtime asks of them, for tests
+that bound statements, not time."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import psycopg
 
 from eudaimon.core.events import Event
-from eudaimon.stores.base import Fence, Lease, Snapshot
+from eudaimon.stores.base import EventStore, Fence, Lease, Snapshot
 from eudaimon.stores.memory import MemoryStore
 from eudaimon.stores.sqlite import SqliteStore
+from support.databases import PG_DSN
+
+
+@contextlib.asynccontextmanager
+async def fresh_store(kind: str, folder: Path, **pool: Any) -> AsyncIterator[EventStore]:
+    """A new journal: "sqlite", a file in `folder`; "postgres", a schema of its own on
+    `EUDAIMON_TEST_PG_DSN` (`pool`: the `PostgresStore`'s pool options), dropped afterwards."""
+    if kind == "sqlite":
+        sqlite = SqliteStore(folder / "runs.db")
+        try:
+            yield sqlite
+        finally:
+            await sqlite.close()
+        return
+    from eudaimon.stores.postgres import PostgresStore
+
+    schema = f"eudaimon_test_{uuid.uuid4().hex[:12]}"
+    postgres = PostgresStore(PG_DSN, schema=schema, **pool)
+    try:
+        yield postgres
+    finally:
+        await postgres.close()
+        async with await psycopg.AsyncConnection.connect(PG_DSN, autocommit=True) as conn:
+            await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 class _CountsRenewals:
