@@ -15,7 +15,6 @@ import asyncio
 import os
 import sqlite3
 import threading
-import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,22 +30,18 @@ from eudaimon.runtime.loop.journal import RunJournal
 from eudaimon.runtime.process.leases import LeaseKeeper
 from eudaimon.stores.postgres import PostgresStore
 from eudaimon.stores.sqlite import SqliteStore, _worker
+from support.stores import fresh_store
 
 DSN = os.environ.get("EUDAIMON_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
 TTL_S = 1.0
 
 
 @pytest.fixture
-async def store() -> AsyncIterator[PostgresStore]:
+async def store(tmp_path: Path) -> AsyncIterator[PostgresStore]:
     """A store of one pooled connection (so one busy statement holds every commit up)."""
-    schema = f"eudaimon_test_{uuid.uuid4().hex[:12]}"
-    built = PostgresStore(DSN, schema=schema, min_size=1, max_size=1)
-    try:
+    async with fresh_store("postgres", tmp_path, min_size=1, max_size=1) as built:
+        assert isinstance(built, PostgresStore)
         yield built
-    finally:
-        await built.close()
-        async with await psycopg.AsyncConnection.connect(DSN, autocommit=True) as conn:
-            await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 @pytest.mark.postgres

@@ -11,13 +11,10 @@
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 
 from eudaimon import Agent, ToolCall, tool
@@ -27,29 +24,13 @@ from eudaimon.runtime.process import operations
 from eudaimon.stores.base import EventStore
 from eudaimon.tools import Tool, ToolPolicy
 from support.agents import calls_once
-
-DSN = os.environ.get("EUDAIMON_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
+from support.stores import fresh_store
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[EventStore]:
-    if request.param == "sqlite":
-        from eudaimon.stores import SqliteStore
-
-        sqlite = SqliteStore(str(tmp_path / "runs.db"))
-        yield sqlite
-        await sqlite.close()
-        return
-    from eudaimon.stores.postgres import PostgresStore
-
-    schema = f"eudaimon_test_{uuid.uuid4().hex[:12]}"
-    postgres = PostgresStore(DSN, schema=schema)
-    try:
-        yield postgres
-    finally:
-        await postgres.close()
-        async with await psycopg.AsyncConnection.connect(DSN, autocommit=True) as conn:
-            await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    async with fresh_store(request.param, tmp_path) as opened:
+        yield opened
 
 
 def _policy(call: ToolCall, _: Tool) -> ToolPolicy:
