@@ -57,16 +57,16 @@ LAYERS: dict[str, int] = {
     "__main__": SHELL + 1,
 }
 
-# Shell -> shells it may import. `cli` registers `serve` and `worker`, importing the server and
-# the Temporal worker inside those commands; the protocols (`a2a`, `ag_ui`) register their routes
+# Shell -> shells it may import. `cli` registers `serve`, `mcp` and `worker`, importing the server,
+# the MCP stdio server and the Temporal worker inside those commands; the protocols (`a2a`, `ag_ui`, `mcp`) register their routes
 # on the server's registration point (`eudaimon.server.protocols`), so the server never names them.
 SHELL_USES: dict[str, frozenset[str]] = {
-    "cli": frozenset({"server", "temporal"}),
+    "cli": frozenset({"server", "temporal", "mcp"}),
     "a2a": frozenset({"server"}),
     "ag_ui": frozenset({"server"}),
     "server": frozenset(),
     "temporal": frozenset(),
-    "mcp": frozenset(),
+    "mcp": frozenset({"server"}),
     "telemetry": frozenset(),
 }
 

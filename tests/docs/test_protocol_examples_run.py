@@ -1,4 +1,4 @@
-"""The A2A and AG-UI examples run offline, as written, and show what their pages promise."""
+"""The A2A, AG-UI and MCP examples run offline, as written, and show what their pages promise."""
 
 from __future__ import annotations
 
@@ -18,6 +18,12 @@ EXPECTED = {
     ],
     "a2a_remote_tool.py": ["writer: Lisbon is home to about 550,000 people.", "[A2A task a2a_"],
     "ag_ui_stream.py": ["RUN_STARTED", "TOOL_CALL_RESULT", "RUN_FINISHED", "replays the journal: True"],
+    "mcp_client.py": [
+        "tool orders: Answers questions about orders. (read-only: True)",
+        "progress: tool lookup_order runs",
+        "answer: Your order A-17 shipped on Monday.",
+        "sent again, the same run: True",
+    ],
 }
 
 

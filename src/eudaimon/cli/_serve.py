@@ -9,7 +9,7 @@ imports this module to register the command).
 import ipaddress
 import os
 from types import ModuleType
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 import typer
 from rich.text import Text
@@ -74,6 +74,9 @@ def register(app: typer.Typer) -> None:
         ] = None,
         ag_ui: Annotated[
             bool, typer.Option("--ag-ui", help="Answer AG-UI runs at /v1/agents/AGENT/ag-ui (extra `ag-ui`).")
+        ] = False,
+        mcp: Annotated[
+            bool, typer.Option("--mcp", help="Serve each agent as a tool of an MCP server at /mcp (extra `mcp`).")
         ] = False,
         api_key_file: Annotated[
             str | None,
@@ -184,17 +187,18 @@ def register(app: typer.Typer) -> None:
                 catch_up="none" if catch_up == "none" else "latest",
                 timer_interval_s=timer_interval,
                 schedule_interval_s=timer_interval,
+                a2a=a2a,
+                ag_ui=ag_ui,
+                mcp=mcp,
             )
-            from eudaimon.server.protocols import add_protocols
-
-            add_protocols(application, a2a=a2a, ag_ui=ag_ui)
         except (ConfigurationError, MissingExtra) as exc:
             fail(str(exc))
         # Before the banner: a store that cannot be opened (a missing directory, a database that
         # refuses) is one clear error now, not a traceback from every sweep, every second.
         run_async(served.list_runs(limit=1))
         names = [a.name for a in agents]
-        announce(console, names, shown_url(url), host=host, port=port, named=bool(allowed_host), a2a=a2a, ag_ui=ag_ui)
+        served_by = Protocols(a2a=a2a, ag_ui=ag_ui, mcp=mcp)
+        announce(console, names, shown_url(url), host=host, port=port, named=bool(allowed_host), protocols=served_by)
         run(uvicorn, application, host=host, port=port, log_level=log_level)
 
     app.command("serve")(serve)
@@ -264,14 +268,22 @@ def journal_of(agents: "list[Agent[Any, Any]]", url: str) -> "EventStore":
     return open_store(url)
 
 
+class Protocols(NamedTuple):
+    """The protocols served besides the server's own API (`--a2a`, `--ag-ui`, `--mcp`)."""
+
+    a2a: bool = False
+    ag_ui: bool = False
+    mcp: bool = False
+
+
 def announce(
-    console: "Console", agents: list[str], store: str, *, host: str, port: int, named: bool, a2a: bool, ag_ui: bool
+    console: "Console", agents: list[str], store: str, *, host: str, port: int, named: bool, protocols: Protocols
 ) -> None:
     """The start banner: what is served where, every URL, and a warning when only loopback names
     and `host` reach a non-loopback server (`named`: `--allowed-host` was given)."""
     where = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
     console.print(Text(f"eudaimon serves {', '.join(agents)} on {where}  (store {store})", style="bold"))
-    for line in served_urls(where, agents, a2a=a2a, ag_ui=ag_ui):  # never wrapped: a URL is copied whole
+    for line in served_urls(where, agents, protocols):  # never wrapped: a URL is copied whole
         console.print(Text(line, style="cyan"), soft_wrap=True)
     if not is_loopback(host) and not named:
         console.print(
@@ -297,17 +309,19 @@ def run(uvicorn: ModuleType, application: "FastAPI", *, host: str, port: int, lo
     )
 
 
-def served_urls(where: str, agents: list[str], *, a2a: bool, ag_ui: bool) -> list[str]:
+def served_urls(where: str, agents: list[str], protocols: Protocols = Protocols()) -> list[str]:
     """The start banner's lines after the first: every URL the server answers, one concern a
     line, so a person (or a script) can copy the one they need."""
     lines = [
         f"inspector: {where}/   API: {where}/v1   OpenAPI: {where}/openapi.json",
         *(f"runs of {name}: POST {where}/v1/agents/{name}/runs" for name in agents),
     ]
-    if a2a:
+    if protocols.a2a:
         lines += [
             f"A2A {name}: {where}/a2a/{name}   card: {where}/a2a/{name}/.well-known/agent-card.json" for name in agents
         ]
-    if ag_ui:
+    if protocols.ag_ui:
         lines += [f"AG-UI {name}: POST {where}/v1/agents/{name}/ag-ui" for name in agents]
+    if protocols.mcp:
+        lines.append(f"MCP (Streamable HTTP), a tool per agent: {where}/mcp")
     return lines

@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from eudaimon._extras import needs
-from eudaimon.cli import _cancel, _effects, _ops, _replay, _run, _schedules, _serve, _threads
+from eudaimon.cli import _cancel, _effects, _mcp, _ops, _replay, _run, _schedules, _serve, _threads
 from eudaimon.cli import _worker as _temporal_cli
 from eudaimon.cli._common import (
     JsonOption,
@@ -78,6 +78,7 @@ _effects.register(runs_app)
 _threads.register(app)
 _schedules.register(app)
 _serve.register(app)
+_mcp.register(app)
 _replay.register(app)
 _temporal_cli.register(app)
 

@@ -1,6 +1,11 @@
-"""MCP servers' tools as an agent's tools: `Agent(tools=[MCPTools(command=[...])])`.
+"""MCP both ways: servers' tools as an agent's tools, and an eudaimon server's agents as MCP tools.
 
 Needs the `mcp` extra: `pip install -e '.[mcp]'`.
+
+- Using: `Agent(tools=[MCPTools(command=[...])])` or `MCPTools(url=...)`; each call carries its
+  idempotency key in `_meta[IDEMPOTENCY_META_KEY]`.
+- Serving: `eudaimon serve --mcp` or `create_app(..., mcp=True)` answers MCP at `/mcp`, a tool per
+  agent, each call a durable run named by that same key when the caller sends one.
 """
 
 from eudaimon._extras import needs

@@ -54,6 +54,7 @@ def create_app(
     *,
     a2a: bool = False,
     ag_ui: bool = False,
+    mcp: bool = False,
     auth: ApiKeys | None = None,
     recover: bool = True,
     recovery_interval_s: float | None = None,
@@ -81,6 +82,8 @@ def create_app(
         store: the journal; by default the agents' store (they must then share one).
         a2a: publish each agent over A2A (`/a2a/{agent}`, extra `a2a`), its tasks durable runs.
         ag_ui: answer AG-UI runs at `POST /v1/agents/{agent}/ag-ui` (extra `ag-ui`).
+        mcp: serve each agent as a tool of an MCP server at `/mcp` (Streamable HTTP, extra
+            `mcp`), each call a durable run (`eudaimon.mcp`).
         auth: the API keys accepted; None serves everyone as an operator (bind to loopback).
         recover: resume, on start and every `recovery_interval_s` (default: the lease TTL),
             the runs of these agents that are running and whose driver is gone, and start their
@@ -155,7 +158,10 @@ def create_app(
             tasks.append(asyncio.create_task(deliverer.run_forever(webhook_interval_s)))
         restore_logs = install_safe_logs()  # no credential or control character reaches a log line
         try:
-            yield
+            async with contextlib.AsyncExitStack() as protocols:
+                for running in protocol_lifespans:
+                    await protocols.enter_async_context(running())
+                yield
         finally:
             for task in tasks:
                 task.cancel()
@@ -190,7 +196,7 @@ def create_app(
         )
     app.add_middleware(BrowserGuard, allowed_hosts=tuple(allowed_hosts), allowed_origins=origins)
     document_json_bodies(app)
-    add_protocols(app, a2a=a2a, ag_ui=ag_ui)
+    protocol_lifespans = add_protocols(app, a2a=a2a, ag_ui=ag_ui, mcp=mcp)
     return app
 
 

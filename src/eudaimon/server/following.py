@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 from eudaimon.core.events import Event
 from eudaimon.core.state import RunState
@@ -25,7 +25,7 @@ def settled(state: RunState | None) -> bool:
 
 async def journal_batches(
     ctx: ServerContext, run_id: str, state: RunState | None
-) -> AsyncIterator[tuple[RunState, list[Event]]]:
+) -> AsyncGenerator[tuple[RunState, list[Event]]]:
     """Each batch of journal events after `state` (all of them for None), with the state after
     it, until the run settles. A run with no events yet (queued) is waited for."""
     cursor = -1 if state is None else state.next_seq - 1

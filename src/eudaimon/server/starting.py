@@ -56,10 +56,10 @@ def _same_request(first: Event, agent: str, run_id: str, named_by: str | None, d
     if not fields:
         return
     names = ", ".join(f"`{f}`" for f in fields)
-    if named_by == "Idempotency-Key":
-        what, fresh = "this Idempotency-Key was first sent with a different request", "a new key"
-    else:
+    if named_by == "run_id":
         what, fresh = f"run_id {run_id!r} was first sent with a different request", "a new run_id"
+    else:  # an idempotency key: HTTP's `Idempotency-Key`, MCP's `_meta` key
+        what, fresh = f"this {named_by} was first sent with a different request", "a new key"
     raise HTTPException(
         422,
         f"{what} ({names} differ{'s' if len(fields) == 1 else ''}); the run it started is unchanged and nothing "

@@ -1,0 +1,52 @@
+"""`eudaimon mcp`: serve agents as MCP tools on stdin and stdout (`eudaimon.mcp._stdio`).
+
+stdout belongs to the protocol: this command prints nothing there, and says what went wrong on
+stderr. The server and MCP packages are imported only when the command runs.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from eudaimon.cli._common import StoreOption, environ, fail, load_agent, make_default_directory, resolve_store_url
+from eudaimon.core.errors import ConfigurationError, MissingExtra
+
+
+def register(app: typer.Typer) -> None:
+    """Add `mcp` to the `eudaimon` command."""
+    app.command("mcp")(mcp)
+
+
+def mcp(
+    agent: Annotated[
+        list[str], typer.Option("--agent", help="An agent to serve, as MODULE:ATTR (repeat for several).")
+    ],
+    store: StoreOption = None,
+) -> None:
+    """Serve the agents as tools of an MCP server on stdin and stdout, each call a durable run.
+
+    For MCP clients that start their servers as processes: the command is `eudaimon mcp --agent
+    MODULE:ATTR --store URL`. Runs are journaled in the store; deadlines, waits, schedules and
+    recovery run while the process does; approvals are decided with `eudaimon runs approve` or a
+    server on the same store.
+    """
+    import asyncio
+
+    from eudaimon.cli._serve import journal_of
+
+    try:
+        from eudaimon.mcp._stdio import serve_stdio
+        from eudaimon.server import create_app
+    except ImportError as exc:
+        fail(str(MissingExtra("`eudaimon mcp`", "server,mcp", exc.name)))
+    url = resolve_store_url(store)
+    make_default_directory(url)
+    try:
+        with environ("EUDAIMON_STORE", url):
+            agents = [load_agent(target) for target in agent]
+        application = create_app(agents, journal_of(agents, url))
+    except (ConfigurationError, MissingExtra) as exc:
+        fail(str(exc))
+    asyncio.run(serve_stdio(application))
