@@ -12,7 +12,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from eudaimon.core.errors import EudaimonError
-from eudaimon.core.events import ApprovalRequested, ToolOutcomeUnknown, ToolStarted
+from eudaimon.core.events import AgentReplaced, ApprovalRequested, RunStarted, ToolOutcomeUnknown, ToolStarted
+from eudaimon.core.fingerprint import tool_effects
 from eudaimon.core.state import RunState, Status
 from eudaimon.server import responses
 from eudaimon.server.auth import Principal
@@ -38,11 +39,17 @@ async def inbox_items(ctx: ServerContext, principal: Principal, limit: int) -> l
         if state is None:
             continue
         asked: dict[str, str] = {}
+        reasons: dict[str, str] = {}
         ran_with: dict[str, Any] = {}
+        effects: dict[str, str] = {}
         for event in events:
             data = event.data
-            if isinstance(data, ApprovalRequested | ToolOutcomeUnknown):
+            if isinstance(data, RunStarted | AgentReplaced):
+                effects.update(tool_effects(data.fingerprint))  # the tools the run has now
+            elif isinstance(data, ApprovalRequested | ToolOutcomeUnknown):
                 asked[data.call_id] = event.at.isoformat()
+                if isinstance(data, ApprovalRequested):
+                    reasons[data.call_id] = data.reason
             elif isinstance(data, ToolStarted) and data.arguments:
                 ran_with[data.call_id] = data.arguments
         for call in state.awaiting_approval():
@@ -56,6 +63,8 @@ async def inbox_items(ctx: ServerContext, principal: Principal, limit: int) -> l
                     "arguments": call.arguments,
                     "asked_at": asked.get(call.id, row.updated_at.isoformat()),
                     **deadline_dict(state, call.id),
+                    "effect": effects.get(call.name),
+                    "reason": reasons.get(call.id) or None,
                     "actions": ["approve", "deny"] if principal.may_operate else [],
                 }
             )
@@ -71,6 +80,8 @@ async def inbox_items(ctx: ServerContext, principal: Principal, limit: int) -> l
                     "asked_at": asked.get(call.id, row.updated_at.isoformat()),
                     "deadline": None,
                     "on_timeout": None,
+                    "effect": effects.get(call.name),
+                    "reason": "it started and never said how it ended; it may not run twice",
                     "actions": ["reconcile", "retry"] if principal.may_operate else [],
                 }
             )

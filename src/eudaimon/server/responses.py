@@ -281,6 +281,11 @@ class InboxItem(BaseModel):
     asked_at: str = Field(description="When the person was asked (ISO 8601).")
     deadline: str | None
     on_timeout: Literal["deny", "cancel"] | None
+    effect: Literal["read", "write", "irreversible"] | None = Field(
+        description="The tool's effect class as the run recorded it (None: not recorded). An irreversible "
+        "call cannot be undone once approved."
+    )
+    reason: str | None = Field(description="Why the call waits, as the approval policy or the runtime said.")
     actions: list[Literal["approve", "deny", "reconcile", "retry"]] = Field(
         description="What the caller's key may do: none for a viewer."
     )

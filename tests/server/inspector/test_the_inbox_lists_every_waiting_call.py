@@ -92,6 +92,7 @@ def test_an_older_answer_never_brings_back_a_call_just_decided(browser: Browser,
             page.wait_for_timeout(100)
         assert held, "the inbox did not refresh itself within 10 s"
 
+        row.get_by_test_id("inbox-approve").click()  # send_wire cannot be undone: asked twice
         row.get_by_test_id("inbox-approve").click()
         expect(row).to_have_count(0)
         route, stale = held[0]
@@ -108,3 +109,48 @@ def test_an_older_answer_never_brings_back_a_call_just_decided(browser: Browser,
 def _status(server: Server, run_id: str) -> str:
     with server.client(OPERATOR) as client:
         return str(client.get(f"/v1/runs/{run_id}").json()["status"])
+
+
+def test_an_irreversible_call_is_approved_from_the_inbox_only_by_asking_twice(browser: Browser, timed: Server) -> None:
+    """Invariant: one click in a list never sends money. The inbox says the call is irreversible
+    and why it waits; the first Approve only asks to confirm (a refresh keeps the question), the
+    second approves; a confirmation not given lapses and the call still waits."""
+    run = start_run(timed, "payer", "pay 63 to ACME")["run_id"]
+    wait_until(lambda: _status(timed, run) == "awaiting_approval", "the payer to wait")
+    page = open_page(browser, timed, OPERATOR, "/inbox")
+    try:
+        row = page.locator(f"[data-testid=inbox-item][data-run='{run}']")
+        expect(row.get_by_test_id("inbox-effect")).to_have_text("irreversible")
+        expect(row.get_by_test_id("inbox-reason")).not_to_be_empty()
+        approve = row.get_by_test_id("inbox-approve")
+        expect(approve).to_have_text("Approve…")
+        approve.click()
+        expect(approve).to_have_text("Confirm: this cannot be undone")
+        page.wait_for_timeout(5500)  # a refresh (every 5 s) draws the row again, still asking
+        expect(approve).to_have_attribute("data-armed", "true")
+        assert _status(timed, run) == "awaiting_approval"  # the first click decided nothing
+        page.wait_for_timeout(5000)  # the question lapses after 10 s
+        expect(approve).to_have_text("Approve…")
+        approve.click()
+        approve.click()
+        expect(row).to_have_count(0)
+        wait_until(lambda: _status(timed, run) == "completed", "the approved run to go on")
+    finally:
+        page.context.close()
+
+
+def test_a_call_hiding_characters_is_not_approved_from_the_inbox(browser: Browser, timed: Server) -> None:
+    """Invariant: what an approver reads is what the tool gets: a call whose arguments hold an
+    invisible or direction-changing character has no Approve in the inbox, only a warning and the
+    way to its run's page, which shows each such character."""
+    run = start_run(timed, "payer", "pay 64 to AC\u202eME")["run_id"]
+    wait_until(lambda: _status(timed, run) == "awaiting_approval", "the payer to wait")
+    page = open_page(browser, timed, OPERATOR, "/inbox")
+    try:
+        row = page.locator(f"[data-testid=inbox-item][data-run='{run}']")
+        expect(row.get_by_test_id("inbox-hidden-chars")).to_be_visible()
+        expect(row.get_by_test_id("inbox-approve")).to_have_count(0)
+        expect(row.get_by_test_id("inbox-deny")).to_have_count(1)
+        expect(row.get_by_test_id("inbox-review")).to_have_attribute("href", f"/runs/{run}")
+    finally:
+        page.context.close()

@@ -1,11 +1,44 @@
 // The inbox: every call waiting for a person, across runs and agents, oldest first, with its
 // deadline counting down, its arguments as the tool will get them, and the actions the
 // signed-in key allows (approve and deny here; a reconciliation is settled on its run's page).
+// A list invites quick clicks, so approving here asks twice for a call that cannot be undone
+// (or whose effect the run did not record), and not at all for one whose text hides characters:
+// that one is approved on its run's page, where they are explained.
 import { api, el, failed, fill, labelled, link, notice, reloadEvery, runHref, when } from "./shared.js";
-import { revealed, revealedJson } from "./reveal.js";
+import { hiddenIn, revealed, revealedJson } from "./reveal.js";
 import { deadlineNote } from "./countdown.js";
 
 const REFRESH_MS = 5000;
+const CONFIRM_MS = 10000;
+const armed = new Map(); // "run call" -> when the first click's confirmation lapses; kept across refreshes
+
+function undoable(item) {
+  return item.effect === "read" || item.effect === "write";
+}
+
+function approveButton(item, decide) {
+  const key = item.run_id + " " + item.call_id;
+  const button = el("button", { class: "primary", "data-testid": "inbox-approve" });
+  const show = () => {
+    const ready = (armed.get(key) || 0) > Date.now();
+    button.textContent = ready ? "Confirm: this cannot be undone" : "Approve…";
+    button.className = ready ? "danger" : "primary";
+    button.dataset.armed = ready ? "true" : "false";
+  };
+  if (undoable(item)) {
+    button.textContent = "Approve";
+    button.onclick = (e) => decide(e, true);
+    return button;
+  }
+  button.onclick = (e) => {
+    if ((armed.get(key) || 0) > Date.now()) { armed.delete(key); decide(e, true); return; }
+    armed.set(key, Date.now() + CONFIRM_MS);
+    show();
+    setTimeout(() => { if ((armed.get(key) || 0) <= Date.now()) armed.delete(key); if (button.isConnected) show(); }, CONFIRM_MS + 50);
+  };
+  show();
+  return button;
+}
 
 function actions(item, reload) {
   const path = "/v1/runs/" + encodeURIComponent(item.run_id) + "/approvals/" + encodeURIComponent(item.call_id);
@@ -22,7 +55,9 @@ function actions(item, reload) {
     }
   }
   const buttons = [];
-  if (item.actions.includes("approve")) buttons.push(el("button", { class: "primary", "data-testid": "inbox-approve", onclick: (e) => decide(e, true) }, "Approve"));
+  const hidden = hiddenIn([item.tool, item.arguments, item.reason]);
+  if (item.actions.includes("approve") && hidden.length) buttons.push(link(runHref(item.run_id), "Review on the run's page", "inbox-review"));
+  else if (item.actions.includes("approve")) buttons.push(approveButton(item, decide));
   if (item.actions.includes("deny")) buttons.push(el("button", { class: "danger", "data-testid": "inbox-deny", onclick: (e) => decide(e, false) }, "Deny"));
   if (item.actions.includes("reconcile")) buttons.push(link(runHref(item.run_id), "Settle on the run's page", "inbox-settle"));
   return buttons.length ? el("div", { class: "row" }, buttons) : el("span", { class: "muted" }, "view only");
@@ -50,7 +85,10 @@ export function inboxPage(main) {
         el("td", {}, item.agent),
         el("td", { class: "mono" }, link(runHref(item.run_id), item.run_id)),
         el("td", {}, el("span", { class: "mono" }, revealed(item.tool)), " ", el("span", { class: "muted mono" }, item.call_id),
-          el("div", { class: "muted" }, item.kind === "approval" ? "approval" : "outcome unknown")),
+          el("div", { class: "muted" }, item.kind === "approval" ? "approval" : "outcome unknown",
+            item.effect ? el("span", { class: item.effect === "irreversible" ? "effect irreversible" : "effect", "data-testid": "inbox-effect" }, item.effect) : null),
+          item.reason ? el("div", { class: "muted", "data-testid": "inbox-reason" }, revealed(item.reason)) : null,
+          hiddenIn([item.tool, item.arguments, item.reason]).length ? el("p", { class: "warning", role: "alert", "data-testid": "inbox-hidden-chars" }, "⚠ Hidden characters, shown as ⟨U+…⟩: approve on the run's page.") : null),
         el("td", {}, el("pre", { "data-testid": "inbox-arguments" }, revealedJson(item.arguments))),
         el("td", {}, deadlineNote(item.deadline, item.on_timeout)),
         el("td", {}, actions(item, load))))));
