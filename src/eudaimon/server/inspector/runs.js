@@ -14,7 +14,8 @@ function apiQuery(params) {
   return query;
 }
 
-function outcome(run) {
+// What a run came to, as listings show it: its error, else its answer, else a dash.
+export function outcome(run) {
   if (run.error_preview) return el("span", { class: "err" }, revealed(run.error_preview));
   if (run.output_preview) return revealed(run.output_preview);
   return el("span", { class: "muted" }, "—");
