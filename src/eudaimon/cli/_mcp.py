@@ -28,9 +28,10 @@ def mcp(
     """Serve the agents as tools of an MCP server on stdin and stdout, each call a durable run.
 
     For MCP clients that start their servers as processes: the command is `eudaimon mcp --agent
-    MODULE:ATTR --store URL`. Runs are journaled in the store; deadlines, waits, schedules and
-    recovery run while the process does; approvals are decided with `eudaimon runs approve` or a
-    server on the same store.
+    MODULE:ATTR --store URL`, started in the directory that holds MODULE (or with it on
+    PYTHONPATH), the store an absolute path. Runs are journaled in the store; deadlines, waits,
+    schedules and recovery run while the process does; approvals are decided with `eudaimon
+    runs approve` or a server on the same store.
     """
     import asyncio
 

@@ -30,6 +30,7 @@ from mcp.shared.exceptions import MCPError
 
 from eudaimon.agent import Agent
 from eudaimon.core.effects import Effect
+from eudaimon.core.errors import EudaimonError
 from eudaimon.core.events import ApprovalRequested, Event, ModelAttemptStarted, ToolStarted, ToolWaiting
 from eudaimon.core.state import RunState, Status
 from eudaimon.mcp._tools import IDEMPOTENCY_META_KEY
@@ -197,6 +198,8 @@ async def _call(
         )
     except HTTPException as exc:  # a guardrail's refusal, a key reused with other arguments
         return _error(f"{exc.detail}")
+    except EudaimonError as exc:  # an agent that cannot be started from outside (it needs deps)
+        return _error(f"{exc}; nothing was started")
     state = await _follow(ctx, rctx, run_id)
     return _answer(state)
 
