@@ -101,6 +101,22 @@ async def test_a_call_that_needs_a_person_answers_that_it_waits_and_its_run_goes
     assert '"output": "Done: sent $12.00 to BOB."' in contents.text
 
 
+async def test_runs_are_resources_listed_most_recent_first(served: Server) -> None:
+    """Invariant: the server says it has resources (a client that checks capabilities reads
+    them), lists the runs newest first with what each was asked, and refuses a cursor it did
+    not give."""
+    async with mcp_client(served.url + "/mcp", OPERATOR) as client:
+        done = await client.call_tool("ticker", {"input": "ticks=1 (listed)"})
+        assert done.structured_content is not None
+        listed = await client.list_resources()
+        with pytest.raises(MCPError, match="cursor"):
+            await client.list_resources(cursor="not-a-cursor")
+    first = listed.resources[0]
+    assert first.uri == f"eudaimon://runs/{done.structured_content['run_id']}"
+    assert first.description == "ticks=1 (listed)" and first.title == "ticker run, completed"
+    assert listed.next_cursor is None  # fewer runs than a page
+
+
 async def test_keys_roles_and_bad_arguments_start_nothing(served: Server) -> None:
     """Invariant: only an operator's well-formed call starts a run; every refusal says why."""
     no_key = httpx2.post(served.url + "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})

@@ -32,6 +32,7 @@ from eudaimon.agent import Agent
 from eudaimon.core.effects import Effect
 from eudaimon.core.errors import EudaimonError
 from eudaimon.core.events import ApprovalRequested, Event, ModelAttemptStarted, ToolStarted, ToolWaiting
+from eudaimon.core.run_index import RunRow
 from eudaimon.core.state import RunState, Status
 from eudaimon.mcp._tools import IDEMPOTENCY_META_KEY
 from eudaimon.runtime.loop.clock import new_run_id
@@ -41,11 +42,14 @@ from eudaimon.server.context import ServerContext
 from eudaimon.server.following import journal_batches
 from eudaimon.server.ids import id_problem
 from eudaimon.server.runs import idempotent_run_id
+from eudaimon.stores import index
 
 PRINCIPAL = "eudaimon.principal"
 """Where the route leaves the principal its API key named, in the HTTP request's scope."""
 RUN_URI = "eudaimon://runs/{run_id}"
 """A run as an MCP resource: its status, answer and what waits, read from the journal."""
+RESOURCE_PAGE = 100
+"""Runs listed per `resources/list` page (`nextCursor` for the next)."""
 
 INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -89,6 +93,23 @@ def build_server(ctx: ServerContext, *, local: Principal | None = None) -> Serve
             )
         return await _call(ctx, rctx, agent, principal, params)
 
+    async def list_resources(
+        rctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        """The runs of the served agents, most recently updated first, a page at a time."""
+        _principal(rctx)
+        try:
+            after = index.Cursor.decode(params.cursor) if params is not None and params.cursor else None
+        except index.BadCursor as exc:
+            raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+        rows = await index.query_runs(ctx.store, index.RunQuery(limit=RESOURCE_PAGE + 1, cursor=after))
+        page = rows[:RESOURCE_PAGE]
+        more = len(rows) > RESOURCE_PAGE and bool(page)
+        return types.ListResourcesResult(
+            resources=[_run_resource(row) for row in page if row.agent in ctx.agents],
+            next_cursor=index.Cursor.after(page[-1]).encode() if more else None,
+        )
+
     async def list_templates(
         rctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
@@ -123,6 +144,7 @@ def build_server(ctx: ServerContext, *, local: Principal | None = None) -> Serve
         instructions="Each tool is an agent; each call is a durable run, answered when it ends or waits for a person.",
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
     )
@@ -145,6 +167,16 @@ def agent_tool(agent: Agent[Any, Any]) -> types.Tool:
             idempotent_hint=False,
             open_world_hint=bool(agent.tools or agent.toolsets),
         ),
+    )
+
+
+def _run_resource(row: RunRow) -> types.Resource:
+    return types.Resource(
+        name=row.run_id,
+        uri=RUN_URI.format(run_id=row.run_id),
+        title=f"{row.agent} run, {row.status}",
+        description=row.input_preview or None,
+        mime_type="application/json",
     )
 
 
