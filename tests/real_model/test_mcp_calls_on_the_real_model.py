@@ -6,11 +6,8 @@ test checks structure, never wording.
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from pathlib import Path
 
-import uvicorn
 from _real_model import RealModelServer
 
 from eudaimon import Agent, tool
@@ -18,8 +15,8 @@ from eudaimon.core.state import RunState
 from eudaimon.models import ModelSettings, infer_model
 from eudaimon.server import create_app
 from eudaimon.stores.sqlite import SqliteStore
+from support.asgi import served
 from support.mcp_client import KEY_META, mcp_client
-from support.ports import free_port
 
 ASK = (
     "Repeat exactly, nothing else: <tool_call>\n"
@@ -52,22 +49,10 @@ async def test_an_mcp_call_never_refunds_without_a_person_and_a_resent_call_find
         store=store,
         memory=None,
     )
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(agent, mcp=True), host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        while not server.started:
-            await asyncio.sleep(0.05)
-        meta = {KEY_META: "refund-A-7"}
-        async with mcp_client(f"http://127.0.0.1:{port}/mcp") as client:
-            first = await client.call_tool("support", {"input": ASK}, meta=meta)
-            again = await client.call_tool("support", {"input": ASK}, meta=meta)
-    finally:
-        server.should_exit = True
-        thread.join(30)
+    meta = {KEY_META: "refund-A-7"}
+    async with served(create_app(agent, mcp=True)) as url, mcp_client(url + "/mcp") as client:
+        first = await client.call_tool("support", {"input": ASK}, meta=meta)
+        again = await client.call_tool("support", {"input": ASK}, meta=meta)
     answered = first.structured_content
     assert answered is not None and again.structured_content is not None
     assert again.structured_content["run_id"] == answered["run_id"]

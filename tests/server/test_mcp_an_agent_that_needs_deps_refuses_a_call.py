@@ -4,20 +4,17 @@ nothing is journaled. Served in-process (`create_app(mcp=True)` under a real uvi
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import mcp_types
-import uvicorn
 
 from eudaimon import Agent
 from eudaimon.models import ScriptedModel
 from eudaimon.server import create_app
 from eudaimon.stores.sqlite import SqliteStore
+from support.asgi import served
 from support.mcp_client import mcp_client
-from support.ports import free_port
 
 
 @dataclass
@@ -28,20 +25,8 @@ class Bank:
 async def test_a_call_to_an_agent_with_deps_is_refused_and_starts_nothing(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "runs.db")
     agent = Agent(ScriptedModel(["ok"]), name="teller", deps_type=Bank, store=store, memory=None)
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(agent, mcp=True), host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        while not server.started:
-            await asyncio.sleep(0.05)
-        async with mcp_client(f"http://127.0.0.1:{port}/mcp") as client:
-            result = await client.call_tool("teller", {"input": "balance?"})
-    finally:
-        server.should_exit = True
-        thread.join(30)
+    async with served(create_app(agent, mcp=True)) as url, mcp_client(url + "/mcp") as client:
+        result = await client.call_tool("teller", {"input": "balance?"})
     [said] = [b.text for b in result.content if isinstance(b, mcp_types.TextContent)]
     assert result.is_error and "deps_type=Bank" in said and "nothing was started" in said
     assert await store.list_runs(limit=10) == []
