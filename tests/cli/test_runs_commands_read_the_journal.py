@@ -204,3 +204,29 @@ def test_a_bad_store_url_exits_1_with_a_message(cli: Invoke) -> None:
 
     assert result.exit_code == 1
     assert "unsupported store URL" in result.output
+
+
+def test_runs_list_says_own_for_a_runs_own_thread_and_shows_a_shared_thread_whole(
+    cli: Invoke, store_url: str, tmp_path: Path
+) -> None:
+    """A run started over HTTP without a thread has one named after itself (`agent:run_id`),
+    which at 100 columns the list cut to `…`: it says `own`; a thread runs share is whole."""
+    import asyncio
+
+    from eudaimon import Agent
+    from eudaimon.core.run_index import own_thread
+    from eudaimon.models import ScriptedModel
+
+    async def play() -> None:
+        agent = Agent(ScriptedModel(["one", "two"]), name="desk", store=store_url)
+        await agent.prompt("hi", run_id="run-alone", thread_id=own_thread("desk", "run-alone"))
+        await agent.prompt("hi", run_id="run-shared", thread_id="support-4711")
+
+    asyncio.run(play())
+    result = cli("runs", "list", "--store", store_url, env={"COLUMNS": "100"})
+
+    assert result.exit_code == 0, result.output
+    alone = next(line for line in result.output.splitlines() if "run-alone" in line)
+    shared = next(line for line in result.output.splitlines() if "run-shared" in line)
+    assert " own " in alone and "desk:run-alone" not in alone
+    assert "support-4711" in shared

@@ -107,7 +107,11 @@ def runs_list(
         ),
     ] = False,
 ) -> None:
-    """List runs, most recently updated first (replays only when asked for)."""
+    """List runs, most recently updated first (replays only when asked for).
+
+    A run in the thread of its own (started over HTTP without one, named AGENT:RUN_ID) shows
+    `own` as its thread.
+    """
     url = resolve_store_url(store)
     query = index.RunQuery(limit=limit, thread_id=thread, replay_of=replay_of, replays=replays, version=version)
 
@@ -139,12 +143,13 @@ def runs_list(
     table.add_column("agent", min_width=5)
     table.add_column("status", no_wrap=True)
     if threads:
-        table.add_column("thread")
+        table.add_column("thread", overflow="fold")  # an id to copy: folded onto a second line, never cut
     table.add_column("steps", justify="right", no_wrap=True)
     table.add_column("events", justify="right", no_wrap=True)
     table.add_column("updated", no_wrap=True)
     for row in rows:  # from the store's run index: no run is folded to list it
-        thread_cell = [shown(row.thread_id or "-", newlines=False)] if threads else []
+        in_thread = Text("own", style="dim") if row.in_own_thread else shown(row.thread_id or "-", newlines=False)
+        thread_cell = [in_thread] if threads else []
         table.add_row(
             shown(row.run_id, newlines=False),
             shown(row.agent, newlines=False),

@@ -82,6 +82,11 @@ _REQUESTED, _STARTED, _AWAITING, _APPROVED, _REJECTED, _UNKNOWN, _RETRY, _DONE, 
 )
 
 
+def own_thread(agent: str, run_id: str) -> str:
+    """The thread of a run started over HTTP without one: its own, named after it."""
+    return f"{agent}:{run_id}"
+
+
 @dataclass(frozen=True, slots=True)
 class RunRow:
     """A run as the index knows it. `advance` makes the next one; nothing else writes it."""
@@ -128,6 +133,11 @@ class RunRow:
         return row
 
     # -- what listings show ------------------------------------------------------------------
+
+    @property
+    def in_own_thread(self) -> bool:
+        """Whether the run's thread is its own (`own_thread`: a start over HTTP that named none)."""
+        return self.thread_id == own_thread(self.agent, self.run_id)
 
     @property
     def input_preview(self) -> str:

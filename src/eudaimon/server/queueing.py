@@ -24,16 +24,12 @@ from typing import Any
 from eudaimon.agent import Agent
 from eudaimon.agent._input import check_deps, check_input
 from eudaimon.core.events import Event, RunQueued
+from eudaimon.core.run_index import own_thread
 from eudaimon.core.state import RunState
 from eudaimon.extensions.guardrails import run_input_guardrails
 from eudaimon.runtime.process.queued import enqueue
 from eudaimon.server.context import ServerContext
 from eudaimon.tools import ToolContext
-
-
-def own_thread(agent: str, run_id: str) -> str:
-    """The thread of a start that named none: its own."""
-    return f"{agent}:{run_id}"
 
 
 def thread_for(
