@@ -8,6 +8,7 @@ from dataclasses import asdict
 from typing import Any, assert_never
 
 from rich.console import Console, Group
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -81,6 +82,14 @@ _STATUS_STYLE = {
     Status.QUEUED: "blue",
     Status.WAITING: "blue",
 }
+
+
+def print_listing(console: Console, table: Table) -> None:
+    """Print a listing whole: narrower than the table needs (an 80-column terminal, long ids),
+    Rich would cut ids to `…` and squeeze columns to nothing; a row the terminal wraps is
+    better than an id that cannot be copied or a column gone."""
+    console.width = max(console.width, Measurement.get(console, console.options.update_width(10_000), table).minimum)
+    console.print(table)
 
 
 def clip(text: str, limit: int = 80) -> str:

@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from typing import Annotated
+from zoneinfo import ZoneInfo
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from eudaimon.cli._common import StoreOption, fail, out, resolve_store_url, run_async, shown_url, with_store
 from eudaimon.cli._escape import shown
@@ -38,7 +40,12 @@ def register(app: typer.Typer) -> None:
 def schedules_add(
     agent: Annotated[str, typer.Argument(help="The agent's name, as `eudaimon serve` serves it.")],
     cron: Annotated[
-        str, typer.Option("--cron", help='Cron expression, e.g. "0 9 * * 1-5" (six fields: seconds first).')
+        str,
+        typer.Option(
+            "--cron",
+            help='Cron expression: five fields (minute hour day month weekday), e.g. "0 9 * * 1-5", '
+            "or six with seconds first.",
+        ),
     ],
     input: Annotated[str, typer.Option("--input", help="The input each run starts with.")],
     timezone: Annotated[str, typer.Option("--timezone", help="IANA time zone the expression is read in.")] = "UTC",
@@ -109,22 +116,38 @@ def schedules_list(
     if not found:
         console.print(shown(f"No schedules in {shown_url(url)}."))
         return
-    table = Table(title=shown(f"Schedules in {shown_url(url)}", newlines=False), title_justify="left")
-    for column in ("id", "agent", "cron", "zone", "state", "fired by", "next run", "last slot", "last run"):
-        table.add_column(column, no_wrap=True)
+    table = Table(
+        title=shown(f"Schedules in {shown_url(url)}", newlines=False),
+        title_justify="left",
+        caption="Times are each schedule's own, in its zone.",
+        caption_justify="left",
+    )
+    table.add_column("id, state", no_wrap=True)  # the id is copied whole into `schedules pause` and `remove`
+    table.add_column("agent", overflow="fold")
+    table.add_column("cron, zone", no_wrap=True)
+    table.add_column("next run", no_wrap=True)
+    table.add_column("last run", overflow="fold")
     for s, upcoming, last in found:
+        last_run = Text(local_time(last, s.timezone))
+        if s.last_run_id:
+            last_run.append("\n").append(shown(s.last_run_id, newlines=False))
+        state = ("paused" if s.paused else "active") + (", by Temporal" if s.engine else "")
         table.add_row(
-            shown(s.id, newlines=False),
+            shown(s.id, newlines=False) + Text("\n" + state, style="yellow" if s.paused else "dim"),
             shown(s.agent, newlines=False),
-            shown(s.cron, newlines=False),
-            s.timezone,
-            "paused" if s.paused else "active",
-            "Temporal" if s.engine else "serve",
-            upcoming or "-",
-            last or "-",
-            shown(s.last_run_id or "-", newlines=False),
+            Text(s.cron + "\n") + Text(s.timezone, style="dim"),
+            local_time(upcoming, s.timezone),
+            last_run,
         )
     console.print(table)
+
+
+def local_time(at: str | None, zone: str) -> str:
+    """A slot as the schedule reckons it: in its own time zone, to the minute (seconds when set)."""
+    if at is None:
+        return "-"
+    moment = datetime.fromisoformat(at).astimezone(ZoneInfo(zone))
+    return moment.strftime("%Y-%m-%d %H:%M:%S" if moment.second else "%Y-%m-%d %H:%M")
 
 
 def schedules_pause(

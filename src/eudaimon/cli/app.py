@@ -12,7 +12,6 @@ import json
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -41,6 +40,7 @@ from eudaimon.cli._render import (
     edited_calls,
     messages_table,
     overview,
+    print_listing,
     state_to_dict,
     state_view,
     status_text,
@@ -159,10 +159,7 @@ def runs_list(
             str(row.event_count),
             row.updated_at.astimezone().strftime("%m-%d %H:%M"),
         )
-    # Narrower than the table needs (an 80-column terminal, UUID run ids), Rich squeezes whole
-    # columns to nothing; a row wrapped by the terminal is better than an agent column gone.
-    console.width = max(console.width, Measurement.get(console, console.options.update_width(10_000), table).minimum)
-    console.print(table)
+    print_listing(console, table)
 
 
 @runs_app.command("show")
