@@ -1,12 +1,13 @@
 """`eudaimon mcp`: the agents as an MCP server on stdin and stdout, started as a process by the
 official SDK's stdio client, as desktop assistants and IDEs start their servers. Each call is a
-durable run in the store; a call that waits for a person goes on in that process once an
+durable run in the store, the login name's; a call that waits for a person goes on in that process once an
 operator decides elsewhere (`eudaimon runs approve`), found by its recovery sweep.
 """
 
 from __future__ import annotations
 
 import asyncio
+import getpass
 import json
 import os
 import subprocess
@@ -55,7 +56,8 @@ async def _read_run(client: Client, run_id: str) -> dict[str, object]:
 
 
 async def test_a_call_over_stdio_is_a_journaled_run_of_the_local_user(tmp_path: Path) -> None:
-    """Invariant: the answer is the run the store journaled, started by `local`."""
+    """Invariant: the answer is the run the store journaled, started by the login name of the
+    user who started the process (as the CLI's decisions are journaled)."""
     db = tmp_path / "runs.db"
     async with Client(stdio_client(_server(db))) as client:
         names = sorted(t.name for t in (await client.list_tools()).tools)
@@ -66,7 +68,7 @@ async def test_a_call_over_stdio_is_a_journaled_run_of_the_local_user(tmp_path: 
     shown = _cli("runs", "events", run["run_id"], "--store", f"sqlite:///{db}", "--json")
     assert shown.returncode == 0, shown.stderr
     first = json.loads(shown.stdout.splitlines()[0])
-    assert first["type"] == "run_queued" and first["principal"] == "local"
+    assert first["type"] == "run_queued" and first["principal"] == getpass.getuser()
 
 
 def test_stdout_carries_the_protocol_alone_and_the_process_ends_with_its_input(tmp_path: Path) -> None:

@@ -35,6 +35,7 @@ def mcp(
     """
     import asyncio
 
+    from eudaimon.cli._ops import login_name
     from eudaimon.cli._serve import journal_of
 
     try:
@@ -50,4 +51,4 @@ def mcp(
         application = create_app(agents, journal_of(agents, url))
     except (ConfigurationError, MissingExtra) as exc:
         fail(str(exc))
-    asyncio.run(serve_stdio(application))
+    asyncio.run(serve_stdio(application, user=login_name() or "local"))
