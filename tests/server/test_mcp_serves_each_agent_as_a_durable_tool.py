@@ -239,3 +239,28 @@ async def test_an_eudaimon_agent_calls_a_served_agent_as_a_read_tool_whose_run_i
     with served.client(OPERATOR) as http:
         remote_run = http.get(f"/v1/runs/{idempotent_run_id(alice, 'ticker', started.idempotency_key)}").json()
     assert remote_run["status"] == "completed"
+
+
+async def test_a_run_that_sleeps_until_later_answers_at_once_and_wakes_by_itself(tmp_path: Path) -> None:
+    """Invariant: a durable wait (a tool's `RetryAfter`, which may be days) does not keep the
+    caller: the call answers that the run sleeps and until when, not as an error; the run wakes
+    and ends on the server with no caller, readable as its resource."""
+    server = Server(
+        tmp_path / "runs.db",
+        env={"EUDAIMON_API_KEYS": KEYS, "EUDAIMON_TEST_WAIT_S": "2"},
+        args=("--mcp", "--agent", "_timed_agents:napper"),
+    ).start()
+    try:
+        async with mcp_client(server.url + "/mcp", OPERATOR) as client:
+            result = await client.call_tool("napper", {"input": "the q3 report"})
+            run = result.structured_content
+            assert run is not None and not result.is_error
+            assert run["status"] == "waiting"
+            assert "sleeps until it tries again (fetch_report at " in _text(result)
+            with server.client(OPERATOR) as http:
+                wait_until(lambda: http.get(f"/v1/runs/{run['run_id']}").json()["status"] == "completed", "the wake")
+            read = await client.read_resource(f"eudaimon://runs/{run['run_id']}")
+        [contents] = read.contents
+        assert isinstance(contents, mcp_types.TextResourceContents) and '"status": "completed"' in contents.text
+    finally:
+        server.stop()

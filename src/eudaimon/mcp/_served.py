@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from datetime import UTC
 from importlib import metadata
 from typing import Any
 
@@ -289,7 +290,9 @@ def _paused_text(state: RunState) -> str:
         return f"run {state.run_id} waits for an operator: the outcome of a call is unknown; {where}"
     if state.status is Status.WAITING:
         wakes = ", ".join(
-            f"{p.call.name} at {p.wake_at:%Y-%m-%d %H:%M:%S} UTC" for p in state.calls.values() if p.wake_at
+            f"{p.call.name} at {p.wake_at.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
+            for p in state.calls.values()
+            if p.wake_at
         )
         return f"run {state.run_id} sleeps until it tries again ({wakes or 'later'}) and goes on by itself; {where}"
     return f"run {state.run_id} is {state.status.value}; {where}"
