@@ -3,7 +3,7 @@ browser: its page `fetch`es `POST /v1/agents/{agent}/ag-ui` (JSON, so a CORS pre
 and reads the AG-UI stream to RUN_FINISHED. The same page from an origin not named is refused
 (the fetch fails, nothing is journaled), and gets no CORS header. Keys and roles still apply.
 
-The server is a real `eudaimon serve --ag-ui --a2a --allowed-origin …`; the front ends are
+The server is a real `eudaimon serve --ag-ui --a2a --mcp --allowed-origin …`; the front ends are
 plain HTTP servers on other ports of 127.0.0.1 (other origins), opened in real Chromium.
 """
 
@@ -92,7 +92,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, front_ends: tuple[FrontEnd,
     running = A2AServer(
         tmp_path_factory.mktemp("allowed-origin") / "runs.db",
         agents=("_server_agents:ticker",),
-        args=("--ag-ui", "--a2a", "--allowed-origin", front_ends[0].origin),
+        args=("--ag-ui", "--a2a", "--mcp", "--allowed-origin", front_ends[0].origin),
     ).start()
     yield running
     running.stop()
@@ -184,11 +184,11 @@ def test_cors_is_answered_only_for_the_allowed_origin(served: A2AServer, front_e
     `Access-Control-Allow-Origin`; a plain GET from it neither. The `Host` check still applies."""
     allowed, stranger = front_ends[0].origin, front_ends[1].origin
     with served.client() as client:
-        for path in ("/v1/agents/ticker/ag-ui", "/a2a/ticker", "/v1/runs/x/cancel"):
+        for path in ("/v1/agents/ticker/ag-ui", "/a2a/ticker", "/v1/runs/x/cancel", "/mcp"):
             answer = client.options(path, headers={"Origin": allowed, **PREFLIGHT})
             assert answer.status_code == 200, (path, answer.text)
             assert answer.headers["access-control-allow-origin"] == allowed
-            assert {"GET", "POST"} <= set(answer.headers["access-control-allow-methods"].split(", "))
+            assert {"GET", "POST", "DELETE"} <= set(answer.headers["access-control-allow-methods"].split(", "))
             sent = {h.strip().lower() for h in answer.headers["access-control-allow-headers"].split(",")}
             want = {
                 "content-type",
@@ -198,6 +198,7 @@ def test_cors_is_answered_only_for_the_allowed_origin(served: A2AServer, front_e
                 "last-event-id",
                 "accept",
                 "a2a-version",
+                "mcp-protocol-version",
             }
             assert want <= sent, sent
             refused = client.options(path, headers={"Origin": stranger, **PREFLIGHT})
@@ -288,3 +289,79 @@ def test_a_browser_a2a_client_on_an_allowed_origin_reads_the_card_and_sends_a_me
     assert refused.get("failed", "").startswith("TypeError"), refused
     with served.client() as client:
         assert client.get("/v1/runs", params={"thread_id": other}).json()["runs"] == []
+
+
+CALL_MCP = """async ([url, request]) => {
+  try {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                "Mcp-Protocol-Version": "2025-11-25"},
+      body: JSON.stringify(request),
+    });
+    const text = await response.text();
+    const data = text.split("\\n").filter((line) => line.startsWith("data: ")).map((line) => JSON.parse(line.slice(6)));
+    return {status: response.status, answers: data};
+  } catch (error) {
+    return {failed: error.name + ": " + error.message};
+  }
+}"""
+
+
+def test_a_browser_mcp_client_on_an_allowed_origin_calls_an_agent(
+    served: A2AServer, front_ends: tuple[FrontEnd, FrontEnd], page: Page
+) -> None:
+    """Invariant: a page on the allowed origin (a browser MCP client, such as an MCP inspector)
+    sends its protocol version header through the preflight and calls an agent over MCP; the
+    stranger's page is refused and starts nothing."""
+    asked = f"ticks=1 from the page {uuid.uuid4().hex[:8]}"
+    call = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "ticker", "arguments": {"input": asked}},
+    }
+    page.goto(front_ends[0].origin + "/")
+    result = page.evaluate(CALL_MCP, [f"{served.url}/mcp", call])
+    assert result.get("status") == 200, result
+    [answer] = [a for a in result["answers"] if a.get("id") == 7]
+    assert answer["result"]["structuredContent"]["status"] == "completed", answer
+    run_id = answer["result"]["structuredContent"]["run_id"]
+    page.goto(front_ends[1].origin + "/")
+    assert page.evaluate(CALL_MCP, [f"{served.url}/mcp", call]).get("failed", "").startswith("TypeError")
+    with served.client() as client:
+        runs = client.get("/v1/runs", params={"agent": "ticker", "q": asked}).json()["runs"]
+    assert [r["run_id"] for r in runs] == [run_id]
+
+
+DELETE_SCHEDULE = """async (url) => {
+  try {
+    const response = await fetch(url, {method: "DELETE"});
+    return {status: response.status};
+  } catch (error) {
+    return {failed: error.name + ": " + error.message};
+  }
+}"""
+
+
+def test_an_allowed_front_end_removes_a_schedule(
+    served: A2AServer, front_ends: tuple[FrontEnd, FrontEnd], page: Page
+) -> None:
+    """Invariant: the API's DELETE (removing a schedule) passes the preflight of an allowed
+    front end (it was refused: only GET and POST were allowed), and a stranger's is still refused."""
+    with served.client() as client:
+        for sid in ("from-front-end", "from-stranger"):
+            body = {"schedule_id": sid, "agent": "ticker", "cron": "0 9 * * *", "input": "x"}
+            added = client.post("/v1/schedules", json=body)
+            assert added.status_code == 201, added.text
+    page.goto(front_ends[0].origin + "/")
+    assert page.evaluate(DELETE_SCHEDULE, f"{served.url}/v1/schedules/from-front-end") == {"status": 204}
+    page.goto(front_ends[1].origin + "/")
+    assert (
+        page.evaluate(DELETE_SCHEDULE, f"{served.url}/v1/schedules/from-stranger")
+        .get("failed", "")
+        .startswith("TypeError")
+    )
+    with served.client() as client:
+        left = [s["id"] for s in client.get("/v1/schedules").json()["schedules"]]
+    assert "from-front-end" not in left and "from-stranger" in left

@@ -50,13 +50,16 @@ SAME_ORIGIN_FETCH = frozenset({"same-origin", "none"})
 SIMPLE_UNSAFE_METHODS = frozenset({"POST"})  # of the methods a form or a no-cors fetch may send
 """`Sec-Fetch-Site` values of a request this server's own page (or the user, typing a URL) made."""
 DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
-CORS_METHODS = ("GET", "POST")
+CORS_METHODS = ("GET", "POST", "DELETE")
 CORS_HEADERS = (
     "Content-Type", "Authorization", "X-API-Key", "Idempotency-Key", "Last-Event-ID", "Accept", "A2A-Version",
+    "Mcp-Protocol-Version", "Mcp-Session-Id", "Mcp-Method", "Mcp-Name",
 )  # fmt: skip
 """What a front end on an allowed origin may send: JSON bodies, a key, an idempotency key, a
-stream cursor (`EventSource` cannot set headers, but a `fetch`-based SSE reader can), and the
-A2A protocol version (an A2A 1.0 client sends it; without it the SDK reads the request as 0.3)."""
+stream cursor (`EventSource` cannot set headers, but a `fetch`-based SSE reader can), the
+A2A protocol version (an A2A 1.0 client sends it; without it the SDK reads the request as 0.3),
+and the headers of MCP's Streamable HTTP (a browser MCP client sends its protocol version). Its
+methods are the API's: DELETE removes a schedule."""
 
 
 def host_name(authority: str) -> str:

@@ -21,9 +21,10 @@ from eudaimon.core.errors import ConfigurationError, MissingExtra
 from eudaimon.runtime.process.schedules import Schedule, ScheduleEngineFailed, ScheduleOwner, Schedules, UnknownSchedule
 from eudaimon.server.context import Ctx, Operator, ServerContext
 from eudaimon.server.responses import ERRORS, Problem
+from eudaimon.server.schemas import RequestBody
 
 
-class NewSchedule(BaseModel):
+class NewSchedule(RequestBody):
     agent: str = Field(description="The agent to start, by name; this server must serve it.")
     cron: str = Field(description="Five fields (minute first), or six with seconds first.", max_length=200)
     input: str = Field(max_length=100_000)
@@ -32,7 +33,7 @@ class NewSchedule(BaseModel):
     schedule_id: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]{1,64}$")
 
 
-class PauseSchedule(BaseModel):
+class PauseSchedule(RequestBody):
     paused: bool = True
 
 

@@ -14,11 +14,13 @@ SEQ_MAX = 2**62
 RUN_ID_PATTERN = r"^[A-Za-z0-9_.:\-]{1,128}$"
 
 
-class _Body(BaseModel):
+class RequestBody(BaseModel):
+    """A request body: a field the API does not know is refused (422), never silently dropped."""
+
     model_config = ConfigDict(extra="forbid")
 
 
-class StartRun(_Body):
+class StartRun(RequestBody):
     input: str = Field(description="The user's message that starts the run.", max_length=500_000)
     thread_id: VisibleId | None = Field(
         None, description="The conversation this run continues.", min_length=1, max_length=256
@@ -28,7 +30,7 @@ class StartRun(_Body):
     )
 
 
-class Approval(_Body):
+class Approval(RequestBody):
     approved: StrictBool = Field(
         description="true to let the call run, false to deny it (the model sees the denial): a JSON boolean, "
         'never a string ("false" is refused, not read as true).'
@@ -41,7 +43,7 @@ class Approval(_Body):
     )
 
 
-class Reconciliation(_Body):
+class Reconciliation(RequestBody):
     output: str | None = Field(None, description="What the call did, as its result.", max_length=500_000)
     retry: StrictBool = Field(False, description="Run the call again instead (its idempotency key is unchanged).")
 
@@ -52,16 +54,16 @@ class Reconciliation(_Body):
         return self
 
 
-class Fork(_Body):
+class Fork(RequestBody):
     at_seq: int = Field(ge=0, le=SEQ_MAX, description="The last event of the parent's history the fork keeps.")
     start: bool = Field(True, description="False creates the fork without driving it; start it later with resume.")
 
 
-class Cancel(_Body):
+class Cancel(RequestBody):
     reason: str = Field("cancelled by an operator", max_length=10_000)
 
 
-class Prompt(_Body):
+class Prompt(RequestBody):
     input: str = Field(max_length=500_000)
     thread_id: VisibleId | None = Field(None, min_length=1, max_length=256)
     agent: VisibleId | None = Field(
