@@ -12,24 +12,34 @@ import json
 import os
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import mcp_types
 from _server_support import HERE
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from standardwebhooks.webhooks import Webhook as Verifier
+
+from eudaimon.server.webhooks import new_secret
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
-def _server(db: Path) -> StdioServerParameters:
+def _server(db: Path, *extra: str, env: dict[str, str] | None = None) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
         args=[
             *("-c", "from eudaimon.cli import app; app()", "mcp", "--store", f"sqlite:///{db}"),
-            *("--agent", "_server_agents:payer", "--agent", "_server_agents:ticker"),
+            *("--agent", "_server_agents:payer", "--agent", "_server_agents:ticker", *extra),
         ],
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), SRC]), "EUDAIMON_LEASE_TTL_S": "2"},
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(HERE), SRC]),
+            "EUDAIMON_LEASE_TTL_S": "2",
+            **(env or {}),
+        },
         cwd=str(HERE),
     )
 
@@ -123,3 +133,40 @@ async def test_a_call_waiting_for_approval_goes_on_in_the_process_once_decided_e
                 break
             await asyncio.sleep(0.1)
     assert now["status"] == "completed" and now["output"] == "Done: sent $30.00 to ANA."
+
+
+async def test_a_receiver_is_told_that_a_call_over_stdio_waits_for_a_person(tmp_path: Path) -> None:
+    """Invariant: someone is told: with `--webhook`, the run a stdio call left waiting for
+    approval is announced to the receiver, signed (Standard Webhooks), while the process runs."""
+    got: list[tuple[dict[str, str], bytes]] = []
+
+    class Hook(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            got.append(
+                ({k.lower(): v for k, v in self.headers.items()}, self.rfile.read(int(self.headers["content-length"])))
+            )
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    receiver = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    secret = new_secret()
+    hook = ("--webhook", f"http://127.0.0.1:{receiver.server_address[1]}/hook", "--webhook-secret-env", "HOOK_SECRET")
+    try:
+        async with Client(stdio_client(_server(tmp_path / "runs.db", *hook, env={"HOOK_SECRET": secret}))) as client:
+            result = await client.call_tool("payer", {"input": "send 40 to ANA"})
+            run = result.structured_content
+            assert run is not None and run["status"] == "awaiting_approval"
+            for _ in range(300):
+                if got:
+                    break
+                await asyncio.sleep(0.1)
+    finally:
+        receiver.shutdown()
+        receiver.server_close()
+    headers, body = got[0]
+    payload = Verifier(secret).verify(body, headers)  # raises on a bad signature
+    assert payload["type"] == "awaiting_approval" and payload["data"]["run_id"] == run["run_id"], payload

@@ -11,6 +11,14 @@ from typing import Annotated
 import typer
 
 from eudaimon.cli._common import StoreOption, environ, fail, load_agent, make_default_directory, resolve_store_url
+from eudaimon.cli._serve import (
+    DEFAULT_WEBHOOK_EVENTS,
+    WebhookEventsOption,
+    WebhookKeepDaysOption,
+    WebhookKeepFailedDaysOption,
+    WebhookOption,
+    WebhookSecretEnvOption,
+)
 from eudaimon.core.errors import ConfigurationError, MissingExtra
 
 
@@ -24,6 +32,11 @@ def mcp(
         list[str], typer.Option("--agent", help="An agent to serve, as MODULE:ATTR (repeat for several).")
     ],
     store: StoreOption = None,
+    webhook: WebhookOption = None,
+    webhook_secret_env: WebhookSecretEnvOption = None,
+    webhook_events: WebhookEventsOption = DEFAULT_WEBHOOK_EVENTS,
+    webhook_keep_days: WebhookKeepDaysOption = 7.0,
+    webhook_keep_failed_days: WebhookKeepFailedDaysOption = 30.0,
 ) -> None:
     """Serve the agents as tools of an MCP server on stdin and stdout, each call a durable run.
 
@@ -31,12 +44,13 @@ def mcp(
     MODULE:ATTR --store URL`, started in the directory that holds MODULE (or with it on
     PYTHONPATH), the store an absolute path. Runs are journaled in the store; deadlines, waits,
     schedules and recovery run while the process does; approvals are decided with `eudaimon
-    runs approve` or a server on the same store.
+    runs approve` or a server on the same store, and --webhook tells a receiver that a run
+    waits for them.
     """
     import asyncio
 
     from eudaimon.cli._ops import login_name
-    from eudaimon.cli._serve import journal_of
+    from eudaimon.cli._serve import journal_of, webhook_of
 
     try:
         from eudaimon.mcp._stdio import serve_stdio
@@ -46,9 +60,10 @@ def mcp(
     url = resolve_store_url(store)
     make_default_directory(url)
     try:
+        hook = webhook_of(webhook, webhook_secret_env, webhook_events, webhook_keep_days, webhook_keep_failed_days)
         with environ("EUDAIMON_STORE", url):
             agents = [load_agent(target) for target in agent]
-        application = create_app(agents, journal_of(agents, url))
+        application = create_app(agents, journal_of(agents, url), webhook=hook)
     except (ConfigurationError, MissingExtra) as exc:
         fail(str(exc))
     asyncio.run(serve_stdio(application, user=login_name() or "local"))

@@ -15,6 +15,7 @@ import typer
 from rich.text import Text
 
 from eudaimon.core.errors import ConfigurationError, MissingExtra
+from eudaimon.server.webhook_events import DEFAULT_EVENTS, EVENT_NAMES
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -24,6 +25,33 @@ if TYPE_CHECKING:
     from eudaimon.server import ApiKeys
     from eudaimon.server.webhooks import Webhook
     from eudaimon.stores.base import EventStore
+
+WebhookOption = Annotated[
+    str | None, typer.Option("--webhook", help="A receiver URL told of runs' events (Standard Webhooks).")
+]
+WebhookSecretEnvOption = Annotated[
+    str | None,
+    typer.Option("--webhook-secret-env", help="The environment variable holding the webhook signing secret."),
+]
+DEFAULT_WEBHOOK_EVENTS = ",".join(sorted(DEFAULT_EVENTS))
+WebhookEventsOption = Annotated[
+    str,
+    typer.Option(
+        "--webhook-events",
+        help=f"The events to send, split by commas, of: {', '.join(EVENT_NAMES)}. Default: {DEFAULT_WEBHOOK_EVENTS}.",
+        show_default=False,
+    ),
+]
+WebhookKeepDaysOption = Annotated[
+    float, typer.Option("--webhook-keep-days", help="Days a delivered webhook delivery is kept before it is pruned.")
+]
+WebhookKeepFailedDaysOption = Annotated[
+    float,
+    typer.Option(
+        "--webhook-keep-failed-days", help="Days a webhook delivery that failed for good is kept before pruning."
+    ),
+]
+"""The `--webhook` options, which `serve` and `mcp` share."""
 
 LOOPBACK_NAMES = {"localhost", "ip6-localhost"}
 
@@ -50,7 +78,6 @@ def register(app: typer.Typer) -> None:
         run_async,
         shown_url,
     )
-    from eudaimon.server.webhook_events import DEFAULT_EVENTS, EVENT_NAMES
 
     def serve(
         agent: Annotated[
@@ -107,33 +134,11 @@ def register(app: typer.Typer) -> None:
                 help="Serve AGENT (by name) as one shared conversation: starts without thread_id join it (repeat).",
             ),
         ] = None,
-        webhook: Annotated[
-            str | None, typer.Option("--webhook", help="A receiver URL told of runs' events (Standard Webhooks).")
-        ] = None,
-        webhook_secret_env: Annotated[
-            str | None,
-            typer.Option("--webhook-secret-env", help="The environment variable holding the webhook signing secret."),
-        ] = None,
-        webhook_events: Annotated[
-            str,
-            typer.Option(
-                "--webhook-events",
-                help=f"The events to send, split by commas, of: {', '.join(EVENT_NAMES)}. "
-                f"Default: {', '.join(sorted(DEFAULT_EVENTS))}.",
-                show_default=False,
-            ),
-        ] = ",".join(sorted(DEFAULT_EVENTS)),
-        webhook_keep_days: Annotated[
-            float,
-            typer.Option("--webhook-keep-days", help="Days a delivered webhook delivery is kept before it is pruned."),
-        ] = 7.0,
-        webhook_keep_failed_days: Annotated[
-            float,
-            typer.Option(
-                "--webhook-keep-failed-days",
-                help="Days a webhook delivery that failed for good is kept before pruning.",
-            ),
-        ] = 30.0,
+        webhook: WebhookOption = None,
+        webhook_secret_env: WebhookSecretEnvOption = None,
+        webhook_events: WebhookEventsOption = DEFAULT_WEBHOOK_EVENTS,
+        webhook_keep_days: WebhookKeepDaysOption = 7.0,
+        webhook_keep_failed_days: WebhookKeepFailedDaysOption = 30.0,
         catch_up: Annotated[
             str,
             typer.Option("--catch-up", help="Schedule slots missed while no server was up: run the latest, or none."),
