@@ -38,7 +38,8 @@ WebhookEventsOption = Annotated[
     str,
     typer.Option(
         "--webhook-events",
-        help=f"The events to send, split by commas, of: {', '.join(EVENT_NAMES)}. Default: {DEFAULT_WEBHOOK_EVENTS}.",
+        help=f"The events to send, split by commas, of: {', '.join(EVENT_NAMES)}. "
+        f"Default: {', '.join(sorted(DEFAULT_EVENTS))}.",
         show_default=False,
     ),
 ]
