@@ -35,7 +35,7 @@ from eudaimon.core.errors import EudaimonError
 from eudaimon.core.events import ApprovalRequested, Event, ModelAttemptStarted, ToolStarted, ToolWaiting
 from eudaimon.core.run_index import RunRow
 from eudaimon.core.state import RunState, Status
-from eudaimon.mcp._tools import IDEMPOTENCY_META_KEY
+from eudaimon.mcp._tools import IDEMPOTENCY_META_KEY, USAGE_META_KEY
 from eudaimon.runtime.loop.clock import new_run_id
 from eudaimon.server import starting
 from eudaimon.server.auth import Principal
@@ -278,7 +278,16 @@ def _answer(state: RunState) -> types.CallToolResult:
         text = f"run {state.run_id} {state.status.value}: {state.error or 'no answer'}"
     content: list[types.ContentBlock] = [types.TextContent(type="text", text=text), link]
     failed = state.status in (Status.FAILED, Status.BUDGET_EXCEEDED, Status.CANCELLED)
-    return types.CallToolResult(content=content, structured_content=summary, is_error=failed)
+    spent: dict[str, Any] = {
+        "input_tokens": state.usage.input_tokens,
+        "output_tokens": state.usage.output_tokens,
+        "cached_tokens": state.usage.cached_tokens,
+    }
+    if state.cost_known:
+        spent["cost_usd"] = state.cost_usd
+    return types.CallToolResult(
+        content=content, structured_content=summary, is_error=failed, meta={USAGE_META_KEY: spent}
+    )
 
 
 def _paused_text(state: RunState) -> str:

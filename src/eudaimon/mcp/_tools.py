@@ -19,14 +19,20 @@ from mcp.shared.exceptions import MCPError
 from eudaimon.core.effects import Effect, ToolTraits
 from eudaimon.core.errors import ConfigurationError, EudaimonError
 from eudaimon.core.events import ToolRecord
+from eudaimon.core.messages import Usage
 from eudaimon.mcp._connection import Connection
 from eudaimon.mcp._effects import EffectOverride, as_traits, check_overrides, from_annotations
 from eudaimon.mcp._errors import MCPConnectionError, MCPConnectionLost
-from eudaimon.tools import Tool, ToolContext, ToolSuspended
+from eudaimon.tools import Tool, ToolContext, ToolReturn, ToolSuspended
 from eudaimon.tools.toolsets import Toolset
 
 IDEMPOTENCY_META_KEY = "io.eudaimon/idempotency-key"
 """The `_meta` key of every `tools/call` request that carries the call's idempotency key."""
+USAGE_META_KEY = "io.eudaimon/usage"
+"""The result `_meta` key under which a server says what the call spent (an eudaimon server:
+what the call's run spent): `input_tokens`, `output_tokens`, `cached_tokens`, and `cost_usd`
+when priced. It is added to the caller's run, so the caller's budget sees it; a server can only
+make that budget stricter by it, never looser (negative or malformed counts are ignored)."""
 
 _CTX = "_eudaimon_ctx"
 """Where the bound tool receives its `ToolContext`: a name no JSON Schema property will take."""
@@ -138,7 +144,7 @@ class MCPTools(Toolset):
         traits = ToolTraits(Effect(record.effect), record.idempotent)
         connection, remote = self.connection, record.remote_name or record.name
 
-        async def call(**arguments: Any) -> str:
+        async def call(**arguments: Any) -> str | ToolReturn:
             ctx: ToolContext = arguments.pop(_CTX)
             if not offered:
                 raise MCPToolError(
@@ -161,6 +167,9 @@ class MCPTools(Toolset):
             except MCPError as exc:
                 raise MCPToolError(f"MCP server {connection.label} refused the call: {exc.error.message}") from None
             text = render(result)
+            usage, cost = spent(result)
+            if usage is not None or cost is not None:  # the error text too: a failed run spent as well
+                return ToolReturn(output=text, is_error=bool(result.is_error), usage=usage, cost_usd=cost)
             if result.is_error:
                 raise MCPToolError(text)
             return text
@@ -199,6 +208,25 @@ async def _http_transport(url: str, headers: dict[str, str]) -> AsyncIterator[Tr
         streamable_http_client(url, http_client=http) as streams,
     ):
         yield streams
+
+
+def spent(result: mcp_types.CallToolResult) -> tuple[Usage | None, float | None]:
+    """What the server says the call spent (`USAGE_META_KEY`); (None, None) when it says nothing."""
+    reported = (result.meta or {}).get(USAGE_META_KEY)
+    if not isinstance(reported, dict):
+        return None, None
+
+    def count(key: str) -> int:
+        value = reported.get(key)
+        return (
+            int(value) if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 2**53 else 0
+        )
+
+    cost = reported.get("cost_usd")
+    usage = Usage(count("input_tokens"), count("output_tokens"), count("cached_tokens"))
+    if isinstance(cost, int | float) and not isinstance(cost, bool) and 0 <= cost < float("inf"):
+        return usage, float(cost)
+    return usage, None
 
 
 def render(result: mcp_types.CallToolResult) -> str:
