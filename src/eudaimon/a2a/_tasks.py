@@ -36,6 +36,7 @@ from eudaimon.core.edits import edit_text
 from eudaimon.core.messages import Role as MessageRole
 from eudaimon.core.state import Edit, RunState, Status
 from eudaimon.server.ids import id_problem
+from eudaimon.server.views import spent_dict
 from eudaimon.stores.base import EventStore
 
 STATES: dict[Status, TaskState] = {
@@ -150,14 +151,7 @@ An eudaimon caller (`A2AAgent`) adds them to its own run, so its budget sees the
 
 def usage_of(state: RunState) -> dict[str, Any]:
     """What the run spent, as the task metadata `USAGE_KEY` holds it."""
-    spent: dict[str, Any] = {
-        "input_tokens": state.usage.input_tokens,
-        "output_tokens": state.usage.output_tokens,
-        "cached_tokens": state.usage.cached_tokens,
-    }
-    if state.cost_known:
-        spent["cost_usd"] = state.cost_usd
-    return {USAGE_KEY: spent}
+    return {USAGE_KEY: spent_dict(state)}
 
 
 def task_of(state: RunState, at: datetime | None = None) -> Task:

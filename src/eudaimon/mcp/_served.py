@@ -43,6 +43,7 @@ from eudaimon.server.context import ServerContext
 from eudaimon.server.following import journal_batches
 from eudaimon.server.ids import id_problem
 from eudaimon.server.runs import idempotent_run_id
+from eudaimon.server.views import spent_dict
 from eudaimon.stores import index
 
 PRINCIPAL = "eudaimon.principal"
@@ -278,15 +279,8 @@ def _answer(state: RunState) -> types.CallToolResult:
         text = f"run {state.run_id} {state.status.value}: {state.error or 'no answer'}"
     content: list[types.ContentBlock] = [types.TextContent(type="text", text=text), link]
     failed = state.status in (Status.FAILED, Status.BUDGET_EXCEEDED, Status.CANCELLED)
-    spent: dict[str, Any] = {
-        "input_tokens": state.usage.input_tokens,
-        "output_tokens": state.usage.output_tokens,
-        "cached_tokens": state.usage.cached_tokens,
-    }
-    if state.cost_known:
-        spent["cost_usd"] = state.cost_usd
     return types.CallToolResult(
-        content=content, structured_content=summary, is_error=failed, meta={USAGE_META_KEY: spent}
+        content=content, structured_content=summary, is_error=failed, meta={USAGE_META_KEY: spent_dict(state)}
     )
 
 

@@ -36,6 +36,15 @@ def usage_dict(usage: Usage) -> dict[str, int]:
     }
 
 
+def spent_dict(state: RunState) -> dict[str, Any]:
+    """What a run spent, as a protocol answer tells its caller (A2A's task metadata, MCP's
+    result `_meta`): its tokens, and `cost_usd` when its calls were priced."""
+    spent: dict[str, Any] = dict(usage_dict(state.usage))
+    if state.cost_known:
+        spent["cost_usd"] = state.cost_usd
+    return spent
+
+
 def message_dict(message: Message) -> dict[str, Any]:
     return {
         "id": message.id,
