@@ -170,3 +170,16 @@ async def test_a_receiver_is_told_that_a_call_over_stdio_waits_for_a_person(tmp_
     headers, body = got[0]
     payload = Verifier(secret).verify(body, headers)  # raises on a bad signature
     assert payload["type"] == "awaiting_approval" and payload["data"]["run_id"] == run["run_id"], payload
+
+
+def test_a_store_it_cannot_open_is_one_line_on_stderr_and_exit_1(tmp_path: Path) -> None:
+    """Invariant: what went wrong is said on stderr in one line (a traceback printed there
+    before), with the fix, and stdout stays the protocol's: empty."""
+    server = _server(tmp_path / "missing" / "runs.db")
+    done = subprocess.run(
+        [server.command, *server.args], env=server.env, cwd=server.cwd, input="", capture_output=True, text=True,
+        timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1 and done.stdout == ""
+    assert "Traceback" not in done.stderr and "mkdir -p" in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr

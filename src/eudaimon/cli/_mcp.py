@@ -10,7 +10,15 @@ from typing import Annotated
 
 import typer
 
-from eudaimon.cli._common import StoreOption, environ, fail, load_agent, make_default_directory, resolve_store_url
+from eudaimon.cli._common import (
+    StoreOption,
+    environ,
+    fail,
+    load_agent,
+    make_default_directory,
+    resolve_store_url,
+    run_async,
+)
 from eudaimon.cli._serve import (
     DEFAULT_WEBHOOK_EVENTS,
     WebhookEventsOption,
@@ -47,8 +55,6 @@ def mcp(
     runs approve` or a server on the same store, and --webhook tells a receiver that a run
     waits for them.
     """
-    import asyncio
-
     from eudaimon.cli._ops import login_name
     from eudaimon.cli._serve import journal_of, webhook_of
 
@@ -66,4 +72,4 @@ def mcp(
         application = create_app(agents, journal_of(agents, url), webhook=hook)
     except (ConfigurationError, MissingExtra) as exc:
         fail(str(exc))
-    asyncio.run(serve_stdio(application, user=login_name() or "local"))
+    run_async(serve_stdio(application, user=login_name() or "local"))  # a store it cannot open: one line, exit 1

@@ -286,11 +286,11 @@ def _build_client(model: str, api_key: str | None, base_url: str | None, timeout
     except anthropic.CredentialsError as exc:
         raise ConfigurationError(
             f"AnthropicModel({model!r}): the SDK's credentials could not be loaded ({redact(str(exc))}); "
-            "pass api_key=... or set ANTHROPIC_API_KEY"
+            "pass `api_key` or set ANTHROPIC_API_KEY"
         ) from None
     if client.api_key is None and client.auth_token is None and client.credentials is None:
         raise ConfigurationError(
-            f"AnthropicModel({model!r}) has no credentials: pass api_key=... or set ANTHROPIC_API_KEY"
+            f"AnthropicModel({model!r}) has no credentials: pass `api_key` or set ANTHROPIC_API_KEY"
         )
     return client
 

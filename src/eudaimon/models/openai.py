@@ -307,7 +307,7 @@ def _build_client(model: str, api_key: str | None, base_url: str | None, timeout
             reason = "has no API key"
         else:
             reason = f"could not be built ({redact(str(exc), [api_key or ''])})"
-        raise ConfigurationError(f"OpenAIModel({model!r}) {reason}: pass api_key=... or set OPENAI_API_KEY") from None
+        raise ConfigurationError(f"OpenAIModel({model!r}) {reason}: pass `api_key` or set OPENAI_API_KEY") from None
 
 
 def _output_tool(output: StructuredOutput) -> ChatCompletionFunctionToolParam:
