@@ -40,7 +40,7 @@ function approveButton(item, decide) {
   return button;
 }
 
-function actions(item, reload) {
+function actions(item, reload, hidesCharacters) {
   const path = "/v1/runs/" + encodeURIComponent(item.run_id) + "/approvals/" + encodeURIComponent(item.call_id);
   async function decide(event, approved) {
     const button = event.currentTarget;
@@ -55,8 +55,7 @@ function actions(item, reload) {
     }
   }
   const buttons = [];
-  const hidden = hiddenIn([item.tool, item.arguments, item.reason]);
-  if (item.actions.includes("approve") && hidden.length) buttons.push(link(runHref(item.run_id), "Review on the run's page", "inbox-review"));
+  if (item.actions.includes("approve") && hidesCharacters) buttons.push(link(runHref(item.run_id), "Review on the run's page", "inbox-review"));
   else if (item.actions.includes("approve")) buttons.push(approveButton(item, decide));
   if (item.actions.includes("deny")) buttons.push(el("button", { class: "danger", "data-testid": "inbox-deny", onclick: (e) => decide(e, false) }, "Deny"));
   if (item.actions.includes("reconcile")) buttons.push(link(runHref(item.run_id), "Settle on the run's page", "inbox-settle"));
@@ -80,7 +79,13 @@ export function inboxPage(main) {
     try {
       const answer = await api("/v1/inbox");
       if (stopped || mine !== asked) return;
-      fill(body, ...answer.items.map((item) => labelled(columns, el("tr", { "data-testid": "inbox-item", "data-run": item.run_id, "data-call": item.call_id, "data-kind": item.kind },
+      fill(body, ...answer.items.map((item) => row(item, load)));
+      if (!answer.items.length) fill(body, el("tr", {}, el("td", { colspan: 7, class: "muted", "data-testid": "inbox-empty" }, "Nothing waits for a decision.")));
+    } catch (problem) { failed(problem); }
+  }
+  function row(item, reload) {
+    const hides = hiddenIn([item.tool, item.arguments, item.reason]).length > 0;
+    return labelled(columns, el("tr", { "data-testid": "inbox-item", "data-run": item.run_id, "data-call": item.call_id, "data-kind": item.kind },
         el("td", {}, when(item.asked_at)),
         el("td", {}, item.agent),
         el("td", { class: "mono" }, link(runHref(item.run_id), item.run_id)),
@@ -88,12 +93,10 @@ export function inboxPage(main) {
           el("div", { class: "muted" }, item.kind === "approval" ? "approval" : "outcome unknown",
             item.effect ? el("span", { class: item.effect === "irreversible" ? "effect irreversible" : "effect", "data-testid": "inbox-effect" }, item.effect) : null),
           item.reason ? el("div", { class: "muted", "data-testid": "inbox-reason" }, revealed(item.reason)) : null,
-          hiddenIn([item.tool, item.arguments, item.reason]).length ? el("p", { class: "warning", role: "alert", "data-testid": "inbox-hidden-chars" }, "⚠ Hidden characters, shown as ⟨U+…⟩: approve on the run's page.") : null),
+          hides ? el("p", { class: "warning", role: "alert", "data-testid": "inbox-hidden-chars" }, "⚠ Hidden characters, shown as ⟨U+…⟩: approve on the run's page.") : null),
         el("td", {}, el("pre", { "data-testid": "inbox-arguments" }, revealedJson(item.arguments))),
         el("td", {}, deadlineNote(item.deadline, item.on_timeout)),
-        el("td", {}, actions(item, load))))));
-      if (!answer.items.length) fill(body, el("tr", {}, el("td", { colspan: 7, class: "muted", "data-testid": "inbox-empty" }, "Nothing waits for a decision.")));
-    } catch (problem) { failed(problem); }
+        el("td", {}, actions(item, reload, hides))));
   }
   const stop = reloadEvery(REFRESH_MS, load);
   return () => { stopped = true; stop(); };
