@@ -84,6 +84,40 @@ async def test_expired_lease_is_free_for_another_owner(store: EventStore) -> Non
     assert refused.value.owner == "worker-b"
 
 
+async def test_lease_holders_are_the_unexpired_leases_read_without_taking_them(store: EventStore) -> None:
+    """Invariant: `lease_holders` names who holds each lease asked about, unexpired, with the time
+    it has left, and leaves every lease as it was: a lease released, lapsed, or never taken is
+    not in it; an owner's renewal and another owner's taking still behave as before the read.
+    (`runs show` and a run's view say from it whether a process drives a running run.)"""
+    await store.acquire_lease("run:live", "worker-a", 30)
+    await store.acquire_lease("run:gone", "worker-b", 30)
+    await store.release_lease("run:gone", "worker-b")
+    await store.acquire_lease("run:lapsed", "crashed-worker", SHORT_TTL_S)
+    await asyncio.sleep(SHORT_TTL_S * 2)  # a wait past the ttl, not a timing assertion
+
+    held = await store.lease_holders(["run:live", "run:gone", "run:lapsed", "run:never", "run:live"])  # type: ignore[attr-defined]
+
+    assert set(held) == {"run:live"}
+    assert (held["run:live"].name, held["run:live"].owner) == ("run:live", "worker-a")
+    assert 0 < held["run:live"].expires_in_s <= 30
+    with pytest.raises(LeaseHeld):
+        await store.acquire_lease("run:live", "worker-b", 30)  # the read took nothing
+    assert await store.acquire_lease("run:lapsed", "worker-c", 30) == Lease("run:lapsed", "worker-c", 30)
+    assert await store.lease_holders([]) == {}  # type: ignore[attr-defined]
+
+
+async def test_lease_holders_answer_for_many_names_at_once(store: EventStore) -> None:
+    """Invariant: a listing asks about every running run in one call: past a statement's
+    parameter limit (SQLite's 999) every held lease is still found."""
+    names = [f"run:r{i}" for i in range(1_200)]
+    for name in names[::3]:
+        await store.acquire_lease(name, "worker-a", 30)
+
+    held = await store.lease_holders(names)  # type: ignore[attr-defined]
+
+    assert sorted(held) == sorted(names[::3])
+
+
 async def test_snapshot_keeps_the_newest_version(store: EventStore) -> None:
     """Invariant: per key the store keeps the snapshot of the highest version: an older one saved
     late (a slow writer) never replaces a newer one; an equal version replaces it."""

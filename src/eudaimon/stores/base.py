@@ -135,7 +135,12 @@ class EventStore(Protocol):
     #     async def renew_leases(self, leases: Sequence[tuple[str, str]], ttl_s: float) -> list[bool]
     #
     # renewing every (name, owner) in one statement, lapsed or not, wherever the lease still
-    # names that owner (no one took it since); the result says, per lease, whether it did.
+    # names that owner (no one took it since); the result says, per lease, whether it did; and
+    #
+    #     async def lease_holders(self, names: Sequence[str]) -> dict[str, Lease]
+    #
+    # the leases among `names` held unexpired now, read without taking any (`runs show` and a
+    # run's view say from it whether a process drives a running run; a store without it: unknown).
 
     async def save_snapshot(self, snapshot: Snapshot) -> None:
         """Keep `snapshot` as the latest for its key unless a newer version is already kept."""

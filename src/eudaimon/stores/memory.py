@@ -222,6 +222,12 @@ class MemoryStore:
             held.append(ok)
         return held
 
+    async def lease_holders(self, names: Sequence[str]) -> dict[str, Lease]:
+        """The leases among `names` held unexpired now, each with the time it has left."""
+        now = time.monotonic()
+        held = ((name, self._leases.get(name)) for name in names)
+        return {name: Lease(name, h[0], h[1] - now) for name, h in held if h is not None and h[1] > now}
+
     async def release_lease(self, name: str, owner: str) -> None:
         holder = self._leases.get(name)
         if holder is not None and holder[0] == owner:

@@ -28,6 +28,7 @@ from eudaimon.runtime.loop.cancel_requests import CancelRequest, request_cancel
 from eudaimon.runtime.loop.clock import new_run_id as fresh_run_id
 from eudaimon.runtime.loop.clock import now
 from eudaimon.runtime.loop.journal import RunJournal
+from eudaimon.runtime.process.drivers import run_lease_name
 from eudaimon.runtime.process.engines import open_engine
 from eudaimon.runtime.process.leases import LeaseKeeper
 from eudaimon.runtime.process.load_state import load_state
@@ -317,7 +318,7 @@ async def cancel(
 
     decide(await load_state(store, run_id))
     await request_cancel(store, run_id, CancelRequest(reason=reason, by=by))
-    keeper = LeaseKeeper(store, f"run:{run_id}")
+    keeper = LeaseKeeper(store, run_lease_name(run_id))
     try:
         await keeper.acquire(wait=False)
     except LeaseHeld:

@@ -37,6 +37,7 @@ from eudaimon.runtime.loop.loop import drive
 from eudaimon.runtime.process import takeover
 from eudaimon.runtime.process.admission import max_active_runs, run_slot
 from eudaimon.runtime.process.agent_change import AgentIdentity, record_change, refuse_changed
+from eudaimon.runtime.process.drivers import run_lease_name
 from eudaimon.runtime.process.engines import Engine
 from eudaimon.runtime.process.leases import NO_LEASES, HeldLeases, LeaseKeeper, lease_ttl_s
 from eudaimon.runtime.process.load_state import load_state
@@ -194,7 +195,7 @@ class RunDriver:
 
     def run_lease(self, run_id: str) -> LeaseKeeper:
         """The lease a driver of run `run_id` holds (not yet taken)."""
-        return LeaseKeeper(self.store, f"run:{run_id}", ttl_s=self.lease_ttl_s)
+        return LeaseKeeper(self.store, run_lease_name(run_id), ttl_s=self.lease_ttl_s)
 
     def start_leases(self, run_id: str, thread_id: str | None) -> HeldLeases:
         """The leases (not yet taken) whoever starts run `run_id` of thread `thread_id` takes

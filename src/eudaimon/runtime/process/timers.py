@@ -25,6 +25,7 @@ from eudaimon.core.events import EventData, RunCancelled
 from eudaimon.core.state import RunState
 from eudaimon.runtime.loop.clock import now as utc_now
 from eudaimon.runtime.loop.journal import RunJournal
+from eudaimon.runtime.process.drivers import run_lease_name
 from eudaimon.runtime.process.leases import LeaseKeeper
 from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores import index
@@ -68,7 +69,7 @@ async def fire(store: EventStore, run_id: str, at: datetime | None = None) -> Fi
 async def _cancel_under_lease(store: EventStore, run_id: str, at: datetime | None) -> Fired | None:
     """Fire a deadline that cancels the run holding the run's lease, the commit fenced by it
     (a second process racing it finds the lease held, or, after, nothing left to fire)."""
-    keeper = LeaseKeeper(store, f"run:{run_id}")
+    keeper = LeaseKeeper(store, run_lease_name(run_id))
     try:
         await keeper.acquire(wait=False)
     except LeaseHeld:

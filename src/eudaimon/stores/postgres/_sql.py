@@ -246,6 +246,7 @@ class Statements:
     take_lease: str
     renew_leases: str
     lease_holder: str
+    lease_holders: str
     release_lease: str
     save_snapshot: str
     load_snapshot: str
@@ -341,6 +342,10 @@ class Statements:
             ),
             lease_holder=(
                 f"SELECT owner, EXTRACT(EPOCH FROM expires_at - now())::float8 FROM {s}.leases WHERE name = %s"
+            ),
+            lease_holders=(
+                f"SELECT name, owner, EXTRACT(EPOCH FROM expires_at - now())::float8 FROM {s}.leases"
+                " WHERE name = ANY(%s) AND expires_at > now()"
             ),
             release_lease=f"DELETE FROM {s}.leases WHERE name = %s AND owner = %s",
             save_snapshot=(

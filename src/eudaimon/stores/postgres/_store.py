@@ -257,6 +257,16 @@ class PostgresStore:
                 # Released or expired between the two statements: try to take it again.
         raise JournalError(f"the lease {name} changed hands {_LEASE_TRIES} times while {owner} tried to take it")
 
+    async def lease_holders(self, names: Sequence[str]) -> dict[str, Lease]:
+        """The leases among `names` held unexpired now (by the server's clock), each with the
+        time it has left."""
+        wanted = list(dict.fromkeys(names))
+        if not wanted:
+            return {}
+        async with self._connection() as conn:
+            rows = await (await conn.execute(self._sql.lease_holders, (wanted,))).fetchall()
+        return {str(name): Lease(str(name), str(owner), float(left)) for name, owner, left in rows}
+
     async def renew_leases(self, leases: Sequence[tuple[str, str]], ttl_s: float) -> list[bool]:
         """Renew every (name, owner) still naming that owner, lapsed or not, in one statement
         (by the server's clock): which were renewed."""

@@ -56,6 +56,20 @@ def renew(conn: sqlite3.Connection, pairs: list[tuple[str, str]], ttl_s: float) 
     return [pair in renewed for pair in pairs]
 
 
+def holders(conn: sqlite3.Connection, names: list[str]) -> dict[str, Lease]:
+    """The leases among `names` unexpired now (a read: no write lock, so only as of now)."""
+    now = time.time()
+    held: dict[str, Lease] = {}
+    for start in range(0, len(names), RENEW_CHUNK):
+        chunk = names[start : start + RENEW_CHUNK]
+        marks = ", ".join("?" for _ in chunk)
+        rows = conn.execute(
+            f"SELECT name, owner, expires_at FROM leases WHERE name IN ({marks}) AND expires_at > ?", (*chunk, now)
+        ).fetchall()
+        held.update((str(name), Lease(str(name), str(owner), float(until) - now)) for name, owner, until in rows)
+    return held
+
+
 _FENCE_HOLDS = "SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM leases WHERE name = ? AND owner = ? AND expires_at > ?)"
 """No row while the lease names the owner unexpired: a query with no row is one step."""
 

@@ -212,6 +212,13 @@ class SqliteStore:
             return []
         return await self._write_lease(lambda conn: _leases.renew(conn, pairs, ttl_s))
 
+    async def lease_holders(self, names: Sequence[str]) -> dict[str, Lease]:
+        """The leases among `names` held unexpired now, each with the time it has left."""
+        wanted = list(dict.fromkeys(names))
+        if not wanted:
+            return {}
+        return await self._do(False, lambda conn: _leases.holders(conn, wanted))
+
     async def release_lease(self, name: str, owner: str) -> None:
         """Give the lease up, if `owner` holds it."""
         sql = "DELETE FROM leases WHERE name = ? AND owner = ?"
