@@ -43,7 +43,7 @@ from eudaimon.core.messages import JsonObject, ToolCall
 from eudaimon.core.state import RunState, Status
 from eudaimon.runtime.process import operations
 from eudaimon.runtime.process.load_state import load_state
-from eudaimon.stores.base import EventStore
+from eudaimon.stores.base import EventStore, Lease
 
 if TYPE_CHECKING:  # `eudaimon --help` loads no tools (and no pydantic)
     from eudaimon.runtime.loop.config import ApprovalPolicy
@@ -254,21 +254,34 @@ def _after_decision(run_id: str, url: str) -> None:
         )
 
 
-def print_running(state: RunState, url: str) -> None:
-    """For a run that neither ended nor waits, how it goes on: a run whose process was killed
-    reads `running` until something drives it again, and nothing else in the journal says so."""
+def print_running(state: RunState, url: str, drivers: Mapping[str, Lease] | None = None) -> None:
+    """For a run that neither ended nor waits, how it goes on. The journal reads `running` until
+    something drives the run again, whether its process is at work or was killed; `drivers`
+    (`runtime.process.drivers`: None when the store cannot tell) says which."""
     if state.status is not Status.RUNNING:
         return
     console = out()
     if state.engine:
         console.print(shown(f"  the run goes on by itself on {state.engine}", "cyan"))
         return
-    console.print(
-        shown("running: a process drives it; if that process has ended, a server on this store takes it over, or:")
-    )
-    console.print(
-        shown(f"  eudaimon runs resume {state.run_id} --agent MODULE:ATTR{_store_flag(url)}", "cyan"), soft_wrap=True
-    )
+    resume = shown(f"  eudaimon runs resume {state.run_id} --agent MODULE:ATTR{_store_flag(url)}", "cyan")
+    driver = drivers.get(state.run_id) if drivers is not None else None
+    if driver is not None:
+        console.print(shown(f"running: driven now by {driver.owner}, which holds its lease"))
+        return
+    if drivers is None:
+        console.print(
+            shown("running: a process drives it; if that process has ended, a server on this store takes it over, or:")
+        )
+    else:
+        console.print(
+            shown(
+                "running, but no process drives it now (none holds its lease: the one that drove it ended or "
+                "stalled). A server on this store takes it over, or:",
+                "yellow",
+            )
+        )
+    console.print(resume, soft_wrap=True)
 
 
 def print_waiting(state: RunState, url: str, tree: TreeView | None = None) -> None:

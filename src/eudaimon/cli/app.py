@@ -52,8 +52,10 @@ from eudaimon.core.errors import EudaimonError
 from eudaimon.core.events import Event
 from eudaimon.core.run_index import RunRow
 from eudaimon.core.state import RunState, Status
+from eudaimon.runtime.process.drivers import run_drivers
+from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores import index
-from eudaimon.stores.base import EventStore
+from eudaimon.stores.base import EventStore, Lease
 
 if TYPE_CHECKING:  # `eudaimon --help` does not load the agent surface; commands import what they run
     pass
@@ -115,10 +117,11 @@ def runs_list(
     url = resolve_store_url(store)
     query = index.RunQuery(limit=limit, thread_id=thread, replay_of=replay_of, replays=replays, version=version)
 
-    async def work(journal: EventStore) -> list[RunRow]:
-        return await index.query_runs(journal, query)
+    async def work(journal: EventStore) -> tuple[list[RunRow], frozenset[str]]:
+        rows = await index.query_runs(journal, query)
+        return rows, await _driverless(journal, rows)
 
-    async def checked(journal: EventStore) -> list[RunRow]:
+    async def checked(journal: EventStore) -> tuple[list[RunRow], frozenset[str]]:
         rows = await index.query_runs(journal, query)
         going = [row.run_id for row in rows if row.status == "running"]
         if going:
@@ -126,9 +129,9 @@ def runs_list(
                 from eudaimon.temporal._check_runs import check_runs
             for run_id in await check_runs(journal, going):
                 out().print(shown(f"run {run_id}: its Temporal workflow had closed; journaled as failed", "yellow"))
-        return await index.query_runs(journal, query)
+        return await work(journal)
 
-    rows = (
+    rows, driverless = (
         run_async(with_store(url, checked, read_only=False))
         if check
         else run_async(with_store(url, work, read_only=True))
@@ -153,13 +156,39 @@ def runs_list(
         table.add_row(
             shown(row.run_id, newlines=False),
             shown(row.agent, newlines=False),
-            status_text(row.status) if row.status in _FOLD_STATUSES else Text(row.status),
+            _status_cell(row, driverless),
             *thread_cell,
             str(row.steps),
             str(row.event_count),
             row.updated_at.astimezone().strftime("%m-%d %H:%M"),
         )
     print_listing(console, table)
+    if driverless:
+        console.print(
+            shown(
+                "no driver: no process holds the run's lease now (the one that drove it ended or stalled); a server "
+                "on this store takes such runs over, or `eudaimon runs resume RUN_ID --agent MODULE:ATTR`",
+                "yellow",
+            )
+        )
+
+
+def _status_cell(row: RunRow, driverless: frozenset[str]) -> Text:
+    cell = status_text(row.status) if row.status in _FOLD_STATUSES else Text(row.status)
+    if row.run_id in driverless:
+        cell.append(", no driver", style="yellow")
+    return cell
+
+
+async def _driverless(journal: EventStore, rows: list[RunRow]) -> frozenset[str]:
+    """The running runs among `rows` that no process drives now (`runtime.process.drivers`):
+    none when the store cannot tell. A run on an engine is driven there: never one of them."""
+    going = [row.run_id for row in rows if row.status == "running"]
+    drivers = await run_drivers(journal, going)
+    if drivers is None:
+        return frozenset()
+    idle = [run_id for run_id in going if run_id not in drivers]
+    return frozenset([run_id for run_id in idle if not (await load_state(journal, run_id)).engine])
 
 
 @runs_app.command("show")
@@ -167,13 +196,17 @@ def runs_show(run_id: RunArgument, store: StoreOption = None) -> None:
     """Show a run: status, agent, thread, steps, usage, cost and its messages."""
     url = resolve_store_url(store)
 
-    async def read(journal: EventStore) -> tuple[RunState, TreeView, str | None, list[str], list[str]]:
+    async def read(
+        journal: EventStore,
+    ) -> tuple[RunState, TreeView, str | None, list[str], list[str], dict[str, Lease] | None]:
         state = await read_state(journal, run_id)
         events = await load_events(journal, run_id)
         stops = early_stops(events)
-        return state, await load_tree(journal, state), await parent_line(journal, state), stops, edited_calls(events)
+        tree, parent = await load_tree(journal, state), await parent_line(journal, state)
+        going = state.status is Status.RUNNING and not state.engine
+        return state, tree, parent, stops, edited_calls(events), await run_drivers(journal, [run_id] if going else [])
 
-    state, tree, parent, stops, edits = run_async(with_store(url, read, read_only=True))
+    state, tree, parent, stops, edits, drivers = run_async(with_store(url, read, read_only=True))
     console = out()
     console.print(overview(state, state.next_seq))
     for stop in stops:  # an answer cut by max_tokens must not look finished
@@ -187,7 +220,7 @@ def runs_show(run_id: RunArgument, store: StoreOption = None) -> None:
     for line in edits:
         console.print(shown(line, "yellow"))
     _ops.print_waiting(state, url, tree)
-    _ops.print_running(state, url)
+    _ops.print_running(state, url, drivers)
 
 
 @runs_app.command("events")
