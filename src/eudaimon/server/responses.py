@@ -144,6 +144,13 @@ Decision = Annotated[ApprovalDecision | ReconcileDecision | CancelDecision, Fiel
 """Who decided what, in journal order; the fields follow the kind."""
 
 
+class Driver(BaseModel):
+    owner: str = Field(description="Who holds the run's lease: host:pid, then a nonce of the process and a counter.")
+    lease_left_s: float = Field(
+        description="Seconds before the lease lapses unless renewed (it is, every few seconds)."
+    )
+
+
 class Run(_Run):
     """A run with what only its events tell: `GET /v1/runs/{id}` and every decision's answer."""
 
@@ -156,6 +163,16 @@ class Run(_Run):
     wake_at: str | None = Field(None, description="A `waiting` run's earliest wake.")
     step_usage: list[Step]
     decisions: list[Decision]
+    driver: Driver | None = Field(
+        None,
+        description="For a running run, the process driving it now (it holds the run's lease). Null while it runs "
+        "means no process does: the one that drove it ended or stalled, and a server on this store takes it over. "
+        "Null too for a run not running, or driven by an engine (`driven_by_engine`).",
+    )
+    driven_by_engine: bool = Field(
+        False, description="Whether an engine (Temporal) drives the run, not a process here."
+    )
+    driven_here: bool = Field(False, description="Whether this server drives the run now.")
     resumed: bool | None = Field(None, description="Set by decisions: whether this server drives the run on.")
     cancel_requested: bool | None = Field(
         None, description="Set by cancel (202): another process drives the run and journals the cancel."

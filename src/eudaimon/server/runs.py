@@ -8,8 +8,9 @@ from fastapi import APIRouter, Header, HTTPException, Query, Response
 
 from eudaimon.core.errors import RunNotFound
 from eudaimon.core.run_index import STATUSES
-from eudaimon.core.state import RunState
+from eudaimon.core.state import RunState, Status
 from eudaimon.runtime.loop.clock import new_run_id
+from eudaimon.runtime.process.drivers import run_drivers
 from eudaimon.runtime.process.load_state import load_state
 from eudaimon.server import responses, starting
 from eudaimon.server.auth import Principal
@@ -30,6 +31,10 @@ async def run_view(ctx: ServerContext, run_id: str) -> dict[str, Any]:
         raise RunNotFound(run_id)
     view = run_dict(state, events)
     view["driven_here"] = ctx.runner.is_driving(run_id)
+    view["driven_by_engine"] = bool(state.engine)
+    if state.status is Status.RUNNING and not state.engine:
+        lease = ((await run_drivers(ctx.store, [run_id])) or {}).get(run_id)
+        view["driver"] = None if lease is None else {"owner": lease.owner, "lease_left_s": round(lease.expires_in_s, 1)}
     return view
 
 

@@ -122,6 +122,18 @@ export function runPage(main, runId) {
     try { treeView = await api("/v1/runs/" + encodeURIComponent(runId) + "/tree"); drawTree(tree, treeView, runId); redraw(); } catch (error) { failed(error); }
   }
 
+  // The journal reads "running" whether a process is at work or was killed: the run's lease tells,
+  // and a lease lapses without an event, so a running run's page asks again every few seconds.
+  let driverCheck = null;
+  function driverFact(run) {
+    clearTimeout(driverCheck);
+    if (run.status !== "running" || run.driven_by_engine) return null;
+    driverCheck = setTimeout(refresh, 5000);
+    if (run.driver) return el("span", { "data-testid": "driver" }, "driven by ", el("b", { class: "mono" }, run.driver.owner));
+    return el("span", { class: "err", "data-testid": "no-driver" },
+      "no process drives this run now (the one that drove it ended or stalled): a server on this store takes it over");
+  }
+
   function render(run) {
     const operate = mayOperate();
     fill(title, "Run ", el("span", { class: "mono" }, run.run_id), " ", statusBadge(run.status));
@@ -132,6 +144,7 @@ export function runPage(main, runId) {
       el("span", {}, "tokens ", el("b", {}, run.usage.input_tokens + " in / " + run.usage.output_tokens + " out")),
       el("span", { title: run.unpriced || null }, "cost ", el("b", { "data-testid": "run-cost" }, money(run.cost_usd))),
       el("span", {}, "events ", el("b", {}, run.event_count)),
+      driverFact(run),
       run.version ? el("span", {}, "version ", el("b", { "data-testid": "version" }, run.version)) : null,
       run.replay_of ? el("span", {}, "replay of ", link(runHref(run.replay_of), run.replay_of)) : null,
       (run.agent_changes || []).map((c) => el("span", { class: "err", "data-testid": "agent-change" },
