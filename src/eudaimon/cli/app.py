@@ -50,7 +50,7 @@ from eudaimon.cli._tree import TreeView, load_tree, parent_line, render_tree
 from eudaimon.core.codec import event_to_json
 from eudaimon.core.errors import EudaimonError
 from eudaimon.core.events import Event
-from eudaimon.core.run_index import RunRow
+from eudaimon.core.run_index import STATUSES, RunRow
 from eudaimon.core.state import RunState, Status
 from eudaimon.runtime.process.drivers import run_drivers
 from eudaimon.runtime.process.load_state import load_state
@@ -96,6 +96,25 @@ _FOLD_STATUSES = frozenset(status.value for status in Status)
 def runs_list(
     store: StoreOption = None,
     limit: Annotated[int, typer.Option(help="Show at most this many runs, newest first.")] = 20,
+    status: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--status",
+            help=f"Only runs in this status; give it again for any of several. One of: {', '.join(STATUSES)}.",
+        ),
+    ] = None,
+    agent: Annotated[str | None, typer.Option(help="Only the runs of this agent.")] = None,
+    search: Annotated[
+        str | None,
+        typer.Option(help="Only runs whose input, output, tool names, run, thread or call ids hold this text."),
+    ] = None,
+    since: Annotated[
+        str | None, typer.Option(help="Only runs created at or after this ISO 8601 date or datetime.")
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option(help="Only runs created before this ISO 8601 datetime, or on or before this date."),
+    ] = None,
     thread: Annotated[str | None, typer.Option(help="Only the runs of this thread.")] = None,
     replay_of: Annotated[str | None, typer.Option(help="Only the replays of this run (`eudaimon replay`).")] = None,
     replays: Annotated[bool, typer.Option("--replays", help="Include replays, which are left out.")] = False,
@@ -109,13 +128,34 @@ def runs_list(
         ),
     ] = False,
 ) -> None:
-    """List runs, most recently updated first (replays only when asked for).
+    """List runs, most recently updated first (replays only when asked for); the filters combine.
 
     A run in the thread of its own (started over HTTP without one, named AGENT:RUN_ID) shows
-    `own` as its thread.
+    `own` as its thread. The runs that wait for a person:
+    `eudaimon runs list --status awaiting_approval --status awaiting_reconciliation`.
     """
     url = resolve_store_url(store)
-    query = index.RunQuery(limit=limit, thread_id=thread, replay_of=replay_of, replays=replays, version=version)
+    unknown = [name for name in status or () if name not in STATUSES]
+    if unknown:
+        fail(f"--status {unknown[0]!r} is no run status; pass one of: {', '.join(STATUSES)}")
+    if limit < 1:
+        fail(f"--limit {limit}: show at least one run")
+    try:
+        created = (index.filter_bound("--since", since, end=False), index.filter_bound("--until", until, end=True))
+    except index.BadBound as exc:
+        fail(str(exc))
+    query = index.RunQuery(
+        limit=limit,
+        statuses=tuple(dict.fromkeys(status or ())),
+        agent=agent,
+        q=search or None,
+        since=created[0],
+        until=created[1],
+        thread_id=thread,
+        replay_of=replay_of,
+        replays=replays,
+        version=version,
+    )
 
     async def work(journal: EventStore) -> tuple[list[RunRow], frozenset[str]]:
         rows = await index.query_runs(journal, query)
@@ -138,7 +178,9 @@ def runs_list(
     )
     console = out()
     if not rows:
-        console.print(shown(f"No runs in {shown_url(url)}. Try `eudaimon demo`."))
+        filtered = query != index.RunQuery(limit=limit, replays=replays)
+        said = "No run matches those filters in" if filtered else "No runs in"
+        console.print(shown(f"{said} {shown_url(url)}." + ("" if filtered else " Try `eudaimon demo`.")))
         return
     table = Table(title=shown(f"Runs in {shown_url(url)}", newlines=False), title_justify="left")
     threads = any(row.thread_id for row in rows)

@@ -37,6 +37,7 @@
     ├── ToolArgumentsError        also a ValueError: a call's arguments were unusable (eudaimon.tools)
     ├── BadCursor                 also a ValueError: a listing cursor this store did not make (eudaimon.stores.index)
     ├── BoundOutOfRange           also a ValueError: a listing date outside the calendar in UTC (eudaimon.stores.index)
+    ├── BadBound                  also a ValueError: a listing's since or until that is no date (eudaimon.stores.index)
     ├── MCPConnectionError        an MCP server could not be started or reached (eudaimon.mcp)
     ├── MCPConnectionLost         an MCP request was in flight when the connection failed (eudaimon.mcp)
     ├── MCPToolError              an MCP server ran a tool and reported an error (eudaimon.mcp)

@@ -1,7 +1,6 @@
 """`/v1/agents/{agent}/runs` and `/v1/runs…`: start runs, list them, read one, its events, its state."""
 
 import hashlib
-from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, HTTPException, Query, Response
@@ -68,30 +67,19 @@ def listing_query(
         raise HTTPException(
             422, "cursor is not one this server gave; pass `next_cursor` from the previous page, or leave it out"
         ) from None
-    bounds: dict[str, datetime | None] = {}
-    for name, text in (("since", since), ("until", until)):
-        if text is None:
-            bounds[name] = None
-            continue
-        try:
-            bounds[name] = index.parse_bound(text, end=name == "until")
-        except index.BoundOutOfRange:
-            raise HTTPException(
-                422, f"{name}={text[:60]!r} is out of range: pick a date between 0001-01-02 and 9999-12-30"
-            ) from None
-        except ValueError:
-            raise HTTPException(
-                422,
-                f"{name}={text[:60]!r} is not an ISO 8601 date or datetime; pass e.g. 2026-12-01 or 2026-12-01T09:30:00Z",
-            ) from None
+    try:
+        since_at = index.filter_bound("since", since, end=False)
+        until_at = index.filter_bound("until", until, end=True)
+    except index.BadBound as exc:
+        raise HTTPException(422, str(exc)) from None
     return index.RunQuery(
         limit=limit,
         status=status,
         agent=agent,
         thread_id=thread_id,
         q=q or None,
-        since=bounds["since"],
-        until=bounds["until"],
+        since=since_at,
+        until=until_at,
         cursor=after,
         replay_of=replay_of,
         replays=replays,

@@ -28,6 +28,11 @@ class BoundOutOfRange(EudaimonError, ValueError):
     1 to 9999 (`until=9999-12-31` ends after them); pick a date inside them."""
 
 
+class BadBound(EudaimonError, ValueError):
+    """A listing's `since` or `until` that is no date (or one outside the calendar); the message
+    names the filter and shows what to pass."""
+
+
 class BadCursor(EudaimonError, ValueError):
     """A listing's cursor this module did not make (cut, edited, or from another server); pass the
     `next_cursor` of the previous page unchanged, or leave it out to start from the first page."""
@@ -238,6 +243,25 @@ def window_start(days: int, now: datetime) -> datetime:
     today = now.astimezone(UTC).date()
     first = today - timedelta(days=days - 1)
     return datetime(first.year, first.month, first.day, tzinfo=UTC)
+
+
+def filter_bound(name: str, text: str | None, *, end: bool) -> datetime | None:
+    """`parse_bound` of the filter `name` (`since`, `until`) as a listing's caller wrote it, from
+    the API or the command line alike.
+
+    Raises:
+        BadBound: saying what to pass instead.
+    """
+    if text is None:
+        return None
+    try:
+        return parse_bound(text, end=end)
+    except BoundOutOfRange:
+        raise BadBound(f"{name}={text[:60]!r} is out of range: pick a date between 0001-01-02 and 9999-12-30") from None
+    except ValueError:
+        raise BadBound(
+            f"{name}={text[:60]!r} is not an ISO 8601 date or datetime; pass e.g. 2026-12-01 or 2026-12-01T09:30:00Z"
+        ) from None
 
 
 def parse_bound(text: str, *, end: bool) -> datetime:
