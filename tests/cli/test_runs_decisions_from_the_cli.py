@@ -64,6 +64,8 @@ def test_approve_then_resume_runs_the_call_in_a_later_invocation(
     decision = next(e.data for e in journal.events(run_id) if isinstance(e.data, ApprovalDecided))
     assert (decision.approved, decision.by, decision.note) == (True, "alice", "ok")
     assert f"eudaimon runs resume {run_id}" in approved.output
+    # No process drives it now: the operator is told who goes on with it, and when.
+    assert "goes on with it at its next recovery sweep (every 30 s" in " ".join(approved.output.split())
 
     resumed = cli("runs", "resume", run_id, "--agent", payer, "--store", store_url)
     assert resumed.exit_code == 0, resumed.output

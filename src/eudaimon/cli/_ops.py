@@ -42,6 +42,7 @@ from eudaimon.core.errors import DeadlinePassed, EudaimonError
 from eudaimon.core.messages import JsonObject, ToolCall
 from eudaimon.core.state import RunState, Status
 from eudaimon.runtime.process import operations
+from eudaimon.runtime.process.leases import lease_ttl_s
 from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores.base import EventStore, Lease
 
@@ -249,6 +250,12 @@ def _after_decision(run_id: str, url: str) -> None:
     if state.engine:
         out().print(shown(f"  the run goes on by itself on {state.engine}", "cyan"))
     elif not state.status.is_paused:
+        out().print(
+            shown(
+                f"  a server serving {state.agent} on this store goes on with it at its next recovery sweep (every "
+                f"{lease_ttl_s():g} s, EUDAIMON_LEASE_TTL_S); or now, here:"
+            )
+        )
         out().print(
             shown(f"  eudaimon runs resume {run_id} --agent MODULE:ATTR{_store_flag(url)}", "cyan"), soft_wrap=True
         )
