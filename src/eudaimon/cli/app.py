@@ -52,8 +52,7 @@ from eudaimon.core.errors import EudaimonError
 from eudaimon.core.events import Event
 from eudaimon.core.run_index import STATUSES, RunRow
 from eudaimon.core.state import RunState, Status
-from eudaimon.runtime.process.drivers import run_drivers
-from eudaimon.runtime.process.load_state import load_state
+from eudaimon.runtime.process.drivers import driverless_runs, run_drivers
 from eudaimon.stores import index
 from eudaimon.stores.base import EventStore, Lease
 
@@ -159,7 +158,7 @@ def runs_list(
 
     async def work(journal: EventStore) -> tuple[list[RunRow], frozenset[str]]:
         rows = await index.query_runs(journal, query)
-        return rows, await _driverless(journal, rows)
+        return rows, await driverless_runs(journal, rows)
 
     async def checked(journal: EventStore) -> tuple[list[RunRow], frozenset[str]]:
         rows = await index.query_runs(journal, query)
@@ -220,17 +219,6 @@ def _status_cell(row: RunRow, driverless: frozenset[str]) -> Text:
     if row.run_id in driverless:
         cell.append(", no driver", style="yellow")
     return cell
-
-
-async def _driverless(journal: EventStore, rows: list[RunRow]) -> frozenset[str]:
-    """The running runs among `rows` that no process drives now (`runtime.process.drivers`):
-    none when the store cannot tell. A run on an engine is driven there: never one of them."""
-    going = [row.run_id for row in rows if row.status == "running"]
-    drivers = await run_drivers(journal, going)
-    if drivers is None:
-        return frozenset()
-    idle = [run_id for run_id in going if run_id not in drivers]
-    return frozenset([run_id for run_id in idle if not (await load_state(journal, run_id)).engine])
 
 
 @runs_app.command("show")

@@ -123,6 +123,9 @@ class RunRow:
     """Calls of the batch something must happen to at a time: `(call_id, sortable time)` for an
     approval's deadline and a waiting call's `wake_at`. `due_at` is the earliest: the store
     keeps it in a column of its own, indexed, for the sweepers that fire them."""
+    engine: str | None = None
+    """The engine driving the run ("" for a process's own loop), as `run_started` named it; None
+    in a row written before rows kept it (then only the run's journal tells)."""
 
     @classmethod
     def of(cls, events: Iterable[Event]) -> RunRow | None:
@@ -246,6 +249,7 @@ class RunRow:
             "version": self.version,
             "replay_of": self.replay_of,
             **({"dues": self.dues} if self.dues else {}),
+            **({"engine": self.engine} if self.engine is not None else {}),
         }
         return _encode(body)
 
@@ -279,6 +283,7 @@ class RunRow:
             version=str(body.get("version", "")),
             replay_of=body.get("replay_of"),
             dues=tuple((str(c), str(at)) for c, at in body.get("dues", ())),
+            engine=None if body.get("engine") is None else str(body["engine"]),
         )
 
 
@@ -312,6 +317,7 @@ def _apply(s: dict[str, Any], event: Event) -> None:
                 status=s["status"] if s["status"] in ENDED else "running",
                 version=data.version,
                 replay_of=data.replay_of,
+                engine=data.engine,
             )
             if first:
                 s["created_at"] = event.at
