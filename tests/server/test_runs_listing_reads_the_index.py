@@ -14,7 +14,7 @@ from _server_support import Server, wait_until
 FIELDS = {
     "run_id", "agent", "thread_id", "status", "event_count", "last_event_type", "created_at", "updated_at",
     "input_preview", "output_preview", "error_preview", "cost_usd", "input_tokens", "output_tokens",
-    "duration_ms", "tools", "parent_run_id", "version", "replay_of",
+    "duration_ms", "tools", "parent_run_id", "version", "replay_of", "no_driver",
 }  # fmt: skip
 
 
@@ -34,6 +34,7 @@ def test_items_carry_previews_outcome_usage_duration_and_tools(server: Server) -
         assert ended["parent_run_id"] is None and ended["last_event_type"] == "run_completed"
         assert paused["status"] == "awaiting_approval" and paused["duration_ms"] is None
         assert paused["tools"] == ["send_wire"] and paused["output_preview"] is None
+        assert ended["no_driver"] is False and paused["no_driver"] is False  # neither needs a driver
 
 
 def test_filters_by_status_search_and_dates(server: Server) -> None:

@@ -203,6 +203,12 @@ class RunSummary(BaseModel):
     parent_run_id: str | None = Field(description="The run this one was forked from, or the parent of a child run.")
     version: str = Field(default="", description="The agent's version.")
     replay_of: str | None = Field(default=None, description="The run this one replays; listings leave replays out.")
+    no_driver: bool = Field(
+        default=False,
+        description="Running, and no process drives it now: none holds its lease (the one that drove it ended or "
+        "stalled) and no engine drives it. A server serving its agent on the store takes it over at its next "
+        "recovery sweep, or someone resumes it. `GET /v1/runs/{id}` names the driver of a run that has one.",
+    )
 
 
 class RunPage(BaseModel):

@@ -9,7 +9,7 @@ from eudaimon.core.errors import RunNotFound
 from eudaimon.core.run_index import STATUSES
 from eudaimon.core.state import RunState, Status
 from eudaimon.runtime.loop.clock import new_run_id
-from eudaimon.runtime.process.drivers import run_drivers
+from eudaimon.runtime.process.drivers import driverless_runs, run_drivers
 from eudaimon.runtime.process.load_state import load_state
 from eudaimon.server import responses, starting
 from eudaimon.server.auth import Principal
@@ -183,8 +183,9 @@ async def list_runs(
     rows = await index.query_runs(ctx.store, query)
     page = rows[:limit]
     more = len(rows) > limit
+    idle = await driverless_runs(ctx.store, page)
     return {
-        "runs": [row_dict(row) for row in page],
+        "runs": [row_dict(row, idle) for row in page],
         "next_cursor": index.Cursor.after(page[-1]).encode() if more and page else None,
     }
 

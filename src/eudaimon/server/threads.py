@@ -5,6 +5,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query
 
 from eudaimon.core.run_index import sortable
+from eudaimon.runtime.process.drivers import driverless_runs
 from eudaimon.runtime.process.threads import thread_state
 from eudaimon.server import responses
 from eudaimon.server.context import Ctx, Viewer
@@ -48,6 +49,7 @@ async def get_thread(ctx: Ctx, thread_id: str, principal: Viewer) -> dict[str, A
     if not runs:
         raise HTTPException(404, f"no thread {thread_id!r}; GET /v1/threads lists them")
     state = await thread_state(ctx.store, thread_id)
+    idle = await driverless_runs(ctx.store, runs)
     return {
         "thread_id": thread_id,
         "turn_count": state.turn_count,
@@ -55,5 +57,5 @@ async def get_thread(ctx: Ctx, thread_id: str, principal: Viewer) -> dict[str, A
         "cost_usd": state.accumulated_cost_usd,
         "guardrail_retries": state.guardrail_retries,
         "created_at": state.created_at.isoformat(),
-        "runs": [row_dict(r) for r in sorted(runs, key=lambda r: (sortable(r.created_at), r.run_id))],
+        "runs": [row_dict(r, idle) for r in sorted(runs, key=lambda r: (sortable(r.created_at), r.run_id))],
     }

@@ -203,8 +203,9 @@ def _decision(event: Event, kind: str, call_id: str | None, **fields: Any) -> di
     return {"kind": kind, "seq": event.seq, "at": event.at.isoformat(), "call_id": call_id, **fields}
 
 
-def row_dict(row: RunRow) -> dict[str, Any]:
-    """A run as listings show it, from its row of the store's index."""
+def row_dict(row: RunRow, driverless: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """A run as listings show it, from its row of the store's index; `driverless` holds the
+    running runs no process drives now (`runtime.process.drivers.driverless_runs`)."""
     return {
         "run_id": row.run_id,
         "agent": row.agent,
@@ -225,6 +226,7 @@ def row_dict(row: RunRow) -> dict[str, Any]:
         "parent_run_id": row.parent_run_id,
         "version": row.version,
         "replay_of": row.replay_of,
+        "no_driver": row.run_id in driverless,
     }
 
 

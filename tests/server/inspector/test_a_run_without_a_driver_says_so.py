@@ -1,4 +1,4 @@
-"""A running run's page and `GET /v1/runs/{id}` say whether a process drives it: the journal reads
+"""A running run's page, the runs list and the API say whether a process drives it: the journal reads
 `running` alike for a run whose process is at work and one whose process was killed; the run's
 lease does not.
 
@@ -7,7 +7,7 @@ not serve (so the server's recovery never takes it over) whose model call hangs.
 the answer's `driver` names it (host:pid:…, its lease's owner) and the page shows it; killed with
 SIGKILL, it gives nothing up, and once its lease lapses (`EUDAIMON_LEASE_TTL_S`, short here) the
 answer's `driver` is null and the open page, with no event to follow, says by itself that no
-process drives the run.
+process drives the run; so do the runs list (`no_driver` in `GET /v1/runs`) and its page.
 """
 
 from __future__ import annotations
@@ -52,7 +52,16 @@ def _view(server: Server, run_id: str, *, found: bool = True) -> dict[str, objec
         return dict(answer.json())
 
 
-def test_a_killed_driver_shows_as_no_driver_on_the_page_and_in_the_api(
+def _listed(server: Server, run_id: str) -> dict[str, object]:
+    """The run's row in `GET /v1/runs`."""
+    with httpx2.Client(base_url=server.url, headers={"Authorization": f"Bearer {OPERATOR}"}, timeout=30) as client:
+        answer = client.get("/v1/runs", params={"status": "running"})
+        assert answer.status_code == 200, answer.text
+        [row] = [row for row in answer.json()["runs"] if row["run_id"] == run_id]
+        return dict(row)
+
+
+def test_a_killed_driver_shows_as_no_driver_on_the_page_the_list_and_in_the_api(
     page: Page, inspector: Server, tmp_path: Path
 ) -> None:
     (tmp_path / "hangs.py").write_text(_AGENT)
@@ -77,6 +86,11 @@ def test_a_killed_driver_shows_as_no_driver_on_the_page_and_in_the_api(
         assert 0 < float(driver["lease_left_s"]) <= 1.5
         assert (alive["status"], alive["driven_here"], alive["driven_by_engine"]) == ("running", False, False)
 
+        assert _listed(inspector, run_id)["no_driver"] is False
+        page.goto(f"{inspector.url}/?status=running")
+        expect(page.locator(f'tr[data-run="{run_id}"]')).to_contain_text("running")
+        expect(page.get_by_test_id("no-driver")).to_have_count(0)
+
         page.goto(f"{inspector.url}/runs/{run_id}")
         expect(page.get_by_test_id("driver")).to_contain_text(f":{proc.pid}:")
         expect(page.get_by_test_id("no-driver")).to_have_count(0)
@@ -88,3 +102,7 @@ def test_a_killed_driver_shows_as_no_driver_on_the_page_and_in_the_api(
     expect(page.get_by_test_id("driver")).to_have_count(0)
     gone = _view(inspector, run_id)
     assert (gone["status"], gone["driver"]) == ("running", None), gone
+    assert _listed(inspector, run_id)["no_driver"] is True
+
+    page.goto(f"{inspector.url}/?status=running")
+    expect(page.locator(f'tr[data-run="{run_id}"]').get_by_test_id("no-driver")).to_be_visible()

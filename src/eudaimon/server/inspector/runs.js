@@ -1,7 +1,7 @@
 // The runs list: search, filters by agent, status, thread and date, pages by cursor. The URL
 // holds all of it (`?q=…&agent=…&status=…&thread_id=…&since=…&until=…&cursor=…&limit=…`), so a link,
 // back and forward, and a reload all come back to the same place.
-import { STATUSES, api, el, failed, fill, go, link, millis, money, reloadEvery, runHref, statusBadge, when } from "./shared.js";
+import { STATUSES, api, el, failed, fill, go, link, millis, money, reloadEvery, runHref, runStatus, when } from "./shared.js";
 import { revealed } from "./reveal.js";
 
 const FILTERS = ["q", "agent", "status", "thread_id", "since", "until", "replay_of", "version", "replays"];
@@ -76,7 +76,7 @@ export function runsPage(main) {
       for (const run of answer.runs) if (!seen.has(run.agent)) { seen.add(run.agent); agentsSeen.append(el("option", { value: run.agent })); }
       fill(body, ...answer.runs.map((run) => el("tr", { "data-run": run.run_id },
         el("td", { class: "mono" }, link(runHref(run.run_id), run.run_id, "run-link")),
-        el("td", {}, run.agent), el("td", {}, statusBadge(run.status)),
+        el("td", {}, run.agent), el("td", {}, runStatus(run)),
         el("td", { class: "preview", "data-testid": "input-preview" }, run.input_preview ? revealed(run.input_preview) : "—"),
         el("td", { class: "preview", "data-testid": "outcome" }, outcome(run)),
         el("td", { class: "num", "data-testid": "cost" }, money(run.cost_usd)),

@@ -78,6 +78,15 @@ export function statusBadge(status) {
   return el("span", { class: "status " + status, "data-testid": "status" }, status);
 }
 
+// A listed run's status; `no driver` beside a running one no process drives now (the journal
+// reads `running` alike for a run at work and one whose process is gone: its lease tells).
+export function runStatus(run) {
+  if (!run.no_driver) return statusBadge(run.status);
+  return [statusBadge(run.status), el("span", { class: "err", "data-testid": "no-driver",
+    title: "No process drives this run now (the one that drove it ended or stalled); a server on this store takes it over" },
+  " no driver")];
+}
+
 export function notice(text, kind) {
   const box = document.getElementById("notice");
   fill(box, el("span", { class: kind || "ok" }, text));

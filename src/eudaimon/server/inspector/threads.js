@@ -1,5 +1,5 @@
 // The threads list and one thread's runs: the conversation, what was asked and answered in each.
-import { api, el, failed, fill, link, money, runHref, statusBadge, when } from "./shared.js";
+import { api, el, failed, fill, link, money, runHref, runStatus, when } from "./shared.js";
 import { revealed } from "./reveal.js";
 import { outcome } from "./runs.js";
 
@@ -28,7 +28,7 @@ export function threadPage(main, threadId) {
       el("section", {}, el("h2", {}, "Runs, oldest first"), el("table", {},
         el("thead", {}, el("tr", {}, ["run", "status", "asked", "answered", "events", "updated"].map((h) => el("th", { scope: "col" }, h)))),
         el("tbody", {}, t.runs.map((run) => el("tr", { "data-testid": "thread-run" },
-          el("td", { class: "mono" }, link(runHref(run.run_id), run.run_id)), el("td", {}, statusBadge(run.status)),
+          el("td", { class: "mono" }, link(runHref(run.run_id), run.run_id)), el("td", {}, runStatus(run)),
           el("td", { class: "preview", "data-testid": "thread-asked" }, run.input_preview ? revealed(run.input_preview) : "—"),
           el("td", { class: "preview", "data-testid": "thread-answered" }, outcome(run)),
           el("td", {}, run.event_count), el("td", {}, when(run.updated_at))))))));
