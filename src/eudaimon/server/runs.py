@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from fastapi import APIRouter, Header, HTTPException, Query, Response
 
 from eudaimon.core.errors import RunNotFound
-from eudaimon.core.run_index import STATUSES
+from eudaimon.core.run_index import STATUSES, RunRow
 from eudaimon.core.state import RunState, Status
 from eudaimon.runtime.loop.clock import new_run_id
 from eudaimon.runtime.process.drivers import driverless_runs, run_drivers
@@ -35,6 +35,13 @@ async def run_view(ctx: ServerContext, run_id: str) -> dict[str, Any]:
         lease = ((await run_drivers(ctx.store, [run_id])) or {}).get(run_id)
         view["driver"] = None if lease is None else {"owner": lease.owner, "lease_left_s": round(lease.expires_in_s, 1)}
     return view
+
+
+async def undriven(ctx: ServerContext, rows: list[RunRow]) -> frozenset[str]:
+    """The running runs among `rows` that no process drives now, as listings mark them; a run
+    this server is about to drive (its lease not taken yet) is not one of them."""
+    idle = await driverless_runs(ctx.store, rows)
+    return frozenset(run_id for run_id in idle if not ctx.runner.is_driving(run_id))
 
 
 if TYPE_CHECKING:
@@ -183,7 +190,7 @@ async def list_runs(
     rows = await index.query_runs(ctx.store, query)
     page = rows[:limit]
     more = len(rows) > limit
-    idle = await driverless_runs(ctx.store, page)
+    idle = await undriven(ctx, page)
     return {
         "runs": [row_dict(row, idle) for row in page],
         "next_cursor": index.Cursor.after(page[-1]).encode() if more and page else None,

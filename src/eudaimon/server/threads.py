@@ -5,12 +5,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query
 
 from eudaimon.core.run_index import sortable
-from eudaimon.runtime.process.drivers import driverless_runs
 from eudaimon.runtime.process.threads import thread_state
 from eudaimon.server import responses
 from eudaimon.server.context import Ctx, Viewer
 from eudaimon.server.responses import ERRORS
-from eudaimon.server.runs import ALL
+from eudaimon.server.runs import ALL, undriven
 from eudaimon.server.views import row_dict, usage_dict
 from eudaimon.stores import index
 from eudaimon.stores.base import RunSummary
@@ -49,7 +48,7 @@ async def get_thread(ctx: Ctx, thread_id: str, principal: Viewer) -> dict[str, A
     if not runs:
         raise HTTPException(404, f"no thread {thread_id!r}; GET /v1/threads lists them")
     state = await thread_state(ctx.store, thread_id)
-    idle = await driverless_runs(ctx.store, runs)
+    idle = await undriven(ctx, runs)
     return {
         "thread_id": thread_id,
         "turn_count": state.turn_count,
