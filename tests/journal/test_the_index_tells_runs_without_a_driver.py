@@ -121,3 +121,22 @@ def _without_engine(body: str) -> str:
     assert "engine" in parsed
     del parsed["engine"]
     return json.dumps(parsed)
+
+
+async def test_an_old_row_whose_journal_is_corrupt_is_left_unmarked_and_the_listing_stands(
+    samples: Any, tmp_path: Path
+) -> None:
+    """A listing marks nothing it cannot tell, and does not fail for it: the corrupt row is
+    reported by whatever reads the run itself."""
+    async with fresh_store("sqlite", tmp_path) as store:
+        await _start(store, samples, "r-old-broken")
+        await _start(store, samples, "r-old-local")
+        await _forget_engines(store)
+    with sqlite3.connect(tmp_path / "runs.db") as conn:
+        conn.execute("UPDATE events SET payload = '{broken' WHERE run_id = 'r-old-broken' AND seq = 0")
+    conn.close()
+    reader = SqliteStore(tmp_path / "runs.db")
+    try:
+        assert await driverless_runs(reader, await _rows(reader)) == {"r-old-local"}
+    finally:
+        await reader.close()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from eudaimon.core.errors import EudaimonError
 from eudaimon.core.run_index import RunRow
 from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores.base import EventStore, Lease
@@ -47,6 +48,13 @@ async def driverless_runs(store: EventStore, rows: Iterable[RunRow]) -> frozense
     if drivers is None:
         return frozenset()
     idle = [row for row in own if row.run_id not in drivers]
-    return frozenset(
-        [row.run_id for row in idle if row.engine == "" or not (await load_state(store, row.run_id)).engine]
-    )
+    return frozenset([row.run_id for row in idle if row.engine == "" or await _own_loop(store, row.run_id)])
+
+
+async def _own_loop(store: EventStore, run_id: str) -> bool:
+    """Whether the run's journal says a process's own loop drives it; False when the journal
+    cannot be read (a listing marks nothing it cannot tell, and does not fail for it)."""
+    try:
+        return not (await load_state(store, run_id)).engine
+    except EudaimonError:
+        return False
