@@ -96,7 +96,9 @@ def test_a_killed_runs_process_shows_as_no_driver_and_a_live_one_by_name(tmp_pat
             break
         time.sleep(0.2)
     assert re.search(rf"{run_id} .* running, no driver ", listed), listed
-    assert "a server on this store takes such runs over, or `eudaimon runs resume RUN_ID" in " ".join(listed.split())
+    assert "a server serving the run's agent on this store takes it over, or `eudaimon runs resume RUN_ID" in " ".join(
+        listed.split()
+    )
     gone = " ".join(_eudaimon(tmp_path, "runs", "show", run_id, "--store", url).split())
     assert "running, but no process drives it now (none holds its lease" in gone, gone
     assert f"eudaimon runs resume {run_id} --agent MODULE:ATTR --store" in gone, gone

@@ -278,13 +278,16 @@ def print_running(state: RunState, url: str, drivers: Mapping[str, Lease] | None
         return
     if drivers is None:
         console.print(
-            shown("running: a process drives it; if that process has ended, a server on this store takes it over, or:")
+            shown(
+                "running: a process drives it; if that process has ended, a server serving its agent on this store "
+                "takes it over, or:"
+            )
         )
     else:
         console.print(
             shown(
                 "running, but no process drives it now (none holds its lease: the one that drove it ended or "
-                "stalled). A server on this store takes it over, or:",
+                "stalled). A server serving its agent on this store takes it over, or:",
                 "yellow",
             )
         )

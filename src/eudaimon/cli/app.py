@@ -208,7 +208,7 @@ def runs_list(
         console.print(
             shown(
                 "no driver: no process holds the run's lease now (the one that drove it ended or stalled); a server "
-                "on this store takes such runs over, or `eudaimon runs resume RUN_ID --agent MODULE:ATTR`",
+                "serving the run's agent on this store takes it over, or `eudaimon runs resume RUN_ID --agent MODULE:ATTR`",
                 "yellow",
             )
         )

@@ -166,8 +166,8 @@ class Run(_Run):
     driver: Driver | None = Field(
         None,
         description="For a running run, the process driving it now (it holds the run's lease). Null while it runs "
-        "means no process does: the one that drove it ended or stalled, and a server on this store takes it over. "
-        "Null too for a run not running, or driven by an engine (`driven_by_engine`).",
+        "means no process does: the one that drove it ended or stalled, and a server serving its agent on this "
+        "store takes it over. Null too for a run not running, or driven by an engine (`driven_by_engine`).",
     )
     driven_by_engine: bool = Field(
         False, description="Whether an engine (Temporal) drives the run, not a process here."

@@ -131,7 +131,7 @@ export function runPage(main, runId) {
     driverCheck = setTimeout(refresh, 5000);
     if (run.driver) return el("span", { "data-testid": "driver" }, "driven by ", el("b", { class: "mono" }, run.driver.owner));
     return el("span", { class: "err", "data-testid": "no-driver" },
-      "no process drives this run now (the one that drove it ended or stalled): a server on this store takes it over");
+      "no process drives this run now (the one that drove it ended or stalled): a server serving its agent on this store takes it over");
   }
 
   function render(run) {

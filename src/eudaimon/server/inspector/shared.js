@@ -83,7 +83,7 @@ export function statusBadge(status) {
 export function runStatus(run) {
   if (!run.no_driver) return statusBadge(run.status);
   return [statusBadge(run.status), el("span", { class: "err", "data-testid": "no-driver",
-    title: "No process drives this run now (the one that drove it ended or stalled); a server on this store takes it over" },
+    title: "No process drives this run now (the one that drove it ended or stalled); a server serving its agent on this store takes it over" },
   " no driver")];
 }
 
