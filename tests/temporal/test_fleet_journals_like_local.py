@@ -8,6 +8,7 @@ process that prompts drives it or a worker does; and everything that reads the s
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,8 @@ from fleet_agent import make
 from temporalio.client import Client
 
 from eudaimon.core.codec import state_from_json
-from eudaimon.streaming import Done, TextDelta, ToolResult
+from eudaimon.core.events import ModelCalled
+from eudaimon.streaming import Done, StreamEvent, TextDelta, ToolCallDelta, ToolCallStart, ToolResult
 from eudaimon.temporal import TemporalEngine
 
 
@@ -50,8 +52,9 @@ async def test_same_event_types_locally_and_on_temporal(
 async def test_stream_state_and_fork_of_a_temporal_run(
     client: Client, temporal_target: str, task_queue: str, store_url: str, ledger: Path
 ) -> None:
-    """`prompt_stream` follows the journal; `state(at_seq)` and the workflow's state Query
-    agree with a fold of the store; a fork of a Temporal run resumes on the fleet."""
+    """`prompt_stream` follows the journal, tool calls with their arguments; `state(at_seq)` and
+    the workflow's state Query agree with a fold of the store; a fork of a Temporal run resumes
+    on the fleet."""
     async with in_process_worker(client, task_queue, store_url):
         agent = make(store=store_url, engine=engine(temporal_target, task_queue))
         streamed = [event async for event in agent.prompt_stream("read then write")]
@@ -62,6 +65,14 @@ async def test_stream_state_and_fork_of_a_temporal_run(
         assert "".join(e.text for e in streamed if isinstance(e, TextDelta)).startswith("done: value of a")
 
         events = await agent.store.load(done.run_id)
+        journaled = [
+            (call.name, call.arguments)
+            for e in events
+            if isinstance(e.data, ModelCalled)
+            for call in e.data.message.tool_calls
+        ]
+        assert len(journaled) == 2 and all(arguments for _, arguments in journaled)
+        assert streamed_calls(streamed) == journaled
         middle = next(e.seq for e in events if e.type == "tool_completed")
         at_middle = await agent.state(done.run_id, at_seq=middle)
         queried = state_from_json(await client.get_workflow_handle(done.run_id).query("state", middle))
@@ -74,3 +85,15 @@ async def test_stream_state_and_fork_of_a_temporal_run(
         assert resumed.status == "completed"
         assert resumed.text() == (await agent.state(done.run_id)).output
         await agent.aclose()
+
+
+def streamed_calls(streamed: list[StreamEvent]) -> list[tuple[str, object]]:
+    """The tool calls a stream told, each its name and its arguments put together from deltas."""
+    names: dict[str, str] = {}
+    pieces: dict[str, list[str]] = {}
+    for event in streamed:
+        if isinstance(event, ToolCallStart):
+            names[event.id], pieces[event.id] = event.name, []
+        elif isinstance(event, ToolCallDelta):
+            pieces[event.id].append(event.arguments_delta)
+    return [(names[i], json.loads("".join(pieces[i]))) for i in names]

@@ -2,20 +2,32 @@
 
 from __future__ import annotations
 
+import json
+
 from eudaimon.core.events import Event, GuardrailRejected, ModelCalled, ToolCompleted, ToolDenied
-from eudaimon.streaming import StreamEvent, TextDelta, ToolCallEnd, ToolCallStart, ToolResult, Usage
+from eudaimon.streaming import (
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    ToolResult,
+    Usage,
+)
 
 
 def stream_events(event: Event) -> list[StreamEvent]:
     """The stream events one journaled event stands for: a model's answer (its text whole,
-    its tool calls, its usage), a tool's result. Other events say nothing to a stream."""
+    its tool calls with their arguments, its usage), a tool's result. Other events say nothing
+    to a stream. The arguments come as one delta, the text as one: a journaled answer is whole."""
     data = event.data
     if isinstance(data, ModelCalled):
         out: list[StreamEvent] = []
         if data.message.content:
             out.append(TextDelta(data.message.content))
         for call in data.message.tool_calls:
-            out += [ToolCallStart(call.id, call.name), ToolCallEnd(call.id)]
+            raw = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
+            out += [ToolCallStart(call.id, call.name), ToolCallDelta(call.id, raw), ToolCallEnd(call.id)]
         usage = data.usage
         out.append(Usage(data.step, usage.input_tokens, usage.output_tokens, data.cost_usd or 0.0))
         return out
