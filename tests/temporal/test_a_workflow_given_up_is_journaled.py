@@ -2,7 +2,10 @@
 
 Terminated while a caller waits, the caller's engine records it; terminated with nobody
 waiting, `eudaimon runs list --check` (and a worker at start, and the server's recovery
-through `resume`) records it.
+through `resume`) records it. A run that waited for an approval when its workflow was
+terminated is recorded so too, and the approval that comes after is refused, saying why:
+recorded, it would have left the run `running` with nothing to drive it, and the operator
+told that it goes on.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typer.testing import CliRunner
 
 from eudaimon import Agent
 from eudaimon.cli.app import app
-from eudaimon.errors import RunFailedError
+from eudaimon.errors import InvalidOperation, RunFailedError
 from eudaimon.temporal import TemporalEngine
 from eudaimon.temporal._gave_up import WORKFLOW_CLOSED
 
@@ -103,4 +106,47 @@ async def test_a_worker_at_start_journals_a_workflow_terminated_while_none_ran(
     finally:
         worker.terminate()
         worker.wait(20)
+        await agent.aclose()
+
+
+async def _waiting_on_a_terminated_workflow(client: Client, agent: Agent) -> tuple[str, str]:
+    """A run that waits for the approval of a wire, its workflow then terminated."""
+    waiting = await agent.prompt("wire money")
+    assert waiting.status == "awaiting_approval"
+    [asked] = waiting.pending_approvals
+    await client.get_workflow_handle(waiting.run_id).terminate("an operator cleaned up")
+    return waiting.run_id, asked.id
+
+
+async def test_runs_list_check_journals_a_waiting_run_whose_workflow_was_terminated(
+    client: Client, temporal_target: str, task_queue: str, store_url: str, ledger: Path
+) -> None:
+    async with in_process_worker(client, task_queue, store_url):
+        agent = make(store=store_url, engine=TemporalEngine(temporal_target, task_queue=task_queue))
+        run_id, _ = await _waiting_on_a_terminated_workflow(client, agent)
+    assert (await agent.state(run_id)).status == "awaiting_approval"
+    result = await asyncio.to_thread(
+        CliRunner().invoke, app, ["runs", "list", "--check", "--store", store_url], catch_exceptions=False
+    )
+    assert result.exit_code == 0, result.output
+    assert run_id in result.output and "journaled as failed" in result.output
+    state = await agent.state(run_id)
+    assert state.status == "failed" and "terminated" in (state.error or "")
+    await agent.aclose()
+
+
+async def test_an_approval_after_the_workflow_was_terminated_is_refused_and_the_run_failed(
+    client: Client, temporal_target: str, task_queue: str, store_url: str, ledger: Path
+) -> None:
+    async with in_process_worker(client, task_queue, store_url):
+        agent = make(store=store_url, engine=TemporalEngine(temporal_target, task_queue=task_queue))
+        run_id, call_id = await _waiting_on_a_terminated_workflow(client, agent)
+        with pytest.raises(InvalidOperation, match="terminated") as refused:
+            await agent.approve(run_id, call_id, True, by="ops")
+        assert "not recorded" in str(refused.value)
+        state = await agent.state(run_id)
+        assert state.status == "failed" and "terminated" in (state.error or "")
+        types = [e.type for e in await agent.store.load(run_id)]
+        assert "approval_decided" not in types and types[-1] == "run_failed"
+        assert not ledger.exists() or "wire" not in ledger.read_text()  # nothing was wired
         await agent.aclose()

@@ -72,9 +72,9 @@ async def test_deciding_a_call_that_is_not_waiting_is_rejected(
 
         # Straight to the workflow, past the store-side check the CLI and `approve` make first.
         with pytest.raises(InvalidOperation, match="has no call 'nope' awaiting approval"):
-            await on_fleet.decide(waiting.run_id, ApprovalDecided(call_id="nope", approved=True))
+            await on_fleet.decide(agent.store, waiting.run_id, ApprovalDecided(call_id="nope", approved=True))
         with pytest.raises(InvalidOperation, match="has no unknown outcome"):
-            await on_fleet.decide(waiting.run_id, ToolReconciled(call_id=call.id, output="x"))
+            await on_fleet.decide(agent.store, waiting.run_id, ToolReconciled(call_id=call.id, output="x"))
         assert len(await agent.store.load(waiting.run_id)) == before
 
         await agent.approve(waiting.run_id, call.id, True, by="first")

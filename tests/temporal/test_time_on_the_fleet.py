@@ -118,7 +118,7 @@ async def test_a_late_approval_is_refused_on_temporal(
         with pytest.raises(DeadlinePassed, match="deadline passed"):
             await agent.approve(paused.run_id, call.id, True, by="late")
         with pytest.raises(DeadlinePassed, match="deadline passed"):
-            await engine.decide(paused.run_id, ApprovalDecided(call_id=call.id, approved=True, by="late"))
+            await engine.decide(agent.store, paused.run_id, ApprovalDecided(call_id=call.id, approved=True, by="late"))
         gate.unlink()
 
         assert await asyncio.wait_for(client.get_workflow_handle(paused.run_id).result(), 30) == "completed"

@@ -143,12 +143,14 @@ def worker(
 
 async def _check_at_start(agent: Any) -> None:
     """Journal as failed the runs of this agent whose workflow Temporal gave up on while no
-    worker looked (`eudaimon.temporal._gave_up`): the journal must not say `running` for good."""
+    worker looked (`eudaimon.temporal._gave_up`): the journal must not say `running`, or that
+    the run waits for a person, for good."""
+    from eudaimon.core.run_index import NOT_ENDED
     from eudaimon.stores import index
     from eudaimon.temporal._check_runs import check_runs
 
     try:
-        rows = await index.query_runs(agent.store, index.RunQuery(limit=10_000, statuses=("running",)))
+        rows = await index.query_runs(agent.store, index.RunQuery(limit=10_000, statuses=NOT_ENDED))
         found = await check_runs(agent.store, [row.run_id for row in rows if row.agent == agent.name])
     except Exception as exc:  # a check that fails leaves the runs as they were; the worker serves on
         out().print(Text(f"could not check the runs Temporal may have given up on: {exc}"))

@@ -50,7 +50,7 @@ from eudaimon.cli._tree import TreeView, load_tree, parent_line, render_tree
 from eudaimon.core.codec import event_to_json
 from eudaimon.core.errors import EudaimonError
 from eudaimon.core.events import Event
-from eudaimon.core.run_index import STATUSES, RunRow
+from eudaimon.core.run_index import NOT_ENDED, STATUSES, RunRow
 from eudaimon.core.state import RunState, Status
 from eudaimon.runtime.process.drivers import driverless_runs, run_drivers
 from eudaimon.stores import index
@@ -122,8 +122,9 @@ def runs_list(
         bool,
         typer.Option(
             "--check",
-            help="Ask Temporal about the runs it drives that the journal says are running: one whose "
-            "workflow was terminated, timed out or failed outside the loop is journaled as failed.",
+            help="Ask Temporal about the listed runs it drives that the journal says have not ended "
+            "(running, or waiting for a person or a time): one whose workflow was terminated, timed out "
+            "or failed outside the loop is journaled as failed.",
         ),
     ] = False,
 ) -> None:
@@ -162,7 +163,7 @@ def runs_list(
 
     async def checked(journal: EventStore) -> tuple[list[RunRow], frozenset[str]]:
         rows = await index.query_runs(journal, query)
-        going = [row.run_id for row in rows if row.status == "running"]
+        going = [row.run_id for row in rows if row.status in NOT_ENDED]
         if going:
             with needs("temporal", "eudaimon runs list --check"):
                 from eudaimon.temporal._check_runs import check_runs

@@ -54,6 +54,8 @@ STATUSES: tuple[str, ...] = tuple(
 """Every status a row can have, the fold's `Status` values (`queued` too: a run journaled while its
 thread is busy), in the order a run meets them: queued, live, ended (listings offer them so)."""
 ENDED = frozenset(status.value for status in TERMINAL_STATUSES)
+NOT_ENDED: tuple[str, ...] = tuple(status for status in STATUSES if status not in ENDED)
+"""A run in one of these still has a driver, or a wait, that may be gone: queued, running, waiting."""
 ERRORED = frozenset({"failed", "budget_exceeded"})
 """The statuses the dashboard's `error_rate` counts."""
 

@@ -298,9 +298,18 @@ class TemporalEngine:
                 return
             await asyncio.wait({settled}, timeout=self.poll_interval_s)
 
-    async def decide(self, run_id: str, decision: ApprovalDecided | ToolReconciled) -> bool:
+    async def decide(self, store: EventStore, run_id: str, decision: ApprovalDecided | ToolReconciled) -> bool:
         """Send a decision to the run's workflow as the `decide` Update; False when no workflow
-        runs for it (the decision is then appended to the store, and `resume` starts one)."""
+        was started for it (the decision is then appended to the store, and `resume` starts one).
+
+        A workflow that closed outside the loop (terminated by an operator while the run waited
+        for an approval, say) drives the run no more, and none can start again under its id:
+        the run is journaled as failed, and the decision refused saying so, rather than recorded
+        on a run that would then read `running` with nothing to drive it.
+
+        Raises:
+            InvalidOperation: the workflow refused the decision, or closed outside the loop.
+        """
         if isinstance(decision, ApprovalDecided):
             sent = DecisionInput(
                 decision.call_id,
@@ -325,10 +334,18 @@ class TemporalEngine:
                 raise InvalidOperation(cause.message if isinstance(cause, ApplicationError) else str(cause)) from exc
             except RPCError as exc:
                 if exc.status is RPCStatusCode.NOT_FOUND:
+                    await self._refuse_if_gave_up(store, run_id)
                     return False
                 raise _eudaimon_error(exc, run_id) from exc
             return True
         raise InvalidOperation(f"run {run_id}'s workflow kept continuing as new; send the decision again")
+
+    async def _refuse_if_gave_up(self, store: EventStore, run_id: str) -> None:
+        state = await record_if_gave_up(await self.client(), store, run_id)
+        if state is not None and state.status.is_terminal:
+            raise InvalidOperation(
+                f"run {run_id} is {state.status.value}; the decision is not recorded: {state.error or 'it has ended'}"
+            )
 
     async def add_schedule(self, schedule: Schedule) -> None:
         """Create the Temporal Schedule that fires `schedule` on this engine's queue (`_schedules`)."""

@@ -2,7 +2,7 @@
 
 A workflow can close outside the loop: terminated by an operator, timed out by an execution
 timeout, failed by an error the loop never saw. Its run's journal would then say `running`
-for good, looking exactly like a healthy run. The worker (at a run's start), the caller
+(or that it waits for a person) for good, looking exactly like a healthy run. The worker (at a run's start), the caller
 (`TemporalEngine`, when its workflow closes under it), `eudaimon runs list --check` and the
 server's recovery ask `record_if_gave_up`: when the run has not ended in the journal and its
 workflow has closed, `run_failed` is appended, saying how it closed and the workflow's id.

@@ -52,9 +52,10 @@ class Engine(Protocol):
         `journal` holding the run's state as the store has it."""
         ...
 
-    async def decide(self, run_id: str, decision: ApprovalDecided | ToolReconciled) -> bool:
-        """Hand a human's decision (already checked against the store's state) to the driver;
-        False when nothing drives the run now, and the decision is to be appended to the store."""
+    async def decide(self, store: EventStore, run_id: str, decision: ApprovalDecided | ToolReconciled) -> bool:
+        """Hand a human's decision (already checked against `store`'s state) to the driver;
+        False when nothing drives the run now, and the decision is to be appended to the store.
+        A run the engine gave up on (journaled as such in `store` first) refuses it."""
         ...
 
 

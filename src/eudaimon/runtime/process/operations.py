@@ -55,7 +55,7 @@ async def append_decision(store: EventStore, run_id: str, decide: Decide) -> Run
         if (
             state.engine
             and isinstance(decision, ApprovalDecided | ToolReconciled)
-            and await open_engine(state.engine).decide(run_id, decision)
+            and await open_engine(state.engine).decide(store, run_id, decision)
         ):
             return await load_state(store, run_id)
         journal = RunJournal(store, state, snapshot_every=0)
