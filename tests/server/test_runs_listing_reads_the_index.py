@@ -38,8 +38,8 @@ def test_items_carry_previews_outcome_usage_duration_and_tools(server: Server) -
 
 
 def test_filters_by_status_search_and_dates(server: Server) -> None:
-    """Invariant: `status`, `agent`, `thread_id`, `q` (input, tool names, call and run ids,
-    case-insensitive) and `since`/`until` select exactly the runs they name."""
+    """Invariant: `status` (repeated: any of them), `agent`, `thread_id`, `q` (input, tool names,
+    call and run ids, case-insensitive) and `since`/`until` select exactly the runs they name."""
     with server.client() as client:
         a = client.post("/v1/agents/payer/runs?wait=true", json={"input": "pay 3 to QuokkaCorp", "thread_id": "t-q1"})
         b = client.post("/v1/agents/ticker/runs?wait=true", json={"input": "ticks=1 walrus", "thread_id": "t-q2"})
@@ -57,6 +57,9 @@ def test_filters_by_status_search_and_dates(server: Server) -> None:
         waiting = ids(status="awaiting_approval")
         assert pay in waiting and tick not in waiting
         assert tick in ids(status="completed", agent="ticker") and pay not in ids(agent="ticker")
+        either = ids(status=["awaiting_approval", "completed"])  # repeated: any of them
+        assert pay in either and tick in either
+        assert ids(status=["awaiting_approval", "failed"], thread_id="t-q2") == []
         today = datetime.now(UTC).date()
         assert pay in ids(since=today.isoformat()) and pay in ids(until=today.isoformat())
         assert pay not in ids(since=(today + timedelta(days=1)).isoformat())

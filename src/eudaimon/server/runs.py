@@ -53,7 +53,7 @@ else:  # the statuses of `core.run_index.STATUSES`, offered in the schema as an 
 def listing_query(
     *,
     limit: int,
-    status: str | None = None,
+    statuses: tuple[str, ...] = (),
     agent: str | None = None,
     thread_id: str | None = None,
     q: str | None = None,
@@ -81,7 +81,7 @@ def listing_query(
         raise HTTPException(422, str(exc)) from None
     return index.RunQuery(
         limit=limit,
-        status=status,
+        statuses=statuses,
         agent=agent,
         thread_id=thread_id,
         q=q or None,
@@ -149,7 +149,9 @@ async def start_run(
 async def list_runs(
     ctx: Ctx,
     principal: Viewer,
-    status: IndexStatus | None = None,
+    status: Annotated[
+        list[IndexStatus] | None, Query(description="Only runs in this status; repeat it for runs in any of several.")
+    ] = None,
     agent: Annotated[str | None, Query(max_length=500)] = None,
     thread_id: Annotated[str | None, Query(max_length=500)] = None,
     q: Annotated[
@@ -176,7 +178,7 @@ async def list_runs(
     shows it twice, and one not reached yet shows again only from the first page."""
     query = listing_query(
         limit=limit + 1,
-        status=status,
+        statuses=tuple(dict.fromkeys(status or ())),
         agent=agent,
         thread_id=thread_id,
         q=q,
