@@ -58,6 +58,32 @@ async def test_cli_decision_in_another_process_unblocks_the_workflow(
         await agent.aclose()
 
 
+async def test_a_decision_on_a_fork_no_workflow_drives_says_a_resume_starts_it(
+    client: Client, temporal_target: str, task_queue: str, store_url: str, ledger: Path
+) -> None:
+    """A fork of a Temporal run has no workflow until a resume starts one: the CLI's approval
+    is journaled and says that, with the resume to run, not that the run goes on by itself;
+    the resume then runs the approved call once."""
+    async with in_process_worker(client, task_queue, store_url):
+        engine = TemporalEngine(temporal_target, task_queue=task_queue)
+        agent = make(store=store_url, engine=engine)
+        waiting = await agent.prompt("wire money")
+        [call] = waiting.pending_approvals
+        asked = next(e.seq for e in await agent.store.load(waiting.run_id) if e.type == "approval_requested")
+        fork = await agent.fork(waiting.run_id, asked)
+
+        done = await _cli("runs", "approve", fork, call.id, "--store", store_url, "--by", "ops")
+        said = " ".join(done.stdout.split())
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert f"nothing on {engine.url} drives it now" in said, said
+        assert f"eudaimon runs resume {fork}" in said and "goes on by itself" not in said
+
+        assert (await agent.resume(fork)).status == "completed"
+        wired = [line for line in ledger.read_text().splitlines() if '"wire"' in line and fork in line]
+        assert len(wired) == 1
+        await agent.aclose()
+
+
 async def test_deciding_a_call_that_is_not_waiting_is_rejected(
     client: Client, temporal_target: str, task_queue: str, store_url: str, ledger: Path
 ) -> None:

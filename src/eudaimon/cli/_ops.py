@@ -42,6 +42,7 @@ from eudaimon.core.errors import DeadlinePassed, EudaimonError
 from eudaimon.core.messages import JsonObject, ToolCall
 from eudaimon.core.state import RunState, Status
 from eudaimon.runtime.process import operations
+from eudaimon.runtime.process.engines import open_engine
 from eudaimon.runtime.process.leases import lease_ttl_s
 from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores.base import EventStore, Lease
@@ -59,6 +60,8 @@ AgentOption = Annotated[
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "": 86400}
+_ASK_ENGINE_S = 10.0
+"""How long the CLI waits for an engine to say whether it drives a run."""
 
 
 def register(runs: typer.Typer) -> None:
@@ -248,7 +251,7 @@ def _after_decision(run_id: str, url: str) -> None:
     state = run_async(with_store(url, lambda journal: load_state(journal, run_id)))
     print_waiting(state, url)
     if state.engine:
-        out().print(shown(f"  the run goes on by itself on {state.engine}", "cyan"))
+        _on_engine(state, url)
     elif not state.status.is_paused:
         out().print(
             shown(
@@ -261,6 +264,30 @@ def _after_decision(run_id: str, url: str) -> None:
         )
 
 
+def _on_engine(state: RunState, url: str) -> None:
+    """How a run an engine drives goes on: by itself while the engine drives it; when nothing
+    there does (a fork, a run journaled while the engine was away), a resume starts it."""
+    try:
+        drives = asyncio.run(asyncio.wait_for(open_engine(state.engine).drives(state.run_id), _ASK_ENGINE_S))
+    except Exception as exc:  # the engine away or not installed: say so, the rest was shown
+        reason = str(exc) or f"no answer in {_ASK_ENGINE_S:g} s"
+        out().print(shown(f"  driven on {state.engine}, which could not say whether it drives the run now: {reason}"))
+        return
+    if drives:
+        out().print(shown(f"  the run goes on by itself on {state.engine}", "cyan"))
+    elif state.status is Status.RUNNING:
+        out().print(
+            shown(
+                f"  nothing on {state.engine} drives it now; a resume starts it there (a server serving "
+                f"{state.agent} on this store does at its next recovery sweep):"
+            )
+        )
+        out().print(
+            shown(f"  eudaimon runs resume {state.run_id} --agent MODULE:ATTR{_store_flag(url)}", "cyan"),
+            soft_wrap=True,
+        )
+
+
 def print_running(state: RunState, url: str, drivers: Mapping[str, Lease] | None = None) -> None:
     """For a run that neither ended nor waits, how it goes on. The journal reads `running` until
     something drives the run again, whether its process is at work or was killed; `drivers`
@@ -269,7 +296,7 @@ def print_running(state: RunState, url: str, drivers: Mapping[str, Lease] | None
         return
     console = out()
     if state.engine:
-        console.print(shown(f"  the run goes on by itself on {state.engine}", "cyan"))
+        _on_engine(state, url)
         return
     resume = shown(f"  eudaimon runs resume {state.run_id} --agent MODULE:ATTR{_store_flag(url)}", "cyan")
     driver = drivers.get(state.run_id) if drivers is not None else None

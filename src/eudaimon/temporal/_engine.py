@@ -34,6 +34,7 @@ from urllib.parse import parse_qs, urlsplit
 from temporalio.client import (
     Client,
     WithStartWorkflowOperation,
+    WorkflowExecutionStatus,
     WorkflowHandle,
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
@@ -339,6 +340,16 @@ class TemporalEngine:
                 raise _eudaimon_error(exc, run_id) from exc
             return True
         raise InvalidOperation(f"run {run_id}'s workflow kept continuing as new; send the decision again")
+
+    async def drives(self, run_id: str) -> bool:
+        """Whether the run's workflow runs now."""
+        try:
+            described = await (await self.client()).get_workflow_handle(run_id).describe()
+        except RPCError as exc:
+            if exc.status is RPCStatusCode.NOT_FOUND:
+                return False
+            raise _eudaimon_error(exc, run_id) from exc
+        return described.status is WorkflowExecutionStatus.RUNNING
 
     async def _refuse_if_gave_up(self, store: EventStore, run_id: str) -> None:
         state = await record_if_gave_up(await self.client(), store, run_id)

@@ -58,6 +58,11 @@ class Engine(Protocol):
         A run the engine gave up on (journaled as such in `store` first) refuses it."""
         ...
 
+    async def drives(self, run_id: str) -> bool:
+        """Whether the engine drives the run now: a run forked, or journaled while the engine
+        was away, has nothing there until a resume starts it."""
+        ...
+
 
 EngineOpener = Callable[[str], Engine]
 """Builds the engine a URL of its scheme names (`TemporalEngine.from_url`)."""
