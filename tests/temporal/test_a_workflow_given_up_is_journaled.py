@@ -52,6 +52,8 @@ async def test_a_terminated_workflow_fails_its_run_for_the_waiting_caller(
         state = await agent.state("run_terminated")
         assert state.status == "failed"
         assert "terminated" in (state.error or "") and "workflow id run_terminated" in (state.error or "")
+        failed_at = state.next_seq - 1  # the fork the error names keeps everything before the failure
+        assert f"eudaimon runs fork run_terminated --at {failed_at - 1}" in (state.error or "")
         [failed] = [e.data for e in await agent.store.load("run_terminated") if e.type == "run_failed"]
         assert failed.exception == WORKFLOW_CLOSED  # type: ignore[union-attr]
         await agent.aclose()

@@ -64,7 +64,8 @@ async def record_if_gave_up(client: Client, store: EventStore, run_id: str) -> R
             RunFailed(
                 error=(
                     f"Temporal {how} the run's workflow (workflow id {run_id}) outside the loop; the journal "
-                    f"holds the run up to its last commit: fork it (`eudaimon runs fork {run_id}`) to go on"
+                    f"holds the run up to its last commit: fork it from there (`eudaimon runs fork {run_id} --at "
+                    f"{state.next_seq - 1}`) and resume the fork to go on"
                 ),
                 kind=FailureKind.EXCEPTION,
                 exception=WORKFLOW_CLOSED,
