@@ -11,7 +11,8 @@ replaying: runs in flight when a release is deployed must finish under it.
   before content parts, snapshots, stash deletion and continue-as-new, and the one after;
 - `histories/<RELEASE>/`: one history per path — tools (a READ then a WRITE), parallel
   calls, an approval, a call reconciled after its outcome was lost, a model call retried,
-  continue-as-new, a waiting run cancelled; an approval deadline that fired and a tool's
+  continue-as-new, a waiting run cancelled (its workflow cancelled: `cancel`; the `cancel` Update
+  the CLI and the server send: `cancel_requested`); an approval deadline that fired and a tool's
   `RetryAfter` woken by the workflow's timer (agents of `timed_fleet_agent`), and a sub-second
   one woken by a sleep in the worker (`short_wake`: the `eudaimon.sleep_until` local activity); an approval awaited
   on a fresh execution (both executions: `awaited_fresh`, `awaited_fresh_earlier`), an agent used
@@ -36,6 +37,7 @@ from _fleet import in_process_worker
 from temporalio.client import Client
 
 from eudaimon import Agent
+from eudaimon.runtime.process import operations
 from eudaimon.temporal import TemporalEngine
 
 HISTORIES = Path(__file__).parent / "histories"
@@ -100,6 +102,12 @@ async def _cancel(agent: Agent, client: Client) -> str:
     return waiting.run_id
 
 
+async def _cancel_requested(agent: Agent, client: Client) -> str:
+    waiting = await agent.prompt("wire money")
+    await operations.cancel(agent.store, waiting.run_id, reason="not today", by="ops")  # the `cancel` Update
+    return waiting.run_id
+
+
 async def _deadline(agent: Agent, client: Client) -> str:
     return (await agent.prompt("pay ACME")).run_id  # nobody decides: the deadline denies the call
 
@@ -124,6 +132,7 @@ PATHS: dict[str, tuple[Path_, dict[str, float]]] = {
     "reconciliation": (_reconciliation, {"tool_timeout_s": 1.0, "heartbeat_timeout_s": 1.0}),
     "continue_as_new": (_continue_as_new, {"continue_after_events": 30}),
     "cancel": (_cancel, {}),
+    "cancel_requested": (_cancel_requested, {}),
     "deadline": (_deadline, {}),
     "wake": (_wake, {}),
     "short_wake": (_short_wake, {}),

@@ -24,6 +24,7 @@ stayed behind fails at once, saying so, on a worker that has none.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import replace
@@ -59,6 +60,7 @@ from eudaimon.temporal._payloads import (
     CONTINUING,
     INLINE_LIMIT,
     WORKFLOW_FAILED,
+    CancelInput,
     DecisionInput,
     RunInput,
     SentDeps,
@@ -341,6 +343,20 @@ class TemporalEngine:
             return True
         raise InvalidOperation(f"run {run_id}'s workflow kept continuing as new; send the decision again")
 
+    async def cancel(self, run_id: str, reason: str, by: str | None = None) -> bool:
+        """Ask the run's workflow to cancel the run (the `cancel` Update: the loop journals
+        `run_cancelled` with `reason` and `by`); False when no workflow runs for it. A workflow
+        on a worker that predates the Update is cancelled as a workflow, which says neither.
+
+        Raises:
+            InvalidOperation: the run has ended.
+        """
+        handle = (await self.client()).get_workflow_handle(run_id)
+        try:
+            return await _ask_to_cancel(handle, CancelInput(reason, by))
+        except RPCError as exc:
+            raise _eudaimon_error(exc, run_id) from exc
+
     async def drives(self, run_id: str) -> bool:
         """Whether the run's workflow runs now."""
         try:
@@ -449,19 +465,43 @@ def _eudaimon_error(exc: BaseException, run_id: str) -> RunError:
     )
 
 
-async def _cancel_on(cancel: CancellationToken, handle: WorkflowHandle[object, str]) -> None:
-    """Cancel the run's workflow once `cancel` fires; asked again while it is not found yet
-    (its start is in flight with the caller's `settled` Update). The caller stops this once
-    the run has settled."""
-    await cancel.wait()
-    while True:
+async def _ask_to_cancel(handle: WorkflowHandle[object, str], request: CancelInput) -> bool:
+    """Send the `cancel` Update; False when no workflow runs under the handle's id. A workflow
+    on a worker that predates the Update is cancelled as a workflow, which says neither who
+    nor why.
+
+    Raises:
+        InvalidOperation: the run has ended, or its workflow kept continuing as new.
+    """
+    for _ in range(_DECIDE_TRIES):
         try:
-            await handle.cancel()
+            await handle.execute_update("cancel", request)
+        except WorkflowUpdateFailedError as exc:
+            cause = exc.cause
+            if isinstance(cause, ApplicationError) and cause.type == CONTINUING:
+                await asyncio.sleep(0.1)  # the run goes on in a new execution: ask that one
+                continue
+            if isinstance(cause, ApplicationError) and cause.type == "InvalidOperation":
+                raise InvalidOperation(cause.message) from exc
+            await handle.cancel()  # no `cancel` Update on its worker
         except RPCError as exc:
             if exc.status is RPCStatusCode.NOT_FOUND:
-                await asyncio.sleep(0.1)
-                continue
-        return
+                return False
+            raise
+        return True
+    raise InvalidOperation(f"run {handle.id}'s workflow kept continuing as new; cancel it again")
+
+
+async def _cancel_on(cancel: CancellationToken, handle: WorkflowHandle[object, str]) -> None:
+    """Cancel the run once `cancel` fires, with its reason and who; asked again while no
+    workflow is found (its start is in flight with the caller's `settled` Update). The caller
+    stops this once the run has settled."""
+    await cancel.wait()
+    with contextlib.suppress(InvalidOperation, RPCError):  # it ended meanwhile, or Temporal is away
+        while True:
+            if await _ask_to_cancel(handle, CancelInput(cancel.reason, cancel.by)):
+                return
+            await asyncio.sleep(0.1)
 
 
 register_engine("temporal", TemporalEngine.from_url)

@@ -150,6 +150,14 @@ class DecisionInput:
 
 
 @dataclass(frozen=True, slots=True)
+class CancelInput:
+    """A request to cancel the run, sent as an Update: why and who, for its `run_cancelled`."""
+
+    reason: str
+    by: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RunInput:
     run_id: str
     agent: str

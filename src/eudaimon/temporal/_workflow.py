@@ -60,6 +60,7 @@ from eudaimon.temporal._payloads import (
     CONTINUED,
     CONTINUING,
     WORKFLOW_FAILED,
+    CancelInput,
     DecisionInput,
     LoadInput,
     RunInput,
@@ -174,7 +175,7 @@ class RunWorkflow:
             except _ContinueAsNew:
                 await self._continue_as_new()
             if not journal.state.status.is_terminal and self._cancel.is_cancelled:
-                journal.record(RunCancelled(reason=self._cancel.reason))
+                journal.record(RunCancelled(reason=self._cancel.reason, by=self._cancel.by))
                 await journal.flush()
             await self._remember(journal.state)
             if journal.state.status.is_terminal:
@@ -330,6 +331,27 @@ class RunWorkflow:
             raise ApplicationError(str(exc), type="DeadlinePassed", non_retryable=True) from exc
         except InvalidOperation as exc:
             raise ApplicationError(str(exc), type="InvalidOperation", non_retryable=True) from exc
+
+    @workflow.update(name="cancel")
+    async def cancel(self, request: CancelInput) -> None:
+        """Cancel the run, as a `CancellationToken` does: the loop journals `run_cancelled`,
+        with who and why, at its next check (a call under way is cut short). Cancelling the
+        workflow itself does the same, but carries neither."""
+        if not self._cancel.is_cancelled:
+            self._cancel.cancel(request.reason, by=request.by)
+            self._decisions += 1
+
+    @cancel.validator
+    def _validate_cancel(self, request: CancelInput) -> None:
+        if self._continuing:
+            raise ApplicationError(f"run {self._start.run_id} is continuing as new; send it again", type=CONTINUING)
+        if self._finished():
+            state = self._ready().state
+            raise ApplicationError(
+                f"run {state.run_id} is {state.status.value}; only a run that has not ended can be cancelled",
+                type="InvalidOperation",
+                non_retryable=True,
+            )
 
     @workflow.update(name="settled")
     async def settled(self) -> str:

@@ -58,6 +58,11 @@ class Engine(Protocol):
         A run the engine gave up on (journaled as such in `store` first) refuses it."""
         ...
 
+    async def cancel(self, run_id: str, reason: str, by: str | None = None) -> bool:
+        """Hand a request to cancel the run to its driver, which journals `run_cancelled` with
+        `reason` and `by`; False when nothing drives the run now (it is cancelled in the store)."""
+        ...
+
     async def drives(self, run_id: str) -> bool:
         """Whether the engine drives the run now: a run forked, or journaled while the engine
         was away, has nothing there until a resume starts it."""

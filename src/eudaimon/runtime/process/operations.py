@@ -298,11 +298,13 @@ async def cancel(
 ) -> RunState | None:
     """Cancel a run that has not ended, wherever it is driven.
 
-    The request is left in the store first (`cancel_requests`). Then, if no process holds the
-    run's lease (the run waits for a human, or its driver died), `run_cancelled` is appended
-    here, under the lease, and the cancelled state returned. If a driver holds the lease, None
-    is returned: that driver journals `run_cancelled` at its next step boundary, and a run
-    paused before it looked is cancelled when it is next resumed.
+    The request is left in the store first (`cancel_requests`). A run an engine drives (a
+    Temporal workflow, waiting or not) is handed the request there, and None returned: its
+    workflow journals `run_cancelled` and ends. Otherwise, if no process holds the run's
+    lease (the run waits for a human, or its driver died), `run_cancelled` is appended here,
+    under the lease, and the cancelled state returned. If a driver holds the lease, None is
+    returned: that driver journals `run_cancelled` at its next step boundary, and a run paused
+    before it looked is cancelled when it is next resumed.
 
     Raises:
         RunNotFound: no such run.
@@ -316,8 +318,11 @@ async def cancel(
             )
         return RunCancelled(reason=reason, by=by)
 
-    decide(await load_state(store, run_id))
+    state = await load_state(store, run_id)
+    decide(state)
     await request_cancel(store, run_id, CancelRequest(reason=reason, by=by))
+    if state.engine and await open_engine(state.engine).cancel(run_id, reason, by):
+        return None
     keeper = LeaseKeeper(store, run_lease_name(run_id))
     try:
         await keeper.acquire(wait=False)
