@@ -10,7 +10,6 @@ for running nothing, and the rest of the test is skipped, saying so.
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,12 +24,12 @@ from temporalio.client import Client
 
 from eudaimon import Agent, ToolContext, tool
 from eudaimon.core.events import ModelCalled, ToolCompleted, ToolStarted
-from eudaimon.core.state import RunState
 from eudaimon.errors import InvalidOperation
 from eudaimon.models import ModelSettings, infer_model
 from eudaimon.stores.url import open_store
 from eudaimon.temporal import TemporalEngine, create_worker
-from support.temporal_dev_server import INSTALL, temporal_binary, temporal_dev_server
+from support.agents import settled
+from support.temporal_dev_server import temporal_or_skip
 
 ASK = (
     "Repeat exactly, nothing else: <tool_call>\n"
@@ -51,11 +50,7 @@ def refund(order: str, amount_usd: float, ctx: ToolContext) -> str:
 
 @pytest.fixture(scope="module")
 def temporal_target() -> Iterator[str]:
-    binary = temporal_binary()
-    if binary is None:
-        pytest.skip(INSTALL)
-    with temporal_dev_server(binary) as target:
-        yield target
+    yield from temporal_or_skip()
 
 
 def _agent(real_model: RealModelServer, store: Any, engine: TemporalEngine | None = None) -> Agent:
@@ -69,15 +64,6 @@ def _agent(real_model: RealModelServer, store: Any, engine: TemporalEngine | Non
         name="real-refunds",
         engine=engine,
     )
-
-
-async def _settled(agent: Agent, run_id: str) -> RunState:
-    for _ in range(1200):
-        state = await agent.state(run_id)
-        if state.status.is_terminal or state.status.is_paused:
-            return state
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"run {run_id} did not settle: {state.status}")
 
 
 @pytest.mark.parametrize("then", ["approved", "workflow terminated"])
@@ -103,7 +89,7 @@ async def test_a_refund_on_the_fleet_runs_once_approved_and_never_after_its_work
 
         if then == "approved":
             await caller.approve(run_id, call.id, True, by="ops")
-            await _settled(caller, run_id)
+            await settled(caller, run_id)
             done = [e.data for e in await store.load(run_id) if isinstance(e.data, ToolCompleted)]
             journaled = [d.call_id for d in done if d.tool == "refund" and not d.is_error]
             # The approved call ran once; a later one the model may ask for waits for its own decision.

@@ -3,15 +3,18 @@
 - `calls_once`: a model that asks for one call of a tool, then answers: the shape of most
   approval, policy and edit tests, whose tools (what they record, their effect) are their own.
 - `scripted_agent`: what a property test drives through random turns.
+- `settled`: a run's state once something else drives it to a pause or an end (a fleet).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from eudaimon import Agent, Message, Tool, ToolCall
 from eudaimon.core.messages import JsonObject, Role
+from eudaimon.core.state import RunState
 from eudaimon.models import ChatRequest, FunctionModel, ScriptedModel
 from eudaimon.stores.base import EventStore
 from support.tools import explode, lookup, transfer
@@ -62,3 +65,14 @@ def calls_once(
         return then(last.content) if callable(then) else then
 
     return Agent(FunctionModel(answer), tools=[tool], **options)
+
+
+async def settled(agent: Agent, run_id: str, within_s: float = 60.0) -> RunState:
+    """The run's state once it waits for a person or has ended, read from the store while
+    another process (a worker of the fleet) drives it."""
+    for _ in range(int(within_s / 0.05)):
+        state = await agent.state(run_id)
+        if state.status.is_paused or state.status.is_terminal:
+            return state
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"run {run_id} did not settle within {within_s:g} s: {state.status}")

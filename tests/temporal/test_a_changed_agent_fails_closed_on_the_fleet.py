@@ -16,12 +16,11 @@ import change_agent
 import pytest
 from temporalio.client import Client
 
-from eudaimon import Agent
 from eudaimon.core.errors import RunFailedError
 from eudaimon.core.events import AgentReplaced, ToolCompleted
-from eudaimon.core.state import RunState
 from eudaimon.stores.url import open_store
 from eudaimon.temporal import TemporalEngine, create_worker
+from support.agents import settled
 
 
 @contextlib.asynccontextmanager
@@ -31,16 +30,6 @@ async def worker(client: Client, task_queue: str, store_url: str, attr: str) -> 
     async with create_worker(client, task_queue=task_queue, agent=agent, spec=f"change_agent:{attr}", store=store):
         yield
     await store.close()
-
-
-async def settled(agent: Agent, run_id: str) -> RunState:
-    """The run's state once the fleet has acted on the decision: paused again, or finished."""
-    for _ in range(600):
-        state = await agent.state(run_id)
-        if state.status.is_paused or state.status.is_terminal:
-            return state
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"run {run_id} did not settle: {state.status}")
 
 
 def ran(ledger: Path) -> list[dict[str, Any]]:

@@ -75,7 +75,7 @@ if TYPE_CHECKING:
 WORKFLOW = "eudaimon.run"
 _CLOSED = "closed"
 """What `_settled_update` answers when the run's workflow has closed."""
-_DECIDE_TRIES = 50
+_UPDATE_TRIES = 50
 
 
 class TemporalEngine:
@@ -324,24 +324,18 @@ class TemporalEngine:
         else:
             sent = DecisionInput(decision.call_id, output=decision.output, retry=decision.retry, by=decision.by)
         handle = (await self.client()).get_workflow_handle(run_id)
-        for _ in range(_DECIDE_TRIES):
-            try:
-                await handle.execute_update("decide", sent, result_type=int)
-            except WorkflowUpdateFailedError as exc:
-                cause = exc.cause
-                if isinstance(cause, ApplicationError) and cause.type == CONTINUING:
-                    await asyncio.sleep(0.1)  # the run goes on in a new execution: ask that one
-                    continue
-                if isinstance(cause, ApplicationError) and cause.type == "DeadlinePassed":
-                    raise DeadlinePassed(cause.message) from exc
-                raise InvalidOperation(cause.message if isinstance(cause, ApplicationError) else str(cause)) from exc
-            except RPCError as exc:
-                if exc.status is RPCStatusCode.NOT_FOUND:
-                    await self._refuse_if_gave_up(store, run_id)
-                    return False
-                raise _eudaimon_error(exc, run_id) from exc
-            return True
-        raise InvalidOperation(f"run {run_id}'s workflow kept continuing as new; send the decision again")
+        try:
+            sent_to_it = await _send_update(handle, "decide", sent)
+        except WorkflowUpdateFailedError as exc:
+            cause = exc.cause
+            if isinstance(cause, ApplicationError) and cause.type == "DeadlinePassed":
+                raise DeadlinePassed(cause.message) from exc
+            raise InvalidOperation(cause.message if isinstance(cause, ApplicationError) else str(cause)) from exc
+        except RPCError as exc:
+            raise _eudaimon_error(exc, run_id) from exc
+        if not sent_to_it:
+            await self._refuse_if_gave_up(store, run_id)
+        return sent_to_it
 
     async def cancel(self, run_id: str, reason: str, by: str | None = None) -> bool:
         """Ask the run's workflow to cancel the run (the `cancel` Update: the loop journals
@@ -465,6 +459,30 @@ def _eudaimon_error(exc: BaseException, run_id: str) -> RunError:
     )
 
 
+async def _send_update(handle: WorkflowHandle[object, str], name: str, argument: object) -> bool:
+    """Send the run's workflow the Update `name`, again while it continues as new; False when
+    no workflow runs under the handle's id.
+
+    Raises:
+        WorkflowUpdateFailedError: the workflow refused it.
+        InvalidOperation: the workflow kept continuing as new.
+    """
+    for _ in range(_UPDATE_TRIES):
+        try:
+            await handle.execute_update(name, argument)
+        except WorkflowUpdateFailedError as exc:
+            if isinstance(exc.cause, ApplicationError) and exc.cause.type == CONTINUING:
+                await asyncio.sleep(0.1)  # the run goes on in a new execution: ask that one
+                continue
+            raise
+        except RPCError as exc:
+            if exc.status is RPCStatusCode.NOT_FOUND:
+                return False
+            raise
+        return True
+    raise InvalidOperation(f"run {handle.id}'s workflow kept continuing as new; send the {name} again")
+
+
 async def _ask_to_cancel(handle: WorkflowHandle[object, str], request: CancelInput) -> bool:
     """Send the `cancel` Update; False when no workflow runs under the handle's id. A workflow
     on a worker that predates the Update is cancelled as a workflow, which says neither who
@@ -473,23 +491,13 @@ async def _ask_to_cancel(handle: WorkflowHandle[object, str], request: CancelInp
     Raises:
         InvalidOperation: the run has ended, or its workflow kept continuing as new.
     """
-    for _ in range(_DECIDE_TRIES):
-        try:
-            await handle.execute_update("cancel", request)
-        except WorkflowUpdateFailedError as exc:
-            cause = exc.cause
-            if isinstance(cause, ApplicationError) and cause.type == CONTINUING:
-                await asyncio.sleep(0.1)  # the run goes on in a new execution: ask that one
-                continue
-            if isinstance(cause, ApplicationError) and cause.type == "InvalidOperation":
-                raise InvalidOperation(cause.message) from exc
-            await handle.cancel()  # no `cancel` Update on its worker
-        except RPCError as exc:
-            if exc.status is RPCStatusCode.NOT_FOUND:
-                return False
-            raise
+    try:
+        return await _send_update(handle, "cancel", request)
+    except WorkflowUpdateFailedError as exc:
+        if isinstance(exc.cause, ApplicationError) and exc.cause.type == "InvalidOperation":
+            raise InvalidOperation(exc.cause.message) from exc
+        await handle.cancel()  # no `cancel` Update on its worker
         return True
-    raise InvalidOperation(f"run {handle.id}'s workflow kept continuing as new; cancel it again")
 
 
 async def _cancel_on(cancel: CancellationToken, handle: WorkflowHandle[object, str]) -> None:

@@ -18,18 +18,14 @@ from playwright.sync_api import Page, expect
 from eudaimon.runtime.process.schedules import KIND, Schedule, Schedules, temporal_schedule_id
 from eudaimon.stores.records import records_of
 from eudaimon.stores.sqlite import SqliteStore
-from support.temporal_dev_server import INSTALL, temporal_binary, temporal_dev_server
+from support.temporal_dev_server import temporal_or_skip
 
 pytest.importorskip("temporalio", reason="the [temporal] extra is not installed: pip install -e '.[dev]'")
 
 
 @pytest.fixture(scope="module")
 def temporal_for_inspector() -> Iterator[str]:
-    binary = temporal_binary()
-    if binary is None:
-        pytest.skip(INSTALL)
-    with temporal_dev_server(binary) as target:
-        yield target
+    yield from temporal_or_skip()
 
 
 @dataclass(frozen=True)
