@@ -138,26 +138,30 @@ def _decide(
     url = resolve_store_url(store)
     who = by or _login()
 
-    async def decide(journal: EventStore) -> RunState:
+    async def decide(journal: EventStore) -> tuple[DeadlinePassed | None, Decided]:
         tool = None
         if arguments is not None and tools is not None:
             progress = (await load_state(journal, run_id)).calls.get(call_id)
             tool = tools.get(progress.call.name) if progress is not None else None
-        return await operations.approve(
-            journal, run_id, call_id, approved, by=who, note=note, arguments=arguments, tool=tool, policy=policy
-        )
+        try:
+            await operations.approve(
+                journal, run_id, call_id, approved, by=who, note=note, arguments=arguments, tool=tool, policy=policy
+            )
+        except DeadlinePassed as exc:  # the deadline's own decision is journaled: say where the run is now
+            return exc, await _decided(journal, run_id)
+        return None, await _decided(journal, run_id)
 
     try:
-        asyncio.run(with_store(url, decide))
-    except DeadlinePassed as exc:  # the deadline's own decision is journaled: say where the run is now
-        fail(str(exc), then=lambda: _after_decision(run_id, url))
+        refused, after = asyncio.run(with_store(url, decide))
     except EudaimonError as exc:
         fail(str(exc))
+    if refused is not None:
+        fail(str(refused), then=lambda: _after_decision(after, url))
     verdict = "approved" if approved else "denied"
     if arguments is not None:
         verdict += f" with the arguments {json.dumps(arguments, ensure_ascii=False)}"
     out().print(shown(f"{verdict} call {call_id} of run {run_id}" + (f" (by {who})" if who else "")))
-    _after_decision(run_id, url)
+    _after_decision(after, url)
 
 
 def reconcile(
@@ -181,11 +185,12 @@ def reconcile(
         fail("give exactly one of --output TEXT or --retry")
     url = resolve_store_url(store)
     who = by or _login()
-    run_async(
-        with_store(
-            url, lambda journal: operations.reconcile(journal, run_id, call_id, output=output, retry=retry, by=who)
-        )
-    )
+
+    async def settle(journal: EventStore) -> Decided:
+        await operations.reconcile(journal, run_id, call_id, output=output, retry=retry, by=who)
+        return await _decided(journal, run_id)
+
+    after = run_async(with_store(url, settle))
     out().print(shown(f"reconciled call {call_id} of run {run_id}: " + ("retry" if retry else "output recorded")))
     if retry:
         out().print(
@@ -194,7 +199,7 @@ def reconcile(
                 "yellow",
             )
         )
-    _after_decision(run_id, url)
+    _after_decision(after, url)
 
 
 def gc(
@@ -247,11 +252,32 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(seconds=float(match.group(1)) * _UNIT_S[match.group(2)])
 
 
-def _after_decision(run_id: str, url: str) -> None:
-    state = run_async(with_store(url, lambda journal: load_state(journal, run_id)))
+Decided = tuple[RunState, "bool | str | None"]
+"""A run after a decision, and whether the engine driving it drives it now (a reason when it
+could not say; None for a run no engine drives)."""
+
+
+async def _decided(journal: EventStore, run_id: str) -> Decided:
+    """The run after a decision and, for an engine's run, whether the engine drives it now,
+    asked on the event loop the decision was sent on: the Temporal client a second loop would
+    open can abort the process as it exits (its threads outlive the interpreter's teardown)."""
+    state = await load_state(journal, run_id)
+    return state, (await engine_drives(state) if state.engine else None)
+
+
+async def engine_drives(state: RunState) -> bool | str:
+    """Whether the engine named in the run's journal drives it now; why not known, if not."""
+    try:
+        return await asyncio.wait_for(open_engine(state.engine).drives(state.run_id), _ASK_ENGINE_S)
+    except Exception as exc:  # the engine away or not installed: said, and the rest is shown
+        return str(exc) or f"no answer in {_ASK_ENGINE_S:g} s"
+
+
+def _after_decision(after: Decided, url: str) -> None:
+    state, drives = after
     print_waiting(state, url)
     if state.engine:
-        _on_engine(state, url)
+        _on_engine(state, drives, url)
     elif not state.status.is_paused:
         out().print(
             shown(
@@ -260,20 +286,17 @@ def _after_decision(run_id: str, url: str) -> None:
             )
         )
         out().print(
-            shown(f"  eudaimon runs resume {run_id} --agent MODULE:ATTR{_store_flag(url)}", "cyan"), soft_wrap=True
+            shown(f"  eudaimon runs resume {state.run_id} --agent MODULE:ATTR{_store_flag(url)}", "cyan"),
+            soft_wrap=True,
         )
 
 
-def _on_engine(state: RunState, url: str) -> None:
+def _on_engine(state: RunState, drives: bool | str | None, url: str) -> None:
     """How a run an engine drives goes on: by itself while the engine drives it; when nothing
     there does (a fork, a run journaled while the engine was away), a resume starts it."""
-    try:
-        drives = asyncio.run(asyncio.wait_for(open_engine(state.engine).drives(state.run_id), _ASK_ENGINE_S))
-    except Exception as exc:  # the engine away or not installed: say so, the rest was shown
-        reason = str(exc) or f"no answer in {_ASK_ENGINE_S:g} s"
-        out().print(shown(f"  driven on {state.engine}, which could not say whether it drives the run now: {reason}"))
-        return
-    if drives:
+    if isinstance(drives, str):
+        out().print(shown(f"  driven on {state.engine}, which could not say whether it drives the run now: {drives}"))
+    elif drives:
         out().print(shown(f"  the run goes on by itself on {state.engine}", "cyan"))
     elif state.status is Status.RUNNING:
         out().print(
@@ -288,15 +311,18 @@ def _on_engine(state: RunState, url: str) -> None:
         )
 
 
-def print_running(state: RunState, url: str, drivers: Mapping[str, Lease] | None = None) -> None:
+def print_running(
+    state: RunState, url: str, drivers: Mapping[str, Lease] | None = None, engine: bool | str | None = None
+) -> None:
     """For a run that neither ended nor waits, how it goes on. The journal reads `running` until
     something drives the run again, whether its process is at work or was killed; `drivers`
-    (`runtime.process.drivers`: None when the store cannot tell) says which."""
+    (`runtime.process.drivers`: None when the store cannot tell) says which, and `engine`
+    (`engine_drives`) for a run an engine drives."""
     if state.status is not Status.RUNNING:
         return
     console = out()
     if state.engine:
-        _on_engine(state, url)
+        _on_engine(state, engine, url)
         return
     resume = shown(f"  eudaimon runs resume {state.run_id} --agent MODULE:ATTR{_store_flag(url)}", "cyan")
     driver = drivers.get(state.run_id) if drivers is not None else None

@@ -229,15 +229,17 @@ def runs_show(run_id: RunArgument, store: StoreOption = None) -> None:
 
     async def read(
         journal: EventStore,
-    ) -> tuple[RunState, TreeView, str | None, list[str], list[str], dict[str, Lease] | None]:
+    ) -> tuple[RunState, TreeView, str | None, list[str], list[str], dict[str, Lease] | None, bool | str | None]:
         state = await read_state(journal, run_id)
         events = await load_events(journal, run_id)
         stops = early_stops(events)
         tree, parent = await load_tree(journal, state), await parent_line(journal, state)
         going = state.status is Status.RUNNING and not state.engine
-        return state, tree, parent, stops, edited_calls(events), await run_drivers(journal, [run_id] if going else [])
+        drivers = await run_drivers(journal, [run_id] if going else [])
+        engine = await _ops.engine_drives(state) if state.engine and state.status is Status.RUNNING else None
+        return state, tree, parent, stops, edited_calls(events), drivers, engine
 
-    state, tree, parent, stops, edits, drivers = run_async(with_store(url, read, read_only=True))
+    state, tree, parent, stops, edits, drivers, engine = run_async(with_store(url, read, read_only=True))
     console = out()
     console.print(overview(state, state.next_seq))
     for stop in stops:  # an answer cut by max_tokens must not look finished
@@ -251,7 +253,7 @@ def runs_show(run_id: RunArgument, store: StoreOption = None) -> None:
     for line in edits:
         console.print(shown(line, "yellow"))
     _ops.print_waiting(state, url, tree)
-    _ops.print_running(state, url, drivers)
+    _ops.print_running(state, url, drivers, engine)
 
 
 @runs_app.command("events")

@@ -76,6 +76,8 @@ PROVIDERS: dict[str, tuple[str, str]] = {"temporal": ("eudaimon.temporal._engine
 """Scheme -> (the module that registers its opener when loaded, the extra that module needs)."""
 
 _openers: dict[str, EngineOpener] = {}
+_opened: dict[str, Engine] = {}
+"""One engine a URL: its clients (one per event loop) serve every run that names it."""
 
 
 def register_engine(scheme: str, opener: EngineOpener) -> None:
@@ -97,4 +99,7 @@ def open_engine(url: str) -> Engine:
     opener = _openers.get(scheme)
     if opener is None:
         raise ConfigurationError(f"unsupported engine {url!r}; use 'temporal://host:port/task-queue'")
-    return opener(url)
+    engine = _opened.get(url)
+    if engine is None:
+        engine = _opened[url] = opener(url)
+    return engine
