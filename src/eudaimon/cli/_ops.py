@@ -252,7 +252,7 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(seconds=float(match.group(1)) * _UNIT_S[match.group(2)])
 
 
-Decided = tuple[RunState, "bool | str | None"]
+Decided = tuple[RunState, bool | str | None]
 """A run after a decision, and whether the engine driving it drives it now (a reason when it
 could not say; None for a run no engine drives)."""
 
