@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib
 import json
@@ -32,7 +33,29 @@ async def in_process_worker(
     worker = create_worker(client, task_queue=task_queue, agent=agent, spec=spec, store=store, deps=deps)
     async with worker:
         yield
+        await until_no_task_is_due(client, task_queue)
     await store.close()
+
+
+async def until_no_task_is_due(client: Client, task_queue: str, within_s: float = 15.0) -> None:
+    """Until no open workflow on `task_queue` has a workflow task due: a run's workflow goes on
+    for a moment after its caller returned (it deletes the run's stash, then completes), and a
+    worker shut down with that task on its sticky queue never finished its shutdown (the test
+    hung in Temporal's `Worker.shutdown`). Workflows waiting for a person have none."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within_s
+    query = f"TaskQueue = '{task_queue}' AND ExecutionStatus = 'Running'"
+    while loop.time() < deadline:
+        due = [
+            listed.id
+            async for listed in client.list_workflows(query)
+            if (await client.get_workflow_handle(listed.id, run_id=listed.run_id).describe()).raw_description.HasField(
+                "pending_workflow_task"
+            )
+        ]
+        if not due:
+            return
+        await asyncio.sleep(0.05)
 
 
 def worker_process(
