@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib
 import os
 import sys
@@ -93,11 +94,19 @@ def fail(message: str, *, then: Callable[[], object] | None = None) -> NoReturn:
 
 
 def run_async(work: Awaitable[T]) -> T:
-    """Run `work` on a fresh event loop; a journal or usage error becomes a message and exit 1."""
+    """Run `work` on a fresh event loop; a journal or usage error becomes a message and exit 1.
+
+    What the work left in reference cycles is collected before this returns: a Temporal client
+    freed only at the interpreter's teardown can abort the process from its own threads
+    (SIGABRT, "PyGILState_Release … finalizing", temporalio/sdk-python#300); freed here, while
+    the interpreter is whole, it closes quietly.
+    """
     try:
         return asyncio.run(_as_coroutine(work))
     except EudaimonError as exc:
         fail(str(exc))
+    finally:
+        gc.collect()
 
 
 async def _as_coroutine(work: Awaitable[T]) -> T:

@@ -38,7 +38,7 @@ from eudaimon.cli._escape import shown
 from eudaimon.cli._fork import fork
 from eudaimon.cli._render import call_text, status_text
 from eudaimon.cli._tree import TreeView
-from eudaimon.core.errors import DeadlinePassed, EudaimonError
+from eudaimon.core.errors import DeadlinePassed
 from eudaimon.core.messages import JsonObject, ToolCall
 from eudaimon.core.state import RunState, Status
 from eudaimon.runtime.process import operations
@@ -151,10 +151,7 @@ def _decide(
             return exc, await _decided(journal, run_id)
         return None, await _decided(journal, run_id)
 
-    try:
-        refused, after = asyncio.run(with_store(url, decide))
-    except EudaimonError as exc:
-        fail(str(exc))
+    refused, after = run_async(with_store(url, decide))
     if refused is not None:
         fail(str(refused), then=lambda: _after_decision(after, url))
     verdict = "approved" if approved else "denied"
@@ -279,16 +276,20 @@ def _after_decision(after: Decided, url: str) -> None:
     if state.engine:
         _on_engine(state, drives, url)
     elif not state.status.is_paused:
-        out().print(
-            shown(
-                f"  a server serving {state.agent} on this store goes on with it at its next recovery sweep (every "
-                f"{lease_ttl_s():g} s, EUDAIMON_LEASE_TTL_S); or now, here:"
-            )
+        _resume_by(
+            f"  a server serving {state.agent} on this store goes on with it at its next recovery sweep (every "
+            f"{lease_ttl_s():g} s, EUDAIMON_LEASE_TTL_S); or now, here:",
+            state,
+            url,
         )
-        out().print(
-            shown(f"  eudaimon runs resume {state.run_id} --agent MODULE:ATTR{_store_flag(url)}", "cyan"),
-            soft_wrap=True,
-        )
+
+
+def _resume_by(why: str, state: RunState, url: str) -> None:
+    """Say why the run needs a resume, then the command that resumes it."""
+    out().print(shown(why))
+    out().print(
+        shown(f"  eudaimon runs resume {state.run_id} --agent MODULE:ATTR{_store_flag(url)}", "cyan"), soft_wrap=True
+    )
 
 
 def _on_engine(state: RunState, drives: bool | str | None, url: str) -> None:
@@ -299,15 +300,11 @@ def _on_engine(state: RunState, drives: bool | str | None, url: str) -> None:
     elif drives:
         out().print(shown(f"  the run goes on by itself on {state.engine}", "cyan"))
     elif state.status is Status.RUNNING:
-        out().print(
-            shown(
-                f"  nothing on {state.engine} drives it now; a resume starts it there (a server serving "
-                f"{state.agent} on this store does at its next recovery sweep):"
-            )
-        )
-        out().print(
-            shown(f"  eudaimon runs resume {state.run_id} --agent MODULE:ATTR{_store_flag(url)}", "cyan"),
-            soft_wrap=True,
+        _resume_by(
+            f"  nothing on {state.engine} drives it now; a resume starts it there (a server serving "
+            f"{state.agent} on this store does at its next recovery sweep):",
+            state,
+            url,
         )
 
 
