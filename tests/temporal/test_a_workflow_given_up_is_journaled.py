@@ -3,9 +3,10 @@
 Terminated while a caller waits, the caller's engine records it; terminated with nobody
 waiting, `eudaimon runs list --check` (and a worker at start, and the server's recovery
 through `resume`) records it. A run that waited for an approval when its workflow was
-terminated is recorded so too, and the approval that comes after is refused, saying why:
-recorded, it would have left the run `running` with nothing to drive it, and the operator
-told that it goes on.
+terminated is recorded so too (by `--check`, and by a server's recovery sweep, which asks
+Temporal once what closed rather than once per waiting run), and the approval that comes after
+is refused, saying why: recorded, it would have left the run `running` with nothing to drive
+it, and the operator told that it goes on.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,10 @@ from typer.testing import CliRunner
 from eudaimon import Agent
 from eudaimon.cli.app import app
 from eudaimon.errors import InvalidOperation, RunFailedError
+from eudaimon.server.context import ServerContext
+from eudaimon.server.driving import Runner
+from eudaimon.server.hub import Hub
+from eudaimon.server.recovery import recover_forever
 from eudaimon.temporal import TemporalEngine
 from eudaimon.temporal._gave_up import WORKFLOW_CLOSED
 
@@ -151,4 +157,36 @@ async def test_an_approval_after_the_workflow_was_terminated_is_refused_and_the_
         types = [e.type for e in await agent.store.load(run_id)]
         assert "approval_decided" not in types and types[-1] == "run_failed"
         assert not ledger.exists() or "wire" not in ledger.read_text()  # nothing was wired
+        await agent.aclose()
+
+
+async def test_a_servers_recovery_journals_a_waiting_run_whose_workflow_was_terminated(
+    client: Client, temporal_target: str, task_queue: str, store_url: str, ledger: Path
+) -> None:
+    """Invariant: a server serving the agent journals the run as failed at its next sweep,
+    from one listing of what Temporal closed: a look from before the terminate finds it, one
+    from after does not."""
+    engine = TemporalEngine(temporal_target, task_queue=task_queue)
+    async with in_process_worker(client, task_queue, store_url):
+        agent = make(store=store_url, engine=engine)
+        run_id, _ = await _waiting_on_a_terminated_workflow(client, agent)
+    assert (await agent.state(run_id)).status == "awaiting_approval"
+    assert await engine.record_closed(agent.store, {agent.name}, datetime.now(UTC) + timedelta(minutes=5)) == []
+    assert (await agent.state(run_id)).status == "awaiting_approval"
+    hub = Hub(agent.store)
+    ctx = ServerContext(agents={agent.name: agent}, store=agent.store, auth=None, hub=hub, runner=Runner(hub))
+    sweeping = asyncio.create_task(recover_forever(ctx, 0.2))
+    try:
+        for _ in range(150):  # Temporal's visibility lists the terminated workflow within moments
+            if (await agent.state(run_id)).status != "awaiting_approval":
+                break
+            await asyncio.sleep(0.1)
+        state = await agent.state(run_id)
+        assert state.status == "failed" and "terminated" in (state.error or "")
+        assert [e.type for e in await agent.store.load(run_id)].count("run_failed") == 1
+    finally:
+        sweeping.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sweeping
+        await ctx.runner.aclose()
         await agent.aclose()

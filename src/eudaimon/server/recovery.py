@@ -10,16 +10,26 @@ The runs are found in the store's run index (one query on its status), not by fo
 run not yet ended: a store with thousands of runs waiting for approval costs a sweep nothing
 more. Queued runs come oldest first and are handed to their thread's queue, which starts them in
 turn (`server.queueing`). A fork made not to start waits for a person's resume.
+
+A run an engine drives (a Temporal fleet) can lose its driver while it waits for a person: an
+operator terminates its workflow. Each sweep first asks every engine of the served agents what
+it closed since the previous look (`Engine.record_closed`: one query to the engine, not one per
+waiting run; the store is read only when something closed), and those runs not ended are
+journaled as failed, so that the inspector
+and the API no longer show them waiting for an approval nothing would act on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import UTC, datetime, timedelta
 
+from eudaimon.agent.agent_runtime import runtime_of
 from eudaimon.core.errors import EudaimonError
 from eudaimon.core.run_index import RunRow, sortable
 from eudaimon.core.state import RunState
+from eudaimon.runtime.process.engines import Engine
 from eudaimon.runtime.process.load_state import load_state
 from eudaimon.server.context import ServerContext
 from eudaimon.stores import index
@@ -30,6 +40,9 @@ recovery_log = logging.getLogger("eudaimon.recovery")
 _ALL = 1_000_000_000
 RECOVERED = ("running", "queued")
 """The statuses a run needs a driver in: not ended, not waiting for a human."""
+LOOK_BACK = timedelta(minutes=2)
+"""How far before its previous look a sweep asks engines what they closed: an engine's listing
+lags its workflows (Temporal's visibility, seconds), and clocks differ a little."""
 
 
 async def sweep(ctx: ServerContext, told: set[str] | None = None) -> list[str]:
@@ -83,9 +96,40 @@ async def runs_to_recover(ctx: ServerContext) -> list[RunRow]:
     return running + queued
 
 
+async def record_closed(ctx: ServerContext, looked: dict[str, datetime]) -> list[str]:
+    """Journal as failed the runs of served agents, not ended, whose engine closed their
+    execution outside the loop since the engine's previous look in `looked` (ever, on the
+    first), and note this look there; their ids. An engine that does not answer is asked
+    again from its previous look at the next sweep."""
+    engines: dict[str, Engine] = {}
+    for agent in ctx.agents.values():
+        engine = runtime_of(agent).engine
+        if engine is not None:
+            engines[engine.url] = engine
+    recorded: list[str] = []
+    for url, engine in engines.items():
+        now = datetime.now(UTC)
+        previous = looked.get(url)
+        try:
+            recorded += await engine.record_closed(
+                ctx.store, ctx.agents, None if previous is None else previous - LOOK_BACK
+            )
+        except Exception as exc:
+            logger.warning("%s did not say which runs it closed (%s); asking again at the next sweep", url, exc)
+            continue
+        looked[url] = now
+    return recorded
+
+
 async def recover_forever(ctx: ServerContext, interval_s: float) -> None:
     told: set[str] = set()
+    looked: dict[str, datetime] = {}
     while True:
+        try:
+            for run_id in await record_closed(ctx, looked):
+                recovery_log.info("journaled run %s as failed: its engine closed it outside the loop", run_id)
+        except Exception:
+            logger.exception("looking for runs an engine closed failed; trying again in %.0fs", interval_s)
         try:
             found = await sweep(ctx, told)
             if found:

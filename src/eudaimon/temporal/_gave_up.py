@@ -3,13 +3,20 @@
 A workflow can close outside the loop: terminated by an operator, timed out by an execution
 timeout, failed by an error the loop never saw. Its run's journal would then say `running`
 (or that it waits for a person) for good, looking exactly like a healthy run. The worker (at a run's start), the caller
-(`TemporalEngine`, when its workflow closes under it), `eudaimon runs list --check` and the
-server's recovery ask `record_if_gave_up`: when the run has not ended in the journal and its
-workflow has closed, `run_failed` is appended, saying how it closed and the workflow's id.
-Appending is fenced by `expected_seq`, so two that see it at once record it once.
+(`TemporalEngine`, when its workflow closes under it) and `eudaimon runs list --check` ask
+`record_if_gave_up` of each run: when the run has not ended in the journal and its workflow has
+closed, `run_failed` is appended, saying how it closed and the workflow's id. Appending is fenced
+by `expected_seq`, so two that see it at once record it once.
+
+A server asks every recovery sweep, for runs waiting for a person too, which would cost a
+`describe` per waiting run every 30 seconds: instead it asks Temporal's visibility once which
+run workflows closed other than by completing since its last look (`closed_since`), and looks
+only at those of its runs not ended.
 """
 
 from __future__ import annotations
+
+from datetime import UTC, datetime
 
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
@@ -32,6 +39,17 @@ _CLOSED = {
     WorkflowExecutionStatus.COMPLETED: "completed",
 }
 """How a workflow may close; any of them with its run not ended in the journal is a give-up."""
+
+
+async def closed_since(client: Client, workflow_type: str, since: datetime | None) -> set[str]:
+    """The ids of `workflow_type` workflows that closed other than by completing (terminated,
+    timed out, failed, cancelled) at or after `since`, or that Temporal still lists when None:
+    one visibility query, whatever the number of runs waiting. Visibility lags the workflows by
+    up to seconds, so a caller looks back past its previous look."""
+    query = f"WorkflowType = '{workflow_type}' AND ExecutionStatus IN ('Terminated', 'TimedOut', 'Failed', 'Canceled')"
+    if since is not None:
+        query += f" AND CloseTime >= '{since.astimezone(UTC).strftime('%Y-%m-%dT%H:%M:%SZ')}'"
+    return {execution.id async for execution in client.list_workflows(query)}
 
 
 async def workflow_closed(client: Client, run_id: str) -> str | None:

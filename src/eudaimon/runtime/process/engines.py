@@ -13,7 +13,8 @@ built-in scheme names (`PROVIDERS`) the first time a URL asks for it.
 from __future__ import annotations
 
 import importlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection
+from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 from eudaimon.core.errors import ConfigurationError, MissingExtra
@@ -66,6 +67,12 @@ class Engine(Protocol):
     async def drives(self, run_id: str) -> bool:
         """Whether the engine drives the run now: a run forked, or journaled while the engine
         was away, has nothing there until a resume starts it."""
+        ...
+
+    async def record_closed(self, store: EventStore, agents: Collection[str], since: datetime | None) -> list[str]:
+        """Journal as failed each run of `agents` not ended in `store` whose execution the
+        engine closed outside the loop at or after `since` (ever, when None): an operator
+        terminated its workflow while it waited for a person. The ids journaled now."""
         ...
 
 
