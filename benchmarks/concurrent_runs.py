@@ -38,17 +38,20 @@ ROUNDS = 1
 CALLS = 6
 LONE = "one run alone"
 LONE_REPEATS = 5
+LONE_WAITING = 40
+WAITING = "one run alone, its model waiting 50 ms"
 
 
-async def runs(store_kind: str, n: int, path: str, collector: bool = False) -> dict[str, Any]:
+async def runs(store_kind: str, n: int, path: str, collector: bool = False, waiting: bool = False) -> dict[str, Any]:
     """`n` runs at once (or, for `n` = 0, one at a time), measured on this loop; with `collector`,
-    after the collector policy of `eudaimon serve` once the warm-up runs are done."""
+    after the collector policy of `eudaimon serve` once the warm-up runs are done; with
+    `waiting`, `LONE_WAITING` lone runs whose model waits as the runs in flight do, no timer."""
     from eudaimon import Agent, Message, ToolCall, tool
     from eudaimon.models import ChatRequest, FunctionModel
     from eudaimon.stores import MemoryStore
     from eudaimon.stores.sqlite import SqliteStore
 
-    latency_s = 0.0 if n == 0 else 0.050
+    latency_s = 0.050 if n or waiting else 0.0
 
     @tool(effect="read")
     async def lookup(key: str) -> str:
@@ -89,9 +92,10 @@ async def runs(store_kind: str, n: int, path: str, collector: bool = False) -> d
 
     commits = getattr(store, "commit_count", 0)
     ticker = h.Ticker()
-    ticker.start()
+    if not waiting:
+        ticker.start()
     await asyncio.sleep(0.05)
-    count = 200 if n == 0 else n
+    count = n or (LONE_WAITING if waiting else 200)
     with h.FullCollections() as collections:
         cpu, wall = time.process_time(), time.perf_counter()
         if n == 0:
@@ -99,31 +103,42 @@ async def runs(store_kind: str, n: int, path: str, collector: bool = False) -> d
         else:
             verdicts = await asyncio.gather(*(one(i) for i in range(n)))
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    await ticker.stop()
+    if not waiting:
+        await ticker.stop()
     steps = count * CALLS
     commits = getattr(store, "commit_count", 0) - commits
     await store.close()
-    return {
+    figures = {
         "CPU µs/step": cpu / steps * 1e6,
         "of which collecting garbage µs/step": collections.cpu_s / steps * 1e6,
         "wall s": wall,
         "commits/step": commits / steps,
-        "timer p99 ms": ticker.p99_ms(),
-        "timer p99 without full-collection ticks ms": ticker.p99_ms(without=collections),
         "longest full collection ms": max((b - a for a, b in collections.spans), default=0.0) * 1e3,
         "runs that failed": sum(v is not None for v in verdicts),
     }
+    if not waiting:
+        figures["timer p99 ms"] = ticker.p99_ms()
+        figures["timer p99 without full-collection ticks ms"] = ticker.p99_ms(without=collections)
+    return figures
 
 
-def child(store_kind: str, n: int, collector: bool = False) -> dict[str, Any]:
+def child(store_kind: str, n: int, collector: bool = False, waiting: bool = False) -> dict[str, Any]:
     """One configuration, in this (fresh) process: one run alone in memory is the batch of
     median CPU among `LONE_REPEATS`."""
     os.environ.setdefault("EUDAIMON_LEASE_TTL_S", "10")
     found = []
-    for _ in range(LONE_REPEATS if n == 0 and store_kind == "memory" else 1):
+    for _ in range(LONE_REPEATS if n == 0 and store_kind == "memory" and not waiting else 1):
         with h.scratch("concurrent-") as root:
-            found.append(asyncio.run(runs(store_kind, n, str(Path(root) / "runs.db"), collector)))
+            found.append(asyncio.run(runs(store_kind, n, str(Path(root) / "runs.db"), collector, waiting)))
     return sorted(found, key=lambda figures: figures["CPU µs/step"])[len(found) // 2]
+
+
+async def bare_sleep_cpu_us() -> float:
+    """The process CPU one `asyncio.sleep(0.05)` costs on an otherwise idle loop."""
+    cpu = time.process_time()
+    for _ in range(40):
+        await asyncio.sleep(0.05)
+    return (time.process_time() - cpu) / 40 * 1e6
 
 
 async def idle_timer() -> float:
@@ -135,12 +150,18 @@ async def idle_timer() -> float:
 
 
 def measure(quick: bool) -> dict[str, Any]:
-    figures: dict[str, Any] = {"idle loop: timer p99 ms": h.run_on_thread(idle_timer)}
+    figures: dict[str, Any] = {
+        "idle loop: timer p99 ms": h.run_on_thread(idle_timer),
+        "idle loop: CPU µs per bare asyncio.sleep(0.05)": h.run_on_thread(bare_sleep_cpu_us),
+    }
     for store in ("memory", "sqlite"):
         for n in (0, 200) if quick else (0, 1000, 10000):
             label = LONE if n == 0 else f"{n:,} in flight"
             h.say(f"{store}, {label}")
             figures[f"{store}, {label}"] = h.in_subprocess("concurrent_runs:child", store, n)
+    if not quick:
+        h.say(f"memory, {WAITING}")
+        figures[f"memory, {WAITING}"] = h.in_subprocess("concurrent_runs:child", "memory", 0, False, True)
     for n in (0, 200) if quick else (0, 1000, 10000):
         label = LONE if n == 0 else f"{n:,} in flight"
         h.say(f"memory, serve's collector policy, {label}")
