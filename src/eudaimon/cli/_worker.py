@@ -88,8 +88,7 @@ def worker(
     `--store` (PostgreSQL for a fleet): each run is one workflow, its journal in the store.
     """
     try:
-        from temporalio.client import Client
-
+        from eudaimon.temporal._connect import connect
         from eudaimon.temporal._worker import create_worker
     except ImportError as exc:
         fail(str(MissingExtra("`eudaimon worker`", "temporal", exc.name)))
@@ -102,7 +101,9 @@ def worker(
 
     async def serve() -> None:
         try:
-            client = await Client.connect(temporal, namespace=namespace)
+            client = await connect(temporal, namespace)
+        except ConfigurationError as exc:
+            fail(str(exc))
         except Exception as exc:
             fail(f"cannot reach Temporal at {temporal} (namespace {namespace}): {exc}")
         try:

@@ -8,6 +8,7 @@ from temporalio.client import Client
 from eudaimon.core.errors import RunNotFound
 from eudaimon.runtime.process.load_state import load_state
 from eudaimon.stores.base import EventStore
+from eudaimon.temporal._connect import connect
 from eudaimon.temporal._engine import TemporalEngine
 from eudaimon.temporal._gave_up import record_if_gave_up
 
@@ -27,7 +28,7 @@ async def check_runs(store: EventStore, run_ids: list[str]) -> list[str]:
         engine = TemporalEngine.from_url(state.engine)
         client = clients.get(engine.url)
         if client is None:
-            client = clients[engine.url] = await Client.connect(engine.target, namespace=engine.namespace)
+            client = clients[engine.url] = await connect(engine.target, engine.namespace)
         after = await record_if_gave_up(client, store, run_id)
         if after is not None and after.status.is_terminal:
             recorded.append(run_id)

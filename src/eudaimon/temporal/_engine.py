@@ -54,6 +54,7 @@ from eudaimon.stores import index
 from eudaimon.stores.base import EventStore
 from eudaimon.streaming import Done, Error, StreamEvent
 from eudaimon.temporal import _schedules
+from eudaimon.temporal._connect import connect
 from eudaimon.temporal._deps import send_deps
 from eudaimon.temporal._follow import stream_events
 from eudaimon.temporal._gave_up import closed_since, record_if_gave_up
@@ -150,7 +151,7 @@ class TemporalEngine:
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None:
-            client = self._clients[loop] = await Client.connect(self.target, namespace=self.namespace)
+            client = self._clients[loop] = await connect(self.target, self.namespace)
         return client
 
     def run_input(self, run_id: str, agent: str, deps: SentDeps | None = None) -> RunInput:
