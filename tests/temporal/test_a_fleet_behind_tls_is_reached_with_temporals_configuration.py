@@ -58,3 +58,12 @@ def test_a_configuration_that_does_not_load_says_what_to_fix(monkeypatch: pytest
     monkeypatch.setenv("TEMPORAL_TLS_SERVER_CA_CERT_PATH", str(tmp_path / "missing-ca.pem"))
     with pytest.raises(ConfigurationError, match="TEMPORAL_"):
         connection_options()
+
+
+@pytest.mark.parametrize(
+    "url", ["temporal://127.0.0.1:7233/agents?api_key=tk-in-url", "temporal://ops:tk-in-url@127.0.0.1:7233/agents"]
+)
+def test_an_engine_url_with_a_credential_is_refused_without_echoing_it(url: str) -> None:
+    with pytest.raises(ConfigurationError, match="TEMPORAL_API_KEY") as refused:
+        TemporalEngine.from_url(url)
+    assert "tk-in-url" not in str(refused.value)

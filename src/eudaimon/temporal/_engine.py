@@ -138,8 +138,15 @@ class TemporalEngine:
         queue = parts.path.strip("/")
         if parts.scheme != "temporal" or not parts.netloc or not queue:
             raise ConfigurationError(f"a Temporal engine URL is temporal://host:port/task-queue, got {url!r}")
-        namespace = parse_qs(parts.query).get("namespace", ["default"])[0]
-        return cls(parts.netloc, task_queue=queue, namespace=namespace)
+        query = parse_qs(parts.query)
+        unknown = sorted(set(query) - {"namespace"})
+        if unknown or "@" in parts.netloc:
+            # Not echoed: what was put there may be a key, and the URL is journaled with every run.
+            raise ConfigurationError(
+                "a Temporal engine URL takes only ?namespace=N; TLS and keys come from Temporal's client "
+                "configuration (TEMPORAL_API_KEY, TEMPORAL_TLS_*), never the URL, which every run journals"
+            )
+        return cls(parts.netloc, task_queue=queue, namespace=query.get("namespace", ["default"])[0])
 
     @property
     def url(self) -> str:
