@@ -37,7 +37,14 @@ def register(app: typer.Typer) -> None:
 
 
 def worker(
-    temporal: Annotated[str, typer.Option("--temporal", help="The Temporal frontend, HOST:PORT.")],
+    temporal: Annotated[
+        str,
+        typer.Option(
+            "--temporal",
+            help="The Temporal frontend, HOST:PORT. TLS, mTLS and an API key come from Temporal's client "
+            "configuration (TEMPORAL_TLS_*, TEMPORAL_API_KEY, TEMPORAL_PROFILE), as for Temporal's own CLI.",
+        ),
+    ],
     task_queue: Annotated[str, typer.Option("--task-queue", help="The queue the agent's TemporalEngine uses.")],
     agent: Annotated[str, typer.Option("--agent", help="MODULE:ATTR naming the Agent (or a function returning one).")],
     store: StoreOption = None,
