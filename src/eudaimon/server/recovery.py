@@ -15,8 +15,8 @@ A run an engine drives (a Temporal fleet) can lose its driver while it waits for
 operator terminates its workflow. Each sweep first asks every engine of the served agents what
 it closed since the previous look (`Engine.record_closed`: one query to the engine, not one per
 waiting run; the store is read only when something closed), and those runs not ended are
-journaled as failed, so that the inspector
-and the API no longer show them waiting for an approval nothing would act on.
+journaled as failed, so that the inspector and the API no longer show them waiting for an
+approval nothing would act on.
 """
 
 from __future__ import annotations
