@@ -134,7 +134,7 @@ def worker(
         )
         sys.stdout.flush()
         freeze_start_up()  # connected, the agent and the worker built: no full collection walks them again
-        checking = asyncio.ensure_future(_check_at_start(built))
+        checking = asyncio.ensure_future(_check_at_start(client, built))
         try:
             await running.run()
         except asyncio.CancelledError:
@@ -149,17 +149,15 @@ def worker(
         console.print("worker stopped")
 
 
-async def _check_at_start(agent: Any) -> None:
+async def _check_at_start(client: Any, agent: Any) -> None:
     """Journal as failed the runs of this agent whose workflow Temporal gave up on while no
     worker looked (`eudaimon.temporal._gave_up`): the journal must not say `running`, or that
-    the run waits for a person, for good."""
-    from eudaimon.core.run_index import NOT_ENDED
-    from eudaimon.stores import index
-    from eudaimon.temporal._check_runs import check_runs
+    the run waits for a person, for good. One visibility query, however many runs wait."""
+    from eudaimon.temporal._engine import WORKFLOW
+    from eudaimon.temporal._gave_up import record_closed
 
     try:
-        rows = await index.query_runs(agent.store, index.RunQuery(limit=10_000, statuses=NOT_ENDED))
-        found = await check_runs(agent.store, [row.run_id for row in rows if row.agent == agent.name])
+        found = await record_closed(client, WORKFLOW, agent.store, {agent.name}, None)
     except Exception as exc:  # a check that fails leaves the runs as they were; the worker serves on
         out().print(Text(f"could not check the runs Temporal may have given up on: {exc}"))
         return

@@ -1,5 +1,6 @@
-"""`eudaimon runs list --check` and the worker's start: every listed run whose Temporal workflow
-closed outside the loop is recorded (`_gave_up.record_if_gave_up`), one client per engine URL."""
+"""`eudaimon runs list --check`: every listed run whose Temporal workflow closed outside the
+loop is recorded (`_gave_up.record_if_gave_up`), one client per engine URL. The operator asked
+about these rows: each is described, not looked up in visibility, which lags by seconds."""
 
 from __future__ import annotations
 

@@ -47,17 +47,15 @@ from temporalio.service import RPCError, RPCStatusCode
 from eudaimon.core.codec import event_to_json
 from eudaimon.core.errors import ConcurrencyConflict, ConfigurationError, DeadlinePassed, InvalidOperation, RunError
 from eudaimon.core.events import ApprovalDecided, ToolReconciled
-from eudaimon.core.run_index import NOT_ENDED
 from eudaimon.runtime.process.engines import register_engine
 from eudaimon.runtime.process.load_state import load_state
-from eudaimon.stores import index
 from eudaimon.stores.base import EventStore
 from eudaimon.streaming import Done, Error, StreamEvent
 from eudaimon.temporal import _schedules
 from eudaimon.temporal._connect import connect
 from eudaimon.temporal._deps import send_deps
 from eudaimon.temporal._follow import stream_events
-from eudaimon.temporal._gave_up import closed_since, record_if_gave_up
+from eudaimon.temporal._gave_up import record_closed, record_if_gave_up
 from eudaimon.temporal._payloads import (
     CONTINUED,
     CONTINUING,
@@ -373,19 +371,8 @@ class TemporalEngine:
 
     async def record_closed(self, store: EventStore, agents: Collection[str], since: datetime | None) -> list[str]:
         """Journal as failed each run of `agents` not ended in `store` whose workflow closed
-        outside the loop at or after `since` (`_gave_up.closed_since`: one visibility query;
-        the store is read only when it lists any); the ids journaled now."""
-        client = await self.client()
-        closed = await closed_since(client, WORKFLOW, since)
-        if not closed:
-            return []
-        rows = await index.query_runs(store, index.RunQuery(limit=1_000_000_000, statuses=NOT_ENDED))
-        recorded: list[str] = []
-        for run_id in sorted(row.run_id for row in rows if row.run_id in closed and row.agent in agents):
-            after = await record_if_gave_up(client, store, run_id)
-            if after is not None and after.status.is_terminal:
-                recorded.append(run_id)
-        return recorded
+        outside the loop at or after `since` (`_gave_up.record_closed`); the ids journaled now."""
+        return await record_closed(await self.client(), WORKFLOW, store, agents, since)
 
     async def _refuse_if_gave_up(self, store: EventStore, run_id: str) -> None:
         state = await record_if_gave_up(await self.client(), store, run_id)
