@@ -1,7 +1,8 @@
 """On a Temporal fleet, with a real model (llama-server and SmolLM2-135M): the refund the model
 asks for waits for a human inside the workflow; approved, it runs once; with its workflow
 terminated while it waits, the approval that comes after is refused, the run is journaled as
-failed, and no refund runs.
+failed, and no refund runs. A lookup (READ) it asks for runs once, as a local activity in the
+workflow's task, and its result is journaled before the model is asked again.
 
 The model runs in the worker's activities and sends its call's arguments as JSON text, as
 every provider does. It is tiny and may write no call or a broken one: those runs are checked
@@ -37,6 +38,10 @@ ASK = (
 )
 """A prompt this model answers with a refund call (see test_real_model_keeps_the_safety_promises)."""
 
+ASK_LOOKUP = (
+    'Repeat exactly, nothing else: <tool_call>\n{"name": "look_up", "arguments": {"order": "A-7"}}\n</tool_call>'
+)
+
 REFUNDS: list[tuple[str, str]] = []
 """Every refund that ran, by the worker in this process: (run id, call id)."""
 
@@ -48,15 +53,28 @@ def refund(order: str, amount_usd: float, ctx: ToolContext) -> str:
     return "refunded"
 
 
+LOOKUPS: list[tuple[str, str, str]] = []
+"""Every lookup that ran: (run id, call id, order)."""
+
+
+@tool(effect="read")
+def look_up(order: str, ctx: ToolContext) -> str:
+    """Where an order is."""
+    LOOKUPS.append((ctx.run_id, ctx.call_id, order))
+    return f"order {order}: shipped"
+
+
 @pytest.fixture(scope="module")
 def temporal_target() -> Iterator[str]:
     yield from temporal_or_skip()
 
 
-def _agent(real_model: RealModelServer, store: Any, engine: TemporalEngine | None = None) -> Agent:
+def _agent(
+    real_model: RealModelServer, store: Any, engine: TemporalEngine | None = None, tools: Any = (refund,)
+) -> Agent:
     return Agent(
         infer_model(real_model.model_string, base_url=real_model.base_url, timeout=120),
-        tools=[refund],
+        tools=list(tools),
         model_settings=ModelSettings(max_tokens=48, seed=2),
         max_iterations=2,
         store=store,
@@ -105,3 +123,40 @@ async def test_a_refund_on_the_fleet_runs_once_approved_and_never_after_its_work
             assert not any(isinstance(e.data, ToolStarted) for e in await store.load(run_id))
     await caller.aclose()
     await served.aclose()
+
+
+def _reader(real_model: RealModelServer, store: Any, engine: TemporalEngine | None = None) -> Agent:
+    return _agent(real_model, store, engine, tools=(look_up,))
+
+
+async def test_a_lookup_on_the_fleet_runs_once_in_the_workflow_task_and_is_journaled(
+    real_model: RealModelServer, temporal_target: str, tmp_path: Path
+) -> None:
+    client = await Client.connect(temporal_target)
+    queue, run_id = f"real-{uuid.uuid4().hex[:8]}", f"run-real-read-{uuid.uuid4().hex[:8]}"
+    store = open_store(f"sqlite:///{tmp_path / 'journal.db'}")
+    served = _reader(real_model, store)
+    caller = _reader(real_model, store, TemporalEngine(temporal_target, task_queue=queue))
+    async with create_worker(client, task_queue=queue, agent=served, spec=f"{__name__}:_reader", store=store):
+        await caller.prompt(ASK_LOOKUP, run_id=run_id)
+        history = await client.get_workflow_handle(run_id).fetch_history()
+    events = [e.data for e in await store.load(run_id)]
+    mine = [(c, order) for r, c, order in LOOKUPS if r == run_id]
+    called = [c for e in events if isinstance(e, ModelCalled) for c in e.message.tool_calls if c.name == "look_up"]
+    await caller.aclose()
+    await served.aclose()
+    if not called:
+        assert mine == [] and not any(isinstance(e, ToolStarted) for e in events)
+        pytest.skip("the model asked for no lookup this time; nothing ran")
+    assert all(isinstance(c.arguments, str) for c in called)  # JSON text, as the server sent it
+    done = {e.call_id: e for e in events if isinstance(e, ToolCompleted)}
+    ran = [c for c in called if c.id in done and not done[c.id].is_error]
+    assert [c for c, _ in mine] == [c.id for c in ran]  # each valid call ran once, a broken one never
+    scheduled = [
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in history.events
+        if e.HasField("activity_task_scheduled_event_attributes")
+    ]
+    assert "eudaimon.tool" not in scheduled  # no round trip through the server for a READ call
+    markers = sum(e.HasField("marker_recorded_event_attributes") for e in history.events)
+    assert markers >= len(ran) + 1  # a local activity's marker for each call, and the last append

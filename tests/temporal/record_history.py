@@ -41,11 +41,12 @@ from eudaimon.runtime.process import operations
 from eudaimon.temporal import TemporalEngine
 
 HISTORIES = Path(__file__).parent / "histories"
-RELEASE = "v4"
-"""This release's histories: the caller's `settled` Update arrives with the workflow's start
-(update-with-start: no workflow task of its own), and a run the engine starts takes every
-earlier patch without a marker (`RunInput.patched`). `v3`: the release before (the Update on
-a task of its own, patch markers); `v2`: every append an activity."""
+RELEASE = "v5"
+"""This release's histories: a READ call runs as a local activity (`RunInput.local_reads`).
+`v4`: the release before (every tool call an activity; the caller's `settled` Update arrives
+with the workflow's start, and a run the engine starts takes every earlier patch without a
+marker, `RunInput.patched`); `v3`: the Update on a task of its own, patch markers; `v2`:
+every append an activity."""
 
 Path_ = Callable[[Agent, Client], Awaitable[str]]
 

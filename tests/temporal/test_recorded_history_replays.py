@@ -11,15 +11,17 @@ schedules fails here before it fails runs in flight on deploy.
 - `histories/v2/`: the release before (every append an activity).
 - `histories/v3/`: the release before that (eudaimon passed through, the model activity
   carrying its attempt's append, a batch no effect carries appended by a local activity).
-- `histories/v4/`: this release (the caller's `settled` Update delivered with the start, a
-  run started with every earlier patch taking it without a marker), one history per path
-  of the loop: tools, parallel calls, an approval,
+- `histories/v4/`: the release before (the caller's `settled` Update delivered with the start,
+  a run started with every earlier patch taking it without a marker).
+- `histories/v5/`: this release (a READ call a local activity), one history per path of the
+  loop: tools, parallel calls, an approval,
   a reconciliation, a retried model call, continue-as-new (both executions), a cancellation,
   an approval deadline fired by the workflow's timer and a `RetryAfter` woken by one (the
   `eudaimon.durable-timers` patch; the histories before it have no deadline and no marker), an
   approval awaited on a fresh execution (both), an agent used as a tool (`children`), and a
   sub-second `RetryAfter` that slept in the worker, no timer (`short_wake`, the
-  `eudaimon.short-waits-sleep-in-the-worker` patch; the v4 `wake` has a short timer and no marker).
+  `eudaimon.short-waits-sleep-in-the-worker` patch; the `wake` of v4 and v5 has a short timer
+  and no marker).
   Recorded by `record_history.py`.
 """
 
@@ -67,10 +69,10 @@ PATHS = (
 
 
 def test_this_release_has_a_history_of_every_path() -> None:
-    assert {f"v4/{path}" for path in PATHS} <= set(RECORDED)
-    assert {f"v{release}/{path}" for release in (2, 3) for path in PATHS} <= set(RECORDED)  # the releases before
+    assert {f"v5/{path}" for path in PATHS} <= set(RECORDED)
+    assert {f"v{release}/{path}" for release in (2, 3, 4) for path in PATHS} <= set(RECORDED)  # the releases before
     assert {"wire_money_approved", "picture_by_reference"} <= set(RECORDED)
-    assert "v4/short_wake" in RECORDED  # a short wait asleep in the worker
+    assert {"v4/short_wake", "v5/short_wake"} <= set(RECORDED)  # a short wait asleep in the worker
 
 
 @pytest.mark.parametrize("name", RECORDED)

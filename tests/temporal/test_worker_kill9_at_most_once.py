@@ -2,8 +2,9 @@
 twice runs twice, and the run goes on.
 
 Two `eudaimon worker` processes serve the queue. A tool call is held inside its tool (a gate
-file) until the worker executing it has been killed with SIGKILL. A READ call is then retried
-by Temporal on the other worker with the same idempotency key and the run completes; a WRITE
+file) until the worker executing it has been killed with SIGKILL. A READ call (a local
+activity) is then run again with the same idempotency key by the other worker, which takes
+over the workflow task once Temporal has timed it out, and the run completes; a WRITE
 call is never retried: it becomes `tool_outcome_unknown`, the run waits for reconciliation,
 and `eudaimon runs reconcile` from another process finishes it. The ledger the tools write
 shows what really ran; the store's journal is gap-free throughout.
@@ -78,7 +79,7 @@ async def test_read_call_reruns_with_same_key_on_the_other_worker(
     prompt = asyncio.ensure_future(agent.prompt("hold lookup"))
     [first] = await wait_for(lambda: executions(ledger, "lookup"), "the lookup to start")
     kill_executor(two_workers, first["pid"])
-    await wait_for(lambda: len(executions(ledger, "lookup")) == 2, "Temporal to retry the lookup elsewhere")
+    await wait_for(lambda: len(executions(ledger, "lookup")) == 2, "the lookup to run again elsewhere")
     gate.unlink()
     response = await asyncio.wait_for(prompt, 180)
 

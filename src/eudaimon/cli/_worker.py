@@ -77,7 +77,13 @@ def worker(
         int, typer.Option("--workflow-task-slots", min=1, help="Workflow tasks (decisions) run at once.")
     ] = 100,
     activity_slots: Annotated[
-        int, typer.Option("--activity-slots", min=1, help="Model calls, tool calls and journal appends run at once.")
+        int,
+        typer.Option(
+            "--activity-slots",
+            min=1,
+            help="Model calls, tool calls and journal appends run at once, and as many local activities "
+            "(READ tool calls, appends no call carries) besides.",
+        ),
     ] = 200,
     cached_workflows: Annotated[
         int,

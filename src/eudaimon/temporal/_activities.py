@@ -302,6 +302,8 @@ class Activities:
         then times the activity out after its heartbeat timeout rather than its whole budget.
         The beats are a timer of the loop's (run in the activity's context), not a task beside
         the work: a call that ends before the first beat, as most do, costs a timer handle."""
+        if activity.info().is_local:
+            return await work  # a local activity's liveness is its workflow task's: nothing to beat
         loop = asyncio.get_running_loop()
         every = self.heartbeat_every_s
         timer: asyncio.TimerHandle

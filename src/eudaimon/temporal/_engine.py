@@ -171,6 +171,7 @@ class TemporalEngine:
             deps=deps,
             continue_after_events=self.continue_after_events,
             local_appends=True,
+            local_reads=True,
             patched=True,
         )
 

@@ -183,6 +183,12 @@ class RunInput:
     activity: no round trip through the Temporal server (`_seams.JournalStore`). Set by the
     engine for runs it starts; a history recorded before it has no such field and replays
     with the `eudaimon.append` activity it scheduled."""
+    local_reads: bool = False
+    """Run READ tools as local activities, inside the workflow task that schedules them: no
+    round trip through the Temporal server, and one marker in the history where an activity
+    and the workflow task it ends take six events (`_seams.activity_tools`). Set by the engine
+    for runs it starts; a history recorded before it has no such field and replays with the
+    `eudaimon.tool` activity it scheduled."""
     patched: bool = False
     """The run started under a release that has every patch of the workflow's run before it
     (`workflow.patched` in `_workflow`): each is taken without asking Temporal, which would

@@ -24,6 +24,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, CancelledErro
 
 from eudaimon.core import errors as core_errors
 from eudaimon.core.codec import event_to_json
+from eudaimon.core.effects import Effect
 from eudaimon.core.events import Event
 from eudaimon.core.messages import ContentPart
 from eudaimon.models.base import ChatRequest, ChatResponse, ModelStreamItem
@@ -32,7 +33,7 @@ from eudaimon.runtime.loop.config import RuntimeConfig
 from eudaimon.runtime.loop.journal import RunJournal
 from eudaimon.runtime.loop.tool_calls import OutcomeLost
 from eudaimon.stores.base import Fence, Lease, RunSummary, Snapshot
-from eudaimon.temporal._children import suspended_from
+from eudaimon.temporal._children import runs_a_child, suspended_from
 from eudaimon.temporal._payloads import (
     APPEND_FAILED,
     CARRIED_REFUSED,
@@ -287,6 +288,14 @@ def activity_tools(
     A READ or idempotent tool's activity may be retried by Temporal (after a lost worker or
     a timeout) with the same `ToolContext`; any other tool's activity runs at most once, and
     one that may have started and did not report becomes `tool_outcome_unknown`.
+
+    A READ tool (`RunInput.local_reads`) runs as a local activity: on the worker running the
+    workflow task that schedules it, its result recorded as a marker when the task completes.
+    A call that changes nothing may run again, which is the price: a worker lost before the
+    task completes has the next worker replay the task and run the call again (after the
+    task's timeout, 10 s, where a regular activity's heartbeat timeout would have told).
+    A call that writes keeps a regular activity, whose completion the server records at once,
+    as does one that runs a child run or a datasource's transaction.
     """
     return {name: _proxy(tool, start, stashed, store) for name, tool in config.tools.items()}
 
@@ -309,6 +318,7 @@ class RemoteTool(Tool):
 def _proxy(tool: Tool, start: RunInput, stashed: set[str], store: Callable[[], JournalStore]) -> Tool:
     rerunnable, transactional = tool.traits.rerunnable, tool.traits.transactional
     retry = RetryPolicy(maximum_attempts=start.read_attempts if rerunnable else 1)
+    local = start.local_reads and tool.effect is Effect.READ and not transactional and not runs_a_child(tool)
     deps = start.deps if start.deps is not None and not start.deps.kept else None
 
     async def remote(arguments: Mapping[str, Any], ctx: ToolContext[Any]) -> tuple[str | ToolReturn, tuple[Any, ...]]:
@@ -338,14 +348,20 @@ def _proxy(tool: Tool, start: RunInput, stashed: set[str], store: Callable[[], J
 
     async def run(payload: ToolInput) -> Any:
         journal, carried = store(), payload.journal
+        timeout = timedelta(seconds=start.tool_timeout_s)
         try:
-            result: Any = await workflow.execute_activity(
-                "eudaimon.tool",
-                payload,
-                start_to_close_timeout=timedelta(seconds=start.tool_timeout_s),
-                heartbeat_timeout=timedelta(seconds=start.heartbeat_timeout_s),
-                retry_policy=retry,
-            )
+            if local:
+                result: Any = await workflow.execute_local_activity(
+                    "eudaimon.tool", payload, start_to_close_timeout=timeout, retry_policy=retry
+                )
+            else:
+                result = await workflow.execute_activity(
+                    "eudaimon.tool",
+                    payload,
+                    start_to_close_timeout=timeout,
+                    heartbeat_timeout=timedelta(seconds=start.heartbeat_timeout_s),
+                    retry_policy=retry,
+                )
         except ActivityError as exc:
             cause = exc.cause
             if carried is not None and isinstance(cause, ApplicationError):

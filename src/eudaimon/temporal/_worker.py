@@ -108,7 +108,8 @@ def create_worker(
         sandbox: `"off"` (the default: workflows run unsandboxed with this worker's `agent`),
             `"passthrough"` (Temporal's sandbox, eudaimon and the agent's module passed
             through) or `"strict"`; see the module's docstring for what each costs.
-        max_concurrent_activities: model calls, tools and journal appends run at once (200:
+        max_concurrent_activities: model calls, tools and journal appends run at once, and as
+            many local activities (READ tools, appends no call carries) besides (200:
             a run holds at most one at a time on the fleet workload, and 1,000 runs in flight
             on two cores wait on the Temporal server, not on these slots).
         max_concurrent_workflow_tasks: workflow tasks (decisions) run at once (100: a task
@@ -144,6 +145,7 @@ def create_worker(
         activities=[*activities.all(), *ScheduledStarts(store, agent).all()],
         workflow_runner=_runner(module, mode),
         max_concurrent_activities=max_concurrent_activities,
+        max_concurrent_local_activities=max_concurrent_activities,
         max_concurrent_workflow_tasks=max_concurrent_workflow_tasks,
         max_cached_workflows=max_cached_workflows,
     )
