@@ -225,7 +225,7 @@ def _has(*modules: str) -> bool:
         for module in modules:
             importlib.import_module(module)
     except ImportError as exc:
-        h.say(f"skipped: {exc}")
+        h.say(f"skipped: {exc}; the peer needs pip install 'temporalio[openai-agents]' (it pins openai-agents 0.22)")
         return False
     return True
 
