@@ -11,8 +11,9 @@ for running nothing, and the rest of the test is skipped, saying so.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -84,16 +85,33 @@ def _agent(
     )
 
 
+@contextlib.asynccontextmanager
+async def _on_a_fleet(
+    real_model: RealModelServer, temporal_target: str, tmp_path: Path, build: Callable[..., Agent]
+) -> AsyncIterator[tuple[Client, Any, Agent]]:
+    """A worker serving `build`'s agent on a queue of its own, a SQLite journal, and a caller
+    of the same agent through the fleet: (client, store, caller)."""
+    client = await Client.connect(temporal_target)
+    queue = f"real-{uuid.uuid4().hex[:8]}"
+    store = open_store(f"sqlite:///{tmp_path / 'journal.db'}")
+    served = build(real_model, store)
+    caller = build(real_model, store, TemporalEngine(temporal_target, task_queue=queue))
+    try:
+        async with create_worker(
+            client, task_queue=queue, agent=served, spec=f"{__name__}:{build.__name__}", store=store
+        ):
+            yield client, store, caller
+    finally:
+        await caller.aclose()
+        await served.aclose()
+
+
 @pytest.mark.parametrize("then", ["approved", "workflow terminated"])
 async def test_a_refund_on_the_fleet_runs_once_approved_and_never_after_its_workflow_ended(
     real_model: RealModelServer, temporal_target: str, tmp_path: Path, then: str
 ) -> None:
-    client = await Client.connect(temporal_target)
-    queue, run_id = f"real-{uuid.uuid4().hex[:8]}", f"run-real-fleet-{uuid.uuid4().hex[:8]}"
-    store = open_store(f"sqlite:///{tmp_path / 'journal.db'}")
-    served = _agent(real_model, store)
-    caller = _agent(real_model, store, TemporalEngine(temporal_target, task_queue=queue))
-    async with create_worker(client, task_queue=queue, agent=served, spec=f"{__name__}:_agent", store=store):
+    run_id = f"run-real-fleet-{uuid.uuid4().hex[:8]}"
+    async with _on_a_fleet(real_model, temporal_target, tmp_path, _agent) as (client, store, caller):
         response = await caller.prompt(ASK, run_id=run_id)
         events = [e.data for e in await store.load(run_id)]
         [first, *_] = [e for e in events if isinstance(e, ModelCalled)]
@@ -121,8 +139,6 @@ async def test_a_refund_on_the_fleet_runs_once_approved_and_never_after_its_work
             assert state.status == "failed" and "terminated" in (state.error or "")
             assert not any(e.type == "approval_decided" for e in await store.load(run_id))
             assert not any(isinstance(e.data, ToolStarted) for e in await store.load(run_id))
-    await caller.aclose()
-    await served.aclose()
 
 
 def _reader(real_model: RealModelServer, store: Any, engine: TemporalEngine | None = None) -> Agent:
@@ -132,19 +148,13 @@ def _reader(real_model: RealModelServer, store: Any, engine: TemporalEngine | No
 async def test_a_lookup_on_the_fleet_runs_once_in_the_workflow_task_and_is_journaled(
     real_model: RealModelServer, temporal_target: str, tmp_path: Path
 ) -> None:
-    client = await Client.connect(temporal_target)
-    queue, run_id = f"real-{uuid.uuid4().hex[:8]}", f"run-real-read-{uuid.uuid4().hex[:8]}"
-    store = open_store(f"sqlite:///{tmp_path / 'journal.db'}")
-    served = _reader(real_model, store)
-    caller = _reader(real_model, store, TemporalEngine(temporal_target, task_queue=queue))
-    async with create_worker(client, task_queue=queue, agent=served, spec=f"{__name__}:_reader", store=store):
+    run_id = f"run-real-read-{uuid.uuid4().hex[:8]}"
+    async with _on_a_fleet(real_model, temporal_target, tmp_path, _reader) as (client, store, caller):
         await caller.prompt(ASK_LOOKUP, run_id=run_id)
         history = await client.get_workflow_handle(run_id).fetch_history()
-    events = [e.data for e in await store.load(run_id)]
+        events = [e.data for e in await store.load(run_id)]
     mine = [(c, order) for r, c, order in LOOKUPS if r == run_id]
     called = [c for e in events if isinstance(e, ModelCalled) for c in e.message.tool_calls if c.name == "look_up"]
-    await caller.aclose()
-    await served.aclose()
     if not called:
         assert mine == [] and not any(isinstance(e, ToolStarted) for e in events)
         pytest.skip("the model asked for no lookup this time; nothing ran")

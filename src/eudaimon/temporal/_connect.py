@@ -35,14 +35,7 @@ def connection_options() -> dict[str, Any]:
             f"Temporal's client configuration does not load: {exc}. Fix the TEMPORAL_* environment variables "
             "or the profile file (TEMPORAL_CONFIG_FILE) they name"
         ) from exc
-    options: dict[str, Any] = {}
-    if "tls" in config:
-        options["tls"] = config["tls"]
-    if "api_key" in config:
-        options["api_key"] = config["api_key"]
-    if "rpc_metadata" in config:
-        options["rpc_metadata"] = config["rpc_metadata"]
-    return options
+    return {key: config[key] for key in ("tls", "api_key", "rpc_metadata") if key in config}
 
 
 async def connect(target: str, namespace: str) -> Client:
