@@ -47,11 +47,16 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
         conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
-async def _context(store: EventStore) -> ServerContext:
+@pytest.fixture
+async def ctx(store: EventStore) -> AsyncIterator[ServerContext]:
+    """A server's context without its lifespan: the runs it starts are stopped before the store
+    closes (a run still appending while its schema is dropped deadlocks the drop)."""
     agent = Agent(FunctionModel(lambda request: "ok", "fixed"), name="morning", store=store)
     app = create_app(agent, store, recover=False, fire_schedules=False)
-    ctx: ServerContext = app.state.eudaimon
-    return ctx
+    made: ServerContext = app.state.eudaimon
+    yield made
+    await made.lines.aclose()
+    await made.runner.aclose()
 
 
 async def _hourly(store: EventStore) -> Schedules:
@@ -66,8 +71,7 @@ async def _runs(store: EventStore) -> list[str]:
     return sorted(r.run_id for r in await store.list_runs(limit=1000))
 
 
-async def test_catch_up_latest_runs_the_latest_missed_slot_once(store: EventStore) -> None:
-    ctx = await _context(store)
+async def test_catch_up_latest_runs_the_latest_missed_slot_once(store: EventStore, ctx: ServerContext) -> None:
     await _hourly(store)
     now = T0 + timedelta(hours=5, minutes=30)  # slots 09:00 … 13:00 passed with no server up
     started = await fire_due(ctx, catch_up="latest", grace_s=60, now=now)
@@ -78,8 +82,7 @@ async def test_catch_up_latest_runs_the_latest_missed_slot_once(store: EventStor
     assert await _runs(store) == started
 
 
-async def test_catch_up_none_skips_missed_slots_but_runs_one_on_time(store: EventStore) -> None:
-    ctx = await _context(store)
+async def test_catch_up_none_skips_missed_slots_but_runs_one_on_time(store: EventStore, ctx: ServerContext) -> None:
     await _hourly(store)
     assert await fire_due(ctx, catch_up="none", grace_s=60, now=T0 + timedelta(hours=5, minutes=30)) == []
     on_time = T0 + timedelta(hours=6, seconds=5)
@@ -88,8 +91,7 @@ async def test_catch_up_none_skips_missed_slots_but_runs_one_on_time(store: Even
     assert await _runs(store) == started
 
 
-async def test_a_slot_started_elsewhere_is_not_started_again(store: EventStore) -> None:
-    ctx = await _context(store)
+async def test_a_slot_started_elsewhere_is_not_started_again(store: EventStore, ctx: ServerContext) -> None:
     schedules = await _hourly(store)
     now = T0 + timedelta(hours=1, seconds=3)
     [run_id] = await fire_due(ctx, catch_up="none", grace_s=60, now=now)
