@@ -223,7 +223,7 @@ ensure_temporal_bin
 
 # -- a real model: llama.cpp's server and SmolLM2-135M from PyPI wheels (tests/real_model) ------
 
-ensure_llm_server() {  # ../shared/tools/llm-server.sh; the tests skip, saying why, if it cannot start
+ensure_llm_server() {  # scripts/real-model-server.sh, in the background; tests/real_model waits for it
     local script=${EUDAIMON_LLM_SERVER_SCRIPT:-../shared/tools/llm-server.sh} port=${EUDAIMON_TEST_LLM_PORT:-8088}
     export EUDAIMON_TEST_LLM_PORT=$port
     if curl -sf "127.0.0.1:$port/health" >/dev/null 2>&1; then say "real model server answers on 127.0.0.1:$port"; return; fi
@@ -232,18 +232,25 @@ ensure_llm_server() {  # ../shared/tools/llm-server.sh; the tests skip, saying w
         printf '\033[1;33mwarning:\033[0m %s; tests/real_model will skip\n' "$EUDAIMON_TEST_LLM_UNAVAILABLE" >&2
         return
     fi
-    say "starting the real model server (llm-server.sh: llama.cpp + SmolLM2-135M) on 127.0.0.1:$port"
+    script=$(realpath "$script")
+    # Its start may build llama-server from source (~10 min the first time on 2 cores): the other
+    # checks run meanwhile. Its own session, so that the checks' end stops it with its compilers.
     local log=${TMPDIR:-/tmp}/eudaimon-llm-server.log
-    if PORT=$port bash "$script" start >"$log" 2>&1; then
-        LLM_STARTED_HERE=$script
-    else
-        export EUDAIMON_TEST_LLM_UNAVAILABLE="llm-server.sh failed: $(tail -n 3 "$log" | tr '\n' ' ')"
-        printf '\033[1;33mwarning:\033[0m %s; tests/real_model will skip\n' "$EUDAIMON_TEST_LLM_UNAVAILABLE" >&2
-    fi
+    say "starting the real model server (llama.cpp + SmolLM2-135M) on 127.0.0.1:$port in the background (log: $log)"
+    export EUDAIMON_TEST_LLM_STARTING=$log EUDAIMON_LLM_SERVER_SCRIPT=$script
+    rm -f "$log.rc"
+    setsid bash -c 'PORT=$1 scripts/real-model-server.sh start >"$2" 2>&1; echo $? >"$2.rc"' _ "$port" "$log" &
+    LLM_STARTER=$!
 }
-LLM_STARTED_HERE=
+stop_llm_server() {
+    [ -n "$LLM_STARTER" ] || return 0
+    kill -- "-$LLM_STARTER" 2>/dev/null
+    PORT=$EUDAIMON_TEST_LLM_PORT scripts/real-model-server.sh stop >/dev/null 2>&1
+    return 0
+}
+LLM_STARTER=
 ensure_llm_server
-trap '[ -n "$LLM_STARTED_HERE" ] && PORT=$EUDAIMON_TEST_LLM_PORT bash "$LLM_STARTED_HERE" stop >/dev/null 2>&1 || true' EXIT
+trap stop_llm_server EXIT
 
 # -- the checks: each runs, failures are summed up at the end ---------------------------------
 

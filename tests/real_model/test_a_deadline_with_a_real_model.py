@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-import urllib.error
-import urllib.request
 
 import pytest
-from _real_model import RealModelServer
+from _real_model import RealModelServer, answers, background_start_failed
 
 from eudaimon import Agent, ModelSettings, tool
 from eudaimon.core.events import ApprovalRequested, ApprovalTimedOut
@@ -22,13 +20,11 @@ from eudaimon.stores import MemoryStore
 
 def _shared_server() -> RealModelServer:
     port = int(os.environ.get("EUDAIMON_TEST_LLM_PORT", "8088"))
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as reply:
-            if reply.status == 200:
-                return RealModelServer(port)
-    except (urllib.error.URLError, OSError):
-        pass
-    pytest.skip(f"the shared real model server on port {port} does not answer (this test never starts it)")
+    failed = background_start_failed()
+    if failed is None and answers(port):
+        return RealModelServer(port)
+    why = failed or "does not answer (this test never starts it)"
+    pytest.skip(f"the shared real model server on port {port}: {why}")
 
 
 ASK = (
